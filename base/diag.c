@@ -1,0 +1,224 @@
+#include "base/diag.h"
+
+#include "base/check.h"
+#include "base/vec.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    dg_severity sev;
+    const dg_source *src;
+    const char *path; /* for path-only diagnostics */
+    size_t offset, len;
+    char *message;
+} diagnostic;
+
+struct dg_context {
+    VEC(diagnostic) items;
+    size_t errors, warnings, dropped;
+};
+
+dg_context *dg_new(void)
+{
+    dg_context *ctx = calloc(1, sizeof *ctx);
+    FR_CHECK(ctx != NULL);
+    return ctx;
+}
+
+void dg_free(dg_context *ctx)
+{
+    if (!ctx)
+        return;
+    for (size_t i = 0; i < ctx->items.len; i++)
+        free(ctx->items.items[i].message);
+    vec_free(&ctx->items);
+    free(ctx);
+}
+
+static char *format_message(const char *fmt, va_list ap)
+{
+    va_list again;
+    va_copy(again, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    FR_CHECK(n >= 0);
+    char *s = malloc((size_t)n + 1);
+    FR_CHECK(s != NULL);
+    vsnprintf(s, (size_t)n + 1, fmt, again);
+    va_end(again);
+    return s;
+}
+
+static void add(dg_context *ctx, dg_severity sev, const dg_source *src, const char *path,
+                size_t offset, size_t len, const char *fmt, va_list ap)
+{
+    if (sev == DG_ERROR)
+        ctx->errors++;
+    else if (sev == DG_WARNING)
+        ctx->warnings++;
+    if (ctx->items.len >= DG_MAX_STORED) {
+        ctx->dropped++;
+        return;
+    }
+    diagnostic d = {sev, src, path, offset, len, format_message(fmt, ap)};
+    vec_push(&ctx->items, d);
+}
+
+void dg_report(dg_context *ctx, dg_severity sev, const dg_source *src, size_t offset, size_t len,
+               const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add(ctx, sev, src, NULL, offset, len, fmt, ap);
+    va_end(ap);
+}
+
+#define DEFINE_REPORTER(fn, sev)                                                                   \
+    void fn(dg_context *ctx, const dg_source *src, size_t offset, size_t len, const char *fmt,     \
+            ...)                                                                                   \
+    {                                                                                              \
+        va_list ap;                                                                                \
+        va_start(ap, fmt);                                                                         \
+        add(ctx, sev, src, NULL, offset, len, fmt, ap);                                            \
+        va_end(ap);                                                                                \
+    }
+DEFINE_REPORTER(dg_error, DG_ERROR)
+DEFINE_REPORTER(dg_warning, DG_WARNING)
+DEFINE_REPORTER(dg_note, DG_NOTE)
+
+void dg_error_path(dg_context *ctx, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add(ctx, DG_ERROR, NULL, path, 0, 0, fmt, ap);
+    va_end(ap);
+}
+
+size_t dg_error_count(const dg_context *ctx)
+{
+    return ctx->errors;
+}
+
+size_t dg_warning_count(const dg_context *ctx)
+{
+    return ctx->warnings;
+}
+
+bool dg_has_errors(const dg_context *ctx)
+{
+    return ctx->errors > 0;
+}
+
+void dg_line_col(const dg_source *src, size_t offset, unsigned *line, unsigned *col)
+{
+    unsigned l = 1;
+    size_t line_start = 0;
+    if (offset > src->len)
+        offset = src->len;
+    for (size_t i = 0; i < offset; i++) {
+        if (src->text[i] == '\n') {
+            l++;
+            line_start = i + 1;
+        }
+    }
+    *line = l;
+    *col = (unsigned)(offset - line_start) + 1;
+}
+
+static const char *severity_name(dg_severity sev)
+{
+    switch (sev) {
+    case DG_ERROR:
+        return "error";
+    case DG_WARNING:
+        return "warning";
+    case DG_NOTE:
+        return "note";
+    }
+    FR_UNREACHABLE();
+    return "";
+}
+
+/* The source line, with bytes that would garble a terminal shown as '?', then the caret line;
+ * tabs are kept in the caret line so that the caret lines up. */
+static void print_excerpt(const dg_source *src, size_t offset, size_t len, FILE *out)
+{
+    if (offset > src->len)
+        offset = src->len;
+    size_t start = offset, end = offset;
+    while (start > 0 && src->text[start - 1] != '\n')
+        start--;
+    while (end < src->len && src->text[end] != '\n')
+        end++;
+    fputs("  ", out);
+    for (size_t i = start; i < end; i++) {
+        unsigned char c = (unsigned char)src->text[i];
+        fputc(c == '\t' || (c >= 0x20 && c != 0x7f) ? c : '?', out);
+    }
+    fputs("\n  ", out);
+    for (size_t i = start; i < offset; i++)
+        fputc(src->text[i] == '\t' ? '\t' : ' ', out);
+    fputc('^', out);
+    for (size_t i = 1; i < len && offset + i < end; i++)
+        fputc('~', out);
+    fputc('\n', out);
+}
+
+void dg_print(const dg_context *ctx, FILE *out)
+{
+    for (size_t i = 0; i < ctx->items.len; i++) {
+        const diagnostic *d = &ctx->items.items[i];
+        if (d->src) {
+            unsigned line, col;
+            dg_line_col(d->src, d->offset, &line, &col);
+            fprintf(out, "%s:%u:%u: %s: %s\n", d->src->path, line, col, severity_name(d->sev),
+                    d->message);
+            print_excerpt(d->src, d->offset, d->len, out);
+        } else {
+            fprintf(out, "%s: %s: %s\n", d->path ? d->path : "fuserule", severity_name(d->sev),
+                    d->message);
+        }
+    }
+    if (ctx->dropped)
+        fprintf(out, "fuserule: %zu error(s) and %zu warning(s) in all; only the first %d shown\n",
+                ctx->errors, ctx->warnings, DG_MAX_STORED);
+}
+
+bool dg_source_read(dg_context *ctx, const char *path, dg_source *out)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        dg_error_path(ctx, path, "cannot open: %s", strerror(errno));
+        return false;
+    }
+    VEC(char) buf = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        vec_reserve(&buf, buf.len + n + 1);
+        memcpy(buf.items + buf.len, chunk, n);
+        buf.len += n;
+    }
+    bool failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        vec_free(&buf);
+        dg_error_path(ctx, path, "read error");
+        return false;
+    }
+    vec_reserve(&buf, buf.len + 1);
+    buf.items[buf.len] = '\0';
+    out->path = path;
+    out->text = buf.items;
+    out->len = buf.len;
+    return true;
+}
+
+void dg_source_release(dg_source *src)
+{
+    free((char *)src->text);
+    src->text = NULL;
+    src->len = 0;
+}

@@ -1,0 +1,24 @@
+#include "base/vec.h"
+
+#include "base/check.h"
+
+#include <stdint.h>
+
+void vec_reserve_(void **items, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return;
+    size_t grown = *cap ? *cap : 8;
+    while (grown < need) {
+        FR_CHECK(grown <= SIZE_MAX / 2);
+        grown *= 2;
+    }
+    FR_CHECK(grown <= SIZE_MAX / elem);
+    void *p = realloc(*items, grown * elem);
+    if (!p) {
+        fprintf(stderr, "fuserule: out of memory\n");
+        abort();
+    }
+    *items = p;
+    *cap = grown;
+}

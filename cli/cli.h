@@ -1,0 +1,48 @@
+/* Shared pieces of the command line: subcommand entry points, argument parsing, graph loading. */
+#ifndef FUSERULE_CLI_CLI_H
+#define FUSERULE_CLI_CLI_H
+
+#include "base/diag.h"
+#include "ir/ir.h"
+
+#include <stdbool.h>
+
+enum { EXIT_OK = 0, EXIT_CHECK_FAILED = 1, EXIT_BAD_INPUT = 2 };
+
+#define CMD(name, fn, summary) int fn(int argc, char **argv);
+#include "cli/commands.def"
+#undef CMD
+
+/* Set by --debug-ir: print the IR after each stage. */
+extern bool cli_debug_ir;
+void cli_debug_dump(const char *stage, const ir_graph *g);
+
+/* Loads a .graph text file or an .onnx model (by extension) and validates it. On failure, the
+ * diagnostics are in dg and NULL is returned. */
+ir_graph *cli_load_graph(const char *path, dg_context *dg);
+
+/* Prints dg to stderr and returns EXIT_BAD_INPUT if it holds errors, else EXIT_OK. */
+int cli_finish_diagnostics(dg_context *dg);
+
+/* Argument scanning: `--flag`, `--opt VALUE`, `-o VALUE`, and positionals, in any order. */
+typedef struct {
+    int argc, i;
+    char **argv;
+    const char *cmd;
+} cli_args;
+
+cli_args cli_args_start(int argc, char **argv);
+/* The next argument, or NULL at the end. */
+const char *cli_next(cli_args *a);
+/* The value following an option; reports a usage error and returns NULL if it is missing. */
+const char *cli_value(cli_args *a, const char *opt);
+/* Prints "fuserule CMD: MESSAGE" and the command's usage to stderr; returns EXIT_BAD_INPUT. */
+int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Writes a file atomically: the content goes to a temporary file beside `path`, which is renamed
+ * over `path` only when complete. write_fn returns false on failure (then nothing changes). */
+bool cli_write_atomic(const char *path, bool (*write_fn)(FILE *out, void *ctx), void *ctx,
+                      dg_context *dg);
+
+#endif

@@ -1,0 +1,59 @@
+/* The op catalog table, assembled from ops.def and fused_ops.def. */
+#include "ir/catalog.h"
+
+#include "base/check.h"
+
+#include <string.h>
+
+static const ir_op_info catalog[] = {
+#define IR_OP(name, min_in, max_in, min_out, max_out, cls, flags)                                  \
+    {#name, min_in, max_in, min_out, max_out, cls, flags, ir_attrs_##name, 0, ir_infer_##name},
+#include "ir/ops.def"
+#include "ir/fused_ops.def"
+#undef IR_OP
+};
+
+_Static_assert(FR_COUNT_OF(catalog) == IR_OP_COUNT, "one catalog row per op");
+
+/* The attribute counts are link-time constants in other files, so they are read on access. */
+static const uint32_t *const attr_counts[] = {
+#define IR_OP(name, ...) &ir_nattrs_##name,
+#include "ir/ops.def"
+#include "ir/fused_ops.def"
+#undef IR_OP
+};
+
+const ir_op_info *ir_op_info_get(ir_op op)
+{
+    FR_CHECK((unsigned)op < IR_OP_COUNT);
+    static ir_op_info table[IR_OP_COUNT];
+    static bool ready;
+    if (!ready) {
+        for (unsigned i = 0; i < IR_OP_COUNT; i++) {
+            table[i] = catalog[i];
+            table[i].nattrs = *attr_counts[i];
+        }
+        ready = true;
+    }
+    return &table[op];
+}
+
+bool ir_op_lookup(const char *name, size_t len, ir_op *out)
+{
+    for (unsigned i = 0; i < IR_OP_COUNT; i++) {
+        if (strlen(catalog[i].name) == len && memcmp(catalog[i].name, name, len) == 0) {
+            *out = (ir_op)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+const ir_attr_schema *ir_op_attr_schema(ir_op op, const char *attr_name)
+{
+    const ir_op_info *info = ir_op_info_get(op);
+    for (uint32_t i = 0; i < info->nattrs; i++)
+        if (strcmp(info->attrs[i].name, attr_name) == 0)
+            return &info->attrs[i];
+    return NULL;
+}

@@ -1,0 +1,336 @@
+/* Building and editing graphs. */
+#include "ir/ir.h"
+
+#include "base/check.h"
+
+#include <string.h>
+
+ir_graph *ir_graph_new(const char *name)
+{
+    ar_arena *arena = ar_new();
+    ir_graph *g = ar_alloc(arena, sizeof *g);
+    g->arena = arena;
+    g->name = ar_strdup(arena, name);
+    g->dir = ".";
+    return g;
+}
+
+void ir_graph_free(ir_graph *g)
+{
+    if (!g)
+        return;
+    vec_free(&g->values);
+    vec_free(&g->nodes);
+    vec_free(&g->inputs);
+    vec_free(&g->outputs);
+    vec_free(&g->symbols);
+    sm_free(&g->by_name);
+    ar_free(g->arena);
+}
+
+static ir_value *new_value(ir_graph *g, const char *name, ir_value_kind kind)
+{
+    size_t len = strlen(name);
+    if (sm_get(&g->by_name, name, len))
+        return NULL;
+    ir_value *v = ar_alloc(g->arena, sizeof *v);
+    v->name = ar_strndup(g->arena, name, len);
+    v->kind = kind;
+    v->type.rank = -1;
+    FR_CHECK(g->values.len < UINT32_MAX);
+    v->id = (uint32_t)g->values.len;
+    vec_push(&g->values, v);
+    sm_put(&g->by_name, v->name, len, v);
+    return v;
+}
+
+ir_value *ir_add_input(ir_graph *g, const char *name, const ir_type *type)
+{
+    ir_value *v = new_value(g, name, IR_VALUE_INPUT);
+    if (v) {
+        v->type = *type;
+        vec_push(&g->inputs, v);
+    }
+    return v;
+}
+
+ir_value *ir_add_const(ir_graph *g, const char *name, const ir_type *type, ir_const *c)
+{
+    ir_value *v = new_value(g, name, IR_VALUE_CONST);
+    if (v) {
+        v->type = *type;
+        v->konst = c;
+    }
+    return v;
+}
+
+ir_node *ir_add_node(ir_graph *g, ir_op op, uint32_t ninputs, const char *const *out_names,
+                     uint32_t noutputs)
+{
+    for (uint32_t i = 0; i < noutputs; i++)
+        if (sm_get(&g->by_name, out_names[i], strlen(out_names[i])))
+            return NULL;
+    ir_node *n = ar_alloc(g->arena, sizeof *n);
+    n->op = op;
+    FR_CHECK(g->nodes.len < UINT32_MAX);
+    n->id = (uint32_t)g->nodes.len;
+    n->ninputs = ninputs;
+    n->inputs = ar_alloc_array(g->arena, ninputs ? ninputs : 1, sizeof *n->inputs);
+    n->noutputs = noutputs;
+    n->outputs = ar_alloc_array(g->arena, noutputs ? noutputs : 1, sizeof *n->outputs);
+    for (uint32_t i = 0; i < noutputs; i++) {
+        ir_value *v = new_value(g, out_names[i], IR_VALUE_NODE);
+        FR_CHECK(v != NULL); /* names were checked above; a repeated name in out_names is a bug */
+        v->producer = n;
+        v->out_index = i;
+        n->outputs[i] = v;
+    }
+    vec_push(&g->nodes, n);
+    return n;
+}
+
+void ir_set_input(ir_node *n, uint32_t index, ir_value *v)
+{
+    FR_CHECK(index < n->ninputs);
+    n->inputs[index] = v;
+}
+
+void ir_add_output(ir_graph *g, ir_value *v)
+{
+    v->is_output = true;
+    vec_push(&g->outputs, v);
+}
+
+ir_const *ir_const_new(ir_graph *g, ir_const_kind kind)
+{
+    ir_const *c = ar_alloc(g->arena, sizeof *c);
+    c->kind = kind;
+    c->lo = -1.0;
+    c->hi = 1.0;
+    return c;
+}
+
+int64_t ir_symbol(ir_graph *g, const char *name, size_t len)
+{
+    for (size_t i = 0; i < g->symbols.len; i++)
+        if (strlen(g->symbols.items[i]) == len && memcmp(g->symbols.items[i], name, len) == 0)
+            return ir_dim_from_symbol((uint32_t)i);
+    FR_CHECK(g->symbols.len < INT32_MAX);
+    vec_push(&g->symbols, ar_strndup(g->arena, name, len));
+    return ir_dim_from_symbol((uint32_t)(g->symbols.len - 1));
+}
+
+const char *ir_symbol_name(const ir_graph *g, int64_t dim)
+{
+    FR_CHECK(ir_dim_is_symbol(dim) && ir_dim_symbol(dim) < g->symbols.len);
+    return g->symbols.items[ir_dim_symbol(dim)];
+}
+
+const char *ir_fresh_name(ir_graph *g, const char *stem)
+{
+    if (!sm_get(&g->by_name, stem, strlen(stem)))
+        return ar_strdup(g->arena, stem);
+    for (unsigned long k = 1;; k++) {
+        char *name = ar_printf(g->arena, "%s_%lu", stem, k);
+        if (!sm_get(&g->by_name, name, strlen(name)))
+            return name;
+    }
+}
+
+ir_value *ir_find_value(const ir_graph *g, const char *name)
+{
+    return sm_get(&g->by_name, name, strlen(name));
+}
+
+/* ---- attributes ---- */
+
+void ir_set_attr(ir_graph *g, ir_node *n, const ir_attr *a)
+{
+    for (uint32_t i = 0; i < n->nattrs; i++) {
+        if (strcmp(n->attrs[i].name, a->name) == 0) {
+            n->attrs[i] = *a;
+            return;
+        }
+    }
+    ir_attr *grown = ar_alloc_array(g->arena, n->nattrs + 1, sizeof *grown);
+    if (n->nattrs)
+        memcpy(grown, n->attrs, n->nattrs * sizeof *grown);
+    grown[n->nattrs++] = *a;
+    n->attrs = grown;
+}
+
+void ir_set_attr_int(ir_graph *g, ir_node *n, const char *name, int64_t v)
+{
+    ir_attr a = {.name = ar_strdup(g->arena, name), .kind = IR_ATTR_INT, .v.i = v};
+    ir_set_attr(g, n, &a);
+}
+
+void ir_set_attr_float(ir_graph *g, ir_node *n, const char *name, double v)
+{
+    ir_attr a = {.name = ar_strdup(g->arena, name), .kind = IR_ATTR_FLOAT, .v.f = v};
+    ir_set_attr(g, n, &a);
+}
+
+void ir_set_attr_string(ir_graph *g, ir_node *n, const char *name, const char *v)
+{
+    ir_attr a = {.name = ar_strdup(g->arena, name), .kind = IR_ATTR_STRING,
+                 .v.s = ar_strdup(g->arena, v)};
+    ir_set_attr(g, n, &a);
+}
+
+void ir_set_attr_ints(ir_graph *g, ir_node *n, const char *name, const int64_t *v, uint32_t count)
+{
+    int64_t *copy = ar_alloc_array(g->arena, count ? count : 1, sizeof *copy);
+    if (count)
+        memcpy(copy, v, count * sizeof *copy);
+    ir_attr a = {.name = ar_strdup(g->arena, name), .kind = IR_ATTR_INTS, .count = count,
+                 .v.ints = copy};
+    ir_set_attr(g, n, &a);
+}
+
+void ir_set_attr_floats(ir_graph *g, ir_node *n, const char *name, const double *v, uint32_t count)
+{
+    double *copy = ar_alloc_array(g->arena, count ? count : 1, sizeof *copy);
+    if (count)
+        memcpy(copy, v, count * sizeof *copy);
+    ir_attr a = {.name = ar_strdup(g->arena, name), .kind = IR_ATTR_FLOATS, .count = count,
+                 .v.floats = copy};
+    ir_set_attr(g, n, &a);
+}
+
+const ir_attr *ir_node_attr(const ir_node *n, const char *name)
+{
+    for (uint32_t i = 0; i < n->nattrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0)
+            return &n->attrs[i];
+    return NULL;
+}
+
+/* The schema entry for an attribute the caller reads; reading an attribute the op does not declare
+ * is a bug in the caller. */
+static const ir_attr_schema *schema(const ir_node *n, const char *name, ir_attr_kind kind)
+{
+    const ir_attr_schema *s = ir_op_attr_schema(n->op, name);
+    if (!s) {
+        fprintf(stderr, "internal error: op %s has no attribute '%s'\n", ir_op_name(n->op), name);
+        abort();
+    }
+    FR_CHECK(s->kind == kind);
+    return s;
+}
+
+int64_t ir_get_int(const ir_node *n, const char *name)
+{
+    const ir_attr *a = ir_node_attr(n, name);
+    if (a && a->kind == IR_ATTR_INT)
+        return a->v.i;
+    return schema(n, name, IR_ATTR_INT)->i;
+}
+
+double ir_get_float(const ir_node *n, const char *name)
+{
+    const ir_attr *a = ir_node_attr(n, name);
+    if (a && a->kind == IR_ATTR_FLOAT)
+        return a->v.f;
+    if (a && a->kind == IR_ATTR_INT) /* `alpha=1` written without a point */
+        return (double)a->v.i;
+    return schema(n, name, IR_ATTR_FLOAT)->f;
+}
+
+const char *ir_get_string(const ir_node *n, const char *name)
+{
+    const ir_attr *a = ir_node_attr(n, name);
+    if (a && a->kind == IR_ATTR_STRING)
+        return a->v.s;
+    return schema(n, name, IR_ATTR_STRING)->s;
+}
+
+uint32_t ir_get_ints(const ir_node *n, const char *name, const int64_t **out)
+{
+    const ir_attr *a = ir_node_attr(n, name);
+    if (a && a->kind == IR_ATTR_INTS) {
+        *out = a->v.ints;
+        return a->count;
+    }
+    const ir_attr_schema *s = schema(n, name, IR_ATTR_INTS);
+    *out = s->ints;
+    return s->nints;
+}
+
+/* ---- whole-graph passes ---- */
+
+void ir_compute_uses(ir_graph *g)
+{
+    for (size_t i = 0; i < g->values.len; i++) {
+        g->values.items[i]->nuses = 0;
+        g->values.items[i]->is_output = false;
+    }
+    for (size_t i = 0; i < g->outputs.len; i++)
+        g->outputs.items[i]->is_output = true;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        if (n->dead)
+            continue;
+        for (uint32_t k = 0; k < n->ninputs; k++)
+            if (n->inputs[k])
+                n->inputs[k]->nuses++;
+    }
+    for (size_t i = 0; i < g->values.len; i++) {
+        ir_value *v = g->values.items[i];
+        v->uses = ar_alloc_array(g->arena, v->nuses ? v->nuses : 1, sizeof *v->uses);
+        v->nuses = 0;
+    }
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        if (n->dead)
+            continue;
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            ir_value *v = n->inputs[k];
+            /* a node that reads the same value twice is one consumer */
+            if (v && (v->nuses == 0 || v->uses[v->nuses - 1] != n))
+                v->uses[v->nuses++] = n;
+        }
+    }
+}
+
+void ir_compact(ir_graph *g)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        if (n->dead)
+            continue;
+        n->id = (uint32_t)kept;
+        g->nodes.items[kept++] = n;
+    }
+    g->nodes.len = kept;
+
+    /* a value survives when it is an input, an output, a live node's output, or read by one */
+    bool *live = calloc(g->values.len ? g->values.len : 1, sizeof *live);
+    FR_CHECK(live != NULL);
+    for (size_t i = 0; i < g->inputs.len; i++)
+        live[g->inputs.items[i]->id] = true;
+    for (size_t i = 0; i < g->outputs.len; i++)
+        live[g->outputs.items[i]->id] = true;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        for (uint32_t k = 0; k < n->ninputs; k++)
+            if (n->inputs[k])
+                live[n->inputs[k]->id] = true;
+        for (uint32_t k = 0; k < n->noutputs; k++)
+            live[n->outputs[k]->id] = true;
+    }
+    kept = 0;
+    for (size_t i = 0; i < g->values.len; i++) {
+        ir_value *v = g->values.items[i];
+        if (!live[i]) {
+            /* the name stays reserved in by_name only while the value lives */
+            sm_put(&g->by_name, v->name, strlen(v->name), NULL);
+            continue;
+        }
+        v->id = (uint32_t)kept;
+        g->values.items[kept++] = v;
+    }
+    g->values.len = kept;
+    free(live);
+}

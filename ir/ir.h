@@ -1,0 +1,377 @@
+/* The graph IR: an arena-allocated SSA graph of ONNX-named ops.
+ *
+ * Every value is defined exactly once: by a graph input, a constant, or a node output. Nodes keep
+ * topological order once ir_validate has run. Op names and attribute names are ONNX's; fused ops
+ * (FusedConvAct, GemmEpilogue, ...) are rows of the same op catalog (ir/fused_ops.def).
+ *
+ * Memory: everything a graph holds (nodes, values, names, attributes, constant payloads) lives in
+ * the graph's arena and is freed by ir_graph_free. The `values`, `nodes`, `inputs` and `outputs`
+ * lists are growable vectors owned by the graph. */
+#ifndef FUSERULE_IR_IR_H
+#define FUSERULE_IR_IR_H
+
+#include "base/arena.h"
+#include "base/diag.h"
+#include "base/strmap.h"
+#include "base/vec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- element types ------------------------------------------------------------------------- */
+
+typedef enum {
+    IR_DTYPE_UNKNOWN = 0,
+    IR_F32,
+    IR_F16,
+    IR_BF16,
+    IR_I8,
+    IR_U8,
+    IR_I32,
+    IR_I64,
+    IR_BOOL,
+    IR_DTYPE_COUNT
+} ir_dtype;
+
+const char *ir_dtype_name(ir_dtype dt);        /* "f32", ...; "?" for unknown */
+size_t ir_dtype_size(ir_dtype dt);             /* bytes per element; 0 for unknown */
+bool ir_dtype_parse(const char *s, size_t len, ir_dtype *out);
+bool ir_dtype_is_float(ir_dtype dt);
+
+/* ---- layouts ------------------------------------------------------------------------------- */
+
+#define IR_LAYOUTS(X) X(NCHW) X(NHWC) X(NCW) X(NWC) X(NCDHW) X(NDHWC) X(NC)
+
+typedef enum {
+    IR_LAYOUT_NONE = 0,
+#define IR_LAYOUT_ENUM(name) IR_LAYOUT_##name,
+    IR_LAYOUTS(IR_LAYOUT_ENUM)
+#undef IR_LAYOUT_ENUM
+        IR_LAYOUT_COUNT
+} ir_layout;
+
+const char *ir_layout_name(ir_layout layout); /* "" for none */
+bool ir_layout_parse(const char *s, size_t len, ir_layout *out);
+
+/* ---- shapes and types ---------------------------------------------------------------------- */
+
+enum { IR_MAX_RANK = 8 };
+
+/* A dim is a static size (>= 0), unknown (IR_DIM_UNKNOWN, printed `?`), or a symbol of the graph
+ * (printed by name, e.g. N): encoded as IR_DIM_SYM_BASE - symbol index. */
+#define IR_DIM_UNKNOWN ((int64_t)-1)
+#define IR_DIM_SYM_BASE ((int64_t)-2)
+static inline bool ir_dim_is_static(int64_t d) { return d >= 0; }
+static inline bool ir_dim_is_symbol(int64_t d) { return d <= IR_DIM_SYM_BASE; }
+static inline uint32_t ir_dim_symbol(int64_t d) { return (uint32_t)(IR_DIM_SYM_BASE - d); }
+static inline int64_t ir_dim_from_symbol(uint32_t sym) { return IR_DIM_SYM_BASE - (int64_t)sym; }
+
+/* The largest element count a tensor may have: sizes beyond it are refused as impossible. */
+#define IR_MAX_NUMEL ((int64_t)1 << 40)
+
+typedef struct ir_type {
+    ir_dtype dtype;
+    int8_t rank;      /* -1: rank unknown (dims meaningless) */
+    uint8_t layout;   /* ir_layout */
+    int64_t dims[IR_MAX_RANK];
+} ir_type;
+
+bool ir_type_equal(const ir_type *a, const ir_type *b);
+bool ir_type_is_static(const ir_type *t); /* known rank and all dims static */
+/* Element count of a static type; false when not static or above IR_MAX_NUMEL. */
+bool ir_type_numel(const ir_type *t, int64_t *numel);
+/* Bytes of a static type; false when not static or too large. */
+bool ir_type_nbytes(const ir_type *t, int64_t *nbytes);
+
+/* ---- attributes ---------------------------------------------------------------------------- */
+
+typedef enum { IR_ATTR_INT, IR_ATTR_FLOAT, IR_ATTR_STRING, IR_ATTR_INTS, IR_ATTR_FLOATS } ir_attr_kind;
+
+typedef struct ir_attr {
+    const char *name;
+    ir_attr_kind kind;
+    uint32_t count;     /* elements of INTS / FLOATS */
+    uint32_t src_offset; /* where it was written, for diagnostics (0 when built) */
+    union {
+        int64_t i;
+        double f;
+        const char *s;
+        int64_t *ints;
+        double *floats;
+    } v;
+} ir_attr;
+
+/* ---- the op catalog ------------------------------------------------------------------------ */
+
+typedef enum {
+#define IR_OP(name, ...) IR_OP_##name,
+#include "ir/ops.def"
+#include "ir/fused_ops.def"
+#undef IR_OP
+    IR_OP_COUNT
+} ir_op;
+
+typedef enum {
+    IR_CLASS_ELEMENTWISE, /* unary, same shape out as in */
+    IR_CLASS_BROADCAST,   /* n-ary elementwise with numpy broadcasting */
+    IR_CLASS_REDUCTION,
+    IR_CLASS_MOVEMENT,    /* data movement: transpose, reshape, concat, slice, gather, ... */
+    IR_CLASS_OPAQUE,      /* conv, matmul, pooling, normalization, ... */
+    IR_CLASS_FUSED,       /* added by the kernel registry */
+} ir_op_class;
+
+/* Flags of an op in the catalog. */
+enum {
+    IR_OPF_VIEW = 1 << 0,        /* only relabels a contiguous tensor: counts no kernel, moves no bytes */
+    IR_OPF_COMMUTATIVE = 1 << 1, /* first two operands may swap (Add, Mul) */
+    IR_OPF_NO_KERNEL = 1 << 2,   /* launches nothing (Constant) */
+};
+
+typedef struct ir_graph ir_graph;
+typedef struct ir_node ir_node;
+
+/* Sets the types of n's outputs from its inputs and attributes, or reports an error located at the
+ * node and returns false. */
+typedef bool (*ir_infer_fn)(ir_graph *g, ir_node *n, dg_context *dg);
+
+typedef struct ir_attr_schema {
+    const char *name;
+    ir_attr_kind kind;
+    bool required;
+    /* default when not required: */
+    int64_t i;
+    double f;
+    const char *s;
+    const int64_t *ints; /* default INTS (count in nints); NULL: empty list, "absent" */
+    uint32_t nints;
+} ir_attr_schema;
+
+#define IR_VARIADIC 255
+
+typedef struct ir_op_info {
+    const char *name;
+    uint8_t min_inputs, max_inputs; /* max IR_VARIADIC: any number */
+    uint8_t min_outputs, max_outputs;
+    ir_op_class cls;
+    unsigned flags;
+    const ir_attr_schema *attrs;
+    uint32_t nattrs;
+    ir_infer_fn infer;
+} ir_op_info;
+
+const ir_op_info *ir_op_info_get(ir_op op);
+static inline const char *ir_op_name(ir_op op) { return ir_op_info_get(op)->name; }
+/* Exact ONNX name (or fused op name); false when unknown. */
+bool ir_op_lookup(const char *name, size_t len, ir_op *out);
+const ir_attr_schema *ir_op_attr_schema(ir_op op, const char *attr_name);
+
+/* ---- constants ----------------------------------------------------------------------------- */
+
+typedef enum {
+    IR_CONST_LITERAL, /* `= [1, 2, 3]` or `= 0.5`: values listed in the text */
+    IR_CONST_RANDOM,  /* `= random(seed=1)`, uniform in [lo, hi) from a counter-based generator */
+    IR_CONST_FILE,    /* `= file("w.safetensors", "conv1.weight")`, relative to the graph's folder */
+    IR_CONST_DATA,    /* produced in memory (import, rewrite); saved to a safetensors file */
+} ir_const_kind;
+
+typedef struct ir_const {
+    ir_const_kind kind;
+    double *literal;       /* LITERAL: element values; a single value fills the whole tensor */
+    size_t literal_count;
+    uint64_t seed;         /* RANDOM */
+    double lo, hi;         /* RANDOM: range, default [-1, 1) */
+    const char *file;      /* FILE: as written */
+    const char *key;       /* FILE: tensor name in the file */
+    void *data;            /* materialized bytes in the value's dtype; NULL until loaded */
+    size_t nbytes;
+} ir_const;
+
+/* ---- values and nodes ---------------------------------------------------------------------- */
+
+typedef enum { IR_VALUE_INPUT, IR_VALUE_CONST, IR_VALUE_NODE } ir_value_kind;
+
+typedef struct ir_value {
+    const char *name;
+    ir_type type;
+    ir_value_kind kind;
+    uint32_t id;          /* index in graph->values */
+    uint32_t src_offset;  /* where defined in the source text (0 when built) */
+    uint32_t src_len;
+    bool type_declared;   /* the text wrote its type (checked against inference) */
+    ir_node *producer;    /* NODE: the defining node */
+    uint32_t out_index;   /* NODE: which output of producer */
+    ir_const *konst;      /* CONST */
+    /* consumers: filled by ir_compute_uses */
+    ir_node **uses;
+    uint32_t nuses;
+    bool is_output;       /* listed as a graph output */
+} ir_value;
+
+struct ir_node {
+    ir_op op;
+    uint32_t id;          /* index in graph->nodes */
+    uint32_t ninputs, noutputs, nattrs;
+    ir_value **inputs;    /* a NULL entry is an omitted optional input */
+    ir_value **outputs;
+    ir_attr *attrs;
+    const char *kernel;   /* the registered kernel a fused node is bound to, or NULL */
+    uint32_t src_offset, src_len;
+    bool dead;            /* removed by a rewrite; dropped by ir_compact */
+};
+
+struct ir_graph {
+    ar_arena *arena;
+    const char *name;
+    VEC(ir_value *) values;  /* every value in definition order */
+    VEC(ir_node *) nodes;    /* topological order after ir_validate */
+    VEC(ir_value *) inputs;
+    VEC(ir_value *) outputs;
+    VEC(const char *) symbols; /* symbolic dim names */
+    sm_map by_name;            /* value name -> ir_value */
+    const char *dir;           /* folder that file() paths are relative to */
+    const dg_source *src;      /* the text it was parsed from, or NULL */
+};
+
+/* ---- building ------------------------------------------------------------------------------ */
+
+ir_graph *ir_graph_new(const char *name);
+void ir_graph_free(ir_graph *g);
+
+/* Each returns NULL when the name is already defined. */
+ir_value *ir_add_input(ir_graph *g, const char *name, const ir_type *type);
+ir_value *ir_add_const(ir_graph *g, const char *name, const ir_type *type, ir_const *c);
+/* Creates a node with `ninputs` inputs (all NULL; set them with ir_set_input) and named outputs
+ * of unknown type. Returns NULL when an output name is already defined. */
+ir_node *ir_add_node(ir_graph *g, ir_op op, uint32_t ninputs, const char *const *out_names,
+                     uint32_t noutputs);
+void ir_set_input(ir_node *n, uint32_t index, ir_value *v);
+void ir_add_output(ir_graph *g, ir_value *v);
+
+ir_const *ir_const_new(ir_graph *g, ir_const_kind kind);
+/* Interns a symbolic dim name, returning its dim encoding. */
+int64_t ir_symbol(ir_graph *g, const char *name, size_t len);
+const char *ir_symbol_name(const ir_graph *g, int64_t dim);
+/* A fresh value name not yet used in g, from a stem ("c1" -> "c1_1"). */
+const char *ir_fresh_name(ir_graph *g, const char *stem);
+
+ir_value *ir_find_value(const ir_graph *g, const char *name);
+
+/* Attributes: set replaces an attribute of the same name. */
+void ir_set_attr_int(ir_graph *g, ir_node *n, const char *name, int64_t v);
+void ir_set_attr_float(ir_graph *g, ir_node *n, const char *name, double v);
+void ir_set_attr_string(ir_graph *g, ir_node *n, const char *name, const char *v);
+void ir_set_attr_ints(ir_graph *g, ir_node *n, const char *name, const int64_t *v, uint32_t count);
+void ir_set_attr_floats(ir_graph *g, ir_node *n, const char *name, const double *v, uint32_t count);
+void ir_set_attr(ir_graph *g, ir_node *n, const ir_attr *a); /* copies *a (shallow for arrays) */
+
+/* Lookups that fall back to the catalog's default; ir_get_ints returns the count (0 if absent). */
+const ir_attr *ir_node_attr(const ir_node *n, const char *name);
+int64_t ir_get_int(const ir_node *n, const char *name);
+double ir_get_float(const ir_node *n, const char *name);
+const char *ir_get_string(const ir_node *n, const char *name);
+uint32_t ir_get_ints(const ir_node *n, const char *name, const int64_t **out);
+
+/* ---- whole-graph passes -------------------------------------------------------------------- */
+
+/* Fills value->uses / nuses and is_output from the live nodes. */
+void ir_compute_uses(ir_graph *g);
+/* Drops dead nodes and values no live node, input or output refers to; renumbers ids. */
+void ir_compact(ir_graph *g);
+
+/* Checks a built or parsed graph and infers every type: undefined or duplicate values, cycles
+ * (nodes are then sorted topologically, stable w.r.t. their order), arity, attribute names and
+ * kinds, declared vs inferred types, impossible shapes. Reports every problem found. */
+bool ir_validate(ir_graph *g, dg_context *dg);
+
+/* ---- text form ----------------------------------------------------------------------------- */
+
+/* Parses a .graph text. Returns NULL after reporting errors. The source must outlive the graph. */
+ir_graph *ir_parse(const dg_source *src, dg_context *dg);
+/* Reads, parses and validates a .graph file (file() paths resolved against its folder). */
+ir_graph *ir_load_text(const char *path, dg_context *dg);
+/* The canonical text: parse(print(g)) == g and canonical text prints back byte for byte. */
+void ir_print(const ir_graph *g, FILE *out);
+
+/* Formats "f32[1,64,N,?] NCHW" into buf; returns buf. */
+char *ir_type_format(const ir_graph *g, const ir_type *t, char *buf, size_t size);
+
+/* ---- constants' data ----------------------------------------------------------------------- */
+
+/* The bytes of a constant in its dtype, materialized on first use (literal, random, file).
+ * NULL after reporting an error (missing file or key, type mismatch). */
+const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg);
+/* Whether the constant's data can be read without loading a file (literal or random). */
+bool ir_const_is_cheap(const ir_value *v);
+/* Turns v into an in-memory constant holding `data` (nbytes must match its type; data is copied
+ * into the graph's arena). Used by import and by rewrites that fold weights. */
+void ir_const_set_data(ir_graph *g, ir_value *v, const void *data, size_t nbytes);
+
+/* The seeded generator behind `random(seed=S, lo=A, hi=B)` and `fuserule run`'s missing inputs:
+ * element i of the stream is a pure function of (seed, i), uniform in [lo, hi), converted to dt
+ * (integers are rounded down). Deterministic across machines. */
+void ir_random_fill(uint64_t seed, double lo, double hi, ir_dtype dt, void *out, size_t count);
+
+/* Writes g as canonical text to graph_path, and every IR_CONST_DATA constant to a safetensors file
+ * beside it (graph_path with .graph replaced by .safetensors), which the text then refers to with
+ * file(...). Both files are written to temporary names and renamed into place; on failure nothing
+ * is changed on disk. */
+bool ir_save(ir_graph *g, const char *graph_path, dg_context *dg);
+
+/* ---- statistics ---------------------------------------------------------------------------- */
+
+/* What a graph costs to run, counted as DESIGN.md defines it: every live node that launches work is
+ * one kernel; Constant and the views (Reshape, Flatten, Squeeze, Unsqueeze, Identity: every tensor
+ * of the IR is contiguous, so they only relabel memory) count none. Each kernel reads each input once
+ * and writes each output once; views move nothing; Shape reads only metadata. */
+typedef struct ir_stats {
+    size_t nodes;
+    size_t kernels;
+    int64_t bytes;          /* estimated memory traffic of all kernels */
+    size_t unsized_values;  /* values whose size is unknown (symbolic dims): not in `bytes` */
+    uint32_t per_op[IR_OP_COUNT];
+} ir_stats;
+
+void ir_compute_stats(const ir_graph *g, ir_stats *out);
+/* Whether a node of this op launches a kernel. */
+bool ir_op_is_kernel(ir_op op);
+
+/* ---- ElementwiseChain expressions (defined in ir/catalog_fused.c; see docs/kernels.md) ------- */
+
+/* The functions of the expression language: X(name, arity). */
+#define IR_EW_FUNCS(X)                                                                             \
+    X(add, 2) X(sub, 2) X(mul, 2) X(div, 2) X(pow, 2) X(max, 2) X(min, 2) X(neg, 1) X(abs, 1)     \
+    X(exp, 1) X(log, 1) X(sqrt, 1) X(rsqrt, 1) X(recip, 1) X(sigmoid, 1) X(tanh, 1) X(relu, 1)    \
+    X(erf, 1) X(gelu, 1) X(gelu_tanh, 1) X(silu, 1) X(hardswish, 1) X(sin, 1) X(cos, 1)           \
+    X(floor, 1) X(ceil, 1) X(clip, 3)
+
+typedef enum {
+    IR_EW_INPUT, /* push input `index` */
+    IR_EW_CONST, /* push `value` */
+#define IR_EW_ENUM(name, arity) IR_EW_##name,
+    IR_EW_FUNCS(IR_EW_ENUM)
+#undef IR_EW_ENUM
+    IR_EW_COUNT
+} ir_ew_opcode;
+
+typedef struct ir_ew_instr {
+    ir_ew_opcode op;
+    uint32_t index; /* IR_EW_INPUT */
+    double value;   /* IR_EW_CONST */
+} ir_ew_instr;
+
+/* An expression compiled to postfix: a function pops its arguments (first argument deepest). */
+typedef struct ir_ew_program {
+    ir_ew_instr *code;
+    uint32_t len;
+    uint32_t depth; /* the most stack slots evaluation needs */
+} ir_ew_program;
+
+/* Parses `text`, e.g. "mul(sigmoid(x0), add(x1, 1.5))", over inputs x0..x(ninputs-1). On error
+ * returns false with a message and the byte offset in text where it was found. */
+bool ir_ew_parse(ar_arena *arena, const char *text, uint32_t ninputs, ir_ew_program *out,
+                 const char **err, size_t *err_at);
+const char *ir_ew_name(ir_ew_opcode op);
+
+#endif

@@ -1,0 +1,142 @@
+/* Element types, layouts and shapes. */
+#include "ir/ir.h"
+
+#include "base/check.h"
+
+#include <string.h>
+
+static const struct {
+    const char *name;
+    size_t size;
+} dtypes[IR_DTYPE_COUNT] = {
+    [IR_DTYPE_UNKNOWN] = {"?", 0}, [IR_F32] = {"f32", 4}, [IR_F16] = {"f16", 2},
+    [IR_BF16] = {"bf16", 2},       [IR_I8] = {"i8", 1},   [IR_U8] = {"u8", 1},
+    [IR_I32] = {"i32", 4},         [IR_I64] = {"i64", 8}, [IR_BOOL] = {"bool", 1},
+};
+
+const char *ir_dtype_name(ir_dtype dt)
+{
+    return (unsigned)dt < IR_DTYPE_COUNT ? dtypes[dt].name : "?";
+}
+
+size_t ir_dtype_size(ir_dtype dt)
+{
+    return (unsigned)dt < IR_DTYPE_COUNT ? dtypes[dt].size : 0;
+}
+
+bool ir_dtype_parse(const char *s, size_t len, ir_dtype *out)
+{
+    for (unsigned i = 1; i < IR_DTYPE_COUNT; i++) {
+        if (strlen(dtypes[i].name) == len && memcmp(dtypes[i].name, s, len) == 0) {
+            *out = (ir_dtype)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ir_dtype_is_float(ir_dtype dt)
+{
+    return dt == IR_F32 || dt == IR_F16 || dt == IR_BF16;
+}
+
+static const char *const layouts[IR_LAYOUT_COUNT] = {
+    [IR_LAYOUT_NONE] = "",
+#define IR_LAYOUT_NAME(name) [IR_LAYOUT_##name] = #name,
+    IR_LAYOUTS(IR_LAYOUT_NAME)
+#undef IR_LAYOUT_NAME
+};
+
+const char *ir_layout_name(ir_layout layout)
+{
+    return (unsigned)layout < IR_LAYOUT_COUNT ? layouts[layout] : "";
+}
+
+bool ir_layout_parse(const char *s, size_t len, ir_layout *out)
+{
+    for (unsigned i = 1; i < IR_LAYOUT_COUNT; i++) {
+        if (strlen(layouts[i]) == len && memcmp(layouts[i], s, len) == 0) {
+            *out = (ir_layout)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ir_type_equal(const ir_type *a, const ir_type *b)
+{
+    if (a->dtype != b->dtype || a->rank != b->rank || a->layout != b->layout)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+bool ir_type_is_static(const ir_type *t)
+{
+    if (t->rank < 0)
+        return false;
+    for (int i = 0; i < t->rank; i++)
+        if (!ir_dim_is_static(t->dims[i]))
+            return false;
+    return true;
+}
+
+bool ir_type_numel(const ir_type *t, int64_t *numel)
+{
+    if (!ir_type_is_static(t))
+        return false;
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] != 0 && n > IR_MAX_NUMEL / t->dims[i])
+            return false;
+        n *= t->dims[i];
+    }
+    *numel = n;
+    return true;
+}
+
+bool ir_type_nbytes(const ir_type *t, int64_t *nbytes)
+{
+    int64_t n;
+    if (!ir_type_numel(t, &n) || ir_dtype_size(t->dtype) == 0)
+        return false;
+    *nbytes = n * (int64_t)ir_dtype_size(t->dtype);
+    return true;
+}
+
+char *ir_type_format(const ir_graph *g, const ir_type *t, char *buf, size_t size)
+{
+    FR_CHECK(size > 0);
+    size_t used = 0;
+#define APPEND(...)                                                                                \
+    do {                                                                                           \
+        int n_ = snprintf(buf + used, size - used, __VA_ARGS__);                                   \
+        if (n_ < 0 || (size_t)n_ >= size - used)                                                   \
+            return buf;                                                                            \
+        used += (size_t)n_;                                                                        \
+    } while (0)
+    buf[0] = '\0';
+    APPEND("%s", ir_dtype_name(t->dtype));
+    if (t->rank < 0) {
+        APPEND("[*]");
+    } else {
+        APPEND("[");
+        for (int i = 0; i < t->rank; i++) {
+            int64_t d = t->dims[i];
+            const char *sep = i ? "," : "";
+            if (ir_dim_is_static(d))
+                APPEND("%s%lld", sep, (long long)d);
+            else if (ir_dim_is_symbol(d))
+                APPEND("%s%s", sep, ir_symbol_name(g, d));
+            else
+                APPEND("%s?", sep);
+        }
+        APPEND("]");
+    }
+    if (t->layout != IR_LAYOUT_NONE)
+        APPEND(" %s", ir_layout_name((ir_layout)t->layout));
+#undef APPEND
+    return buf;
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs everything fuserule's build and tests need on a fresh Debian 12 machine. Idempotent:
+# packages already present are not touched, and apt is only consulted when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake re2c lemon            # build
+  protobuf-c-compiler libprotobuf-c-dev       # ONNX import/export (C from onnx.proto)
+  libonnx-dev libonnx-testdata python3-onnx   # onnx.proto, the ONNX backend node tests, onnx.checker
+  libopenblas-dev                             # CPU GEMM and convolution
+  python3 python3-venv                        # golden-test runner, model generators
+  clang libclang-rt-14-dev                    # libFuzzer and sanitizers
+  graphviz                                    # rendering `fuserule dot` output
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
