@@ -1,0 +1,132 @@
+/* Attribute schemas of the ONNX ops in ir/ops.def: names, kinds, defaults and required flags
+ * follow ONNX (opsets 11-21). docs/ops.md lists them with what each op's inference checks.
+ *
+ * Attributes that ONNX moved to inputs in later opsets (Reduce* axes, Squeeze/Unsqueeze axes, Split
+ * split, Clip min/max, Dropout ratio) are still listed, so that graphs from older opsets load; the
+ * inference reads the input when it is present and the attribute otherwise.
+ *
+ * Where ONNX's attribute is a tensor, the schema holds its scalar:
+ *   ConstantOfShape value  a float; its dtype is carried by `dtype` (a TensorProto code, as Cast's
+ *                          `to`), so an int64 fill survives import.
+ *   Constant               value_float, value_floats, value_int, value_ints only; a Constant whose
+ *                          `value` is a tensor is turned into a graph constant by ONNX import. */
+#include "ir/catalog.h"
+
+#include "base/check.h"
+
+#include <float.h>
+#include <stdint.h>
+
+/* Row builders: an optional attribute with its default, or a required one. */
+#define INT(n, d) {n, IR_ATTR_INT, false, d, 0.0, NULL, NULL, 0}
+#define FLOAT(n, d) {n, IR_ATTR_FLOAT, false, 0, d, NULL, NULL, 0}
+#define STRING(n, d) {n, IR_ATTR_STRING, false, 0, 0.0, d, NULL, 0}
+#define INTS(n) {n, IR_ATTR_INTS, false, 0, 0.0, NULL, NULL, 0} /* default: empty (absent) */
+#define FLOATS(n) {n, IR_ATTR_FLOATS, false, 0, 0.0, NULL, NULL, 0}
+#define REQ_INT(n) {n, IR_ATTR_INT, true, 0, 0.0, NULL, NULL, 0}
+#define REQ_INTS(n) {n, IR_ATTR_INTS, true, 0, 0.0, NULL, NULL, 0}
+
+#define ATTRS(op, ...)                                                                             \
+    const ir_attr_schema ir_attrs_##op[] = {__VA_ARGS__};                                          \
+    const uint32_t ir_nattrs_##op = FR_COUNT_OF(ir_attrs_##op);
+#define NO_ATTRS(op)                                                                               \
+    const ir_attr_schema ir_attrs_##op[1] = {{0}};                                                 \
+    const uint32_t ir_nattrs_##op = 0;
+
+/* Shared attribute groups. */
+#define CONV_COMMON                                                                                \
+    STRING("auto_pad", "NOTSET"), INTS("dilations"), INT("group", 1), INTS("kernel_shape"),        \
+        INTS("pads"), INTS("strides")
+#define REDUCE_COMMON INTS("axes"), INT("keepdims", 1), INT("noop_with_empty_axes", 0)
+
+/* ---- activations and unary math ---- */
+NO_ATTRS(Relu)
+ATTRS(LeakyRelu, FLOAT("alpha", 0.01))
+NO_ATTRS(Sigmoid)
+NO_ATTRS(Tanh)
+/* opset < 11: bounds as attributes; the defaults are float's full range */
+ATTRS(Clip, FLOAT("min", -FLT_MAX), FLOAT("max", FLT_MAX))
+ATTRS(HardSigmoid, FLOAT("alpha", 0.2), FLOAT("beta", 0.5))
+NO_ATTRS(HardSwish)
+ATTRS(Gelu, STRING("approximate", "none"))
+ATTRS(Elu, FLOAT("alpha", 1.0))
+NO_ATTRS(Softplus)
+NO_ATTRS(Erf)
+NO_ATTRS(Exp)
+NO_ATTRS(Log)
+NO_ATTRS(Neg)
+NO_ATTRS(Abs)
+NO_ATTRS(Sqrt)
+NO_ATTRS(Reciprocal)
+NO_ATTRS(Floor)
+NO_ATTRS(Ceil)
+NO_ATTRS(Sin)
+NO_ATTRS(Cos)
+NO_ATTRS(Not)
+/* `to` is an ONNX TensorProto code: 1 f32, 2 u8, 3 i8, 6 i32, 7 i64, 9 bool, 10 f16, 16 bf16 */
+ATTRS(Cast, REQ_INT("to"), INT("saturate", 1))
+/* opset < 12: ratio as an attribute; seed: 0 = unseeded */
+ATTRS(Dropout, FLOAT("ratio", 0.5), INT("seed", 0))
+
+/* ---- binary and n-ary math ---- */
+NO_ATTRS(Add)
+NO_ATTRS(Sub)
+NO_ATTRS(Mul)
+NO_ATTRS(Div)
+NO_ATTRS(Pow)
+NO_ATTRS(PRelu)
+NO_ATTRS(Max)
+NO_ATTRS(Min)
+NO_ATTRS(Equal)
+NO_ATTRS(Less)
+NO_ATTRS(Greater)
+NO_ATTRS(Where)
+
+/* ---- linear algebra, convolution, pooling, normalization ---- */
+ATTRS(Conv, CONV_COMMON)
+ATTRS(ConvTranspose, CONV_COMMON, INTS("output_padding"), INTS("output_shape"))
+NO_ATTRS(MatMul)
+ATTRS(Gemm, FLOAT("alpha", 1.0), FLOAT("beta", 1.0), INT("transA", 0), INT("transB", 0))
+/* spatial: opset < 9; only the default (per-channel statistics) is supported */
+ATTRS(BatchNormalization, FLOAT("epsilon", 1e-5), FLOAT("momentum", 0.9),
+      INT("training_mode", 0), INT("spatial", 1))
+ATTRS(LayerNormalization, INT("axis", -1), FLOAT("epsilon", 1e-5), INT("stash_type", 1))
+ATTRS(Softmax, INT("axis", -1))
+ATTRS(MaxPool, STRING("auto_pad", "NOTSET"), INT("ceil_mode", 0), INTS("dilations"),
+      REQ_INTS("kernel_shape"), INTS("pads"), INT("storage_order", 0), INTS("strides"))
+ATTRS(AveragePool, STRING("auto_pad", "NOTSET"), INT("ceil_mode", 0), INT("count_include_pad", 0),
+      INTS("dilations"), REQ_INTS("kernel_shape"), INTS("pads"), INTS("strides"))
+NO_ATTRS(GlobalAveragePool)
+/* output_dtype: a TensorProto code, 0 = the zero point's dtype (u8 without one) */
+ATTRS(QuantizeLinear, INT("axis", 1), INT("saturate", 1), INT("block_size", 0),
+      INT("output_dtype", 0))
+ATTRS(DequantizeLinear, INT("axis", 1), INT("block_size", 0))
+NO_ATTRS(Range)
+
+/* ---- reductions ---- */
+ATTRS(ReduceMean, REDUCE_COMMON)
+ATTRS(ReduceSum, REDUCE_COMMON)
+ATTRS(ReduceMax, REDUCE_COMMON)
+ATTRS(ReduceMin, REDUCE_COMMON)
+
+/* ---- data movement ---- */
+ATTRS(Transpose, INTS("perm")) /* empty: reverse the axes */
+ATTRS(Reshape, INT("allowzero", 0))
+ATTRS(Flatten, INT("axis", 1))
+ATTRS(Squeeze, INTS("axes"))
+ATTRS(Unsqueeze, INTS("axes"))
+NO_ATTRS(Identity)
+ATTRS(Concat, REQ_INT("axis"))
+/* num_outputs 0: as many as the node has */
+ATTRS(Split, INT("axis", 0), INT("num_outputs", 0), INTS("split"))
+NO_ATTRS(Slice)
+NO_ATTRS(Expand)
+NO_ATTRS(Tile)
+ATTRS(Gather, INT("axis", 0))
+ATTRS(Pad, STRING("mode", "constant"))
+ATTRS(Trilu, INT("upper", 1))
+/* end INT64_MAX: up to the rank (ONNX: absent) */
+ATTRS(Shape, INT("start", 0), INT("end", INT64_MAX))
+ATTRS(ConstantOfShape, FLOAT("value", 0.0), INT("dtype", 1))
+ATTRS(Constant, FLOAT("value_float", 0.0), FLOATS("value_floats"), INT("value_int", 0),
+      INTS("value_ints"))

@@ -1,0 +1,1095 @@
+/* Type inference of every ONNX op in ir/ops.def, on tiny graphs built with the ir.h builders, and
+ * the attribute schemas of the catalog.
+ *
+ * Types are written as the IR prints them: "f32[1,64,N,?] NCHW" (dtype, dims with symbols and `?`,
+ * `[*]` for an unknown rank, then the layout). Every op must be exercised by some test: the last
+ * test fails for an op of ops.def that no test ran. */
+#include "ir/ir.h"
+
+#include "tests/unit.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+static ir_graph *G;
+static dg_context *DG;
+static int next_name;
+
+/* The ops of ops.def (the ONNX part of the catalog), and which ones a test ran. */
+static const ir_op onnx_ops[] = {
+#define IR_OP(name, ...) IR_OP_##name,
+#include "ir/ops.def"
+#undef IR_OP
+};
+static bool covered[IR_OP_COUNT];
+
+/* ---- building ---- */
+
+static void begin(void)
+{
+    G = ir_graph_new("t");
+    DG = dg_new();
+}
+
+static void end(void)
+{
+    ir_graph_free(G);
+    dg_free(DG);
+}
+
+#define TEST(fn)                                                                                   \
+    do {                                                                                           \
+        begin();                                                                                   \
+        RUN(fn);                                                                                   \
+        end();                                                                                     \
+    } while (0)
+
+/* Parses the printed form of a type ("f32[N,3,?] NCHW", "i64[]", "f32[*]"). */
+static ir_type parse_type(const char *spec)
+{
+    ir_type t = {.rank = 0};
+    const char *open = strchr(spec, '[');
+    if (!open || !ir_dtype_parse(spec, (size_t)(open - spec), &t.dtype)) {
+        fprintf(stderr, "bad type spec %s\n", spec);
+        abort();
+    }
+    const char *p = open + 1;
+    if (*p == '*') {
+        t.rank = -1;
+        p += 2;
+    } else {
+        while (*p != ']') {
+            size_t len = strcspn(p, ",]");
+            int64_t d;
+            if (*p == '?')
+                d = IR_DIM_UNKNOWN;
+            else if (*p >= '0' && *p <= '9')
+                d = strtoll(p, NULL, 10);
+            else
+                d = ir_symbol(G, p, len);
+            t.dims[t.rank++] = d;
+            p += len + (p[len] == ',');
+        }
+        p++;
+    }
+    if (*p == ' ') {
+        ir_layout layout;
+        if (!ir_layout_parse(p + 1, strlen(p + 1), &layout))
+            abort();
+        t.layout = (uint8_t)layout;
+    }
+    return t;
+}
+
+static ir_value *input(const char *spec)
+{
+    ir_type t = parse_type(spec);
+    char name[32];
+    snprintf(name, sizeof name, "x%d", next_name++);
+    return ir_add_input(G, name, &t);
+}
+
+/* A literal constant of the given type holding `count` values. */
+static ir_value *literal(const char *spec, size_t count, const double *vals)
+{
+    ir_type t = parse_type(spec);
+    ir_const *c = ir_const_new(G, IR_CONST_LITERAL);
+    c->literal = ar_alloc_array(G->arena, count ? count : 1, sizeof *c->literal);
+    if (count)
+        memcpy(c->literal, vals, count * sizeof *vals);
+    c->literal_count = count;
+    char name[32];
+    snprintf(name, sizeof name, "c%d", next_name++);
+    return ir_add_const(G, name, &t, c);
+}
+
+/* An i64 vector constant holding exactly the given values: INTS(1, -1, INT64_MAX). */
+#define INTS(...) ints_const((const long long[]){__VA_ARGS__}, COUNT(__VA_ARGS__))
+#define COUNT(...) (sizeof((const long long[]){__VA_ARGS__}) / sizeof(long long))
+static ir_value *ints_const(const long long *vals, size_t count)
+{
+    char spec[32];
+    snprintf(spec, sizeof spec, "i64[%zu]", count);
+    ir_type t = parse_type(spec);
+    char name[32];
+    snprintf(name, sizeof name, "c%d", next_name++);
+    ir_value *v = ir_add_const(G, name, &t, ir_const_new(G, IR_CONST_DATA));
+    int64_t data[16];
+    for (size_t k = 0; k < count; k++)
+        data[k] = vals[k];
+    ir_const_set_data(G, v, data, count * sizeof data[0]);
+    return v;
+}
+
+static ir_value *scalar(const char *dtype, double v)
+{
+    char spec[32];
+    snprintf(spec, sizeof spec, "%s[]", dtype);
+    return literal(spec, 1, &v);
+}
+
+/* A node with `nout` outputs and the given inputs (NULL: omitted). */
+static ir_node *node(ir_op op, uint32_t nout, uint32_t nin, ...)
+{
+    const char *names[8];
+    char buf[8][16];
+    for (uint32_t k = 0; k < nout; k++) {
+        snprintf(buf[k], sizeof buf[k], "y%d", next_name++);
+        names[k] = buf[k];
+    }
+    ir_node *n = ir_add_node(G, op, nin, names, nout);
+    va_list ap;
+    va_start(ap, nin);
+    for (uint32_t i = 0; i < nin; i++)
+        ir_set_input(n, i, va_arg(ap, ir_value *));
+    va_end(ap);
+    return n;
+}
+
+#define N1(op, ...) node(IR_OP_##op, 1, FR_NARGS(__VA_ARGS__), __VA_ARGS__)
+#define FR_NARGS(...) FR_NARGS_(__VA_ARGS__, 6, 5, 4, 3, 2, 1, 0)
+#define FR_NARGS_(a, b, c, d, e, f, n, ...) n
+
+/* An INTS attribute: SET_INTS(n, "pads", 1, 1, 1, 1); CLEAR_INTS(n, "pads") sets an empty list. */
+#define SET_INTS(n, name, ...) set_ints(n, name, (const long long[]){__VA_ARGS__}, COUNT(__VA_ARGS__))
+#define CLEAR_INTS(n, name) set_ints(n, name, NULL, 0)
+static void set_ints(ir_node *n, const char *name, const long long *vals, size_t count)
+{
+    int64_t copy[16];
+    for (size_t k = 0; k < count; k++)
+        copy[k] = vals[k];
+    ir_set_attr_ints(G, n, name, copy, (uint32_t)count);
+}
+
+/* ---- checking ---- */
+
+static bool infer(ir_node *n)
+{
+    covered[n->op] = true;
+    return ir_op_info_get(n->op)->infer(G, n, DG);
+}
+
+/* The printed diagnostics, as one malloc'd string. */
+static char *diagnostics(void)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    dg_print(DG, f);
+    fclose(f);
+    return text;
+}
+
+/* Inference of n succeeds and output k has the type `spec`. */
+#define EXPECT_TYPE(n, k, spec) expect_type(__LINE__, n, k, spec)
+static void expect_type(int line, ir_node *n, uint32_t k, const char *spec)
+{
+    if (!infer(n)) {
+        char *text = diagnostics();
+        fprintf(stderr, "%s:%d: %s failed: %s", __FILE__, line, ir_op_name(n->op), text);
+        free(text);
+        unit_current_failed = 1;
+        return;
+    }
+    char buf[256];
+    ir_type_format(G, &n->outputs[k]->type, buf, sizeof buf);
+    if (strcmp(buf, spec) != 0) {
+        fprintf(stderr, "%s:%d: %s output %u is %s, expected %s\n", __FILE__, line,
+                ir_op_name(n->op), k, buf, spec);
+        unit_current_failed = 1;
+    }
+}
+
+/* Inference of n fails with a message containing `part`. */
+#define EXPECT_ERROR(n, part) expect_error(__LINE__, n, part)
+static void expect_error(int line, ir_node *n, const char *part)
+{
+    bool ok = infer(n);
+    char *text = diagnostics();
+    if (ok || !dg_has_errors(DG) || !strstr(text, part)) {
+        fprintf(stderr, "%s:%d: %s: expected an error containing \"%s\", got %s: %s\n", __FILE__,
+                line, ir_op_name(n->op), part, ok ? "success" : "failure", text);
+        unit_current_failed = 1;
+    }
+    free(text);
+    dg_free(DG);
+    DG = dg_new();
+}
+
+/* ---- elementwise ---- */
+
+static void test_unary(void)
+{
+    static const ir_op float_ops[] = {
+        IR_OP_Relu,  IR_OP_LeakyRelu, IR_OP_Sigmoid, IR_OP_Tanh,       IR_OP_HardSigmoid,
+        IR_OP_HardSwish, IR_OP_Gelu,  IR_OP_Elu,     IR_OP_Softplus,   IR_OP_Erf,
+        IR_OP_Exp,   IR_OP_Log,       IR_OP_Neg,     IR_OP_Abs,        IR_OP_Sqrt,
+        IR_OP_Reciprocal, IR_OP_Floor, IR_OP_Ceil,   IR_OP_Sin,        IR_OP_Cos,
+        IR_OP_Identity,
+    };
+    ir_value *x = input("f16[N,64,?,7] NCHW");
+    for (size_t k = 0; k < sizeof float_ops / sizeof float_ops[0]; k++)
+        EXPECT_TYPE(node(float_ops[k], 1, 1, x), 0, "f16[N,64,?,7] NCHW");
+    EXPECT_TYPE(N1(Not, input("bool[3]")), 0, "bool[3]");
+    EXPECT_TYPE(N1(Relu, input("i8[2,2]")), 0, "i8[2,2]");
+    EXPECT_TYPE(N1(Abs, input("u8[2]")), 0, "u8[2]");
+    EXPECT_TYPE(N1(Sigmoid, input("f32[*]")), 0, "f32[*]");
+    EXPECT_ERROR(N1(Sigmoid, input("i64[2]")), "Sigmoid: input 'x");
+    EXPECT_ERROR(N1(Exp, input("i32[2]")), "is i32; expected f32, f16 or bf16");
+    EXPECT_ERROR(N1(Relu, input("bool[2]")), "expected f32, f16, bf16, i8, i32 or i64");
+    EXPECT_ERROR(N1(Not, input("f32[2]")), "expected bool");
+    EXPECT_ERROR(N1(Neg, input("u8[2]")), "Neg");
+    ir_node *gelu = N1(Gelu, x);
+    ir_set_attr_string(G, gelu, "approximate", "tanh");
+    EXPECT_TYPE(gelu, 0, "f16[N,64,?,7] NCHW");
+    ir_set_attr_string(G, gelu, "approximate", "fast");
+    EXPECT_ERROR(gelu, "approximate \"fast\" is not \"none\" or \"tanh\"");
+}
+
+static void test_clip_cast_dropout(void)
+{
+    ir_value *x = input("f32[2,N]");
+    EXPECT_TYPE(N1(Clip, x), 0, "f32[2,N]");
+    EXPECT_TYPE(N1(Clip, x, scalar("f32", 0), scalar("f32", 6)), 0, "f32[2,N]");
+    EXPECT_TYPE(N1(Clip, x, NULL, scalar("f32", 6)), 0, "f32[2,N]");
+    EXPECT_ERROR(N1(Clip, x, scalar("f16", 0)), "must have the same dtype");
+    EXPECT_ERROR(N1(Clip, x, INTS(0, 1)), "same dtype");
+    EXPECT_ERROR(N1(Clip, x, literal("f32[2]", 1, (double[]){0})), "must be a scalar");
+
+    ir_node *cast = N1(Cast, input("f32[1,3,H,W] NCHW"));
+    ir_set_attr_int(G, cast, "to", 10);
+    EXPECT_TYPE(cast, 0, "f16[1,3,H,W] NCHW");
+    static const struct { int code; const char *type; } codes[] = {
+        {1, "f32[1,3,H,W] NCHW"}, {16, "bf16[1,3,H,W] NCHW"}, {3, "i8[1,3,H,W] NCHW"},
+        {2, "u8[1,3,H,W] NCHW"},  {6, "i32[1,3,H,W] NCHW"},   {7, "i64[1,3,H,W] NCHW"},
+        {9, "bool[1,3,H,W] NCHW"},
+    };
+    for (size_t k = 0; k < sizeof codes / sizeof codes[0]; k++) {
+        ir_set_attr_int(G, cast, "to", codes[k].code);
+        EXPECT_TYPE(cast, 0, codes[k].type);
+    }
+    ir_set_attr_int(G, cast, "to", 11);
+    EXPECT_ERROR(cast, "to = 11 is not a supported type");
+
+    ir_node *drop = node(IR_OP_Dropout, 2, 1, x);
+    EXPECT_TYPE(drop, 0, "f32[2,N]");
+    EXPECT_TYPE(drop, 1, "bool[2,N]");
+    EXPECT_TYPE(N1(Dropout, x, scalar("f32", 0.1), scalar("bool", 0)), 0, "f32[2,N]");
+    ir_node *bad = N1(Dropout, x);
+    ir_set_attr_float(G, bad, "ratio", 1.5);
+    EXPECT_ERROR(bad, "ratio 1.5 is not in [0, 1)");
+}
+
+static void test_broadcast(void)
+{
+    ir_value *a = input("f32[N,1,64]"), *b = input("f32[3,1]");
+    EXPECT_TYPE(N1(Add, a, b), 0, "f32[N,3,64]");
+    EXPECT_TYPE(N1(Add, input("f32[N,5]"), input("f32[M,5]")), 0, "f32[?,5]");
+    EXPECT_TYPE(N1(Sub, input("f32[N,5]"), input("f32[N,1]")), 0, "f32[N,5]");
+    EXPECT_TYPE(N1(Mul, input("f32[N,5]"), input("f32[7,5]")), 0, "f32[7,5]");
+    EXPECT_TYPE(N1(Div, input("f32[?,5]"), input("f32[1]")), 0, "f32[?,5]");
+    EXPECT_TYPE(N1(Add, input("f32[]"), input("f32[2,3]")), 0, "f32[2,3]");
+    EXPECT_TYPE(N1(Add, input("f32[*]"), input("f32[2,3]")), 0, "f32[*]");
+    /* the layout comes from the input of the result's rank, whichever operand that is */
+    EXPECT_TYPE(N1(Add, input("f32[64,1,1]"), input("f32[N,64,H,W] NCHW")), 0,
+                "f32[N,64,H,W] NCHW");
+    EXPECT_ERROR(N1(Add, input("f32[2,3]"), input("f32[4]")),
+                 "Add: shapes [2,3] and [4] do not broadcast (3 vs 4)");
+    EXPECT_ERROR(N1(Mul, input("f32[2]"), input("f16[2]")),
+                 "inputs 'x");
+    EXPECT_ERROR(N1(Add, input("bool[2]"), input("bool[2]")), "is bool");
+
+    EXPECT_TYPE(N1(Pow, input("f32[2,3]"), input("i64[]")), 0, "f32[2,3]");
+    EXPECT_TYPE(N1(PRelu, input("f32[1,64,8,8] NCHW"), input("f32[64,1,1]")), 0,
+                "f32[1,64,8,8] NCHW");
+    EXPECT_ERROR(N1(PRelu, input("f32[1,64,8,8]"), input("f32[32,1,1]")),
+                 "slope of shape [32,1,1] does not broadcast to [1,64,8,8]");
+    EXPECT_TYPE(N1(Max, input("i32[3,1]"), input("i32[1,4]"), input("i32[4]")), 0, "i32[3,4]");
+    EXPECT_TYPE(N1(Min, input("f32[5]")), 0, "f32[5]");
+    EXPECT_ERROR(N1(Min, input("f32[5]"), input("f32[3]")), "do not broadcast");
+    EXPECT_TYPE(N1(Equal, input("i64[N]"), input("i64[]")), 0, "bool[N]");
+    EXPECT_TYPE(N1(Equal, input("bool[2]"), input("bool[2]")), 0, "bool[2]");
+    EXPECT_TYPE(N1(Less, input("f32[2,1]"), input("f32[3]")), 0, "bool[2,3]");
+    EXPECT_TYPE(N1(Greater, input("f16[4]"), input("f16[4]")), 0, "bool[4]");
+    EXPECT_ERROR(N1(Less, input("f32[2]"), input("i64[2]")), "same dtype");
+    EXPECT_TYPE(N1(Where, input("bool[N,1]"), input("f16[1,8]"), input("f16[]")), 0,
+                "f16[N,8]");
+    EXPECT_ERROR(N1(Where, input("f32[2]"), input("f32[2]"), input("f32[2]")), "expected bool");
+    EXPECT_ERROR(N1(Where, input("bool[2]"), input("f32[2]"), input("i64[2]")), "same dtype");
+}
+
+/* ---- convolution and pooling ---- */
+
+static void test_conv(void)
+{
+    ir_node *n = N1(Conv, input("f32[1,3,224,224] NCHW"), input("f32[64,3,7,7]"),
+                    input("f32[64]"));
+    SET_INTS(n, "strides", 2, 2);
+    SET_INTS(n, "pads", 3, 3, 3, 3);
+    EXPECT_TYPE(n, 0, "f32[1,64,112,112] NCHW");
+    SET_INTS(n, "kernel_shape", 7, 7);
+    EXPECT_TYPE(n, 0, "f32[1,64,112,112] NCHW");
+    SET_INTS(n, "kernel_shape", 5, 5);
+    EXPECT_ERROR(n, "kernel_shape[0] = 5 but the weight's kernel is 7");
+
+    /* depthwise: group = channels */
+    n = N1(Conv, input("f16[N,32,56,56]"), input("f16[32,1,3,3]"));
+    ir_set_attr_int(G, n, "group", 32);
+    SET_INTS(n, "pads", 1, 1, 1, 1);
+    EXPECT_TYPE(n, 0, "f16[N,32,56,56]");
+    ir_set_attr_int(G, n, "group", 1);
+    EXPECT_ERROR(n, "Conv: input has 32 channels but the weight expects 1 (group 1)");
+    ir_set_attr_int(G, n, "group", 0);
+    EXPECT_ERROR(n, "group 0 is out of range");
+
+    /* grouped with 2 groups; dilation 2: extent 5 */
+    n = N1(Conv, input("f32[1,8,56,56]"), input("f32[16,4,3,3]"));
+    ir_set_attr_int(G, n, "group", 2);
+    SET_INTS(n, "dilations", 2, 2);
+    EXPECT_TYPE(n, 0, "f32[1,16,52,52]");
+    SET_INTS(n, "dilations", 0, 1);
+    EXPECT_ERROR(n, "dilations[0] = 0 is out of range");
+
+    /* auto_pad */
+    ir_value *x = input("f32[1,4,57,56]"), *w = input("f32[8,4,3,3]");
+    n = N1(Conv, x, w);
+    ir_set_attr_string(G, n, "auto_pad", "SAME_UPPER");
+    SET_INTS(n, "strides", 2, 2);
+    EXPECT_TYPE(n, 0, "f32[1,8,29,28]");
+    ir_set_attr_string(G, n, "auto_pad", "SAME_LOWER");
+    EXPECT_TYPE(n, 0, "f32[1,8,29,28]");
+    ir_set_attr_string(G, n, "auto_pad", "VALID");
+    EXPECT_TYPE(n, 0, "f32[1,8,28,27]");
+    SET_INTS(n, "pads", 1, 1, 1, 1);
+    EXPECT_ERROR(n, "pads cannot be used with auto_pad \"VALID\"");
+    ir_set_attr_string(G, n, "auto_pad", "SAME");
+    EXPECT_ERROR(n, "auto_pad \"SAME\" is not one of");
+
+    /* symbolic spatial dims survive windows that keep the size */
+    n = N1(Conv, input("f32[N,64,H,W] NCHW"), input("f32[128,64,1,1]"));
+    EXPECT_TYPE(n, 0, "f32[N,128,H,W] NCHW");
+    n = N1(Conv, input("f32[N,64,H,W]"), input("f32[64,64,3,3]"));
+    SET_INTS(n, "pads", 1, 1, 1, 1);
+    EXPECT_TYPE(n, 0, "f32[N,64,H,W]");
+    SET_INTS(n, "strides", 2, 1);
+    EXPECT_TYPE(n, 0, "f32[N,64,?,W]");
+
+    /* 1-D and 3-D */
+    EXPECT_TYPE(N1(Conv, input("f32[2,4,10] NCW"), input("f32[8,4,3]")), 0, "f32[2,8,8] NCW");
+    EXPECT_TYPE(N1(Conv, input("f32[1,2,8,8,8]"), input("f32[4,2,3,3,3]")), 0,
+                "f32[1,4,6,6,6]");
+
+    EXPECT_ERROR(N1(Conv, input("f32[1,3,8,8]"), input("f32[64,64,3,3]")),
+                 "input has 3 channels but the weight expects 64 (group 1)");
+    EXPECT_ERROR(N1(Conv, input("i64[1,3,8,8]"), input("i64[4,3,3,3]")),
+                 "Conv: input 'x");
+    EXPECT_ERROR(N1(Conv, input("f32[1,3,8,8]"), input("f16[4,3,3,3]")), "same dtype");
+    EXPECT_ERROR(N1(Conv, input("f32[1,3,8,8]"), input("f32[4,3,3]")), "expected rank 4");
+    EXPECT_ERROR(N1(Conv, input("f32[1,3,8,8]"), input("f32[4,3,3,3]"), input("f32[5]")),
+                 "bias has 5 values; expected one per output channel (4)");
+    EXPECT_ERROR(N1(Conv, input("f32[1,3,2,8]"), input("f32[4,3,3,3]")),
+                 "spatial dim 0 has size 2 (padded 2), smaller than the kernel extent 3");
+    EXPECT_ERROR(N1(Conv, input("f32[3,8]"), input("f32[4,3]")), "expected N, C and spatial");
+    EXPECT_TYPE(N1(Conv, input("f32[*]"), input("f32[8,4,3,3]")), 0, "f32[?,8,?,?]");
+}
+
+static void test_conv_transpose(void)
+{
+    ir_value *x = input("f32[1,16,14,14] NCHW");
+    ir_node *n = N1(ConvTranspose, x, input("f32[16,8,4,4]"), input("f32[8]"));
+    SET_INTS(n, "strides", 2, 2);
+    SET_INTS(n, "pads", 1, 1, 1, 1);
+    EXPECT_TYPE(n, 0, "f32[1,8,28,28] NCHW");
+
+    n = N1(ConvTranspose, x, input("f32[16,8,3,3]"));
+    ir_set_attr_int(G, n, "group", 2);
+    SET_INTS(n, "strides", 2, 2);
+    SET_INTS(n, "pads", 1, 1, 1, 1);
+    SET_INTS(n, "output_padding", 1, 1);
+    EXPECT_TYPE(n, 0, "f32[1,16,28,28] NCHW");
+    SET_INTS(n, "output_padding", 2, 0);
+    EXPECT_ERROR(n, "output_padding[0] = 2 must be at least 0 and below the stride");
+    CLEAR_INTS(n, "output_padding");
+    SET_INTS(n, "output_shape", 30, 29);
+    EXPECT_TYPE(n, 0, "f32[1,16,30,29] NCHW");
+    SET_INTS(n, "output_shape", 1, 16, 27, 27);
+    EXPECT_TYPE(n, 0, "f32[1,16,27,27] NCHW");
+    CLEAR_INTS(n, "output_shape");
+    CLEAR_INTS(n, "pads");
+    ir_set_attr_string(G, n, "auto_pad", "SAME_UPPER");
+    EXPECT_TYPE(n, 0, "f32[1,16,28,28] NCHW");
+
+    EXPECT_TYPE(N1(ConvTranspose, input("f32[N,4,L]"), input("f32[4,2,1]")), 0, "f32[N,2,L]");
+    EXPECT_ERROR(N1(ConvTranspose, input("f32[1,4,5,5]"), input("f32[8,2,3,3]")),
+                 "input has 4 channels but the weight expects 8");
+    n = N1(ConvTranspose, input("f32[1,4,1,1]"), input("f32[4,2,1,1]"));
+    SET_INTS(n, "pads", 1, 1, 1, 1);
+    EXPECT_ERROR(n, "spatial dim 0 would have size -1 after pads");
+}
+
+static void test_pool(void)
+{
+    ir_node *n = N1(MaxPool, input("f32[1,64,112,112] NCHW"));
+    SET_INTS(n, "kernel_shape", 3, 3);
+    SET_INTS(n, "strides", 2, 2);
+    SET_INTS(n, "pads", 1, 1, 1, 1);
+    EXPECT_TYPE(n, 0, "f32[1,64,56,56] NCHW");
+
+    n = node(IR_OP_MaxPool, 2, 1, input("f32[1,1,5,5]"));
+    SET_INTS(n, "kernel_shape", 2, 2);
+    SET_INTS(n, "strides", 2, 2);
+    EXPECT_TYPE(n, 0, "f32[1,1,2,2]");
+    ir_set_attr_int(G, n, "ceil_mode", 1);
+    EXPECT_TYPE(n, 0, "f32[1,1,3,3]");
+    EXPECT_TYPE(n, 1, "i64[1,1,3,3]");
+    /* ceil mode never starts a window in the trailing padding: 5 + 1 + 1 by 2 gives 3, not 4 */
+    SET_INTS(n, "pads", 1, 1, 1, 1);
+    EXPECT_TYPE(n, 0, "f32[1,1,3,3]");
+    ir_set_attr_int(G, n, "storage_order", 2);
+    EXPECT_ERROR(n, "storage_order 2 is not 0 or 1");
+
+    EXPECT_ERROR(N1(MaxPool, input("f32[1,1,5,5]")), "kernel_shape attribute is required");
+    n = N1(MaxPool, input("f32[1,1,5,5]"));
+    SET_INTS(n, "kernel_shape", 2);
+    EXPECT_ERROR(n, "kernel_shape has 1 values; expected 2");
+    n = N1(MaxPool, input("u8[1,1,4,4]"));
+    SET_INTS(n, "kernel_shape", 2, 2);
+    SET_INTS(n, "dilations", 2, 2);
+    EXPECT_TYPE(n, 0, "u8[1,1,2,2]");
+
+    n = N1(AveragePool, input("f32[N,8,7,7]"));
+    SET_INTS(n, "kernel_shape", 3, 3);
+    SET_INTS(n, "strides", 2, 2);
+    ir_set_attr_string(G, n, "auto_pad", "SAME_LOWER");
+    EXPECT_TYPE(n, 0, "f32[N,8,4,4]");
+    ir_set_attr_string(G, n, "auto_pad", "NOTSET");
+    ir_set_attr_int(G, n, "ceil_mode", 1);
+    EXPECT_TYPE(n, 0, "f32[N,8,3,3]");
+    n = N1(AveragePool, input("f32[*]"));
+    SET_INTS(n, "kernel_shape", 3);
+    EXPECT_TYPE(n, 0, "f32[?,?,?]");
+    n = N1(AveragePool, input("i32[1,1,4,4]"));
+    SET_INTS(n, "kernel_shape", 2, 2);
+    EXPECT_ERROR(n, "expected f32, f16 or bf16");
+
+    EXPECT_TYPE(N1(GlobalAveragePool, input("f32[N,2048,7,7] NCHW")), 0, "f32[N,2048,1,1] NCHW");
+    EXPECT_ERROR(N1(GlobalAveragePool, input("f32[4,7]")), "expected rank 3 or more");
+}
+
+/* ---- matrix products and normalizations ---- */
+
+static void test_matmul_gemm(void)
+{
+    EXPECT_TYPE(N1(MatMul, input("f32[3]"), input("f32[3]")), 0, "f32[]");
+    EXPECT_TYPE(N1(MatMul, input("f32[2,3]"), input("f32[3]")), 0, "f32[2]");
+    EXPECT_TYPE(N1(MatMul, input("f32[3]"), input("f32[3,4]")), 0, "f32[4]");
+    EXPECT_TYPE(N1(MatMul, input("f32[3]"), input("f32[B,3,4]")), 0, "f32[B,4]");
+    EXPECT_TYPE(N1(MatMul, input("f16[B,S,768]"), input("f16[768,2304]")), 0, "f16[B,S,2304]");
+    EXPECT_TYPE(N1(MatMul, input("f32[B,1,2,3]"), input("f32[5,3,4]")), 0, "f32[B,5,2,4]");
+    EXPECT_TYPE(N1(MatMul, input("i32[2,K]"), input("i32[K,4]")), 0, "i32[2,4]");
+    EXPECT_TYPE(N1(MatMul, input("f32[*]"), input("f32[3,4]")), 0, "f32[*]");
+    EXPECT_ERROR(N1(MatMul, input("f32[2,3]"), input("f32[4,5]")),
+                 "MatMul: inner dimensions differ: [2,3] times [4,5] (3 vs 4)");
+    EXPECT_ERROR(N1(MatMul, input("f32[2,2,3]"), input("f32[3,3,4]")), "do not broadcast");
+    EXPECT_ERROR(N1(MatMul, input("f32[2,3]"), input("f16[3,4]")), "same dtype");
+    EXPECT_ERROR(N1(MatMul, input("f32[]"), input("f32[3]")), "expected rank 1 or more");
+
+    ir_node *n = N1(Gemm, input("f32[4,3]"), input("f32[5,4]"), input("f32[5]"));
+    ir_set_attr_int(G, n, "transA", 1);
+    ir_set_attr_int(G, n, "transB", 1);
+    EXPECT_TYPE(n, 0, "f32[3,5]");
+    ir_set_attr_int(G, n, "transB", 0);
+    EXPECT_ERROR(n, "inner dimensions differ: A [4,3] (transA 1) times B [5,4] (transB 0)");
+    EXPECT_TYPE(N1(Gemm, input("f32[M,K]"), input("f32[K,N]")), 0, "f32[M,N]");
+    EXPECT_TYPE(N1(Gemm, input("f32[2,3]"), input("f32[3,4]"), input("f32[2,1]")), 0,
+                "f32[2,4]");
+    EXPECT_ERROR(N1(Gemm, input("f32[2,3]"), input("f32[3,4]"), input("f32[2]")),
+                 "C of shape [2] does not broadcast to [2,4]");
+    EXPECT_ERROR(N1(Gemm, input("f32[2,3,1]"), input("f32[3,4]")), "expected rank 2");
+}
+
+static void test_norms(void)
+{
+    ir_value *x = input("f32[N,64,H,W] NCHW"), *p = input("f32[64]");
+    EXPECT_TYPE(N1(BatchNormalization, x, p, p, p, p), 0, "f32[N,64,H,W] NCHW");
+    ir_node *train = node(IR_OP_BatchNormalization, 3, 5, x, p, p, p, p);
+    EXPECT_ERROR(train, "running_mean and running_var are outputs only when training_mode=1");
+    ir_set_attr_int(G, train, "training_mode", 1);
+    EXPECT_TYPE(train, 2, "f32[64]");
+    EXPECT_ERROR(N1(BatchNormalization, x, p, input("f32[32]"), p, p),
+                 "B has 32 values but the input has 64 channels");
+    EXPECT_ERROR(N1(BatchNormalization, input("i32[1,2]"), p, p, p, p), "expected f32");
+
+    ir_value *h = input("f16[B,S,768]");
+    ir_node *ln = node(IR_OP_LayerNormalization, 3, 3, h, input("f16[768]"), input("f16[768]"));
+    EXPECT_TYPE(ln, 0, "f16[B,S,768]");
+    EXPECT_TYPE(ln, 1, "f32[B,S,1]");
+    EXPECT_TYPE(ln, 2, "f32[B,S,1]");
+    ir_set_attr_int(G, ln, "axis", 1);
+    EXPECT_TYPE(ln, 1, "f32[B,1,1]");
+    ir_set_attr_int(G, ln, "axis", 3);
+    EXPECT_ERROR(ln, "axis 3 is out of range for rank 3");
+    EXPECT_ERROR(N1(LayerNormalization, h, input("f16[512]")),
+                 "scale of shape [512] does not broadcast to [768]");
+    ir_node *ln2 = N1(LayerNormalization, h, input("f16[768]"));
+    ir_set_attr_int(G, ln2, "stash_type", 7);
+    EXPECT_ERROR(ln2, "stash_type 7 is not a float type");
+
+    ir_node *sm = N1(Softmax, input("f32[B,12,S,S]"));
+    EXPECT_TYPE(sm, 0, "f32[B,12,S,S]");
+    ir_set_attr_int(G, sm, "axis", -5);
+    EXPECT_ERROR(sm, "Softmax: axis -5 is out of range for rank 4");
+}
+
+static void test_quant(void)
+{
+    ir_value *x = input("f32[1,64,8,8] NCHW");
+    EXPECT_TYPE(N1(QuantizeLinear, x, scalar("f32", 0.1)), 0, "u8[1,64,8,8] NCHW");
+    EXPECT_TYPE(N1(QuantizeLinear, x, input("f32[64]"), input("i8[64]")), 0, "i8[1,64,8,8] NCHW");
+    ir_node *blocked = N1(QuantizeLinear, x, input("f32[1,16,8,8]"), input("i8[1,16,8,8]"));
+    ir_set_attr_int(G, blocked, "block_size", 4);
+    EXPECT_TYPE(blocked, 0, "i8[1,64,8,8] NCHW");
+    ir_set_attr_int(G, blocked, "block_size", 3);
+    EXPECT_ERROR(blocked, "a blocked scale for [1,64,8,8] (axis 1, block_size 3) cannot have");
+    EXPECT_ERROR(N1(QuantizeLinear, x, input("f32[32]")),
+                 "a per-axis scale must have one value per element of axis 1");
+    EXPECT_ERROR(N1(QuantizeLinear, x, input("f32[64]"), input("i8[32]")),
+                 "the zero point's shape [32] differs from the scale's [64]");
+    ir_node *q = N1(QuantizeLinear, x, scalar("f32", 0.1));
+    ir_set_attr_int(G, q, "output_dtype", 3);
+    EXPECT_TYPE(q, 0, "i8[1,64,8,8] NCHW");
+    ir_set_attr_int(G, q, "output_dtype", 1);
+    EXPECT_ERROR(q, "output_dtype 1 is not i8 (3) or u8 (2)");
+
+    EXPECT_TYPE(N1(DequantizeLinear, input("i8[N,16]"), scalar("f16", 0.5), scalar("i8", 0)), 0,
+                "f16[N,16]");
+    EXPECT_TYPE(N1(DequantizeLinear, input("i32[16]"), input("f32[]")), 0, "f32[16]");
+    EXPECT_ERROR(N1(DequantizeLinear, input("u8[4]"), input("f32[]"), input("i8[]")),
+                 "same dtype");
+    EXPECT_ERROR(N1(DequantizeLinear, input("f32[4]"), input("f32[]")), "expected i8, u8 or i32");
+}
+
+/* ---- reductions ---- */
+
+static void test_reduce(void)
+{
+    ir_value *x = input("f32[2,N,4] NCW");
+    ir_node *n = N1(ReduceMean, x);
+    SET_INTS(n, "axes", 1);
+    EXPECT_TYPE(n, 0, "f32[2,1,4] NCW");
+    ir_set_attr_int(G, n, "keepdims", 0);
+    EXPECT_TYPE(n, 0, "f32[2,4]");
+
+    n = N1(ReduceSum, x, INTS(-1, 0));
+    ir_set_attr_int(G, n, "keepdims", 0);
+    EXPECT_TYPE(n, 0, "f32[N]");
+    EXPECT_TYPE(N1(ReduceMax, x), 0, "f32[1,1,1] NCW");
+    n = N1(ReduceMin, x);
+    ir_set_attr_int(G, n, "keepdims", 0);
+    EXPECT_TYPE(n, 0, "f32[]");
+    n = N1(ReduceSum, x, literal("i64[0]", 0, NULL));
+    ir_set_attr_int(G, n, "noop_with_empty_axes", 1);
+    EXPECT_TYPE(n, 0, "f32[2,N,4] NCW");
+
+    /* axes not known: keepdims keeps the rank; without, the rank drops by the axes' count */
+    ir_value *axes = input("i64[2]");
+    n = N1(ReduceSum, x, axes);
+    EXPECT_TYPE(n, 0, "f32[?,?,?] NCW");
+    ir_set_attr_int(G, n, "keepdims", 0);
+    EXPECT_TYPE(n, 0, "f32[?]");
+    n = N1(ReduceSum, x, input("i64[K]"));
+    ir_set_attr_int(G, n, "keepdims", 0);
+    EXPECT_TYPE(n, 0, "f32[*]");
+
+    n = N1(ReduceMean, x);
+    SET_INTS(n, "axes", 3);
+    EXPECT_ERROR(n, "ReduceMean: axis 3 is out of range for rank 3");
+    SET_INTS(n, "axes", 1, -2);
+    EXPECT_ERROR(n, "axis -2 is listed twice");
+    n = N1(ReduceMean, x, INTS(0));
+    SET_INTS(n, "axes", 1);
+    EXPECT_ERROR(n, "axes given both as input 'c");
+    EXPECT_ERROR(N1(ReduceMean, x, input("f32[1]")), "expected i32 or i64");
+    EXPECT_ERROR(N1(ReduceMean, input("bool[2]")), "is bool");
+}
+
+/* ---- data movement ---- */
+
+static void test_transpose_flatten(void)
+{
+    ir_node *n = N1(Transpose, input("f32[1,3,H,W] NCHW"));
+    SET_INTS(n, "perm", 0, 2, 3, 1);
+    EXPECT_TYPE(n, 0, "f32[1,H,W,3] NHWC");
+    n = N1(Transpose, input("f32[1,H,W,3] NHWC"));
+    SET_INTS(n, "perm", 0, 3, 1, 2);
+    EXPECT_TYPE(n, 0, "f32[1,3,H,W] NCHW");
+    SET_INTS(n, "perm", 0, 1, 2, 3);
+    EXPECT_TYPE(n, 0, "f32[1,H,W,3] NHWC");
+    SET_INTS(n, "perm", 1, 0, 2, 3);
+    EXPECT_TYPE(n, 0, "f32[H,1,W,3]");
+    EXPECT_TYPE(N1(Transpose, input("i64[2,3,4]")), 0, "i64[4,3,2]");
+    SET_INTS(n, "perm", 0, 1, 1, 3);
+    EXPECT_ERROR(n, "perm is not a permutation of 0..3");
+    SET_INTS(n, "perm", 0, 1, 2);
+    EXPECT_ERROR(n, "perm has 3 values but the input has rank 4");
+    n = N1(Transpose, input("f32[*]"));
+    SET_INTS(n, "perm", 1, 0);
+    EXPECT_TYPE(n, 0, "f32[?,?]");
+
+    ir_value *x = input("f32[N,3,4,5]");
+    n = N1(Flatten, x);
+    EXPECT_TYPE(n, 0, "f32[N,60]");
+    ir_set_attr_int(G, n, "axis", 0);
+    EXPECT_TYPE(n, 0, "f32[1,?]");
+    ir_set_attr_int(G, n, "axis", -1);
+    EXPECT_TYPE(n, 0, "f32[?,5]");
+    ir_set_attr_int(G, n, "axis", 4);
+    EXPECT_TYPE(n, 0, "f32[?,1]");
+    ir_set_attr_int(G, n, "axis", 5);
+    EXPECT_ERROR(n, "axis 5 is out of range for rank 4");
+    n = N1(Flatten, input("f32[2,3,4,5]"));
+    ir_set_attr_int(G, n, "axis", 2);
+    EXPECT_TYPE(n, 0, "f32[6,20]");
+
+    EXPECT_TYPE(N1(Trilu, input("f32[B,S,S]"), scalar("i64", 1)), 0, "f32[B,S,S]");
+    EXPECT_ERROR(N1(Trilu, input("f32[5]")), "expected rank 2 or more");
+}
+
+static void test_reshape(void)
+{
+    EXPECT_TYPE(N1(Reshape, input("f32[2,3,4]"), INTS(0, -1)), 0, "f32[2,12]");
+    EXPECT_TYPE(N1(Reshape, input("f32[N,128,768]"), INTS(0, 0, 12, 64)), 0,
+                "f32[N,128,12,64]");
+    EXPECT_TYPE(N1(Reshape, input("f32[N,12,64]"), INTS(0, -1)), 0, "f32[N,768]");
+    EXPECT_TYPE(N1(Reshape, input("f32[N,768]"), INTS(-1, 12, 64)), 0, "f32[N,12,64]");
+    EXPECT_TYPE(N1(Reshape, input("f32[N,128,768]"), INTS(-1, 768)), 0, "f32[?,768]");
+    EXPECT_TYPE(N1(Reshape, input("f32[N,S,768]"), INTS(0, -1, 12, 64)), 0, "f32[N,S,12,64]");
+    EXPECT_TYPE(N1(Reshape, input("f32[6]"), INTS(1, -1, 2)), 0, "f32[1,3,2]");
+    EXPECT_TYPE(N1(Reshape, input("f32[*]"), INTS(0, 4)), 0, "f32[?,4]");
+    ir_node *n = N1(Reshape, input("f32[0,3]"), INTS(0, 3));
+    ir_set_attr_int(G, n, "allowzero", 1);
+    EXPECT_TYPE(n, 0, "f32[0,3]");
+    n = N1(Reshape, input("f32[0,3]"), INTS(0, -1));
+    ir_set_attr_int(G, n, "allowzero", 1);
+    EXPECT_ERROR(n, "shape has both 0 and -1 with allowzero=1");
+    EXPECT_TYPE(N1(Reshape, input("f32[2,3]"), input("i64[3]")), 0, "f32[?,?,?]");
+    EXPECT_TYPE(N1(Reshape, input("f32[2,3]"), input("i64[R]")), 0, "f32[*]");
+
+    EXPECT_ERROR(N1(Reshape, input("f32[2,3,4]"), INTS(5, 5)),
+                 "Reshape: cannot reshape [2,3,4] (24 elements) into [5,5] (25 elements)");
+    EXPECT_ERROR(N1(Reshape, input("f32[2,3,4]"), INTS(5, -1)),
+                 "cannot reshape [2,3,4] into [5,?]: 24 is not a multiple of 5");
+    EXPECT_ERROR(N1(Reshape, input("f32[24]"), INTS(-1, 2, -1)), "more than one -1");
+    EXPECT_ERROR(N1(Reshape, input("f32[24]"), INTS(-2, 12)), "shape[0] = -2 is out of range");
+    EXPECT_ERROR(N1(Reshape, input("f32[24]"), INTS(24, 0)),
+                 "shape[1] = 0 copies dim 1, but the input [24] has rank 1");
+    EXPECT_ERROR(N1(Reshape, input("f32[24]"), input("i32[2]")), "expected i64");
+    EXPECT_ERROR(N1(Reshape, input("f32[2]"), INTS(1 << 30, 1 << 30)),
+                 "more than 2^40 elements");
+}
+
+static void test_squeeze_unsqueeze(void)
+{
+    ir_value *x = input("f32[N,1,5,1]");
+    ir_node *n = N1(Squeeze, x);
+    SET_INTS(n, "axes", 1);
+    EXPECT_TYPE(n, 0, "f32[N,5,1]");
+    EXPECT_TYPE(N1(Squeeze, x, INTS(-1, 1)), 0, "f32[N,5]");
+    EXPECT_TYPE(N1(Squeeze, input("f32[1,3,1]")), 0, "f32[3]");
+    EXPECT_TYPE(N1(Squeeze, x), 0, "f32[*]");
+    EXPECT_TYPE(N1(Squeeze, x, input("i64[2]")), 0, "f32[?,?]");
+    EXPECT_ERROR(N1(Squeeze, x, INTS(2)), "Squeeze: dim 2 has size 5, not 1");
+    EXPECT_ERROR(N1(Squeeze, x, INTS(4)), "axis 4 is out of range for rank 4");
+
+    n = N1(Unsqueeze, input("f32[3,4] NC"));
+    SET_INTS(n, "axes", 0, 3);
+    EXPECT_TYPE(n, 0, "f32[1,3,4,1]");
+    EXPECT_TYPE(N1(Unsqueeze, input("i64[N]"), INTS(-1)), 0, "i64[N,1]");
+    EXPECT_TYPE(N1(Unsqueeze, input("i64[]"), INTS(0)), 0, "i64[1]");
+    EXPECT_TYPE(N1(Unsqueeze, input("f32[3]"), input("i64[2]")), 0, "f32[?,?,?]");
+    EXPECT_TYPE(N1(Unsqueeze, input("f32[3]"), INTS(1, -1)), 0, "f32[3,1,1]");
+    EXPECT_ERROR(N1(Unsqueeze, input("f32[3]"), INTS(2, -1)), "axis -1 is listed twice");
+    EXPECT_ERROR(N1(Unsqueeze, input("f32[3]"), INTS(3)), "axis 3 is out of range for rank 2");
+    EXPECT_ERROR(N1(Unsqueeze, input("f32[2,2,2,2,2,2,2,2]"), INTS(0)),
+                 "the result would have rank 9");
+}
+
+static void test_concat_split(void)
+{
+    ir_node *n = N1(Concat, input("f32[N,3,H] NCW"), input("f32[N,5,H]"), input("f32[1,2,H]"));
+    ir_set_attr_int(G, n, "axis", 1);
+    EXPECT_TYPE(n, 0, "f32[1,10,H] NCW");
+    ir_set_attr_int(G, n, "axis", -1);
+    EXPECT_ERROR(n, "Concat: input 'x");
+    n = N1(Concat, input("f32[2,S]"), input("f32[2,4]"));
+    ir_set_attr_int(G, n, "axis", 1);
+    EXPECT_TYPE(n, 0, "f32[2,?]");
+    n = N1(Concat, input("f32[2,3]"), input("f32[2]"));
+    ir_set_attr_int(G, n, "axis", 0);
+    EXPECT_ERROR(n, "inputs have ranks 2 and 1");
+    n = N1(Concat, input("i64[1]"), input("i64[*]"));
+    ir_set_attr_int(G, n, "axis", 0);
+    EXPECT_TYPE(n, 0, "i64[?]");
+
+    ir_value *x = input("f32[6,N]");
+    n = node(IR_OP_Split, 2, 1, x);
+    SET_INTS(n, "split", 2, 4);
+    EXPECT_TYPE(n, 0, "f32[2,N]");
+    EXPECT_TYPE(n, 1, "f32[4,N]");
+    SET_INTS(n, "split", 2, 3);
+    EXPECT_ERROR(n, "split sizes add up to 5 but the dim is 6");
+    SET_INTS(n, "split", 2, 2, 2);
+    EXPECT_ERROR(n, "split lists 3 sizes for 2 outputs");
+    n = node(IR_OP_Split, 2, 2, x, INTS(1, 5));
+    EXPECT_TYPE(n, 1, "f32[5,N]");
+    n = node(IR_OP_Split, 3, 1, input("f32[7]"));
+    EXPECT_TYPE(n, 0, "f32[3]");
+    EXPECT_TYPE(n, 2, "f32[1]");
+    ir_set_attr_int(G, n, "num_outputs", 2);
+    EXPECT_ERROR(n, "num_outputs is 2 but the node has 3 outputs");
+    n = node(IR_OP_Split, 4, 1, input("f32[5]"));
+    EXPECT_ERROR(n, "a dim of 5 cannot be split into 4 parts");
+    n = node(IR_OP_Split, 2, 1, x);
+    ir_set_attr_int(G, n, "axis", 1);
+    EXPECT_TYPE(n, 1, "f32[6,?]");
+    n = node(IR_OP_Split, 2, 2, x, input("i64[2]"));
+    EXPECT_TYPE(n, 0, "f32[?,N]");
+}
+
+static void test_slice(void)
+{
+    ir_value *x = input("f32[10,20,N]");
+    const long long end = INT64_MAX, begin = INT64_MIN;
+    EXPECT_TYPE(N1(Slice, x, INTS(-3), INTS(end), INTS(1)), 0, "f32[10,3,N]");
+    EXPECT_TYPE(N1(Slice, x, INTS(0), INTS(end), INTS(2)), 0, "f32[10,20,N]");
+    EXPECT_TYPE(N1(Slice, x, INTS(-1), INTS(begin), INTS(-1), INTS(-1)), 0,
+                "f32[10,20,N]");
+    EXPECT_TYPE(N1(Slice, x, INTS(1), INTS(2), INTS(-1)), 0, "f32[10,20,?]");
+    EXPECT_TYPE(N1(Slice, x, INTS(1), INTS(-1), INTS(0), INTS(2)), 0, "f32[4,20,N]");
+    EXPECT_TYPE(N1(Slice, x, INTS(8), INTS(1), INTS(0), INTS(-3)), 0, "f32[3,20,N]");
+    EXPECT_TYPE(N1(Slice, x, INTS(-100, 5), INTS(100, 2)), 0, "f32[10,0,N]");
+    EXPECT_TYPE(N1(Slice, x, INTS(3), INTS(3)), 0, "f32[0,20,N]");
+    EXPECT_TYPE(N1(Slice, x, INTS(20), INTS(-100), INTS(1), INTS(-1)), 0,
+                "f32[10,20,N]");
+    EXPECT_TYPE(N1(Slice, x, input("i64[1]"), INTS(5), INTS(1)), 0, "f32[10,?,N]");
+    EXPECT_TYPE(N1(Slice, x, INTS(0), INTS(5), input("i64[1]")), 0, "f32[?,?,?]");
+    EXPECT_ERROR(N1(Slice, x, INTS(0), INTS(5), INTS(0), INTS(0)), "steps[0] is 0");
+    EXPECT_ERROR(N1(Slice, x, INTS(0, 0), INTS(5)), "must have the same length");
+    EXPECT_ERROR(N1(Slice, x, INTS(0), INTS(5), INTS(3)),
+                 "axis 3 is out of range for rank 3");
+}
+
+static void test_expand_tile_gather(void)
+{
+    EXPECT_TYPE(N1(Expand, input("f32[3,1] NC"), INTS(2, 1, 6)), 0, "f32[2,3,6]");
+    EXPECT_TYPE(N1(Expand, input("f32[N,1]"), INTS(1, 4)), 0, "f32[N,4]");
+    EXPECT_TYPE(N1(Expand, input("f32[3,1]"), input("i64[4]")), 0, "f32[?,?,?,?]");
+    EXPECT_ERROR(N1(Expand, input("f32[3,2]"), INTS(4, 2)),
+                 "shapes [3,2] and [4,2] do not broadcast");
+    EXPECT_ERROR(N1(Expand, input("f32[3,2]"), INTS(-1, 2)), "shape[0] = -1 is out of range");
+
+    EXPECT_TYPE(N1(Tile, input("f32[2,N] NC"), INTS(3, 2)), 0, "f32[6,?] NC");
+    EXPECT_TYPE(N1(Tile, input("f32[2,N]"), INTS(3, 1)), 0, "f32[6,N]");
+    EXPECT_TYPE(N1(Tile, input("f32[2,3]"), input("i64[2]")), 0, "f32[?,?]");
+    EXPECT_ERROR(N1(Tile, input("f32[2,3]"), INTS(2)),
+                 "repeats has 1 values but the input has rank 2");
+    EXPECT_ERROR(N1(Tile, input("f32[1024,1024]"), INTS(1 << 20, 1 << 20)),
+                 "Tile: output 'y");
+
+    ir_value *table = input("f32[1000,768]");
+    EXPECT_TYPE(N1(Gather, table, input("i64[B,S]")), 0, "f32[B,S,768]");
+    ir_node *n = N1(Gather, input("f32[5,4,3]"), input("i32[2]"));
+    ir_set_attr_int(G, n, "axis", 1);
+    EXPECT_TYPE(n, 0, "f32[5,2,3]");
+    EXPECT_TYPE(N1(Gather, input("i64[4]"), scalar("i64", -4)), 0, "i64[]");
+    EXPECT_ERROR(N1(Gather, input("i64[4]"), scalar("i64", 4)),
+                 "index 4 is out of range for a dim of 4");
+    EXPECT_ERROR(N1(Gather, table, input("f32[2]")), "expected i32 or i64");
+    ir_set_attr_int(G, n, "axis", 3);
+    EXPECT_ERROR(n, "axis 3 is out of range for rank 3");
+}
+
+static void test_pad(void)
+{
+    ir_value *x = input("f32[1,3,4,W] NCHW");
+    EXPECT_TYPE(N1(Pad, x, INTS(0, 0, 1, 2, 0, 0, 1, 2)), 0, "f32[1,3,6,?] NCHW");
+    EXPECT_TYPE(N1(Pad, x, INTS(0, 0, -1, 0, 0, 0, -1, 0), scalar("f32", 0)), 0,
+                "f32[1,3,2,W] NCHW");
+    EXPECT_TYPE(N1(Pad, x, INTS(1, 1, 1, 1), NULL, INTS(1, 2)), 0, "f32[1,5,6,W] NCHW");
+    EXPECT_TYPE(N1(Pad, x, input("i64[8]")), 0, "f32[?,?,?,?] NCHW");
+    EXPECT_ERROR(N1(Pad, x, INTS(0, 0, -3, 0, 0, 0, -2, 0)),
+                 "axis 2 of size 4 would have size -1 after pads");
+    EXPECT_ERROR(N1(Pad, x, INTS(0, 0, 1, 1)), "pads has 4 values; expected 8");
+    EXPECT_ERROR(N1(Pad, x, INTS(0, 0, 1, 1, 0, 0, 1, 1), scalar("i64", 0)), "same dtype");
+    ir_node *n = N1(Pad, x, INTS(0, 0, 4, 0, 0, 0, 0, 0));
+    ir_set_attr_string(G, n, "mode", "reflect");
+    EXPECT_ERROR(n, "reflect pads of axis 2 must be below its size 4");
+    ir_set_attr_string(G, n, "mode", "edge");
+    EXPECT_TYPE(n, 0, "f32[1,3,8,W] NCHW");
+    ir_set_attr_string(G, n, "mode", "mirror");
+    EXPECT_ERROR(n, "mode \"mirror\" is not constant, reflect, edge or wrap");
+}
+
+/* ---- generators ---- */
+
+static void test_generators(void)
+{
+    ir_value *x = input("f32[N,3,4]");
+    ir_node *n = N1(Shape, x);
+    EXPECT_TYPE(n, 0, "i64[3]");
+    ir_set_attr_int(G, n, "start", 1);
+    EXPECT_TYPE(n, 0, "i64[2]");
+    ir_set_attr_int(G, n, "end", -1);
+    EXPECT_TYPE(n, 0, "i64[1]");
+    ir_set_attr_int(G, n, "start", -10);
+    ir_set_attr_int(G, n, "end", 10);
+    EXPECT_TYPE(n, 0, "i64[3]");
+    ir_set_attr_int(G, n, "start", 3);
+    EXPECT_TYPE(n, 0, "i64[0]");
+    EXPECT_TYPE(N1(Shape, input("f32[*]")), 0, "i64[?]");
+
+    n = N1(ConstantOfShape, INTS(2, 3));
+    EXPECT_TYPE(n, 0, "f32[2,3]");
+    ir_set_attr_int(G, n, "dtype", 7);
+    EXPECT_TYPE(n, 0, "i64[2,3]");
+    ir_set_attr_int(G, n, "dtype", 8);
+    EXPECT_ERROR(n, "dtype 8 is not a supported type");
+    EXPECT_TYPE(N1(ConstantOfShape, input("i64[3]")), 0, "f32[?,?,?]");
+    EXPECT_TYPE(N1(ConstantOfShape, literal("i64[0]", 0, NULL)), 0, "f32[]");
+    EXPECT_ERROR(N1(ConstantOfShape, INTS(3, -1)), "shape[1] = -1 is out of range");
+    EXPECT_ERROR(N1(ConstantOfShape, INTS(1 << 20, 1 << 20, 2)), "more than 2^40 elements");
+
+    EXPECT_TYPE(N1(Range, scalar("i64", 0), scalar("i64", 10), scalar("i64", 3)), 0, "i64[4]");
+    EXPECT_TYPE(N1(Range, scalar("f32", 1), scalar("f32", 0), scalar("f32", -0.25)), 0,
+                "f32[4]");
+    EXPECT_TYPE(N1(Range, scalar("i32", 5), scalar("i32", 0), scalar("i32", 1)), 0, "i32[0]");
+    EXPECT_TYPE(N1(Range, scalar("i64", 0), input("i64[]"), scalar("i64", 1)), 0, "i64[?]");
+    EXPECT_ERROR(N1(Range, scalar("i64", 0), scalar("i64", 5), scalar("i64", 0)), "delta is 0");
+    EXPECT_ERROR(N1(Range, scalar("i64", 0), scalar("f32", 5), scalar("i64", 1)), "same dtype");
+    EXPECT_ERROR(N1(Range, scalar("f32", 0), scalar("f32", 1e18), scalar("f32", 1)),
+                 "more than 2^40 values");
+
+    n = node(IR_OP_Constant, 1, 0);
+    EXPECT_ERROR(n, "no value: set one of value_float");
+    SET_INTS(n, "value_ints", 1, 2, 3);
+    EXPECT_TYPE(n, 0, "i64[3]");
+    ir_set_attr_float(G, n, "value_float", 0.5);
+    EXPECT_ERROR(n, "both value_float and value_ints are set");
+    n = node(IR_OP_Constant, 1, 0);
+    ir_set_attr_float(G, n, "value_float", 0.5);
+    EXPECT_TYPE(n, 0, "f32[]");
+    n = node(IR_OP_Constant, 1, 0);
+    ir_set_attr_int(G, n, "value_int", 4);
+    EXPECT_TYPE(n, 0, "i64[]");
+    n = node(IR_OP_Constant, 1, 0);
+    ir_set_attr_floats(G, n, "value_floats", (double[]){1, 2}, 2);
+    EXPECT_TYPE(n, 0, "f32[2]");
+}
+
+/* ---- diagnostics, arity, overflow ---- */
+
+/* With a source, errors point at the node's text; without, they name the graph and the node. */
+static void test_error_location(void)
+{
+    static const char text[] = "graph t {\n  y = Conv(x, w)\n}\n";
+    dg_source src = {.path = "t.graph", .text = text, .len = sizeof text - 1};
+    ir_node *n = N1(Conv, input("f32[1,3,8,8]"), input("f32[4,5,3,3]"));
+    EXPECT_ERROR(n, "t: error: node y");
+    G->src = &src;
+    n->src_offset = 12;
+    n->src_len = 14;
+    EXPECT_ERROR(n, "t.graph:2:3: error: Conv: input has 3 channels but the weight expects 5 "
+                    "(group 1)\n");
+    EXPECT_ERROR(n, "\n    y = Conv(x, w)\n    ^~~~~~~~~~~~~~\n");
+    G->src = NULL;
+}
+
+static void test_arity_and_overflow(void)
+{
+    EXPECT_ERROR(node(IR_OP_Conv, 1, 1, input("f32[1,3,8,8]")), "Conv: takes 2 to 3 inputs, not 1");
+    EXPECT_ERROR(node(IR_OP_Add, 1, 2, input("f32[1]"), NULL), "input #1 is required");
+    EXPECT_ERROR(node(IR_OP_Relu, 2, 1, input("f32[1]")), "Relu: gives 1 outputs, not 2");
+    /* sizes near int64 never wrap around: they are refused as impossible */
+    ir_node *n = N1(Conv, input("f32[1,1,1099511627776,1]"), input("f32[1,1,1,1]"));
+    SET_INTS(n, "pads", 1099511627776LL, 0, 1099511627776LL, 0);
+    EXPECT_ERROR(n, "would have shape [1,1,1099511627777,1]: a dim above 2^40");
+    n = N1(Conv, input("f32[1,1,8,8]"), input("f32[1,1,1,1]"));
+    SET_INTS(n, "strides", INT64_MAX, 1);
+    EXPECT_ERROR(n, "strides[0] = 9223372036854775807 is out of range");
+    EXPECT_ERROR(N1(MatMul, input("f32[1048576,4]"), input("f32[4,1048577]")),
+                 "more than 2^40 elements");
+    EXPECT_ERROR(node(IR_OP_Max, 1, 0), "Max: takes at least 1 inputs, not 0");
+    EXPECT_ERROR(N1(Tile, input("f32[0,1048576]"), INTS(1, 1048577)),
+                 "would have shape [0,1099511627777]: a dim above 2^40");
+    EXPECT_ERROR(N1(Expand, input("f32[1]"), INTS(1 << 20, 1 << 20, 2)),
+                 "would have shape [1048576,1048576,2]");
+}
+
+/* ---- the catalog ---- */
+
+static const ir_attr_schema *attr(ir_op op, const char *name)
+{
+    const ir_attr_schema *s = ir_op_attr_schema(op, name);
+    if (!s)
+        fprintf(stderr, "%s has no attribute %s\n", ir_op_name(op), name);
+    return s;
+}
+
+#define CHECK_INT_ATTR(op, name, value)                                                            \
+    do {                                                                                           \
+        const ir_attr_schema *s_ = attr(IR_OP_##op, name);                                         \
+        CHECK(s_ && s_->kind == IR_ATTR_INT && !s_->required && s_->i == (value));                 \
+    } while (0)
+#define CHECK_FLOAT_ATTR(op, name, value)                                                          \
+    do {                                                                                           \
+        const ir_attr_schema *s_ = attr(IR_OP_##op, name);                                         \
+        CHECK(s_ && s_->kind == IR_ATTR_FLOAT && !s_->required && s_->f == (value));               \
+    } while (0)
+#define CHECK_STRING_ATTR(op, name, value)                                                         \
+    do {                                                                                           \
+        const ir_attr_schema *s_ = attr(IR_OP_##op, name);                                         \
+        CHECK(s_ && s_->kind == IR_ATTR_STRING && s_->s && strcmp(s_->s, value) == 0);             \
+    } while (0)
+#define CHECK_KIND(op, name, k, req)                                                               \
+    do {                                                                                           \
+        const ir_attr_schema *s_ = attr(IR_OP_##op, name);                                         \
+        CHECK(s_ && s_->kind == (k) && s_->required == (req));                                     \
+    } while (0)
+
+/* Every row has a name, an inference and a well-formed schema. */
+static void test_catalog_rows(void)
+{
+    for (unsigned op = 0; op < IR_OP_COUNT; op++) {
+        const ir_op_info *info = ir_op_info_get((ir_op)op);
+        CHECK(info->name && info->name[0]);
+        CHECK(info->infer != NULL);
+        CHECK(info->min_inputs <= info->max_inputs);
+        CHECK(info->min_outputs >= 1 && info->min_outputs <= info->max_outputs);
+        ir_op found;
+        CHECK(ir_op_lookup(info->name, strlen(info->name), &found) && found == (ir_op)op);
+        for (uint32_t k = 0; k < info->nattrs; k++) {
+            const ir_attr_schema *s = &info->attrs[k];
+            CHECK(s->name && s->name[0]);
+            CHECK(s->kind <= IR_ATTR_FLOATS);
+            CHECK(ir_op_attr_schema((ir_op)op, s->name) == s); /* names are unique */
+            if (s->kind == IR_ATTR_STRING && !s->required)
+                CHECK(s->s != NULL);
+            if (s->kind == IR_ATTR_INTS)
+                CHECK((s->ints == NULL) == (s->nints == 0));
+            if (s->required) /* a required attribute has no default to fall back on */
+                CHECK(s->i == 0 && s->f == 0 && !s->s && !s->ints);
+        }
+    }
+}
+
+/* The defaults ONNX documents. */
+static void test_catalog_defaults(void)
+{
+    CHECK_STRING_ATTR(Conv, "auto_pad", "NOTSET");
+    CHECK_INT_ATTR(Conv, "group", 1);
+    CHECK_KIND(Conv, "dilations", IR_ATTR_INTS, false);
+    CHECK_KIND(Conv, "kernel_shape", IR_ATTR_INTS, false);
+    CHECK_KIND(Conv, "pads", IR_ATTR_INTS, false);
+    CHECK_KIND(Conv, "strides", IR_ATTR_INTS, false);
+    CHECK_KIND(ConvTranspose, "output_padding", IR_ATTR_INTS, false);
+    CHECK_KIND(ConvTranspose, "output_shape", IR_ATTR_INTS, false);
+    CHECK_FLOAT_ATTR(BatchNormalization, "epsilon", 1e-5);
+    CHECK_FLOAT_ATTR(BatchNormalization, "momentum", 0.9);
+    CHECK_INT_ATTR(BatchNormalization, "training_mode", 0);
+    CHECK_FLOAT_ATTR(LeakyRelu, "alpha", 0.01);
+    CHECK_STRING_ATTR(Gelu, "approximate", "none");
+    CHECK_FLOAT_ATTR(HardSigmoid, "alpha", 0.2);
+    CHECK_FLOAT_ATTR(HardSigmoid, "beta", 0.5);
+    CHECK_FLOAT_ATTR(Elu, "alpha", 1.0);
+    CHECK_INT_ATTR(Softmax, "axis", -1);
+    CHECK_INT_ATTR(LayerNormalization, "axis", -1);
+    CHECK_FLOAT_ATTR(LayerNormalization, "epsilon", 1e-5);
+    CHECK_INT_ATTR(LayerNormalization, "stash_type", 1);
+    CHECK_FLOAT_ATTR(Gemm, "alpha", 1.0);
+    CHECK_FLOAT_ATTR(Gemm, "beta", 1.0);
+    CHECK_INT_ATTR(Gemm, "transA", 0);
+    CHECK_INT_ATTR(Gemm, "transB", 0);
+    static const ir_op reduces[] = {IR_OP_ReduceMean, IR_OP_ReduceSum, IR_OP_ReduceMax,
+                                    IR_OP_ReduceMin};
+    for (size_t k = 0; k < 4; k++) {
+        const ir_attr_schema *keep = attr(reduces[k], "keepdims");
+        const ir_attr_schema *noop = attr(reduces[k], "noop_with_empty_axes");
+        const ir_attr_schema *axes = attr(reduces[k], "axes");
+        CHECK(keep && keep->i == 1 && noop && noop->i == 0 && axes && axes->kind == IR_ATTR_INTS);
+    }
+    CHECK_KIND(Squeeze, "axes", IR_ATTR_INTS, false);
+    CHECK_KIND(Unsqueeze, "axes", IR_ATTR_INTS, false);
+    CHECK_KIND(Split, "split", IR_ATTR_INTS, false);
+    CHECK_INT_ATTR(Split, "axis", 0);
+    CHECK_INT_ATTR(Split, "num_outputs", 0);
+    CHECK_KIND(Cast, "to", IR_ATTR_INT, true);
+    CHECK_STRING_ATTR(Pad, "mode", "constant");
+    CHECK_KIND(Clip, "min", IR_ATTR_FLOAT, false);
+    CHECK_KIND(Clip, "max", IR_ATTR_FLOAT, false);
+    CHECK(attr(IR_OP_Clip, "min")->f < -3e38 && attr(IR_OP_Clip, "max")->f > 3e38);
+    CHECK_KIND(Constant, "value_float", IR_ATTR_FLOAT, false);
+    CHECK_KIND(Constant, "value_floats", IR_ATTR_FLOATS, false);
+    CHECK_KIND(Constant, "value_int", IR_ATTR_INT, false);
+    CHECK_KIND(Constant, "value_ints", IR_ATTR_INTS, false);
+    CHECK_KIND(Dropout, "seed", IR_ATTR_INT, false);
+    CHECK_FLOAT_ATTR(Dropout, "ratio", 0.5);
+    CHECK_KIND(MaxPool, "kernel_shape", IR_ATTR_INTS, true);
+    CHECK_KIND(AveragePool, "kernel_shape", IR_ATTR_INTS, true);
+    CHECK_INT_ATTR(MaxPool, "ceil_mode", 0);
+    CHECK_INT_ATTR(MaxPool, "storage_order", 0);
+    CHECK_INT_ATTR(AveragePool, "count_include_pad", 0);
+    CHECK_KIND(Transpose, "perm", IR_ATTR_INTS, false);
+    CHECK_INT_ATTR(Flatten, "axis", 1);
+    CHECK_KIND(Concat, "axis", IR_ATTR_INT, true);
+    CHECK_INT_ATTR(Gather, "axis", 0);
+    CHECK_INT_ATTR(Trilu, "upper", 1);
+    CHECK_INT_ATTR(QuantizeLinear, "axis", 1);
+    CHECK_INT_ATTR(QuantizeLinear, "saturate", 1);
+    CHECK_INT_ATTR(DequantizeLinear, "axis", 1);
+    CHECK_INT_ATTR(DequantizeLinear, "block_size", 0);
+    CHECK_FLOAT_ATTR(ConstantOfShape, "value", 0.0);
+    CHECK_INT_ATTR(ConstantOfShape, "dtype", 1);
+    CHECK_INT_ATTR(Shape, "start", 0);
+    CHECK_INT_ATTR(Reshape, "allowzero", 0);
+    CHECK(ir_op_info_get(IR_OP_Relu)->nattrs == 0 && ir_op_info_get(IR_OP_Add)->nattrs == 0);
+}
+
+/* Runs last: every op of ops.def went through some test above. */
+static void test_every_op_covered(void)
+{
+    for (size_t k = 0; k < sizeof onnx_ops / sizeof onnx_ops[0]; k++) {
+        if (!covered[onnx_ops[k]]) {
+            fprintf(stderr, "no inference test ran op %s\n", ir_op_name(onnx_ops[k]));
+            unit_current_failed = 1;
+        }
+    }
+}
+
+int main(void)
+{
+    TEST(test_unary);
+    TEST(test_clip_cast_dropout);
+    TEST(test_broadcast);
+    TEST(test_conv);
+    TEST(test_conv_transpose);
+    TEST(test_pool);
+    TEST(test_matmul_gemm);
+    TEST(test_norms);
+    TEST(test_quant);
+    TEST(test_reduce);
+    TEST(test_transpose_flatten);
+    TEST(test_reshape);
+    TEST(test_squeeze_unsqueeze);
+    TEST(test_concat_split);
+    TEST(test_slice);
+    TEST(test_expand_tile_gather);
+    TEST(test_pad);
+    TEST(test_generators);
+    TEST(test_error_location);
+    TEST(test_arity_and_overflow);
+    TEST(test_catalog_rows);
+    TEST(test_catalog_defaults);
+    TEST(test_every_op_covered);
+    return unit_finish();
+}
