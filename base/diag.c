@@ -11,13 +11,14 @@
 typedef struct {
     dg_severity sev;
     const dg_source *src;
-    const char *path; /* for path-only diagnostics */
+    char *path; /* for path-only diagnostics: a copy, since the caller's string may not outlive us */
     size_t offset, len;
     char *message;
 } diagnostic;
 
 struct dg_context {
     VEC(diagnostic) items;
+    VEC(dg_source *) adopted; /* sources handed over by dg_source_adopt */
     size_t errors, warnings, dropped;
 };
 
@@ -32,9 +33,17 @@ void dg_free(dg_context *ctx)
 {
     if (!ctx)
         return;
-    for (size_t i = 0; i < ctx->items.len; i++)
+    for (size_t i = 0; i < ctx->items.len; i++) {
         free(ctx->items.items[i].message);
+        free(ctx->items.items[i].path);
+    }
     vec_free(&ctx->items);
+    for (size_t i = 0; i < ctx->adopted.len; i++) {
+        dg_source_release(ctx->adopted.items[i]);
+        free((char *)ctx->adopted.items[i]->path);
+        free(ctx->adopted.items[i]);
+    }
+    vec_free(&ctx->adopted);
     free(ctx);
 }
 
@@ -62,7 +71,9 @@ static void add(dg_context *ctx, dg_severity sev, const dg_source *src, const ch
         ctx->dropped++;
         return;
     }
-    diagnostic d = {sev, src, path, offset, len, format_message(fmt, ap)};
+    char *path_copy = path ? strdup(path) : NULL;
+    FR_CHECK(!path || path_copy);
+    diagnostic d = {sev, src, path_copy, offset, len, format_message(fmt, ap)};
     vec_push(&ctx->items, d);
 }
 
@@ -221,4 +232,16 @@ void dg_source_release(dg_source *src)
     free((char *)src->text);
     src->text = NULL;
     src->len = 0;
+}
+
+const dg_source *dg_source_adopt(dg_context *ctx, dg_source *src)
+{
+    dg_source *kept = malloc(sizeof *kept);
+    char *path = strdup(src->path);
+    FR_CHECK(kept != NULL && path != NULL);
+    *kept = *src;
+    kept->path = path;
+    vec_push(&ctx->adopted, kept);
+    *src = (dg_source){0};
+    return kept;
 }

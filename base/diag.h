@@ -60,5 +60,9 @@ void dg_line_col(const dg_source *src, size_t offset, unsigned *line, unsigned *
  * reports to ctx and returns false. dg_source_release frees what dg_source_read allocated. */
 bool dg_source_read(dg_context *ctx, const char *path, dg_source *out);
 void dg_source_release(dg_source *src);
+/* Hands a source filled by dg_source_read over to ctx, which releases it (and a copy of its path)
+ * in dg_free; returns its lasting address. For loaders that give up on their result while the
+ * diagnostics they reported still point into the text. *src is emptied. */
+const dg_source *dg_source_adopt(dg_context *ctx, dg_source *src);
 
 #endif

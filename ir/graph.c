@@ -19,11 +19,13 @@ void ir_graph_free(ir_graph *g)
 {
     if (!g)
         return;
+    ir_const_files_close(g);
     vec_free(&g->values);
     vec_free(&g->nodes);
     vec_free(&g->inputs);
     vec_free(&g->outputs);
     vec_free(&g->symbols);
+    sm_free(&g->symbol_index);
     sm_free(&g->by_name);
     ar_free(g->arena);
 }
@@ -112,11 +114,13 @@ ir_const *ir_const_new(ir_graph *g, ir_const_kind kind)
 
 int64_t ir_symbol(ir_graph *g, const char *name, size_t len)
 {
-    for (size_t i = 0; i < g->symbols.len; i++)
-        if (strlen(g->symbols.items[i]) == len && memcmp(g->symbols.items[i], name, len) == 0)
-            return ir_dim_from_symbol((uint32_t)i);
+    uintptr_t known = (uintptr_t)sm_get(&g->symbol_index, name, len);
+    if (known)
+        return ir_dim_from_symbol((uint32_t)(known - 1));
     FR_CHECK(g->symbols.len < INT32_MAX);
-    vec_push(&g->symbols, ar_strndup(g->arena, name, len));
+    char *copy = ar_strndup(g->arena, name, len);
+    vec_push(&g->symbols, copy);
+    sm_put(&g->symbol_index, copy, len, (void *)(uintptr_t)g->symbols.len);
     return ir_dim_from_symbol((uint32_t)(g->symbols.len - 1));
 }
 

@@ -229,9 +229,11 @@ struct ir_graph {
     VEC(ir_value *) inputs;
     VEC(ir_value *) outputs;
     VEC(const char *) symbols; /* symbolic dim names */
+    sm_map symbol_index;       /* symbol name -> index + 1 */
     sm_map by_name;            /* value name -> ir_value */
     const char *dir;           /* folder that file() paths are relative to */
     const dg_source *src;      /* the text it was parsed from, or NULL */
+    void *const_files;         /* safetensors files opened by ir_const_data (ir/consts.c) */
 };
 
 /* ---- building ------------------------------------------------------------------------------ */
@@ -312,11 +314,23 @@ void ir_const_set_data(ir_graph *g, ir_value *v, const void *data, size_t nbytes
  * element i of the stream is a pure function of (seed, i), uniform in [lo, hi), converted to dt
  * (integers are rounded down). Deterministic across machines. */
 void ir_random_fill(uint64_t seed, double lo, double hi, ir_dtype dt, void *out, size_t count);
+/* Elements [first, first + count) of the same stream: filling in chunks gives the same bytes. */
+void ir_random_fill_at(uint64_t seed, uint64_t first, double lo, double hi, ir_dtype dt, void *out,
+                       size_t count);
+/* Closes the files ir_const_data opened for g (ir_graph_free calls it). */
+void ir_const_files_close(ir_graph *g);
 
 /* Writes g as canonical text to graph_path, and every IR_CONST_DATA constant to a safetensors file
  * beside it (graph_path with .graph replaced by .safetensors), which the text then refers to with
  * file(...). Both files are written to temporary names and renamed into place; on failure nothing
- * is changed on disk. */
+ * is changed on disk, and g is unchanged.
+ *
+ * The contract with ir_print: before printing, each IR_CONST_DATA constant becomes IR_CONST_FILE
+ * with file = the basename of the safetensors file and key = the value's name (its data stays in
+ * memory). file() constants that read the safetensors file being replaced are copied into the new
+ * one the same way; when graph_path is in another folder than g->dir, the other file() paths are
+ * rewritten relative to it. On success g->dir becomes graph_path's folder. With no IR_CONST_DATA
+ * constant, no safetensors file is written. The same graph gives byte-identical files. */
 bool ir_save(ir_graph *g, const char *graph_path, dg_context *dg);
 
 /* ---- statistics ---------------------------------------------------------------------------- */
@@ -344,7 +358,7 @@ bool ir_op_is_kernel(ir_op op);
     X(add, 2) X(sub, 2) X(mul, 2) X(div, 2) X(pow, 2) X(max, 2) X(min, 2) X(neg, 1) X(abs, 1)     \
     X(exp, 1) X(log, 1) X(sqrt, 1) X(rsqrt, 1) X(recip, 1) X(sigmoid, 1) X(tanh, 1) X(relu, 1)    \
     X(erf, 1) X(gelu, 1) X(gelu_tanh, 1) X(silu, 1) X(hardswish, 1) X(sin, 1) X(cos, 1)           \
-    X(floor, 1) X(ceil, 1) X(clip, 3)
+    X(floor, 1) X(ceil, 1) X(softplus, 1) X(leakyrelu, 2) X(elu, 2) X(clip, 3) X(hardsigmoid, 3)
 
 typedef enum {
     IR_EW_INPUT, /* push input `index` */

@@ -1,0 +1,473 @@
+/* Constants' data: the seeded generator, materializing literal, random and file constants in their
+ * dtype, and the per-graph cache of the safetensors files that file constants read.
+ *
+ * Data is stored in the value's dtype: f16 and bf16 as their 16-bit encodings, bool as one byte
+ * (0 or 1), all little-endian as the host is. Payloads live in the graph's arena. */
+#include "ir/ir.h"
+
+#include "base/check.h"
+#include "base/half.h"
+#include "ir/safetensors.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The most payload one constant may have: a tiny graph must not be able to ask for petabytes. */
+#define CONST_BUDGET_BYTES ((int64_t)16 << 30)
+
+/* ---- the seeded generator -------------------------------------------------------------------- */
+
+/* splitmix64's output function: a bijection on 64 bits that mixes every input bit into every
+ * output bit. */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+/* Element i of stream `seed`, uniform in [0, 1) with 53 random bits: the (i+1)-th output of a
+ * splitmix64 generator whose state starts at mix64(seed). Counter-based, so any element can be
+ * computed alone, and machines agree bit for bit (integer arithmetic and one exact scaling). */
+static double uniform01(uint64_t seed, uint64_t i)
+{
+    const uint64_t gamma = 0x9e3779b97f4a7c15u;
+    uint64_t z = mix64(seed) + (i + 1) * gamma;
+    return (double)(mix64(z) >> 11) * 0x1.0p-53;
+}
+
+/* Floating-point storage as raw bits (f32 in 32 bits, f16 and bf16 in 16), so that stepping to the
+ * neighbouring representable value is one integer operation. */
+static uint32_t encode_float(ir_dtype dt, double x)
+{
+    /* clamp first: converting an out-of-range double to float is undefined in C */
+    float f = isnan(x) ? NAN : x > FLT_MAX ? INFINITY : x < -FLT_MAX ? -INFINITY : (float)x;
+    switch (dt) {
+    case IR_F32:
+        return half_f32_bits(f);
+    case IR_F16:
+        return f32_to_f16(f);
+    case IR_BF16:
+        return f32_to_bf16(f);
+    default:
+        FR_UNREACHABLE();
+        return 0;
+    }
+}
+
+static double decode_float(ir_dtype dt, uint32_t bits)
+{
+    switch (dt) {
+    case IR_F32:
+        return half_bits_f32(bits);
+    case IR_F16:
+        return f16_to_f32((uint16_t)bits);
+    case IR_BF16:
+        return bf16_to_f32((uint16_t)bits);
+    default:
+        FR_UNREACHABLE();
+        return 0;
+    }
+}
+
+/* The next representable value towards -infinity (sign-magnitude encodings). */
+static uint32_t step_down(ir_dtype dt, uint32_t bits)
+{
+    uint32_t sign = dt == IR_F32 ? 0x80000000u : 0x8000u;
+    if (bits & sign)
+        return bits + 1;
+    return bits == 0 ? (sign | 1u) : bits - 1;
+}
+
+static void put_float_bits(ir_dtype dt, void *out, size_t i, uint32_t bits)
+{
+    if (dt == IR_F32) {
+        memcpy((char *)out + 4 * i, &bits, 4);
+    } else {
+        uint16_t h = (uint16_t)bits;
+        memcpy((char *)out + 2 * i, &h, 2);
+    }
+}
+
+/* The range of an integer dtype (bool is 0..1). */
+static void int_range(ir_dtype dt, double *min, double *max)
+{
+    switch (dt) {
+    case IR_I8:
+        *min = INT8_MIN, *max = INT8_MAX;
+        return;
+    case IR_U8:
+        *min = 0, *max = UINT8_MAX;
+        return;
+    case IR_I32:
+        *min = INT32_MIN, *max = INT32_MAX;
+        return;
+    case IR_I64: /* the largest double below 2^63 */
+        *min = -0x1.0p63, *max = 0x1.fffffffffffffp62;
+        return;
+    case IR_BOOL:
+        *min = 0, *max = 1;
+        return;
+    default:
+        FR_UNREACHABLE();
+    }
+}
+
+/* Stores an integral value already within the dtype's range. */
+static void put_int(ir_dtype dt, void *out, size_t i, double x)
+{
+    char *p = out;
+    switch (dt) {
+    case IR_I8: {
+        int8_t v = (int8_t)x;
+        memcpy(p + i, &v, 1);
+        return;
+    }
+    case IR_U8:
+    case IR_BOOL: {
+        uint8_t v = (uint8_t)x;
+        memcpy(p + i, &v, 1);
+        return;
+    }
+    case IR_I32: {
+        int32_t v = (int32_t)x;
+        memcpy(p + 4 * i, &v, 4);
+        return;
+    }
+    case IR_I64: {
+        int64_t v = (int64_t)x;
+        memcpy(p + 8 * i, &v, 8);
+        return;
+    }
+    default:
+        FR_UNREACHABLE();
+    }
+}
+
+/* One generated element: x in [lo, hi] as computed, kept below hi when the dtype can. */
+static void put_random(ir_dtype dt, void *out, size_t i, double u, double lo, double hi)
+{
+    if (dt == IR_BOOL) {
+        put_int(dt, out, i, u < 0.5 ? 0 : 1);
+        return;
+    }
+    /* lo*(1-u) + hi*u cannot overflow where hi - lo would */
+    double x = lo * (1 - u) + hi * u;
+    if (x >= hi && hi > lo)
+        x = nextafter(hi, lo);
+    if (ir_dtype_is_float(dt)) {
+        uint32_t bits = encode_float(dt, x);
+        if (decode_float(dt, bits) >= hi) { /* rounding reached hi: take the value below it */
+            uint32_t below = step_down(dt, bits);
+            if (decode_float(dt, below) >= lo)
+                bits = below;
+        }
+        put_float_bits(dt, out, i, bits);
+        return;
+    }
+    double min, max;
+    int_range(dt, &min, &max);
+    x = isnan(x) ? 0 : floor(x);
+    put_int(dt, out, i, x < min ? min : x > max ? max : x);
+}
+
+void ir_random_fill_at(uint64_t seed, uint64_t first, double lo, double hi, ir_dtype dt, void *out,
+                       size_t count)
+{
+    FR_CHECK(ir_dtype_size(dt) > 0);
+    for (size_t i = 0; i < count; i++)
+        put_random(dt, out, i, uniform01(seed, first + i), lo, hi);
+}
+
+void ir_random_fill(uint64_t seed, double lo, double hi, ir_dtype dt, void *out, size_t count)
+{
+    ir_random_fill_at(seed, 0, lo, hi, dt, out, count);
+}
+
+/* ---- errors ---------------------------------------------------------------------------------- */
+
+/* An error about constant v, located at its definition when the graph came from text. */
+static void const_error(ir_graph *g, const ir_value *v, dg_context *dg, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void const_error(ir_graph *g, const ir_value *v, dg_context *dg, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *message = ar_vprintf(g->arena, fmt, ap);
+    va_end(ap);
+    if (g->src && (v->src_offset || v->src_len))
+        dg_error(dg, g->src, v->src_offset, v->src_len, "%s", message);
+    else
+        dg_error(dg, NULL, 0, 0, "%s", message);
+}
+
+/* ---- the open-file cache --------------------------------------------------------------------- */
+
+typedef struct {
+    char *path;    /* as resolved against the graph's folder */
+    st_file *file; /* NULL: opening failed (reported once) */
+} open_file;
+
+typedef struct {
+    VEC(open_file) files;
+} file_cache;
+
+void ir_const_files_close(ir_graph *g)
+{
+    file_cache *cache = g->const_files;
+    if (!cache)
+        return;
+    for (size_t i = 0; i < cache->files.len; i++) {
+        st_close(cache->files.items[i].file);
+        free(cache->files.items[i].path);
+    }
+    vec_free(&cache->files);
+    free(cache);
+    g->const_files = NULL;
+}
+
+/* The file a path names, opened once per graph. NULL when it cannot be opened; *failed_before
+ * then tells whether that was reported by an earlier call. */
+static st_file *cached_open(ir_graph *g, const char *path, dg_context *dg, bool *failed_before)
+{
+    if (!g->const_files) {
+        g->const_files = calloc(1, sizeof(file_cache));
+        FR_CHECK(g->const_files != NULL);
+    }
+    file_cache *cache = g->const_files;
+    *failed_before = false;
+    for (size_t i = 0; i < cache->files.len; i++) {
+        if (strcmp(cache->files.items[i].path, path) == 0) {
+            *failed_before = cache->files.items[i].file == NULL;
+            return cache->files.items[i].file;
+        }
+    }
+    open_file entry = {strdup(path), st_open(path, dg)};
+    FR_CHECK(entry.path != NULL);
+    vec_push(&cache->files, entry);
+    return entry.file;
+}
+
+/* ---- materializing --------------------------------------------------------------------------- */
+
+/* The element count and byte size of a constant's type, within the budget. */
+static bool const_size(ir_graph *g, const ir_value *v, dg_context *dg, int64_t *numel,
+                       int64_t *nbytes)
+{
+    char type[256];
+    ir_type_format(g, &v->type, type, sizeof type);
+    if (!ir_type_is_static(&v->type) || ir_dtype_size(v->type.dtype) == 0) {
+        const_error(g, v, dg, "constant '%s' needs a static type to hold data, not %s", v->name,
+                    type);
+        return false;
+    }
+    if (!ir_type_numel(&v->type, numel) || !ir_type_nbytes(&v->type, nbytes) ||
+        *nbytes > CONST_BUDGET_BYTES) {
+        const_error(g, v, dg, "constant '%s' of type %s is too large (constants are limited to "
+                    "16 GiB)", v->name, type);
+        return false;
+    }
+    return true;
+}
+
+/* Why value x cannot be stored in dt, or NULL when it can. */
+static const char *literal_problem(ir_dtype dt, double x)
+{
+    if (ir_dtype_is_float(dt)) {
+        uint32_t bits = encode_float(dt, x);
+        return isfinite(x) && isinf(decode_float(dt, bits)) ? "overflows" : NULL;
+    }
+    double min, max;
+    int_range(dt, &min, &max);
+    if (!isfinite(x) || x != floor(x))
+        return "is not an integer";
+    return x < min || x > max ? "is out of range" : NULL;
+}
+
+static void put_literal(ir_dtype dt, void *out, size_t i, double x)
+{
+    if (ir_dtype_is_float(dt))
+        put_float_bits(dt, out, i, encode_float(dt, x));
+    else
+        put_int(dt, out, i, x);
+}
+
+/* A literal gives one value (to fill the tensor) or all of them, each storable in the dtype. */
+static bool check_literal(ir_graph *g, const ir_value *v, dg_context *dg, int64_t numel)
+{
+    const ir_const *c = v->konst;
+    ir_dtype dt = v->type.dtype;
+    if (c->literal_count != 1 && c->literal_count != (size_t)numel) {
+        const_error(g, v, dg, "constant '%s' lists %zu values for %lld elements (write 1 value "
+                    "to fill it, or all %lld)", v->name, c->literal_count, (long long)numel,
+                    (long long)numel);
+        return false;
+    }
+    for (size_t i = 0; i < c->literal_count; i++) {
+        const char *problem = literal_problem(dt, c->literal[i]);
+        if (problem) {
+            const_error(g, v, dg, "constant '%s': %s value %.17g %s", v->name, ir_dtype_name(dt),
+                        c->literal[i], problem);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void fill_literal(const ir_value *v, void *out, int64_t numel)
+{
+    const ir_const *c = v->konst;
+    for (size_t i = 0; i < (size_t)numel; i++)
+        put_literal(v->type.dtype, out, i, c->literal[c->literal_count == 1 ? 0 : i]);
+}
+
+static bool check_random(ir_graph *g, const ir_value *v, dg_context *dg)
+{
+    const ir_const *c = v->konst;
+    if (!isfinite(c->lo) || !isfinite(c->hi) || c->lo > c->hi) {
+        const_error(g, v, dg, "constant '%s': random range [%.17g, %.17g) is not a finite "
+                    "range with lo <= hi", v->name, c->lo, c->hi);
+        return false;
+    }
+    return true;
+}
+
+/* file() paths are relative to the graph's folder unless absolute. */
+static char *resolve_path(const ir_graph *g, const char *file)
+{
+    if (file[0] == '/' || !g->dir || !g->dir[0])
+        return ar_strdup(g->arena, file);
+    return ar_printf(g->arena, "%s/%s", g->dir, file);
+}
+
+/* "[2,3]" for messages; cut short if buf is too small. */
+static const char *format_dims(const st_tensor *t, char *buf, size_t size)
+{
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (uint32_t i = 0; i < t->rank && used < size; i++)
+        used += (size_t)snprintf(buf + used, size - used, "%s%lld", i ? "," : "",
+                                 (long long)t->dims[i]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
+    return buf;
+}
+
+/* The tensor a file constant names, checked against the declared type. */
+static const st_tensor *find_file_tensor(ir_graph *g, ir_value *v, dg_context *dg)
+{
+    const ir_const *c = v->konst;
+    const char *path = resolve_path(g, c->file);
+    bool failed_before;
+    st_file *f = cached_open(g, path, dg, &failed_before);
+    if (!f) {
+        if (failed_before)
+            const_error(g, v, dg, "constant '%s': %s could not be loaded (see above)", v->name,
+                        path);
+        else
+            const_error(g, v, dg, "constant '%s' cannot be loaded from %s", v->name, path);
+        return NULL;
+    }
+    const st_tensor *t = st_find(f, c->key);
+    if (!t) {
+        const_error(g, v, dg, "constant '%s': no tensor \"%s\" in %s", v->name, c->key, path);
+        return NULL;
+    }
+    if (t->dtype == IR_DTYPE_UNKNOWN) {
+        const_error(g, v, dg, "constant '%s': tensor \"%s\" in %s has dtype %s, which fuserule "
+                    "does not support", v->name, c->key, path, t->dtype_name);
+        return NULL;
+    }
+    if (t->dtype != v->type.dtype) {
+        const_error(g, v, dg, "constant '%s' is declared %s but tensor \"%s\" in %s is %s",
+                    v->name, ir_dtype_name(v->type.dtype), c->key, path, t->dtype_name);
+        return NULL;
+    }
+    bool same_shape = t->rank == (uint32_t)v->type.rank;
+    for (uint32_t i = 0; same_shape && i < t->rank; i++)
+        same_shape = t->dims[i] == v->type.dims[i];
+    if (!same_shape) {
+        char type[256], shape[1536];
+        const_error(g, v, dg, "constant '%s' is declared %s but tensor \"%s\" in %s has shape %s",
+                    v->name, ir_type_format(g, &v->type, type, sizeof type), c->key, path,
+                    format_dims(t, shape, sizeof shape));
+        return NULL;
+    }
+    return t;
+}
+
+const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg)
+{
+    FR_CHECK(v->kind == IR_VALUE_CONST && v->konst != NULL);
+    ir_const *c = v->konst;
+    if (c->data)
+        return c->data;
+    int64_t numel, nbytes;
+    if (!const_size(g, v, dg, &numel, &nbytes))
+        return NULL;
+    const st_tensor *t = NULL;
+    switch (c->kind) {
+    case IR_CONST_LITERAL:
+        if (!check_literal(g, v, dg, numel))
+            return NULL;
+        break;
+    case IR_CONST_RANDOM:
+        if (!check_random(g, v, dg))
+            return NULL;
+        break;
+    case IR_CONST_FILE:
+        if (!(t = find_file_tensor(g, v, dg)))
+            return NULL;
+        FR_CHECK(t->nbytes == (size_t)nbytes);
+        break;
+    case IR_CONST_DATA:
+        /* an in-memory constant holds its data from birth; only an empty one may lack a buffer */
+        FR_CHECK(nbytes == 0);
+        break;
+    }
+    void *out = ar_try_alloc(g->arena, nbytes ? (size_t)nbytes : 1);
+    if (!out) {
+        const_error(g, v, dg, "constant '%s': cannot allocate %lld bytes", v->name,
+                    (long long)nbytes);
+        return NULL;
+    }
+    if (c->kind == IR_CONST_LITERAL)
+        fill_literal(v, out, numel);
+    else if (c->kind == IR_CONST_RANDOM)
+        ir_random_fill(c->seed, c->lo, c->hi, v->type.dtype, out, (size_t)numel);
+    else if (c->kind == IR_CONST_FILE && nbytes)
+        memcpy(out, t->data, (size_t)nbytes);
+    c->data = out;
+    c->nbytes = (size_t)nbytes;
+    return out;
+}
+
+bool ir_const_is_cheap(const ir_value *v)
+{
+    if (v->kind != IR_VALUE_CONST || !v->konst)
+        return false;
+    const ir_const *c = v->konst;
+    return c->data != NULL || c->kind == IR_CONST_LITERAL || c->kind == IR_CONST_RANDOM;
+}
+
+void ir_const_set_data(ir_graph *g, ir_value *v, const void *data, size_t nbytes)
+{
+    FR_CHECK(v->kind == IR_VALUE_CONST);
+    int64_t expected;
+    FR_CHECK(ir_type_nbytes(&v->type, &expected) && (size_t)expected == nbytes);
+    if (!v->konst)
+        v->konst = ir_const_new(g, IR_CONST_DATA);
+    ir_const *c = v->konst;
+    void *copy = ar_alloc(g->arena, nbytes ? nbytes : 1);
+    if (nbytes)
+        memcpy(copy, data, nbytes);
+    c->kind = IR_CONST_DATA;
+    c->literal = NULL;
+    c->literal_count = 0;
+    c->file = c->key = NULL;
+    c->data = copy;
+    c->nbytes = nbytes;
+}
