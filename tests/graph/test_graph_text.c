@@ -1,0 +1,523 @@
+/* The graph text form through the C API: parsing non-canonical text, printing, reparsing and
+ * printing again; the structure the parser builds; stable topological order; validation of built
+ * graphs; hostile input (deep nesting, text without a terminating NUL, random mutations). */
+#include "base/check.h"
+#include "ir/ir.h"
+#include "ir/parse_internal.h"
+#include "tests/unit.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ------------------------------------------------------------------------------- */
+
+static dg_source source(const char *path, const char *text)
+{
+    return (dg_source){path, text, strlen(text)};
+}
+
+static char *print_to_string(const ir_graph *g)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ir_print(g, f);
+    fclose(f);
+    return buf;
+}
+
+static char *diagnostics_text(const dg_context *dg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    dg_print(dg, f);
+    fclose(f);
+    return buf;
+}
+
+/* Parses (and validates) text that must be good; prints the diagnostics when it is not. */
+static ir_graph *load(const dg_source *src, bool validate)
+{
+    dg_context *dg = dg_new();
+    ir_graph *g = ir_parse(src, dg);
+    if (g && validate && !ir_validate(g, dg)) {
+        ir_graph_free(g);
+        g = NULL;
+    }
+    if (!g) {
+        char *text = diagnostics_text(dg);
+        fprintf(stderr, "unexpected errors:\n%s", text);
+        free(text);
+    }
+    dg_free(dg);
+    return g;
+}
+
+/* print(parse(text)), or NULL when text does not load. */
+static char *reformat(const char *text, bool validate)
+{
+    dg_source src = source("t.graph", text);
+    ir_graph *g = load(&src, validate);
+    if (!g)
+        return NULL;
+    char *out = print_to_string(g);
+    ir_graph_free(g);
+    return out;
+}
+
+/* Checks that text loads, prints as `expected`, and that the printed text prints back as itself. */
+static void check_round_trip(const char *text, const char *expected, bool validate)
+{
+    char *once = reformat(text, validate);
+    CHECK(once != NULL);
+    if (!once)
+        return;
+    if (expected)
+        CHECK_STR(once, expected);
+    char *twice = reformat(once, validate);
+    CHECK(twice != NULL);
+    if (twice)
+        CHECK_STR(twice, once);
+    free(once);
+    free(twice);
+}
+
+static ir_node *node_named(const ir_graph *g, const char *output)
+{
+    ir_value *v = ir_find_value(g, output);
+    return v ? v->producer : NULL;
+}
+
+/* ---- round trips --------------------------------------------------------------------------- */
+
+static void test_noncanonical_round_trip(void)
+{
+    const char *text = "   # a comment before the graph\n"
+                       "\n"
+                       "graph   g{\n"
+                       "output y   # outputs may come first\n"
+                       "  y = Add( r ,b )     # r and b are defined below\n"
+                       "\n"
+                       "r=Relu(c)\n"
+                       "  c = Conv(x, w) {kernel_shape = [3, 3],\n"
+                       "                  pads = [1, 1,\n"
+                       "                          1, 1]}\n"
+                       "\tconst w:f32[4,3,3,3]=random(seed=7,hi=0.5)\n"
+                       "  input x : f32[1, 3, 8, 8]\n"
+                       "  const b : f32[4,1,1] = [0.5, -0.25, 1e2, 3]\n"
+                       "}"; /* no line break at the end */
+    const char *canonical = "graph g {\n"
+                            "  input  x : f32[1,3,8,8]\n"
+                            "  const  w : f32[4,3,3,3] = random(seed=7, hi=0.5)\n"
+                            "  const  b : f32[4,1,1] = [0.5,-0.25,100.0,3.0]\n"
+                            "  c : f32[1,4,8,8] = Conv(x, w) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+                            "  r : f32[1,4,8,8] = Relu(c)\n"
+                            "  y : f32[1,4,8,8] = Add(r, b)\n"
+                            "  output y\n"
+                            "}\n";
+    check_round_trip(text, canonical, true);
+}
+
+/* Without validation: names and strings that need quoting and escapes, attributes the schema
+ * does not know, extreme numbers, kernels. */
+static void test_unvalidated_round_trip(void)
+{
+    const char *text =
+        "graph \"g\\t1\" {\n"
+        "  input \"a\\\"b\" : f32[\"N:0\",2]\n"
+        "  input input2 : i8[*]\n"
+        "  const c : f32[4] = [0.1, -0.0, 1e-300, 123456789.125]\n"
+        "  const n : f32[3] = [inf, -inf, nan]\n"
+        "  const i : i64[3] = [9007199254740992, -9007199254740992, 0]\n"
+        "  const one : u8[5] = 255\n"
+        "  y = Identity(\"a\\\"b\") {s=\"tab\\there\\nnl \\\\ \\x01 \\xff \xc3\xa9\", "
+        "f=[1.5, 2], i=[], v=-7, e=1e-320, big=1e300} @\"k e r\"\n"
+        "  z = Relu(y) @cpu.relu_v2\n"
+        "  \"output\" = Clip(z, _, _)\n"
+        "  output z, \"output\"\n"
+        "}\n";
+    char *once = reformat(text, false);
+    CHECK(once != NULL);
+    if (!once)
+        return;
+    CHECK(strstr(once, "graph \"g\\t1\" {\n") != NULL);
+    CHECK(strstr(once, "input  \"a\\\"b\" : f32[\"N:0\",2]\n") != NULL);
+    CHECK(strstr(once, "const  c : f32[4] = [0.1,-0.0,1e-300,123456789.125]\n") != NULL);
+    CHECK(strstr(once, "const  n : f32[3] = [inf,-inf,nan]\n") != NULL);
+    CHECK(strstr(once, "[9007199254740992,-9007199254740992,0]") != NULL);
+    CHECK(strstr(once, "const  one : u8[5] = 255\n") != NULL);
+    CHECK(strstr(once, "s=\"tab\\there\\nnl \\\\ \\x01 \\xff \xc3\xa9\"") != NULL);
+    CHECK(strstr(once, "f=[1.5,2.0], i=[], v=-7, e=1e-320, big=1e+300} @\"k e r\"\n") != NULL);
+    CHECK(strstr(once, "= Relu(y) @cpu.relu_v2\n") != NULL);
+    CHECK(strstr(once, "  \"output\" = Clip(z, _, _)\n") != NULL);
+    check_round_trip(once, once, false);
+    free(once);
+}
+
+/* Doubles print in the fewest digits that read back exactly, in fixed notation for exponents
+ * from -4 to 15. */
+static void test_float_printing(void)
+{
+    static const struct {
+        double value;
+        const char *text;
+    } cases[] = {
+        {0.1, "0.1"},          {1.0 / 3.0, "0.3333333333333333"}, {1e-5, "1e-05"},
+        {1e16, "1e+16"},       {123.456, "123.456"},              {-2.5e-8, "-2.5e-08"},
+        {1e-310, "1e-310"},    {5e-324, "5e-324"},                {1.7e308, "1.7e+308"},
+        {65504, "65504.0"},    {0.000125, "0.000125"},            {100.0, "100.0"},
+        {-0.0, "-0.0"},        {1e15, "1000000000000000.0"},     {0.3, "0.3"},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        char text[256], want[64];
+        snprintf(text, sizeof text,
+                 "graph g {\n  input x : f32[1]\n  y = LeakyRelu(x) {alpha=%.17g}\n  output y\n}\n",
+                 cases[i].value);
+        snprintf(want, sizeof want, "{alpha=%s}\n", cases[i].text);
+        char *printed = reformat(text, false);
+        CHECK(printed && strstr(printed, want));
+        if (printed && !strstr(printed, want))
+            fprintf(stderr, "  %.17g printed as: %s", cases[i].value, strstr(printed, "{alpha"));
+        dg_source again = source("f.graph", printed ? printed : "");
+        ir_graph *g = printed ? load(&again, false) : NULL;
+        const ir_attr *a = g ? ir_node_attr(node_named(g, "y"), "alpha") : NULL;
+        CHECK(a && a->kind == IR_ATTR_FLOAT);
+        CHECK(a && memcmp(&a->v.f, &cases[i].value, sizeof(double)) == 0); /* bit for bit */
+        ir_graph_free(g);
+        free(printed);
+    }
+}
+
+/* ---- what the parser builds ---------------------------------------------------------------- */
+
+static void test_structure(void)
+{
+    const char *text = "graph block {\n"
+                       "  input x : f32[N,4] NC\n"
+                       "  const hi : f32[] = 6.0\n"
+                       "  y = Clip(x, _, hi)\n"
+                       "  z = LeakyRelu(y) {alpha=1}\n"
+                       "  t = Transpose(z) {perm=[]}\n"
+                       "  k = Constant() {value_floats=[]}\n"
+                       "  f = FusedConvAct(x, x) {act=\"Relu\"} @cpu.fused_conv_act\n"
+                       "  output t, k, f\n"
+                       "}\n";
+    dg_source src = source("models/v1/block.graph", text);
+    ir_graph *g = load(&src, false);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    CHECK_STR(g->name, "block");
+    CHECK_STR(g->dir, "models/v1");
+    CHECK(g->src == &src);
+    CHECK_INT(g->inputs.len, 1);
+    CHECK_INT(g->outputs.len, 3);
+    ir_value *x = ir_find_value(g, "x");
+    CHECK(x && x->kind == IR_VALUE_INPUT && x->type.rank == 2);
+    CHECK(x && ir_dim_is_symbol(x->type.dims[0]) && x->type.dims[1] == 4);
+    CHECK(x && x->type.layout == IR_LAYOUT_NC);
+    CHECK(x && x->src_offset == (uint32_t)(strstr(text, "x :") - text) && x->src_len == 1);
+    ir_value *hi = ir_find_value(g, "hi");
+    CHECK(hi && hi->kind == IR_VALUE_CONST && hi->type.rank == 0);
+    CHECK(hi && hi->konst->kind == IR_CONST_LITERAL && hi->konst->literal_count == 1);
+    CHECK(hi && hi->konst->literal[0] == 6.0);
+
+    ir_node *clip = node_named(g, "y");
+    CHECK(clip && clip->op == IR_OP_Clip && clip->ninputs == 3);
+    CHECK(clip && clip->inputs[0] == x && clip->inputs[1] == NULL && clip->inputs[2] == hi);
+    CHECK(clip && clip->src_offset == (uint32_t)(strstr(text, "Clip") - text) &&
+          clip->src_len == 4);
+    /* the schema decides what the text cannot: alpha is a float, perm and value_floats lists */
+    const ir_attr *alpha = ir_node_attr(node_named(g, "z"), "alpha");
+    CHECK(alpha && alpha->kind == IR_ATTR_FLOAT && alpha->v.f == 1.0);
+    CHECK(alpha && alpha->src_offset == (uint32_t)(strstr(text, "alpha") - text));
+    const ir_attr *perm = ir_node_attr(node_named(g, "t"), "perm");
+    CHECK(perm && perm->kind == IR_ATTR_INTS && perm->count == 0);
+    const ir_attr *vf = ir_node_attr(node_named(g, "k"), "value_floats");
+    CHECK(vf && vf->kind == IR_ATTR_FLOATS && vf->count == 0);
+    ir_node *f = node_named(g, "f");
+    CHECK(f && f->kernel && strcmp(f->kernel, "cpu.fused_conv_act") == 0);
+    const ir_attr *act = ir_node_attr(f, "act");
+    CHECK(act && act->kind == IR_ATTR_STRING && strcmp(act->v.s, "Relu") == 0);
+    ir_graph_free(g);
+
+    dg_source here = source("here.graph", "graph g {\n  input x : f32[1]\n  output x\n}\n");
+    g = load(&here, false);
+    CHECK(g && strcmp(g->dir, ".") == 0);
+    ir_graph_free(g);
+}
+
+/* Nodes are sorted topologically, keeping the file's order wherever that is legal. */
+static void test_stable_topological_order(void)
+{
+    const char *text = "graph g {\n"
+                       "  input x : f32[2]\n"
+                       "  d = Relu(c)\n"
+                       "  a = Relu(x)\n"
+                       "  c = Relu(b)\n"
+                       "  b = Relu(a)\n"
+                       "  e = Relu(x)\n"
+                       "  output d, e\n"
+                       "}\n";
+    dg_source src = source("t.graph", text);
+    ir_graph *g = load(&src, true);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    static const char *const order[] = {"a", "b", "c", "d", "e"};
+    CHECK_INT(g->nodes.len, 5);
+    for (size_t i = 0; i < g->nodes.len && i < 5; i++) {
+        CHECK_STR(g->nodes.items[i]->outputs[0]->name, order[i]);
+        CHECK_INT(g->nodes.items[i]->id, i);
+    }
+    /* uses are computed */
+    CHECK_INT(ir_find_value(g, "x")->nuses, 2);
+    CHECK(ir_find_value(g, "d")->is_output);
+    ir_graph_free(g);
+}
+
+/* ---- validation of built graphs ------------------------------------------------------------ */
+
+static ir_type f32_vector(int64_t n)
+{
+    ir_type t = {.dtype = IR_F32, .rank = 1};
+    t.dims[0] = n;
+    return t;
+}
+
+static ir_node *add_unary(ir_graph *g, ir_op op, const char *out, ir_value *in)
+{
+    ir_node *n = ir_add_node(g, op, 1, &out, 1);
+    ir_set_input(n, 0, in);
+    return n;
+}
+
+static char *validate_text(ir_graph *g, bool *ok)
+{
+    dg_context *dg = dg_new();
+    *ok = ir_validate(g, dg);
+    char *text = diagnostics_text(dg);
+    dg_free(dg);
+    return text;
+}
+
+static void test_built_graph_errors(void)
+{
+    ir_type t = f32_vector(2);
+    ir_graph *g = ir_graph_new("built");
+    ir_value *x = ir_add_input(g, "x", &t);
+    const char *out = "y";
+    ir_node *n = ir_add_node(g, IR_OP_Relu, 2, &out, 1);
+    ir_set_input(n, 0, x);
+    ir_set_input(n, 1, x);
+    bool ok;
+    char *text = validate_text(g, &ok);
+    CHECK(!ok);
+    CHECK_STR(text, "built: error: Relu takes 1 input, not 2\n"
+                    "built: error: graph 'built' has no outputs\n");
+    free(text);
+    ir_graph_free(g);
+
+    /* a cycle made with ir_set_input, and a value of another graph */
+    g = ir_graph_new("built");
+    ir_graph *other = ir_graph_new("other");
+    x = ir_add_input(g, "x", &t);
+    ir_value *stranger = ir_add_input(other, "x2", &t);
+    ir_node *a = add_unary(g, IR_OP_Relu, "a", x);
+    ir_node *b = add_unary(g, IR_OP_Relu, "b", a->outputs[0]);
+    ir_set_input(a, 0, b->outputs[0]);
+    ir_add_output(g, b->outputs[0]);
+    text = validate_text(g, &ok);
+    CHECK(!ok);
+    CHECK_STR(text, "built: error: cycle in the graph: a -> b -> a\n");
+    free(text);
+    add_unary(g, IR_OP_Relu, "c", stranger);
+    text = validate_text(g, &ok);
+    CHECK(!ok);
+    CHECK_STR(text, "built: error: input 1 of Relu is undefined value 'x2'\n");
+    free(text);
+    ir_graph_free(other);
+    ir_graph_free(g);
+
+    /* a good built graph validates, gets its types, and prints */
+    g = ir_graph_new("built");
+    x = ir_add_input(g, "x", &t);
+    ir_const *k = ir_const_new(g, IR_CONST_DATA);
+    ir_value *w = ir_add_const(g, "w", &t, k);
+    const char *sum = "s";
+    n = ir_add_node(g, IR_OP_Add, 2, &sum, 1);
+    ir_set_input(n, 0, x);
+    ir_set_input(n, 1, w);
+    ir_add_output(g, n->outputs[0]);
+    ir_set_attr_int(g, add_unary(g, IR_OP_LeakyRelu, "r", n->outputs[0]), "alpha", 2);
+    text = validate_text(g, &ok);
+    CHECK(ok);
+    CHECK_STR(text, "");
+    free(text);
+    /* the integer alpha became a float; in-memory constants refer to <graph>.safetensors */
+    CHECK(ir_node_attr(node_named(g, "r"), "alpha")->kind == IR_ATTR_FLOAT);
+    text = print_to_string(g);
+    CHECK_STR(text, "graph built {\n"
+                    "  input  x : f32[2]\n"
+                    "  const  w : f32[2] = file(\"built.safetensors\", \"w\")\n"
+                    "  s : f32[2] = Add(x, w)\n"
+                    "  r : f32[2] = LeakyRelu(s) {alpha=2.0}\n"
+                    "  output s\n"
+                    "}\n");
+    free(text);
+    ir_graph_free(g);
+}
+
+/* ---- hostile input ------------------------------------------------------------------------- */
+
+static void test_deep_nesting(void)
+{
+    enum { DEPTH = 100000 };
+    const char *head = "graph g {\n  const c : f32[1] = ";
+    size_t len = strlen(head) + DEPTH + 16;
+    char *text = malloc(len);
+    strcpy(text, head);
+    memset(text + strlen(head), '[', DEPTH);
+    strcpy(text + strlen(head) + DEPTH, "\n}\n");
+    dg_source src = source("deep.graph", text);
+    dg_context *dg = dg_new();
+    ir_graph *g = ir_parse(&src, dg);
+    CHECK(g == NULL);
+    CHECK_INT(dg_error_count(dg), 1);
+    char *out = diagnostics_text(dg);
+    CHECK(strncmp(out, "deep.graph:2:", 13) == 0);
+    CHECK(strstr(out, ": error: nesting too deep\n") != NULL);
+    free(out);
+    dg_free(dg);
+    free(text);
+}
+
+/* The parser reads exactly len bytes: a source need not end with a NUL (ASan checks). */
+static void test_unterminated_buffer(void)
+{
+    static const char good[] = "graph g {\n  input x : f32[2]\n  output x\n}";
+    char *exact = malloc(sizeof good - 1);
+    memcpy(exact, good, sizeof good - 1);
+    dg_source src = {"exact.graph", exact, sizeof good - 1};
+    ir_graph *g = load(&src, false);
+    CHECK(g != NULL);
+    ir_graph_free(g);
+    free(exact);
+
+    static const char cut[] = "graph g {\n  y = Gelu(x) {approximate=\"ta";
+    exact = malloc(sizeof cut - 1);
+    memcpy(exact, cut, sizeof cut - 1);
+    src = (dg_source){"cut.graph", exact, sizeof cut - 1};
+    dg_context *dg = dg_new();
+    CHECK(ir_parse(&src, dg) == NULL);
+    char *out = diagnostics_text(dg);
+    CHECK(strstr(out, "cut.graph:2:28: error: unterminated string\n") != NULL);
+    free(out);
+    dg_free(dg);
+    free(exact);
+}
+
+/* Random edits of good text: loading never crashes, and whatever loads prints canonically. */
+static void test_mutations(void)
+{
+    static const char seed_text[] =
+        "graph g {\n"
+        "  input x : f32[N,3,8,8] NCHW\n"
+        "  const w : f32[4,3,3,3] = random(seed=1, lo=-0.5)\n"
+        "  const s : i64[2] = [1, -1]\n"
+        "  c = Conv(x, w) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+        "  r : f32[N,4,8,8] NCHW = Relu(c)\n"
+        "  a, b = Split(r) {axis=1, split=[2,2]}\n"
+        "  y = Clip(a, _, _) @cpu.clip\n"
+        "  z = Gelu(b) {approximate=\"tanh\"}  # comment\n"
+        "  output y, z\n"
+        "}\n";
+    static const char inserts[] = "[]{}(),:=?*_@\"\\#\n x0-.e\xff\xc3";
+    uint64_t state = 0x9e3779b97f4a7c15u;
+    int loaded = 0;
+    for (int round = 0; round < 2000; round++) {
+        char text[sizeof seed_text + 64];
+        size_t len = sizeof seed_text - 1;
+        memcpy(text, seed_text, len);
+        for (int edit = 0; edit < 1 + round % 4; edit++) {
+            state = state * 6364136223846793005u + 1442695040888963407u;
+            size_t at = (size_t)(state >> 33) % len;
+            unsigned what = (unsigned)(state >> 20) % 3;
+            if (what == 0 && len > 1) { /* delete a byte */
+                memmove(text + at, text + at + 1, len - at - 1);
+                len--;
+            } else if (len + 1 < sizeof text) { /* insert or replace a byte */
+                char c = inserts[(state >> 40) % (sizeof inserts - 1)];
+                if (what == 1) {
+                    memmove(text + at + 1, text + at, len - at);
+                    len++;
+                }
+                text[at] = c;
+            }
+        }
+        dg_source src = {"m.graph", text, len};
+        dg_context *dg = dg_new();
+        ir_graph *g = ir_parse(&src, dg);
+        if (g && ir_validate(g, dg)) {
+            loaded++;
+            char *once = print_to_string(g);
+            dg_source again = source("m.graph", once);
+            ir_graph *g2 = load(&again, true);
+            CHECK(g2 != NULL);
+            if (g2) {
+                char *twice = print_to_string(g2);
+                CHECK_STR(twice, once);
+                free(twice);
+                ir_graph_free(g2);
+            }
+            free(once);
+        } else {
+            CHECK(dg_has_errors(dg));
+        }
+        ir_graph_free(g);
+        dg_free(dg);
+    }
+    CHECK(loaded > 0); /* some edits (in comments, spacing) keep the graph good */
+}
+
+/* ---- did you mean -------------------------------------------------------------------------- */
+
+static const char *suggest(const char *word, const char *const *candidates, size_t n)
+{
+    ir_suggester s;
+    ir_suggest_init(&s, word);
+    for (size_t i = 0; i < n; i++)
+        ir_suggest_offer(&s, candidates[i]);
+    return ir_suggest_result(&s);
+}
+
+static void test_suggestions(void)
+{
+    static const char *const ops[] = {"Conv", "Relu", "Reshape", "kernel_shape", "w1", "axis"};
+    size_t n = FR_COUNT_OF(ops);
+    CHECK_STR(suggest("Rleu", ops, n), "Relu");
+    CHECK_STR(suggest("relu", ops, n), "Relu");
+    CHECK_STR(suggest("Conv2d", ops, n), "Conv");
+    CHECK_STR(suggest("kernel_shap", ops, n), "kernel_shape");
+    CHECK_STR(suggest("w9", ops, n), "w1");
+    CHECK(suggest("Frobnicate", ops, n) == NULL);
+    CHECK(suggest("Relu", ops, n) == NULL); /* the word itself is no suggestion */
+}
+
+int main(void)
+{
+    RUN(test_noncanonical_round_trip);
+    RUN(test_unvalidated_round_trip);
+    RUN(test_float_printing);
+    RUN(test_structure);
+    RUN(test_stable_topological_order);
+    RUN(test_built_graph_errors);
+    RUN(test_deep_nesting);
+    RUN(test_unterminated_buffer);
+    RUN(test_mutations);
+    RUN(test_suggestions);
+    return unit_finish();
+}
