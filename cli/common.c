@@ -1,6 +1,10 @@
 /* Argument scanning, graph loading, diagnostics and atomic writes shared by the subcommands. */
 #include "cli/cli.h"
 
+#ifdef HAVE_FR_ONNX
+#include "onnx/onnx_io.h"
+#endif
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -27,8 +31,15 @@ static bool has_suffix(const char *s, const char *suffix)
 ir_graph *cli_load_graph(const char *path, dg_context *dg)
 {
     if (has_suffix(path, ".onnx")) {
+#ifdef HAVE_FR_ONNX
+        ir_graph *g = ox_import(path, NULL, dg);
+        if (g)
+            cli_debug_dump("import", g);
+        return g;
+#else
         dg_error_path(dg, path, "ONNX import is not available in this build");
         return NULL;
+#endif
     }
     ir_graph *g = ir_load_text(path, dg);
     if (g)

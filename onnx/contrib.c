@@ -1,0 +1,509 @@
+/* The com.microsoft contrib ops of ONNX Runtime that have a fused op's exact semantics: export
+ * writes them, import reads them back (and reads them from models ONNX Runtime's optimizer wrote).
+ *
+ *   fused op                           contrib op                          when
+ *   FusedConvAct(X, W, B?, Z?)         FusedConv(X, W, B, Z)               act is Identity, Relu,
+ *                                        activation, activation_params      Tanh, Sigmoid, LeakyRelu,
+ *                                                                           Clip or HardSigmoid
+ *   GemmEpilogue(A, B, bias?)          FusedGemm(A, B, C)                  A 2-D, no residual, act
+ *                                        activation, activation_alpha/beta  Relu, LeakyRelu, Sigmoid,
+ *                                                                           Tanh or HardSigmoid
+ *   GemmEpilogue(A, B, bias)           Gemm(A, B, C) (standard ONNX)       A 2-D, no residual or act
+ *   GemmEpilogue(A, B)                 FusedMatMul(A, B) alpha, trans*     no bias, residual or act
+ *   AddLayerNorm(A, B, s, b?) -> Y, S  SkipLayerNormalization -> Y,_,_,S   normalized over the last
+ *   AddRMSNorm(A, B, s) -> Y, S        SkipSimplifiedLayerNormalization     axis, A 2-D or 3-D, B of
+ *                                                                           A's shape, s and b 1-D
+ *   ElementwiseChain "gelu(add(x0, x1))"  BiasGelu(A, B)                   x1 1-D, A's last dim
+ *   Gelu (before opset 20)             Gelu, or FastGelu for "tanh"
+ *
+ * Export maps f32 nodes only: ONNX Runtime's CPU kernels of these ops are float32 (for f16 the
+ * fused op goes to the "fuserule" domain, and Gelu to opset 20). */
+#include "onnx/onnx_internal.h"
+
+#include "base/check.h"
+
+#include <math.h>
+#include <string.h>
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+enum { NO = -1 }; /* an ONNX slot the fused op has no place for: it must be empty */
+
+typedef struct {
+    const char *op_type;
+    ir_op op;
+    int8_t in[5];  /* IR input index of each ONNX input slot */
+    int8_t out[4]; /* IR output index of each ONNX output slot */
+    uint8_t nin, nout; /* ONNX slots described */
+    uint8_t ir_inputs; /* inputs of the IR node */
+} contrib_form;
+
+static const contrib_form forms[] = {
+    {"FusedConv", IR_OP_FusedConvAct, {0, 1, 2, 3}, {0}, 4, 1, 4},
+    {"FusedGemm", IR_OP_GemmEpilogue, {0, 1, 2}, {0}, 3, 1, 4},
+    {"FusedMatMul", IR_OP_GemmEpilogue, {0, 1}, {0}, 2, 1, 2},
+    {"SkipLayerNormalization", IR_OP_AddLayerNorm, {0, 1, 2, 3, NO}, {0, NO, NO, 1}, 5, 4, 4},
+    {"SkipSimplifiedLayerNormalization", IR_OP_AddRMSNorm, {0, 1, 2, NO}, {0, NO, NO, 1}, 4, 4,
+     3},
+    {"BiasGelu", IR_OP_ElementwiseChain, {0, 1}, {0}, 2, 1, 2},
+    {"Gelu", IR_OP_Gelu, {0}, {0}, 1, 1, 1},
+    {"FastGelu", IR_OP_Gelu, {0, NO}, {0}, 2, 1, 1},
+};
+
+static const char bias_gelu_expr[] = "gelu(add(x0, x1))";
+
+/* ONNX Runtime's epsilon when SkipLayerNormalization does not say (its schema's default). */
+static const double ort_skip_ln_epsilon = 1e-12;
+
+static const contrib_form *find_form(const char *op_type)
+{
+    for (size_t i = 0; i < FR_COUNT_OF(forms); i++)
+        if (strcmp(forms[i].op_type, op_type) == 0)
+            return &forms[i];
+    return NULL;
+}
+
+bool ox_contrib_lookup(const char *op_type, ir_op *out)
+{
+    const contrib_form *f = find_form(op_type);
+    if (f)
+        *out = f->op;
+    return f != NULL;
+}
+
+/* ---- activations ---------------------------------------------------------------------------- */
+
+/* The activations of FusedConv and FusedGemm with the catalog's act names and their parameter
+ * defaults (the act's ONNX defaults, which the catalog assumes when act_alpha/act_beta are absent). */
+static const struct {
+    const char *name;
+    unsigned nparams;
+    double alpha, beta;
+    bool in_gemm; /* FusedGemm takes it too */
+} acts[] = {
+    {"Relu", 0, 0, 0, true},          {"Tanh", 0, 0, 0, true},
+    {"Sigmoid", 0, 0, 0, true},       {"LeakyRelu", 1, 0.01, 0, true},
+    {"Clip", 2, -INFINITY, INFINITY, false}, {"HardSigmoid", 2, 0.2, 0.5, true},
+};
+
+static int find_act(const char *name)
+{
+    for (size_t i = 0; i < FR_COUNT_OF(acts); i++)
+        if (strcmp(acts[i].name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+/* ---- import --------------------------------------------------------------------------------- */
+
+ir_node *ox_contrib_define(ox_importer *im, const Onnx__NodeProto *np, ir_op op,
+                           const char *label)
+{
+    const contrib_form *f = find_form(np->op_type);
+    ox_report *r = ox_importer_report(im);
+    FR_CHECK(f && f->op == op);
+    const char *names[4] = {0};
+    uint32_t nout = 0;
+    for (size_t k = 0; k < np->n_output; k++) {
+        if (!np->output[k][0])
+            continue;
+        if (k >= f->nout || f->out[k] == NO) {
+            ox_unsupported(r, "%s: output %zu of %s is outside the catalog", label, k,
+                           np->op_type);
+            return NULL;
+        }
+        names[f->out[k]] = np->output[k];
+        if ((uint32_t)f->out[k] + 1 > nout)
+            nout = (uint32_t)f->out[k] + 1;
+    }
+    if (nout == 0) {
+        ox_invalid(r, "%s has no named output", label);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < nout; i++)
+        if (!names[i])
+            names[i] = ox_importer_fresh(im, np, i);
+    return ox_importer_add_node(im, op, f->ir_inputs, names, nout, label);
+}
+
+static bool set_inputs(ox_importer *im, ox_pending *p, const contrib_form *f)
+{
+    bool ok = true;
+    for (size_t k = 0; k < p->proto->n_input; k++) {
+        if (!p->proto->input[k][0])
+            continue;
+        if (k >= f->nin || f->in[k] == NO) {
+            ox_unsupported(ox_importer_report(im), "%s: input %zu of %s is outside the catalog",
+                           p->label, k, f->op_type);
+            return false;
+        }
+        ir_value *v;
+        if (!ox_importer_input(im, p, k, &v))
+            ok = false;
+        else
+            ir_set_input(p->node, (uint32_t)f->in[k], v);
+    }
+    return ok;
+}
+
+static bool is_attr(const Onnx__AttributeProto *a, const char *name,
+                    Onnx__AttributeProto__AttributeType type)
+{
+    return a->name && strcmp(a->name, name) == 0 && a->has_type && a->type == type;
+}
+
+#define ATTR_INT ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT
+#define ATTR_FLOAT ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT
+#define ATTR_STRING ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING
+#define ATTR_INTS ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS
+#define ATTR_FLOATS ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS
+
+/* `activation` (a string) names one of acts[]; *act becomes its index. */
+static bool read_activation(ox_importer *im, ox_pending *p, const Onnx__AttributeProto *a,
+                            int *act, bool gemm)
+{
+    char name[32] = {0};
+    if (a->s.len < sizeof name)
+        memcpy(name, a->s.data, a->s.len);
+    *act = find_act(name);
+    if (*act < 0 || (gemm && !acts[*act].in_gemm)) {
+        ox_unsupported(ox_importer_report(im), "%s: activation '%s' is outside the catalog",
+                       p->label, name);
+        return false;
+    }
+    ir_set_attr_string(ox_importer_graph(im), p->node, "act", name);
+    return true;
+}
+
+/* A parameter of the activation: act_alpha or act_beta, unless it is the act's default. */
+static void set_act_param(ox_importer *im, ox_pending *p, int act, unsigned index, float value)
+{
+    double v = ox_float_to_double(value);
+    double dflt = index == 0 ? acts[act].alpha : acts[act].beta;
+    if (v != dflt)
+        ir_set_attr_float(ox_importer_graph(im), p->node, index == 0 ? "act_alpha" : "act_beta", v);
+}
+
+static bool copy_same_name(ox_importer *im, ox_pending *p, const Onnx__AttributeProto *a)
+{
+    ir_graph *g = ox_importer_graph(im);
+    const ir_attr_schema *s = ir_op_attr_schema(p->node->op, a->name);
+    if (!s || !a->has_type)
+        return false;
+    switch (a->type) {
+    case ATTR_INT:
+        ir_set_attr_int(g, p->node, a->name, a->i);
+        return s->kind == IR_ATTR_INT;
+    case ATTR_FLOAT:
+        ir_set_attr_float(g, p->node, a->name, ox_float_to_double(a->f));
+        return s->kind == IR_ATTR_FLOAT;
+    case ATTR_STRING:
+        if (memchr(a->s.data, '\0', a->s.len))
+            return false;
+        ir_set_attr_string(g, p->node, a->name, ar_strndup(g->arena, (const char *)a->s.data,
+                                                           a->s.len));
+        return s->kind == IR_ATTR_STRING;
+    case ATTR_INTS:
+        ir_set_attr_ints(g, p->node, a->name, a->ints, (uint32_t)a->n_ints);
+        return s->kind == IR_ATTR_INTS;
+    default:
+        return false;
+    }
+}
+
+static bool fused_conv_attrs(ox_importer *im, ox_pending *p, int *act)
+{
+    const Onnx__AttributeProto *params = NULL;
+    for (size_t i = 0; i < p->proto->n_attribute; i++) {
+        const Onnx__AttributeProto *a = p->proto->attribute[i];
+        bool ok;
+        if (is_attr(a, "activation", ATTR_STRING))
+            ok = read_activation(im, p, a, act, false);
+        else if (is_attr(a, "activation_params", ATTR_FLOATS))
+            ok = (params = a) != NULL;
+        else
+            ok = strncmp(a->name ? a->name : "", "act", 3) != 0 && copy_same_name(im, p, a);
+        if (!ok)
+            return false;
+    }
+    if (params) {
+        if (*act < 0 || params->n_floats != acts[*act].nparams)
+            return false;
+        for (unsigned k = 0; k < params->n_floats; k++)
+            set_act_param(im, p, *act, k, params->floats[k]);
+    }
+    return true;
+}
+
+static bool fused_gemm_attrs(ox_importer *im, ox_pending *p, int *act, double *beta)
+{
+    float params[2] = {NAN, NAN};
+    for (size_t i = 0; i < p->proto->n_attribute; i++) {
+        const Onnx__AttributeProto *a = p->proto->attribute[i];
+        bool ok = true;
+        if (is_attr(a, "activation", ATTR_STRING))
+            ok = read_activation(im, p, a, act, true);
+        else if (is_attr(a, "activation_alpha", ATTR_FLOAT))
+            params[0] = a->f;
+        else if (is_attr(a, "activation_beta", ATTR_FLOAT))
+            params[1] = a->f;
+        else if (is_attr(a, "activation_gamma", ATTR_FLOAT))
+            ok = true; /* used by none of the activations the catalog has */
+        else if (is_attr(a, "beta", ATTR_FLOAT))
+            *beta = ox_float_to_double(a->f);
+        else
+            ok = copy_same_name(im, p, a);
+        if (!ok)
+            return false;
+    }
+    for (unsigned k = 0; k < 2; k++)
+        if (*act >= 0 && k < acts[*act].nparams && !isnan(params[k]))
+            set_act_param(im, p, *act, k, params[k]);
+    return true;
+}
+
+/* FusedGemm's C: a bias when it is an unscaled vector, otherwise GemmEpilogue's residual with
+ * beta. Only a constant or input has a known rank before validation; anything else is taken as
+ * a residual, which computes the same. */
+static void place_gemm_c(ox_importer *im, ox_pending *p, double beta)
+{
+    ir_node *n = p->node;
+    ir_value *c = n->inputs[2];
+    if (!c)
+        return;
+    bool bias = beta == 1.0 && c->kind != IR_VALUE_NODE && c->type.rank == 1;
+    if (bias)
+        return;
+    n->inputs[2] = NULL;
+    n->inputs[3] = c;
+    if (beta != 1.0)
+        ir_set_attr_float(ox_importer_graph(im), n, "beta", beta);
+}
+
+static bool no_attrs(const ox_pending *p)
+{
+    return p->proto->n_attribute == 0;
+}
+
+/* FusedMatMul's transBatchA/B transpose batch dims into the matrix: only 0 is the catalog's. */
+static bool fused_matmul_attrs(ox_importer *im, ox_pending *p)
+{
+    static const char *const matmul[] = {"alpha", "transA", "transB", NULL};
+    for (size_t i = 0; i < p->proto->n_attribute; i++) {
+        const Onnx__AttributeProto *a = p->proto->attribute[i];
+        if (is_attr(a, "transBatchA", ATTR_INT) || is_attr(a, "transBatchB", ATTR_INT)) {
+            if (a->i != 0)
+                return false;
+            continue;
+        }
+        bool known = false;
+        for (const char *const *name = matmul; *name && !known; name++)
+            known = a->name && strcmp(a->name, *name) == 0;
+        if (!known || !copy_same_name(im, p, a))
+            return false;
+    }
+    return true;
+}
+
+static bool skip_ln_attrs(ox_importer *im, ox_pending *p)
+{
+    double epsilon = ort_skip_ln_epsilon;
+    for (size_t i = 0; i < p->proto->n_attribute; i++) {
+        const Onnx__AttributeProto *a = p->proto->attribute[i];
+        if (!is_attr(a, "epsilon", ATTR_FLOAT))
+            return false;
+        epsilon = ox_float_to_double(a->f);
+    }
+    if (epsilon != ir_op_attr_schema(p->node->op, "epsilon")->f)
+        ir_set_attr_float(ox_importer_graph(im), p->node, "epsilon", epsilon);
+    return true;
+}
+
+static bool import_attrs(ox_importer *im, ox_pending *p, const contrib_form *f)
+{
+    ir_graph *g = ox_importer_graph(im);
+    int act = -1;
+    double beta = 1.0;
+    switch (f->op) {
+    case IR_OP_FusedConvAct:
+        return fused_conv_attrs(im, p, &act);
+    case IR_OP_GemmEpilogue:
+        if (strcmp(f->op_type, "FusedMatMul") == 0)
+            return fused_matmul_attrs(im, p);
+        if (!fused_gemm_attrs(im, p, &act, &beta))
+            return false;
+        place_gemm_c(im, p, beta);
+        return true;
+    case IR_OP_AddLayerNorm:
+    case IR_OP_AddRMSNorm:
+        return skip_ln_attrs(im, p);
+    case IR_OP_ElementwiseChain:
+        ir_set_attr_string(g, p->node, "expr", bias_gelu_expr);
+        return no_attrs(p);
+    case IR_OP_Gelu:
+        if (strcmp(f->op_type, "FastGelu") == 0)
+            ir_set_attr_string(g, p->node, "approximate", "tanh");
+        return no_attrs(p);
+    default:
+        FR_UNREACHABLE();
+        return false;
+    }
+}
+
+bool ox_contrib_import(ox_importer *im, ox_pending *p)
+{
+    const contrib_form *f = find_form(p->proto->op_type);
+    FR_CHECK(f != NULL);
+    if (!set_inputs(im, p, f))
+        return false;
+    if (!import_attrs(im, p, f)) {
+        ox_unsupported(ox_importer_report(im),
+                       "%s: attributes outside what the catalog's %s expresses", p->label,
+                       ir_op_name(f->op));
+        return false;
+    }
+    return true;
+}
+
+/* ---- export --------------------------------------------------------------------------------- */
+
+static bool is_f32(const ir_value *v)
+{
+    return !v || v->type.dtype == IR_F32;
+}
+
+static bool all_f32(const ir_node *n)
+{
+    for (uint32_t i = 0; i < n->ninputs; i++)
+        if (!is_f32(n->inputs[i]))
+            return false;
+    return true;
+}
+
+/* The node's act as an index of acts[] (-2: Identity, -1: not in acts[]). */
+static int node_act(const ir_node *n)
+{
+    const char *act = ir_get_string(n, "act");
+    return strcmp(act, "Identity") == 0 ? -2 : find_act(act);
+}
+
+static double act_param(const ir_node *n, int act, unsigned index)
+{
+    const char *name = index == 0 ? "act_alpha" : "act_beta";
+    if (ir_node_attr(n, name))
+        return ir_get_float(n, name);
+    return index == 0 ? acts[act].alpha : acts[act].beta;
+}
+
+static bool export_fused_conv(ox_exporter *ex, const ir_node *n)
+{
+    int act = node_act(n);
+    if (act == -1)
+        return false;
+    static const char *const conv_attrs[] = {"auto_pad", "dilations", "group", "kernel_shape",
+                                             "pads",     "strides",   NULL};
+    Onnx__NodeProto *np = ox_emit_node(ex, "com.microsoft", "FusedConv", n);
+    ox_emit_copy_attrs(ex, np, n, conv_attrs);
+    if (act >= 0) {
+        ox_emit_attr_string(ex, np, "activation", acts[act].name);
+        double params[2];
+        for (unsigned k = 0; k < acts[act].nparams; k++)
+            params[k] = act_param(n, act, k);
+        if (acts[act].nparams)
+            ox_emit_attr_floats(ex, np, "activation_params", params, acts[act].nparams);
+    }
+    return true;
+}
+
+static bool export_gemm(ox_exporter *ex, const ir_node *n)
+{
+    static const char *const matmul_attrs[] = {"alpha", "transA", "transB", NULL};
+    bool bias = n->ninputs > 2 && n->inputs[2];
+    bool residual = n->ninputs > 3 && n->inputs[3];
+    int act = node_act(n);
+    if (!bias && !residual && act == -2) {
+        Onnx__NodeProto *np = ox_emit_node(ex, "com.microsoft", "FusedMatMul", n);
+        ox_emit_copy_attrs(ex, np, n, matmul_attrs);
+        return true;
+    }
+    if (residual || act == -1 || (act >= 0 && !acts[act].in_gemm) || n->inputs[0]->type.rank != 2)
+        return false;
+    if (act == -2) { /* FusedGemm wants an activation: alpha * A @ B + bias is ONNX's Gemm */
+        Onnx__NodeProto *np = ox_emit_node(ex, "", "Gemm", n);
+        ox_emit_copy_attrs(ex, np, n, matmul_attrs);
+        return true;
+    }
+    Onnx__NodeProto *np = ox_emit_node(ex, "com.microsoft", "FusedGemm", n);
+    ox_emit_copy_attrs(ex, np, n, matmul_attrs);
+    if (act >= 0) {
+        ox_emit_attr_string(ex, np, "activation", acts[act].name);
+        for (unsigned k = 0; k < acts[act].nparams; k++)
+            ox_emit_attr_float(ex, np, k == 0 ? "activation_alpha" : "activation_beta",
+                               act_param(n, act, k));
+    }
+    return true;
+}
+
+static bool same_shape(const ir_type *a, const ir_type *b)
+{
+    if (a->rank != b->rank || a->rank < 0)
+        return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+static bool export_skip_norm(ox_exporter *ex, const ir_node *n, const char *op_type)
+{
+    const ir_type *a = &n->inputs[0]->type;
+    int64_t axis = ir_get_int(n, "axis");
+    bool last = axis == -1 || axis == a->rank - 1;
+    bool vectors = n->inputs[2]->type.rank == 1 && (n->ninputs < 4 || !n->inputs[3] ||
+                                                    n->inputs[3]->type.rank == 1);
+    if (!last || (a->rank != 2 && a->rank != 3) || !same_shape(a, &n->inputs[1]->type) ||
+        !vectors)
+        return false;
+    static const int slots[] = {0, 3};
+    Onnx__NodeProto *np = ox_emit_node(ex, "com.microsoft", op_type, n);
+    ox_emit_outputs(ex, np, n, slots, 2);
+    ox_emit_attr_float(ex, np, "epsilon", ir_get_float(n, "epsilon"));
+    return true;
+}
+
+static bool export_bias_gelu(ox_exporter *ex, const ir_node *n)
+{
+    if (n->ninputs != 2 || strcmp(ir_get_string(n, "expr"), bias_gelu_expr) != 0)
+        return false;
+    const ir_type *a = &n->inputs[0]->type, *b = &n->inputs[1]->type;
+    if (a->rank < 1 || b->rank != 1 || b->dims[0] != a->dims[a->rank - 1] ||
+        !ir_dim_is_static(b->dims[0]))
+        return false;
+    ox_emit_node(ex, "com.microsoft", "BiasGelu", n);
+    return true;
+}
+
+bool ox_contrib_export(ox_exporter *ex, const ir_node *n)
+{
+    if (!all_f32(n))
+        return false;
+    switch (n->op) {
+    case IR_OP_FusedConvAct:
+        return export_fused_conv(ex, n);
+    case IR_OP_GemmEpilogue:
+        return export_gemm(ex, n);
+    case IR_OP_AddLayerNorm:
+        return export_skip_norm(ex, n, "SkipLayerNormalization");
+    case IR_OP_AddRMSNorm:
+        return export_skip_norm(ex, n, "SkipSimplifiedLayerNormalization");
+    case IR_OP_ElementwiseChain:
+        return export_bias_gelu(ex, n);
+    case IR_OP_Gelu: {
+        bool tanh = strcmp(ir_get_string(n, "approximate"), "tanh") == 0;
+        ox_emit_node(ex, "com.microsoft", tanh ? "FastGelu" : "Gelu", n);
+        return true;
+    }
+    default:
+        return false;
+    }
+}

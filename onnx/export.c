@@ -1,0 +1,813 @@
+/* ONNX export: a validated graph becomes a ModelProto.
+ *
+ * Catalog ops become standard ONNX at one opset: the lowest from 17 (the newest that Debian's onnx
+ * checker knows) that expresses every node, or the one asked for. Attributes the catalog keeps in
+ * an older form (Reduce axes, Clip bounds, ...) become whatever that opset wants, and back. Fused
+ * ops become com.microsoft contrib ops where ONNX Runtime has one with the same semantics
+ * (contrib.c), otherwise ops of the "fuserule" domain carrying the node's attributes, which import
+ * reads back. Every protobuf struct lives in one arena, freed once the model is packed. */
+#include "onnx/onnx_internal.h"
+
+#include "base/check.h"
+#include "base/half.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ox_exporter {
+    ir_graph *g;
+    dg_context *dg;
+    ar_arena *a;
+    int64_t opset;
+    bool uses_ms, uses_fuserule;
+    VEC(Onnx__NodeProto *) nodes;
+    VEC(Onnx__TensorProto *) made_inits; /* initializers export made up */
+    bool *used;     /* by value id: the model reads this constant */
+    sm_map made;    /* names of initializers export made up */
+    bool ok;
+};
+
+static char *xstrdup(ox_exporter *ex, const char *s)
+{
+    return ar_strdup(ex->a, s);
+}
+
+/* Reports an error about a node; export goes on to find the others. */
+static void node_error(ox_exporter *ex, const ir_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void node_error(ox_exporter *ex, const ir_node *n, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    dg_error_path(ex->dg, ex->g->name, "node %s (%s): %s", n->outputs[0]->name,
+                  ir_op_name(n->op), msg);
+    ex->ok = false;
+}
+
+/* ---- tensors -------------------------------------------------------------------------------- */
+
+static Onnx__TensorProto *new_tensor(ox_exporter *ex, const char *name, const ir_type *t,
+                                     const void *data, size_t nbytes)
+{
+    Onnx__TensorProto *tp = ar_alloc(ex->a, sizeof *tp);
+    onnx__tensor_proto__init(tp);
+    tp->name = xstrdup(ex, name);
+    tp->has_data_type = true;
+    tp->data_type = ox_dtype_to_onnx(t->dtype);
+    tp->n_dims = (size_t)t->rank;
+    tp->dims = ar_alloc_array(ex->a, t->rank ? (size_t)t->rank : 1, sizeof *tp->dims);
+    memcpy(tp->dims, t->dims, (size_t)t->rank * sizeof *tp->dims);
+    tp->has_raw_data = true;
+    tp->raw_data.len = nbytes;
+    tp->raw_data.data = (uint8_t *)data; /* read only by the packer */
+    return tp;
+}
+
+/* Marks a constant that the model needs as an initializer. */
+static void use_value(ox_exporter *ex, ir_value *v)
+{
+    if (v && v->kind == IR_VALUE_CONST)
+        ex->used[v->id] = true;
+}
+
+/* The initializers: the graph's constants that the model reads, in the graph's order, then the
+ * ones export made up (lists that attributes held). */
+static Onnx__TensorProto **initializers(ox_exporter *ex, size_t *count)
+{
+    VEC(Onnx__TensorProto *) all = {0};
+    for (size_t i = 0; i < ex->g->values.len; i++) {
+        ir_value *v = ex->g->values.items[i];
+        if (!ex->used[v->id])
+            continue;
+        const void *data = ir_const_data(ex->g, v, ex->dg);
+        if (!data) {
+            ex->ok = false;
+            continue;
+        }
+        vec_push(&all, new_tensor(ex, v->name, &v->type, data, v->konst->nbytes));
+    }
+    for (size_t i = 0; i < ex->made_inits.len; i++)
+        vec_push(&all, ex->made_inits.items[i]);
+    Onnx__TensorProto **out = ar_alloc_array(ex->a, all.len ? all.len : 1, sizeof *out);
+    if (all.len)
+        memcpy(out, all.items, all.len * sizeof *out);
+    *count = all.len;
+    vec_free(&all);
+    return out;
+}
+
+/* A name for a tensor export makes up, distinct from the graph's names and from the others. */
+static const char *made_name(ox_exporter *ex, const char *stem)
+{
+    const char *name = stem;
+    for (unsigned k = 1; ir_find_value(ex->g, name) || sm_get(&ex->made, name, strlen(name)); k++)
+        name = ar_printf(ex->a, "%s_%u", stem, k);
+    sm_put(&ex->made, name, strlen(name), (void *)name);
+    return name;
+}
+
+/* An initializer export makes up (a list that an attribute held); returns its name. */
+static const char *made_initializer(ox_exporter *ex, const char *stem, ir_dtype dt,
+                                    const void *values, uint32_t count, bool scalar)
+{
+    size_t nbytes = count * ir_dtype_size(dt);
+    void *copy = ar_alloc(ex->a, nbytes ? nbytes : 1);
+    memcpy(copy, values, nbytes);
+    ir_type t = {.dtype = dt, .rank = scalar ? 0 : 1, .dims = {count}};
+    const char *name = made_name(ex, stem);
+    vec_push(&ex->made_inits, new_tensor(ex, name, &t, copy, nbytes));
+    return name;
+}
+
+/* One float value stored in dtype dt, for Clip bounds made from attributes. */
+static const char *made_scalar(ox_exporter *ex, const char *stem, ir_dtype dt, double value)
+{
+    uint8_t buf[8] = {0};
+    float f = (float)value;
+    switch (dt) {
+    case IR_F32:
+        memcpy(buf, &f, 4);
+        break;
+    case IR_F16: {
+        uint16_t h = f32_to_f16(f);
+        memcpy(buf, &h, 2);
+        break;
+    }
+    case IR_BF16: {
+        uint16_t h = f32_to_bf16(f);
+        memcpy(buf, &h, 2);
+        break;
+    }
+    default:
+        FR_UNREACHABLE();
+    }
+    return made_initializer(ex, stem, dt, buf, 1, true);
+}
+
+/* ---- attributes ----------------------------------------------------------------------------- */
+
+static Onnx__AttributeProto *add_attr(ox_exporter *ex, Onnx__NodeProto *np, const char *name,
+                                      Onnx__AttributeProto__AttributeType type)
+{
+    Onnx__AttributeProto *a = ar_alloc(ex->a, sizeof *a);
+    onnx__attribute_proto__init(a);
+    a->name = xstrdup(ex, name);
+    a->has_type = true;
+    a->type = type;
+    Onnx__AttributeProto **grown = ar_alloc_array(ex->a, np->n_attribute + 1, sizeof *grown);
+    if (np->n_attribute)
+        memcpy(grown, np->attribute, np->n_attribute * sizeof *grown);
+    grown[np->n_attribute++] = a;
+    np->attribute = grown;
+    return a;
+}
+
+void ox_emit_attr_int(ox_exporter *ex, Onnx__NodeProto *np, const char *name, int64_t v)
+{
+    Onnx__AttributeProto *a = add_attr(ex, np, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT);
+    a->has_i = true;
+    a->i = v;
+}
+
+void ox_emit_attr_float(ox_exporter *ex, Onnx__NodeProto *np, const char *name, double v)
+{
+    Onnx__AttributeProto *a =
+        add_attr(ex, np, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT);
+    a->has_f = true;
+    a->f = (float)v;
+}
+
+void ox_emit_attr_string(ox_exporter *ex, Onnx__NodeProto *np, const char *name, const char *v)
+{
+    Onnx__AttributeProto *a =
+        add_attr(ex, np, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING);
+    a->has_s = true;
+    a->s.len = strlen(v);
+    a->s.data = (uint8_t *)xstrdup(ex, v);
+}
+
+void ox_emit_attr_ints(ox_exporter *ex, Onnx__NodeProto *np, const char *name, const int64_t *v,
+                       uint32_t count)
+{
+    Onnx__AttributeProto *a = add_attr(ex, np, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
+    a->n_ints = count;
+    a->ints = ar_alloc_array(ex->a, count ? count : 1, sizeof *a->ints);
+    if (count)
+        memcpy(a->ints, v, count * sizeof *v);
+}
+
+void ox_emit_attr_floats(ox_exporter *ex, Onnx__NodeProto *np, const char *name,
+                         const double *v, uint32_t count)
+{
+    Onnx__AttributeProto *a =
+        add_attr(ex, np, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
+    a->n_floats = count;
+    a->floats = ar_alloc_array(ex->a, count ? count : 1, sizeof *a->floats);
+    for (uint32_t i = 0; i < count; i++)
+        a->floats[i] = (float)v[i];
+}
+
+static void emit_attr(ox_exporter *ex, Onnx__NodeProto *np, const ir_attr *a)
+{
+    switch (a->kind) {
+    case IR_ATTR_INT:
+        ox_emit_attr_int(ex, np, a->name, a->v.i);
+        break;
+    case IR_ATTR_FLOAT:
+        ox_emit_attr_float(ex, np, a->name, a->v.f);
+        break;
+    case IR_ATTR_STRING:
+        ox_emit_attr_string(ex, np, a->name, a->v.s);
+        break;
+    case IR_ATTR_INTS:
+        ox_emit_attr_ints(ex, np, a->name, a->v.ints, a->count);
+        break;
+    case IR_ATTR_FLOATS:
+        ox_emit_attr_floats(ex, np, a->name, a->v.floats, a->count);
+        break;
+    }
+}
+
+void ox_emit_copy_attrs(ox_exporter *ex, Onnx__NodeProto *np, const ir_node *n,
+                        const char *const *names)
+{
+    for (; *names; names++) {
+        const ir_attr *a = ir_node_attr(n, *names);
+        if (a)
+            emit_attr(ex, np, a);
+    }
+}
+
+/* ---- nodes ---------------------------------------------------------------------------------- */
+
+/* A node with n's outputs and the given inputs (NULL: omitted; trailing omitted ones dropped). */
+static Onnx__NodeProto *new_node(ox_exporter *ex, const char *domain, const char *op_type,
+                                 const ir_node *n, ir_value *const *in, uint32_t nin)
+{
+    Onnx__NodeProto *np = ar_alloc(ex->a, sizeof *np);
+    onnx__node_proto__init(np);
+    np->name = xstrdup(ex, n->outputs[0]->name);
+    np->op_type = xstrdup(ex, op_type);
+    if (domain[0])
+        np->domain = xstrdup(ex, domain);
+    while (nin > 0 && !in[nin - 1])
+        nin--;
+    np->n_input = nin;
+    np->input = ar_alloc_array(ex->a, nin ? nin : 1, sizeof *np->input);
+    for (uint32_t i = 0; i < nin; i++) {
+        np->input[i] = in[i] ? xstrdup(ex, in[i]->name) : "";
+        use_value(ex, in[i]);
+    }
+    np->n_output = n->noutputs;
+    np->output = ar_alloc_array(ex->a, n->noutputs, sizeof *np->output);
+    for (uint32_t i = 0; i < n->noutputs; i++)
+        np->output[i] = xstrdup(ex, n->outputs[i]->name);
+    vec_push(&ex->nodes, np);
+    return np;
+}
+
+Onnx__NodeProto *ox_emit_node(ox_exporter *ex, const char *domain, const char *op_type,
+                              const ir_node *n)
+{
+    if (strcmp(domain, "com.microsoft") == 0)
+        ex->uses_ms = true;
+    return new_node(ex, domain, op_type, n, n->inputs, n->ninputs);
+}
+
+void ox_emit_outputs(ox_exporter *ex, Onnx__NodeProto *np, const ir_node *n, const int *slots,
+                     uint32_t nslots)
+{
+    FR_CHECK(nslots >= n->noutputs);
+    size_t count = 0;
+    for (uint32_t i = 0; i < n->noutputs; i++)
+        if ((size_t)slots[i] + 1 > count)
+            count = (size_t)slots[i] + 1;
+    np->n_output = count;
+    np->output = ar_alloc_array(ex->a, count, sizeof *np->output);
+    for (size_t i = 0; i < count; i++)
+        np->output[i] = "";
+    for (uint32_t i = 0; i < n->noutputs; i++)
+        np->output[slots[i]] = xstrdup(ex, n->outputs[i]->name);
+}
+
+/* ---- standard ops at the chosen opset ------------------------------------------------------- */
+
+/* The i64 values of a constant input, or NULL (after reporting) when it is not one. */
+static const int64_t *const_ints(ox_exporter *ex, const ir_node *n, ir_value *v, uint32_t *count)
+{
+    if (v->kind != IR_VALUE_CONST || v->type.dtype != IR_I64 || v->type.rank > 1) {
+        node_error(ex, n, "input '%s' must be a constant list of i64 at opset %" PRId64, v->name,
+                   ex->opset);
+        return NULL;
+    }
+    const int64_t *data = ir_const_data(ex->g, v, ex->dg);
+    if (!data) {
+        ex->ok = false;
+        return NULL;
+    }
+    *count = (uint32_t)(v->konst->nbytes / sizeof(int64_t));
+    return data;
+}
+
+/* Moves an INTS attribute to a made-up initializer at input `index` of `in`. */
+static void ints_attr_to_input(ox_exporter *ex, const ir_node *n, const char *attr,
+                               ir_value **in, uint32_t index, const char **made)
+{
+    const ir_attr *a = ir_node_attr(n, attr);
+    if (!a)
+        return;
+    const char *stem = ar_printf(ex->a, "%s_%s", n->outputs[0]->name, attr);
+    made[index] = made_initializer(ex, stem, IR_I64, a->v.ints, a->count, false);
+    in[index] = NULL;
+}
+
+typedef struct {
+    ir_value **in;        /* the inputs to write (a copy of the node's, edited) */
+    const char **made;    /* names of made-up inputs, by slot (NULL: none) */
+    uint32_t nin;
+    const char **skip;    /* attributes not to copy as they are */
+    uint32_t nskip;
+} std_form;
+
+static void skip_attr(ox_exporter *ex, std_form *f, const char *name)
+{
+    const char **grown = ar_alloc_array(ex->a, f->nskip + 1, sizeof *grown);
+    if (f->nskip)
+        memcpy(grown, f->skip, f->nskip * sizeof *grown);
+    grown[f->nskip++] = name;
+    f->skip = grown;
+}
+
+static bool skipped(const std_form *f, const char *name)
+{
+    for (uint32_t i = 0; i < f->nskip; i++)
+        if (strcmp(f->skip[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* Reduce{Mean,Max,Min} axes: an attribute before opset 18, an input from 18. */
+static void reduce_axes(ox_exporter *ex, const ir_node *n, Onnx__NodeProto *np, std_form *f,
+                        int64_t input_since)
+{
+    if (ex->opset >= input_since) {
+        ints_attr_to_input(ex, n, "axes", f->in, 1, f->made);
+        skip_attr(ex, f, "axes");
+    } else if (f->nin > 1 && f->in[1]) {
+        uint32_t count;
+        const int64_t *axes = const_ints(ex, n, f->in[1], &count);
+        if (axes)
+            ox_emit_attr_ints(ex, np, "axes", axes, count);
+        f->in[1] = NULL;
+    }
+}
+
+/* Clip's attribute bounds (opset < 11 form) become inputs of the data's dtype. */
+static void clip_bounds(ox_exporter *ex, const ir_node *n, std_form *f)
+{
+    static const char *const names[] = {"min", "max"};
+    for (uint32_t i = 0; i < 2; i++) {
+        const ir_attr *a = ir_node_attr(n, names[i]);
+        skip_attr(ex, f, names[i]);
+        if (!a)
+            continue;
+        if (f->in[1 + i]) {
+            node_error(ex, n, "has both the attribute and the input '%s'", names[i]);
+            continue;
+        }
+        if (!ir_dtype_is_float(n->inputs[0]->type.dtype)) {
+            node_error(ex, n, "attribute bounds apply to float tensors only");
+            continue;
+        }
+        const char *stem = ar_printf(ex->a, "%s_%s", n->outputs[0]->name, names[i]);
+        f->made[1 + i] = made_scalar(ex, stem, n->inputs[0]->type.dtype, ir_get_float(n, names[i]));
+    }
+}
+
+static void dropout_ratio(ox_exporter *ex, const ir_node *n, std_form *f)
+{
+    const ir_attr *a = ir_node_attr(n, "ratio");
+    skip_attr(ex, f, "ratio");
+    if (!a || f->in[1])
+        return;
+    const char *stem = ar_printf(ex->a, "%s_ratio", n->outputs[0]->name);
+    f->made[1] = made_scalar(ex, stem, IR_F32, ir_get_float(n, "ratio"));
+}
+
+/* An attribute the chosen opset does not have: dropped when it holds the value that means
+ * "absent", else an error. */
+static void drop_if_default(ox_exporter *ex, const ir_node *n, std_form *f, const char *name,
+                            int64_t since, int64_t absent)
+{
+    const ir_attr *a = ir_node_attr(n, name);
+    if (ex->opset >= since || !a)
+        return;
+    skip_attr(ex, f, name);
+    if (a->kind == IR_ATTR_INT && a->v.i != absent)
+        node_error(ex, n, "%s=%" PRId64 " needs opset %" PRId64, name, a->v.i, since);
+}
+
+static void constant_of_shape(ox_exporter *ex, const ir_node *n, Onnx__NodeProto *np,
+                              std_form *f)
+{
+    skip_attr(ex, f, "value");
+    skip_attr(ex, f, "dtype");
+    if (!ir_node_attr(n, "value") && !ir_node_attr(n, "dtype"))
+        return;
+    ir_dtype dt = n->outputs[0]->type.dtype;
+    uint8_t buf[8] = {0};
+    double v = ir_get_float(n, "value");
+    if (!ir_dtype_is_float(dt) && !(v >= -9.2e18 && v <= 9.2e18)) {
+        node_error(ex, n, "value %g does not fit %s", v, ir_dtype_name(dt));
+        return;
+    }
+    switch (dt) {
+    case IR_F32: {
+        float x = (float)v;
+        memcpy(buf, &x, 4);
+        break;
+    }
+    case IR_F16:
+    case IR_BF16: {
+        uint16_t h = dt == IR_F16 ? f32_to_f16((float)v) : f32_to_bf16((float)v);
+        memcpy(buf, &h, 2);
+        break;
+    }
+    case IR_I64: {
+        int64_t x = (int64_t)v;
+        memcpy(buf, &x, 8);
+        break;
+    }
+    case IR_I32: {
+        int32_t x = (int32_t)v;
+        memcpy(buf, &x, 4);
+        break;
+    }
+    case IR_I8:
+    case IR_U8:
+    case IR_BOOL:
+        buf[0] = (uint8_t)(int)v;
+        break;
+    default:
+        FR_UNREACHABLE();
+    }
+    ir_type t = {.dtype = dt, .rank = 1, .dims = {1}};
+    size_t size = ir_dtype_size(dt);
+    void *copy = ar_alloc(ex->a, size);
+    memcpy(copy, buf, size);
+    Onnx__AttributeProto *a =
+        add_attr(ex, np, "value", ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR);
+    a->t = new_tensor(ex, "value", &t, copy, size);
+}
+
+/* Rewrites the form of one standard node for the chosen opset. */
+static void adjust_form(ox_exporter *ex, const ir_node *n, Onnx__NodeProto *np, std_form *f)
+{
+    switch (n->op) {
+    case IR_OP_ReduceMean:
+    case IR_OP_ReduceMax:
+    case IR_OP_ReduceMin:
+        reduce_axes(ex, n, np, f, 18);
+        break;
+    case IR_OP_ReduceSum:
+        reduce_axes(ex, n, np, f, 13);
+        break;
+    case IR_OP_Squeeze:
+    case IR_OP_Unsqueeze:
+        ints_attr_to_input(ex, n, "axes", f->in, 1, f->made);
+        skip_attr(ex, f, "axes");
+        break;
+    case IR_OP_Split:
+        ints_attr_to_input(ex, n, "split", f->in, 1, f->made);
+        skip_attr(ex, f, "split");
+        if (ex->opset < 18)
+            skip_attr(ex, f, "num_outputs"); /* the output count says it */
+        break;
+    case IR_OP_Clip:
+        clip_bounds(ex, n, f);
+        break;
+    case IR_OP_Dropout:
+        dropout_ratio(ex, n, f);
+        break;
+    case IR_OP_Cast:
+        drop_if_default(ex, n, f, "saturate", 19, 1);
+        break;
+    case IR_OP_QuantizeLinear:
+        drop_if_default(ex, n, f, "saturate", 19, 1);
+        drop_if_default(ex, n, f, "output_dtype", 21, 0);
+        drop_if_default(ex, n, f, "block_size", 21, 0);
+        break;
+    case IR_OP_DequantizeLinear:
+        drop_if_default(ex, n, f, "block_size", 21, 0);
+        break;
+    case IR_OP_BatchNormalization:
+        drop_if_default(ex, n, f, "spatial", OX_MAX_OPSET + 1, 1); /* gone since opset 9 */
+        drop_if_default(ex, n, f, "training_mode", 14, 0);
+        break;
+    case IR_OP_AveragePool: {
+        const int64_t *d;
+        uint32_t count = ir_get_ints(n, "dilations", &d);
+        bool trivial = true;
+        for (uint32_t i = 0; i < count; i++)
+            trivial = trivial && d[i] == 1;
+        if (ex->opset < 19 && count) {
+            skip_attr(ex, f, "dilations");
+            if (!trivial)
+                node_error(ex, n, "dilations need opset 19");
+        }
+        break;
+    }
+    case IR_OP_ConstantOfShape:
+        constant_of_shape(ex, n, np, f);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The node's inputs: the edited copy, with made-up initializers in their slots. */
+static void set_inputs(ox_exporter *ex, Onnx__NodeProto *np, const std_form *f)
+{
+    uint32_t nin = f->nin;
+    while (nin > 0 && !f->in[nin - 1] && !f->made[nin - 1])
+        nin--;
+    np->n_input = nin;
+    np->input = ar_alloc_array(ex->a, nin ? nin : 1, sizeof *np->input);
+    for (uint32_t i = 0; i < nin; i++) {
+        np->input[i] = f->made[i] ? (char *)f->made[i] : f->in[i] ? xstrdup(ex, f->in[i]->name) : "";
+        if (!f->made[i])
+            use_value(ex, f->in[i]);
+    }
+}
+
+static void export_standard(ox_exporter *ex, const ir_node *n, const char *domain)
+{
+    std_form f = {.nin = n->ninputs + 3}; /* room for inputs made from attributes */
+    f.in = ar_alloc_array(ex->a, f.nin, sizeof *f.in);
+    f.made = ar_alloc_array(ex->a, f.nin, sizeof *f.made);
+    memcpy(f.in, n->inputs, n->ninputs * sizeof *f.in);
+    Onnx__NodeProto *np = new_node(ex, domain, ir_op_name(n->op), n, NULL, 0);
+    if (!domain[0])
+        adjust_form(ex, n, np, &f);
+    for (uint32_t i = 0; i < n->nattrs; i++)
+        if (!skipped(&f, n->attrs[i].name))
+            emit_attr(ex, np, &n->attrs[i]);
+    set_inputs(ex, np, &f);
+}
+
+/* ---- the opset ------------------------------------------------------------------------------ */
+
+static bool has_attr_not(const ir_node *n, const char *name, int64_t absent)
+{
+    const ir_attr *a = ir_node_attr(n, name);
+    return a && a->kind == IR_ATTR_INT && a->v.i != absent;
+}
+
+/* The lowest opset at which n can be written as a standard op (0: any). */
+static int64_t node_needs(const ir_node *n)
+{
+    switch (n->op) {
+    case IR_OP_LayerNormalization:
+        return 17;
+    case IR_OP_HardSwish:
+    case IR_OP_Trilu:
+        return 14;
+    case IR_OP_Reshape:
+        return has_attr_not(n, "allowzero", 0) ? 14 : 0;
+    case IR_OP_BatchNormalization:
+        return has_attr_not(n, "training_mode", 0) ? 14 : 0;
+    case IR_OP_Shape:
+        return ir_node_attr(n, "start") || ir_node_attr(n, "end") ? 15 : 0;
+    case IR_OP_Gelu:
+        /* f32 Gelu goes to com.microsoft before opset 20 */
+        return n->inputs[0]->type.dtype == IR_F32 ? 0 : 20;
+    case IR_OP_ReduceMean:
+    case IR_OP_ReduceMax:
+    case IR_OP_ReduceMin:
+        return n->ninputs > 1 && n->inputs[1] && n->inputs[1]->kind != IR_VALUE_CONST ? 18 : 0;
+    case IR_OP_Pad:
+        return n->ninputs > 3 && n->inputs[3] ? 18 : 0;
+    case IR_OP_Split: {
+        /* before 18, no split sizes means equal parts, which needs a divisible dim */
+        if (!has_attr_not(n, "num_outputs", 0) || (n->ninputs > 1 && n->inputs[1]))
+            return 0;
+        const ir_type *t = &n->inputs[0]->type;
+        int64_t axis = ir_get_int(n, "axis");
+        if (t->rank > 0 && axis < 0)
+            axis += t->rank;
+        bool divisible = t->rank > 0 && axis >= 0 && axis < t->rank &&
+                         ir_dim_is_static(t->dims[axis]) && t->dims[axis] % n->noutputs == 0;
+        return divisible ? 0 : 18;
+    }
+    case IR_OP_AveragePool: {
+        const int64_t *d;
+        uint32_t count = ir_get_ints(n, "dilations", &d);
+        for (uint32_t i = 0; i < count; i++)
+            if (d[i] != 1)
+                return 19;
+        return 0;
+    }
+    case IR_OP_QuantizeLinear:
+        return has_attr_not(n, "output_dtype", 0) || has_attr_not(n, "block_size", 0) ? 21 : 0;
+    case IR_OP_DequantizeLinear:
+        return has_attr_not(n, "block_size", 0) ? 21 : 0;
+    default:
+        return 0;
+    }
+}
+
+static bool choose_opset(ox_exporter *ex, int64_t asked)
+{
+    if (asked && (asked < OX_EXPORT_MIN_OPSET || asked > OX_MAX_OPSET)) {
+        dg_error_path(ex->dg, ex->g->name, "export writes opsets %d to %d, not %" PRId64,
+                      OX_EXPORT_MIN_OPSET, OX_MAX_OPSET, asked);
+        return false;
+    }
+    int64_t need = 0;
+    const ir_node *needy = NULL;
+    for (size_t i = 0; i < ex->g->nodes.len; i++) {
+        const ir_node *n = ex->g->nodes.items[i];
+        int64_t v = node_needs(n);
+        if (v > need) {
+            need = v;
+            needy = n;
+        }
+    }
+    if (asked && need > asked) {
+        node_error(ex, needy, "needs opset %" PRId64 ", above the %" PRId64 " asked for", need,
+                   asked);
+        return false;
+    }
+    ex->opset = asked ? asked : need > OX_EXPORT_DEFAULT_OPSET ? need : OX_EXPORT_DEFAULT_OPSET;
+    return true;
+}
+
+/* ONNX's IR version that goes with an opset. */
+static int64_t ir_version_for(int64_t opset)
+{
+    return opset >= 21 ? 10 : opset >= 19 ? 9 : 8;
+}
+
+/* ---- graph inputs and outputs --------------------------------------------------------------- */
+
+static const char *const denotations[IR_LAYOUT_COUNT] = {
+    [IR_LAYOUT_NCHW] = "NCFF", [IR_LAYOUT_NHWC] = "NFFC",   [IR_LAYOUT_NCW] = "NCF",
+    [IR_LAYOUT_NWC] = "NFC",   [IR_LAYOUT_NCDHW] = "NCFFF", [IR_LAYOUT_NDHWC] = "NFFFC",
+    [IR_LAYOUT_NC] = "NC",
+};
+
+static const char *denotation(char c)
+{
+    return c == 'N' ? "DATA_BATCH" : c == 'C' ? "DATA_CHANNEL" : "DATA_FEATURE";
+}
+
+static Onnx__ValueInfoProto *value_info(ox_exporter *ex, const ir_value *v)
+{
+    const ir_type *t = &v->type;
+    Onnx__TypeProto__Tensor *tt = ar_alloc(ex->a, sizeof *tt);
+    onnx__type_proto__tensor__init(tt);
+    tt->has_elem_type = true;
+    tt->elem_type = ox_dtype_to_onnx(t->dtype);
+    const char *pattern = t->layout ? denotations[t->layout] : NULL;
+    if (pattern && strlen(pattern) != (size_t)t->rank)
+        pattern = NULL;
+    if (t->rank >= 0) {
+        Onnx__TensorShapeProto *shape = ar_alloc(ex->a, sizeof *shape);
+        onnx__tensor_shape_proto__init(shape);
+        shape->n_dim = (size_t)t->rank;
+        shape->dim = ar_alloc_array(ex->a, t->rank ? (size_t)t->rank : 1, sizeof *shape->dim);
+        for (int i = 0; i < t->rank; i++) {
+            Onnx__TensorShapeProto__Dimension *d = ar_alloc(ex->a, sizeof *d);
+            onnx__tensor_shape_proto__dimension__init(d);
+            if (ir_dim_is_static(t->dims[i])) {
+                d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+                d->dim_value = t->dims[i];
+            } else if (ir_dim_is_symbol(t->dims[i])) {
+                d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+                d->dim_param = xstrdup(ex, ir_symbol_name(ex->g, t->dims[i]));
+            }
+            if (pattern)
+                d->denotation = (char *)denotation(pattern[i]);
+            shape->dim[i] = d;
+        }
+        tt->shape = shape;
+    }
+    Onnx__TypeProto *tp = ar_alloc(ex->a, sizeof *tp);
+    onnx__type_proto__init(tp);
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    tp->tensor_type = tt;
+    Onnx__ValueInfoProto *vi = ar_alloc(ex->a, sizeof *vi);
+    onnx__value_info_proto__init(vi);
+    vi->name = xstrdup(ex, v->name);
+    vi->type = tp;
+    return vi;
+}
+
+static Onnx__ValueInfoProto **value_infos(ox_exporter *ex, ir_value *const *values, size_t n)
+{
+    Onnx__ValueInfoProto **out = ar_alloc_array(ex->a, n ? n : 1, sizeof *out);
+    for (size_t i = 0; i < n; i++) {
+        out[i] = value_info(ex, values[i]);
+        use_value(ex, values[i]); /* a constant output is an initializer too */
+    }
+    return out;
+}
+
+/* ---- the model ------------------------------------------------------------------------------ */
+
+static void export_node(ox_exporter *ex, const ir_node *n)
+{
+    if (n->op == IR_OP_Gelu && ex->opset < 20 && ox_contrib_export(ex, n))
+        return;
+    if (ir_op_info_get(n->op)->cls != IR_CLASS_FUSED) {
+        export_standard(ex, n, "");
+        return;
+    }
+    if (ox_contrib_export(ex, n))
+        return;
+    ex->uses_fuserule = true;
+    export_standard(ex, n, "fuserule");
+}
+
+static Onnx__OperatorSetIdProto *opset_id(ox_exporter *ex, const char *domain, int64_t version)
+{
+    Onnx__OperatorSetIdProto *o = ar_alloc(ex->a, sizeof *o);
+    onnx__operator_set_id_proto__init(o);
+    o->domain = xstrdup(ex, domain);
+    o->has_version = true;
+    o->version = version;
+    return o;
+}
+
+static Onnx__ModelProto *build_model(ox_exporter *ex)
+{
+    Onnx__GraphProto *gp = ar_alloc(ex->a, sizeof *gp);
+    onnx__graph_proto__init(gp);
+    gp->name = xstrdup(ex, ex->g->name);
+    gp->n_input = ex->g->inputs.len;
+    gp->input = value_infos(ex, ex->g->inputs.items, ex->g->inputs.len);
+    for (size_t i = 0; i < ex->g->nodes.len; i++)
+        export_node(ex, ex->g->nodes.items[i]);
+    gp->n_output = ex->g->outputs.len;
+    gp->output = value_infos(ex, ex->g->outputs.items, ex->g->outputs.len);
+    gp->n_node = ex->nodes.len;
+    gp->node = ex->nodes.items;
+    gp->initializer = initializers(ex, &gp->n_initializer);
+
+    Onnx__ModelProto *m = ar_alloc(ex->a, sizeof *m);
+    onnx__model_proto__init(m);
+    m->has_ir_version = true;
+    m->ir_version = ir_version_for(ex->opset);
+    m->producer_name = "fuserule";
+    m->producer_version = "0.1";
+    m->graph = gp;
+    Onnx__OperatorSetIdProto **ids = ar_alloc_array(ex->a, 3, sizeof *ids);
+    size_t nids = 0;
+    ids[nids++] = opset_id(ex, "", ex->opset);
+    if (ex->uses_ms)
+        ids[nids++] = opset_id(ex, "com.microsoft", 1);
+    if (ex->uses_fuserule)
+        ids[nids++] = opset_id(ex, "fuserule", 1);
+    m->n_opset_import = nids;
+    m->opset_import = ids;
+    return m;
+}
+
+bool ox_export(ir_graph *g, const ox_export_options *opts, uint8_t **data, size_t *len,
+               dg_context *dg)
+{
+    *data = NULL;
+    *len = 0;
+    ox_exporter ex = {.g = g, .dg = dg, .a = ar_new(), .ok = true};
+    ex.used = calloc(g->values.len ? g->values.len : 1, sizeof *ex.used);
+    FR_CHECK(ex.used != NULL);
+    if (choose_opset(&ex, opts ? opts->opset : 0)) {
+        Onnx__ModelProto *m = build_model(&ex);
+        size_t size = ex.ok ? onnx__model_proto__get_packed_size(m) : 0;
+        if (ex.ok && size > (size_t)OX_MAX_FILE_BYTES) {
+            dg_error_path(dg, g->name, "the model needs %zu bytes, more than protobuf's 2 GiB",
+                          size);
+            ex.ok = false;
+        }
+        if (ex.ok) {
+            *data = malloc(size ? size : 1);
+            FR_CHECK(*data != NULL);
+            *len = onnx__model_proto__pack(m, *data);
+            FR_CHECK(*len == size);
+        }
+    } else {
+        ex.ok = false;
+    }
+    vec_free(&ex.nodes);
+    vec_free(&ex.made_inits);
+    sm_free(&ex.made);
+    free(ex.used);
+    ar_free(ex.a);
+    return ex.ok;
+}

@@ -1,0 +1,212 @@
+/* Older opsets: their forms turned into the catalog's.
+ *
+ * The catalog takes each op in its latest form (opset 21). An op whose semantics have not changed
+ * since an older version imports from that version on (the table below); within that range, the
+ * attributes that later opsets moved to inputs become constant inputs here:
+ *
+ *   ReduceSum axes (before 13), ReduceMean/ReduceMax/ReduceMin axes (before 18),
+ *   Squeeze/Unsqueeze axes (before 13), Split split (before 13), Dropout ratio (before 12).
+ *
+ * Softmax before 13 normalized the input flattened to 2-D at `axis`, not one axis: where that
+ * differs (the axis is not the last), the node becomes Reshape(Softmax(Flatten(x)), shape of x),
+ * the shape a constant when x's is static and Shape(x) otherwise. */
+#include "onnx/onnx_internal.h"
+
+#include "base/check.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* The oldest version of each op whose semantics (for every attribute the catalog takes) import
+ * reads. Versions between it and 21 changed only types, defaults that import fills in, or
+ * attributes that are converted below. */
+static const struct {
+    ir_op op;
+    int64_t first;
+} first_opsets[] = {
+    {IR_OP_Relu, 6}, {IR_OP_LeakyRelu, 6}, {IR_OP_Sigmoid, 6}, {IR_OP_Tanh, 6}, {IR_OP_Clip, 11},
+    {IR_OP_HardSigmoid, 6}, {IR_OP_HardSwish, 14}, {IR_OP_Gelu, 20}, {IR_OP_Elu, 6},
+    {IR_OP_Softplus, 1}, {IR_OP_Erf, 9}, {IR_OP_Exp, 6}, {IR_OP_Log, 6}, {IR_OP_Neg, 6},
+    {IR_OP_Abs, 6}, {IR_OP_Sqrt, 6}, {IR_OP_Reciprocal, 6}, {IR_OP_Floor, 6}, {IR_OP_Ceil, 6},
+    {IR_OP_Sin, 7}, {IR_OP_Cos, 7}, {IR_OP_Not, 1}, {IR_OP_Cast, 6}, {IR_OP_Dropout, 7},
+    {IR_OP_Add, 7}, {IR_OP_Sub, 7}, {IR_OP_Mul, 7}, {IR_OP_Div, 7}, {IR_OP_Pow, 7},
+    {IR_OP_PRelu, 7}, {IR_OP_Max, 8}, {IR_OP_Min, 8}, {IR_OP_Equal, 7}, {IR_OP_Less, 7},
+    {IR_OP_Greater, 7}, {IR_OP_Where, 9}, {IR_OP_Conv, 1}, {IR_OP_ConvTranspose, 1},
+    {IR_OP_MatMul, 1}, {IR_OP_Gemm, 7}, {IR_OP_BatchNormalization, 7},
+    {IR_OP_LayerNormalization, 17}, {IR_OP_Softmax, 1}, {IR_OP_MaxPool, 8},
+    {IR_OP_AveragePool, 7}, {IR_OP_GlobalAveragePool, 1}, {IR_OP_QuantizeLinear, 10},
+    {IR_OP_DequantizeLinear, 10}, {IR_OP_Range, 11}, {IR_OP_ReduceMean, 1},
+    {IR_OP_ReduceSum, 1}, {IR_OP_ReduceMax, 1}, {IR_OP_ReduceMin, 1}, {IR_OP_Transpose, 1},
+    {IR_OP_Reshape, 5}, {IR_OP_Flatten, 1}, {IR_OP_Squeeze, 1}, {IR_OP_Unsqueeze, 1},
+    {IR_OP_Identity, 1}, {IR_OP_Concat, 4}, {IR_OP_Split, 2}, {IR_OP_Slice, 10},
+    {IR_OP_Expand, 8}, {IR_OP_Tile, 6}, {IR_OP_Gather, 1}, {IR_OP_Pad, 11}, {IR_OP_Trilu, 14},
+    {IR_OP_Shape, 1}, {IR_OP_ConstantOfShape, 9}, {IR_OP_Constant, 1},
+};
+
+int64_t ox_op_first_opset(ir_op op)
+{
+    for (size_t i = 0; i < FR_COUNT_OF(first_opsets); i++)
+        if (first_opsets[i].op == op)
+            return first_opsets[i].first;
+    return OX_MIN_OPSET;
+}
+
+/* ---- editing a node under construction ------------------------------------------------------ */
+
+static void remove_attr(ir_node *n, const char *name)
+{
+    for (uint32_t i = 0; i < n->nattrs; i++) {
+        if (strcmp(n->attrs[i].name, name) == 0) {
+            memmove(&n->attrs[i], &n->attrs[i + 1], (n->nattrs - i - 1) * sizeof n->attrs[0]);
+            n->nattrs--;
+            return;
+        }
+    }
+}
+
+/* Sets input `index`, growing the node's input list when it is shorter. */
+static void set_input_growing(ir_graph *g, ir_node *n, uint32_t index, ir_value *v)
+{
+    if (index >= n->ninputs) {
+        ir_value **grown = ar_alloc_array(g->arena, index + 1, sizeof *grown);
+        memcpy(grown, n->inputs, n->ninputs * sizeof *grown);
+        n->inputs = grown;
+        n->ninputs = index + 1;
+    }
+    n->inputs[index] = v;
+}
+
+/* Moves an attribute to a constant input at `index`; the node must not have that input too. */
+static bool attr_to_input(ox_importer *im, ox_pending *p, const char *attr, uint32_t index)
+{
+    ir_graph *g = ox_importer_graph(im);
+    ir_node *n = p->node;
+    const ir_attr *a = ir_node_attr(n, attr);
+    if (!a)
+        return true;
+    if (index < n->ninputs && n->inputs[index]) {
+        ox_invalid(ox_importer_report(im), "%s has both the attribute and the input '%s'",
+                   p->label, attr);
+        return false;
+    }
+    const char *stem = ar_printf(g->arena, "%s_%s", n->outputs[0]->name, attr);
+    ir_value *v;
+    if (a->kind == IR_ATTR_INTS)
+        v = ox_const_i64(im, stem, a->v.ints, a->count, false);
+    else if (a->kind == IR_ATTR_FLOAT)
+        v = ox_const_f32(im, stem, a->v.f);
+    else
+        FR_UNREACHABLE();
+    remove_attr(n, attr);
+    set_input_growing(g, n, index, v);
+    return true;
+}
+
+/* ---- per-op conversions --------------------------------------------------------------------- */
+
+/* An attribute holding a TensorProto element type (Cast's `to`) must name one the IR holds. */
+static bool check_dtype_attr(ox_importer *im, ox_pending *p, const char *attr)
+{
+    const ir_attr *a = ir_node_attr(p->node, attr);
+    ir_dtype dt;
+    if (!a || a->kind != IR_ATTR_INT || (a->v.i == 0 && strcmp(attr, "to") != 0) ||
+        (a->v.i >= INT32_MIN && a->v.i <= INT32_MAX && ox_dtype_from_onnx((int32_t)a->v.i, &dt)))
+        return true;
+    ox_unsupported(ox_importer_report(im), "%s: %s = %s, an element type the IR does not hold",
+                   p->label, attr,
+                   a->v.i >= INT32_MIN && a->v.i <= INT32_MAX ? ox_onnx_dtype_name((int32_t)a->v.i)
+                                                              : "out of range");
+    return false;
+}
+
+bool ox_legacy_convert(ox_importer *im, ox_pending *p)
+{
+    ir_node *n = p->node;
+    int64_t first = ox_op_first_opset(n->op);
+    if (p->opset < first) {
+        ox_unsupported(ox_importer_report(im),
+                       "%s: opset %" PRId64 " is older than the form import reads (from "
+                       "opset %" PRId64 ")",
+                       p->label, p->opset, first);
+        return false;
+    }
+    switch (n->op) {
+    case IR_OP_Cast:
+        return check_dtype_attr(im, p, "to");
+    case IR_OP_QuantizeLinear:
+        return check_dtype_attr(im, p, "output_dtype");
+    case IR_OP_ReduceSum:
+        return p->opset >= 13 || attr_to_input(im, p, "axes", 1);
+    case IR_OP_ReduceMean:
+    case IR_OP_ReduceMax:
+    case IR_OP_ReduceMin:
+        return p->opset >= 18 || attr_to_input(im, p, "axes", 1);
+    case IR_OP_Squeeze:
+    case IR_OP_Unsqueeze:
+        return p->opset >= 13 || attr_to_input(im, p, "axes", 1);
+    case IR_OP_Split:
+        return p->opset >= 13 || attr_to_input(im, p, "split", 1);
+    case IR_OP_Dropout:
+        return p->opset >= 12 || attr_to_input(im, p, "ratio", 1);
+    case IR_OP_Softmax:
+        /* the old default axis was 1; the fixup after validation needs it written */
+        if (p->opset < 13 && !ir_node_attr(n, "axis"))
+            ir_set_attr_int(ox_importer_graph(im), n, "axis", 1);
+        return true;
+    case IR_OP_BatchNormalization:
+        /* before opset 14, asking for the running statistics meant training mode */
+        if (p->opset < 14 && n->noutputs > 1)
+            ir_set_attr_int(ox_importer_graph(im), n, "training_mode", 1);
+        return true;
+    default:
+        return true;
+    }
+}
+
+/* ---- Softmax before opset 13 ---------------------------------------------------------------- */
+
+static ir_node *add_unary(ir_graph *g, ir_op op, ir_value *x, const char *stem)
+{
+    const char *name = ir_fresh_name(g, stem);
+    ir_node *n = ir_add_node(g, op, 1, &name, 1);
+    FR_CHECK(n != NULL); /* the name is fresh */
+    ir_set_input(n, 0, x);
+    return n;
+}
+
+/* Rewrites n = Softmax(x){axis} (old semantics) into Reshape(Softmax(Flatten(x){axis}), shape),
+ * keeping n, now the Reshape, as the producer of the result. */
+static void flatten_softmax(ox_importer *im, ir_node *n)
+{
+    ir_graph *g = ox_importer_graph(im);
+    ir_value *x = n->inputs[0];
+    const char *stem = n->outputs[0]->name;
+    ir_node *flat = add_unary(g, IR_OP_Flatten, x, ar_printf(g->arena, "%s_2d", stem));
+    ir_set_attr_int(g, flat, "axis", ir_get_int(n, "axis"));
+    ir_node *soft = add_unary(g, IR_OP_Softmax, flat->outputs[0],
+                              ar_printf(g->arena, "%s_2d_softmax", stem));
+    /* x's shape: a constant when it is static, so that inference knows the result's shape */
+    const char *shape_stem = ar_printf(g->arena, "%s_shape", stem);
+    ir_value *shape;
+    if (ir_type_is_static(&x->type))
+        shape = ox_const_i64(im, shape_stem, x->type.dims, (uint32_t)x->type.rank, false);
+    else
+        shape = add_unary(g, IR_OP_Shape, x, shape_stem)->outputs[0];
+    n->op = IR_OP_Reshape;
+    n->nattrs = 0;
+    set_input_growing(g, n, 1, shape);
+    n->inputs[0] = soft->outputs[0];
+}
+
+bool ox_legacy_softmax_fixup(ox_importer *im, ir_node **nodes, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        ir_node *n = nodes[i];
+        int rank = n->inputs[0]->type.rank;
+        int64_t axis = ir_get_int(n, "axis");
+        if (axis == -1 || (rank >= 0 && axis == rank - 1))
+            continue; /* one axis either way: the semantics agree */
+        flatten_softmax(im, n);
+    }
+    return true;
+}

@@ -1,0 +1,146 @@
+/* Internal to onnx/: decoding with defences, tensors, and the pieces import and export share. */
+#ifndef FUSERULE_ONNX_ONNX_INTERNAL_H
+#define FUSERULE_ONNX_ONNX_INTERNAL_H
+
+#include "onnx/onnx_io.h"
+#include "onnx_proto/onnx.pb-c.h"
+
+#include <stdarg.h>
+
+/* ---- reporting ------------------------------------------------------------------------------ */
+
+/* Errors about one ONNX file. A binary file has no lines, so messages name the node, value or
+ * byte offset they are about. Two kinds are kept apart for the conformance runner: a file that is
+ * broken (truncated, lying sizes, undefined values) and a valid file that uses something outside
+ * the catalog. */
+typedef struct ox_report {
+    const char *path;
+    dg_context *dg;
+    ox_import_info *info; /* never NULL inside onnx/ */
+    bool invalid;         /* some error was of the first kind */
+    bool unsupported;     /* some error was of the second kind */
+} ox_report;
+
+void ox_invalid(ox_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ox_unsupported(ox_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Sets info->unsupported once every error has been reported. */
+void ox_report_finish(ox_report *r);
+
+/* ---- decoding (decode.c) -------------------------------------------------------------------- */
+
+/* Messages nested deeper than this (a graph in an attribute of a node of a graph in an attribute
+ * ...) are refused before decoding: protobuf-c recurses once per level. */
+enum { OX_MAX_NESTING = 64 };
+/* protobuf cannot encode a message of 2 GiB or more; larger weights live in external data. */
+#define OX_MAX_FILE_BYTES ((int64_t)INT32_MAX)
+
+typedef struct ox_decoded ox_decoded;
+
+/* Reads a file and decodes it as a message of type `desc` after checking its wire format and
+ * nesting, under a memory budget. NULL after reporting; *owner must be released with
+ * ox_decoded_free, which frees the message. */
+ProtobufCMessage *ox_decode_file(ox_report *r, const ProtobufCMessageDescriptor *desc,
+                                 ox_decoded **owner);
+void ox_decoded_free(ox_decoded *d);
+
+/* ---- tensors (tensor.c) --------------------------------------------------------------------- */
+
+/* TensorProto.DataType codes: the ones the IR holds map to ir_dtype; names for the others. */
+bool ox_dtype_from_onnx(int32_t code, ir_dtype *out);
+int32_t ox_dtype_to_onnx(ir_dtype dt);
+const char *ox_onnx_dtype_name(int32_t code);
+
+/* A decoded tensor: `data` points either into the message (raw_data) or to `owned` (malloc'd,
+ * released by ox_tensor_data_release). */
+typedef struct ox_tensor_data {
+    ir_type type;
+    const void *data;
+    size_t nbytes;
+    void *owned;
+} ox_tensor_data;
+
+/* Decodes dtype, dims and data, checking that the data holds exactly the elements the dims
+ * declare. `model_dir` is the folder external data is read from (NULL: external data refused);
+ * `what` names the tensor in messages ("initializer 'w'"). */
+bool ox_tensor_decode(ox_report *r, const Onnx__TensorProto *t, const char *model_dir,
+                      const char *what, ox_tensor_data *out);
+void ox_tensor_data_release(ox_tensor_data *d);
+
+/* The shortest decimal that reads back to the float f, as a double: ONNX stores attributes and
+ * most weights as float32, and 1e-5f should come back as 1e-05, not 9.99999974737875e-06. */
+double ox_float_to_double(float f);
+
+/* ---- import helpers (import.c, legacy.c, contrib.c) ----------------------------------------- */
+
+typedef struct ox_importer ox_importer;
+
+/* A constant made by import (a moved attribute): i64 values of the given rank-0 or rank-1 shape. */
+ir_value *ox_const_i64(ox_importer *im, const char *stem, const int64_t *values, uint32_t count,
+                       bool scalar);
+ir_value *ox_const_f32(ox_importer *im, const char *stem, double value);
+ir_graph *ox_importer_graph(ox_importer *im);
+ox_report *ox_importer_report(ox_importer *im);
+
+/* An ONNX node on its way into the graph: the IR node, plus the ONNX attributes that the catalog
+ * does not take as they are (moved to inputs, renamed, dropped). */
+typedef struct ox_pending {
+    const Onnx__NodeProto *proto;
+    ir_node *node;
+    int64_t opset;  /* version of the node's domain the model imports */
+    const char *label; /* "node 'name' (Op)" for messages */
+} ox_pending;
+
+/* Opset conversions of a standard node (legacy.c): returns false after reporting. */
+bool ox_legacy_convert(ox_importer *im, ox_pending *p);
+/* The lowest default-domain opset whose form of `op` import reads (legacy.c). */
+int64_t ox_op_first_opset(ir_op op);
+/* Softmax before opset 13 works on the input flattened to 2-D at `axis`; after validation, nodes
+ * whose axis is not the last are rewritten to Flatten > Softmax > Reshape (legacy.c). */
+bool ox_legacy_softmax_fixup(ox_importer *im, ir_node **nodes, size_t count);
+
+/* Used by contrib.c: */
+/* A fresh name for the unnamed output `slot` of a node: "<node or first output>_output<slot>". */
+const char *ox_importer_fresh(ox_importer *im, const Onnx__NodeProto *np, size_t slot);
+/* ir_add_node, reporting duplicate output names instead of failing silently. */
+ir_node *ox_importer_add_node(ox_importer *im, ir_op op, uint32_t ninputs, const char **names,
+                              uint32_t noutputs, const char *label);
+/* The value ONNX input `slot` of p names (NULL when omitted); false after reporting an undefined
+ * one. */
+bool ox_importer_input(ox_importer *im, ox_pending *p, size_t slot, ir_value **out);
+
+/* com.microsoft ops (contrib.c): the fused op a contrib op_type becomes, or false when import does
+ * not know it. */
+bool ox_contrib_lookup(const char *op_type, ir_op *out);
+/* Defines the IR node of a contrib node (its outputs mapped to the fused op's); NULL after
+ * reporting. */
+ir_node *ox_contrib_define(ox_importer *im, const Onnx__NodeProto *np, ir_op op,
+                           const char *label);
+/* Sets the inputs and attributes of a contrib node's IR node; false after reporting. */
+bool ox_contrib_import(ox_importer *im, ox_pending *p);
+
+/* ---- export helpers (export.c, contrib.c) --------------------------------------------------- */
+
+typedef struct ox_exporter ox_exporter;
+
+/* Emits node n as com.microsoft contrib op(s) when one has exactly its semantics; returns false
+ * when none applies (the caller then writes a "fuserule" domain op). */
+bool ox_contrib_export(ox_exporter *ex, const ir_node *n);
+
+/* The exporter's building blocks that contrib.c uses. */
+Onnx__NodeProto *ox_emit_node(ox_exporter *ex, const char *domain, const char *op_type,
+                              const ir_node *n);
+void ox_emit_attr_int(ox_exporter *ex, Onnx__NodeProto *np, const char *name, int64_t v);
+void ox_emit_attr_float(ox_exporter *ex, Onnx__NodeProto *np, const char *name, double v);
+void ox_emit_attr_string(ox_exporter *ex, Onnx__NodeProto *np, const char *name, const char *v);
+void ox_emit_attr_ints(ox_exporter *ex, Onnx__NodeProto *np, const char *name, const int64_t *v,
+                       uint32_t count);
+void ox_emit_attr_floats(ox_exporter *ex, Onnx__NodeProto *np, const char *name,
+                         const double *v, uint32_t count);
+/* Copies the attributes of n that are listed in `names` (NULL-terminated), when present. */
+void ox_emit_copy_attrs(ox_exporter *ex, Onnx__NodeProto *np, const ir_node *n,
+                        const char *const *names);
+/* Sets np's outputs: n's outputs placed at the given ONNX output slots (others left empty). */
+void ox_emit_outputs(ox_exporter *ex, Onnx__NodeProto *np, const ir_node *n, const int *slots,
+                     uint32_t nslots);
+
+#endif

@@ -1,0 +1,72 @@
+/* ONNX import and export (protobuf-c over the onnx.proto that Debian's libonnx-dev ships).
+ *
+ * Import turns a ModelProto into a validated graph: initializers and Constant nodes become
+ * constants, graph inputs keep their symbolic dims, value names are kept as they are, attributes
+ * that later opsets moved to inputs become constant inputs (the catalog's form). Export writes a
+ * graph back as a ModelProto: catalog ops as standard ONNX, fused ops as the com.microsoft contrib
+ * ops of ONNX Runtime where one has the same semantics, otherwise as ops of the "fuserule" domain.
+ * docs/onnx.md describes the mapping and every limit.
+ *
+ * Hostile files are refused with a clear error and never crash: the file is walked once before
+ * decoding (wire format, nesting depth), decoding runs under a memory budget proportional to the
+ * file size, and every tensor's size is checked against its dims before anything is allocated. */
+#ifndef FUSERULE_ONNX_ONNX_IO_H
+#define FUSERULE_ONNX_ONNX_IO_H
+
+#include "base/arena.h"
+#include "base/diag.h"
+#include "ir/ir.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The default-domain opsets import accepts (older models load when each op they use has kept its
+ * semantics since; see docs/onnx.md), and the ones export writes. */
+enum {
+    OX_MIN_OPSET = 11,
+    OX_MAX_OPSET = 21,
+    OX_EXPORT_MIN_OPSET = 13,
+    OX_EXPORT_DEFAULT_OPSET = 17,
+};
+
+/* What import found out besides the graph. */
+typedef struct ox_import_info {
+    int64_t opset;     /* the model's default-domain opset (0 when unknown) */
+    /* True when import failed only because the model is valid ONNX that uses something outside
+     * the catalog (an op, a dtype, an attribute, an opset); `reason` then says what, in one line.
+     * The conformance runner skips such models; every other failure is a failure. */
+    bool unsupported;
+    char reason[256];
+} ox_import_info;
+
+/* Reads, decodes and validates an .onnx model. NULL after reporting errors to dg. info may be
+ * NULL. External data files are read relative to the model's folder, never outside it. */
+ir_graph *ox_import(const char *path, ox_import_info *info, dg_context *dg);
+
+/* A tensor read from a serialized TensorProto (the backend tests' input_N.pb / output_N.pb). */
+typedef struct ox_tensor {
+    const char *name; /* as stored; may be "" */
+    ir_type type;     /* static */
+    void *data;       /* in the dtype's storage form (f16/bf16 as 16-bit codes, bool as a byte) */
+    size_t nbytes;
+} ox_tensor;
+
+/* Reads a serialized TensorProto file; the name and data live in `arena`. `as` is the dtype the
+ * caller expects, or IR_DTYPE_UNKNOWN: for IR_BF16 and IR_F16, UINT16 data is read as their bit
+ * patterns (how ONNX's test data stores bfloat16, numpy having no such type). */
+bool ox_read_tensor(const char *path, ir_dtype as, ar_arena *arena, ox_tensor *out,
+                    ox_import_info *info, dg_context *dg);
+
+typedef struct ox_export_options {
+    /* Default-domain opset to write: 0 chooses the lowest one from OX_EXPORT_DEFAULT_OPSET up that
+     * expresses every node; otherwise OX_EXPORT_MIN_OPSET..OX_MAX_OPSET. */
+    int64_t opset;
+} ox_export_options;
+
+/* Serializes a validated graph as a ModelProto into a malloc'd buffer (*data, *len; free()).
+ * Reports an error (and returns false) for what ONNX cannot express. */
+bool ox_export(ir_graph *g, const ox_export_options *opts, uint8_t **data, size_t *len,
+               dg_context *dg);
+
+#endif

@@ -1,0 +1,122 @@
+"""Helpers shared by the ONNX tests: running fuserule, safetensors files, checks with messages.
+
+The tests run with Debian's /usr/bin/python3 (which has the `onnx` module) or, for the ONNX Runtime
+oracle, with any python that has `onnxruntime` and `numpy`; this file needs numpy only.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+SKIPPED = 77
+
+# safetensors dtype names <-> numpy (bf16 is carried as its uint16 bit pattern)
+ST_DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "I8": np.int8,
+             "U8": np.uint8, "I32": np.int32, "I64": np.int64, "BOOL": np.bool_}
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, message):
+    if not cond:
+        raise Failure(message)
+
+
+def run(argv, **kwargs):
+    """Runs a command; returns (exit status, stdout, stderr) as text."""
+    proc = subprocess.run(argv, capture_output=True, timeout=600, **kwargs)
+    return (proc.returncode, proc.stdout.decode("utf-8", "replace"),
+            proc.stderr.decode("utf-8", "replace"))
+
+
+def fuserule_ok(binary, *args, cwd=None):
+    """Runs `fuserule ARGS...`, which must succeed; returns its stdout."""
+    status, out, err = run([binary, *args], cwd=cwd)
+    check(status == 0, f"fuserule {' '.join(args)} exited {status}:\n{err}")
+    return out
+
+
+def read_safetensors(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    n = int.from_bytes(data[:8], "little")
+    header = json.loads(data[8:8 + n])
+    body = data[8 + n:]
+    tensors = {}
+    for name, entry in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = entry["data_offsets"]
+        array = np.frombuffer(body[begin:end], dtype=ST_DTYPES[entry["dtype"]])
+        tensors[name] = array.reshape(entry["shape"])
+    return tensors
+
+
+def write_safetensors(path, tensors):
+    names = {np.dtype(v): k for k, v in ST_DTYPES.items() if k != "BF16"}
+    header, chunks, offset = {}, [], 0
+    for name in sorted(tensors):
+        array = np.ascontiguousarray(tensors[name])
+        raw = array.tobytes()
+        header[name] = {"dtype": names[array.dtype], "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(raw)]}
+        chunks.append(raw)
+        offset += len(raw)
+    text = json.dumps(header, separators=(",", ":")).encode()
+    text += b" " * (-len(text) % 8)
+    with open(path, "wb") as f:
+        f.write(len(text).to_bytes(8, "little") + text + b"".join(chunks))
+
+
+def assert_close(name, got, want, rtol, atol):
+    """NaN and infinities first, then |got - want| <= atol + rtol * |want| elementwise."""
+    check(got.shape == want.shape, f"{name}: shape {got.shape}, expected {want.shape}")
+    got, want = got.astype(np.float64), want.astype(np.float64)
+    check(np.array_equal(np.isnan(got), np.isnan(want)), f"{name}: NaNs differ")
+    inf = np.isinf(want) | np.isinf(got)
+    check(np.array_equal(got[inf], want[inf]), f"{name}: infinities differ")
+    finite = ~(inf | np.isnan(want))
+    err = np.abs(got - want)[finite]
+    bound = (atol + rtol * np.abs(want))[finite]
+    if err.size and not np.all(err <= bound):
+        i = int(np.argmax(err - bound))
+        raise Failure(f"{name}: max error {err.max():.3g} (element {i}: {got[finite][i]:.9g} vs "
+                      f"{want[finite][i]:.9g}), allowed {atol} + {rtol} * |expected|")
+
+
+def main(cases, args):
+    """Runs each case(args...) and prints PASS/FAIL lines; exit 1 when any failed."""
+    failed = 0
+    for case in cases:
+        try:
+            case(*args)
+            print(f"PASS {case.__name__}")
+        except Failure as e:
+            failed += 1
+            print(f"FAIL {case.__name__}: {e}")
+        except Exception as e:  # a tool or library refusing the case is a failure too
+            failed += 1
+            print(f"FAIL {case.__name__}: {type(e).__name__}: {e}")
+    print(f"{len(cases) - failed} passed, {failed} failed")
+    sys.stdout.flush()
+    return 1 if failed else 0
+
+
+def need_onnx():
+    """The `onnx` module, or exit 77 (skipped) without it."""
+    try:
+        import onnx  # noqa: F401
+    except ImportError:
+        print("skipped: this python has no `onnx` module (Debian: python3-onnx)")
+        sys.exit(SKIPPED)
+    return onnx
+
+
+def tempdir_under(base, name):
+    path = os.path.join(base, name)
+    os.makedirs(path, exist_ok=True)
+    return path
