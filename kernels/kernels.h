@@ -36,10 +36,72 @@ typedef struct kn_call {
 typedef bool (*kn_cpu_fn)(const kn_call *call);
 
 /* One CPU reference implementation per catalog row, named kn_cpu_<OpName>, defined in
- * kernels/cpu/*.c. */
+ * the files of kernels/cpu/. */
 #define IR_OP(name, ...) bool kn_cpu_##name(const kn_call *call);
 #include "ir/ops.def"
 #include "ir/fused_ops.def"
 #undef IR_OP
+
+/* ---- the registry ---------------------------------------------------------------------------
+ *
+ * One table (kernels/registry.c): each fused op's operands and, per backend, the constraints under
+ * which it can run (`supports`) and its implementation. A backend is listed for a fused op only
+ * where its implementation exists; a rewrite binds a fused node only where `kn_supports` says yes,
+ * so a rule never fires where no kernel can run it. Plain ONNX ops all run on the CPU. */
+
+typedef enum { KN_BACKEND_CPU, KN_BACKEND_CUDA, KN_BACKEND_COUNT } kn_backend;
+
+const char *kn_backend_name(kn_backend b);       /* "cpu", "cuda" */
+bool kn_backend_parse(const char *s, kn_backend *out);
+
+/* Room for the reason a backend cannot run a node. */
+enum { KN_WHY_SIZE = 200 };
+
+/* Whether the backend can run node n with its input types and attributes; when not, writes why
+ * into why_not (KN_WHY_SIZE bytes). Input types may be partly symbolic; what is not known yet is
+ * not refused (the executor checks static shapes again). */
+typedef bool (*kn_supports_fn)(const ir_graph *g, const ir_node *n, char *why_not);
+
+/* An operand of a fused op, as docs/kernels.md names it. */
+typedef struct kn_port {
+    const char *name;
+    bool optional;
+} kn_port;
+
+typedef struct kn_cpu_impl {
+    const char *kernel;      /* the name a bound node records in node->kernel */
+    kn_supports_fn supports;
+    kn_cpu_fn run;
+} kn_cpu_impl;
+
+/* The CUDA column: empty until the CUDA backend registers its kernels. */
+typedef struct kn_cuda_impl {
+    const char *kernel;
+    kn_supports_fn supports;
+} kn_cuda_impl;
+
+enum { KN_MAX_PORTS = 6 };
+
+typedef struct kn_fused_entry {
+    ir_op op;
+    const char *summary;              /* one line: what it computes */
+    kn_port inputs[KN_MAX_PORTS];     /* attributes: the op's catalog schema (ir_op_info_get) */
+    kn_port outputs[KN_MAX_PORTS];
+    bool variadic_inputs;             /* inputs[0] names the repeated operand */
+    kn_cpu_impl cpu;
+    kn_cuda_impl cuda;
+} kn_fused_entry;
+
+/* The registry's rows, in fused_ops.def order. */
+const kn_fused_entry *kn_fused_entries(size_t *count);
+/* The entry of a fused op; NULL for a plain ONNX op. */
+const kn_fused_entry *kn_fused_entry_get(ir_op op);
+
+/* Whether `backend` can run node n (any op); on false, why_not (KN_WHY_SIZE bytes) says why. */
+bool kn_supports(const ir_graph *g, const ir_node *n, kn_backend backend, char *why_not);
+/* The name of the kernel that runs op on backend ("cpu.FusedConvAct"), or NULL when none. */
+const char *kn_kernel_name(ir_op op, kn_backend backend);
+/* The CPU implementation of any catalog op. */
+kn_cpu_fn kn_cpu_get(ir_op op);
 
 #endif

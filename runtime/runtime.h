@@ -21,9 +21,30 @@ typedef struct rt_tensor {
 } rt_tensor;
 
 typedef struct rt_options {
-    uint64_t seed;   /* graph inputs not given are filled by ir_random_fill(seed + input index, ...) */
+    uint64_t seed;   /* graph inputs not given are filled by ir_random_fill(seed + input index, ...):
+                      * floats uniform in [-1, 1), i8/u8 over their whole range, bool 0 or 1, and
+                      * i32/i64 (indices, shapes) zero */
     bool time;       /* collect wall time per node class */
+    bool sentinels;  /* CUDA: guard bytes around every device buffer, checked when it is freed
+                      * (the GPU tests' out-of-bounds write detector) */
 } rt_options;
+
+/* Time spent in the nodes of one op (conversions of f16/bf16 storage included): wall time, and
+ * the process's CPU time (all threads; steadier than wall time on a loaded machine). */
+typedef struct rt_op_time {
+    ir_op op;
+    uint64_t calls;
+    double seconds;
+    double cpu_seconds;
+} rt_op_time;
+
+/* What memory planning achieved. */
+typedef struct rt_memory {
+    size_t peak_bytes;         /* the most bytes the buffer pool held at once */
+    size_t intermediate_bytes; /* the sum of every node output's size: what no reuse would hold */
+    size_t allocations;        /* buffers the pool had to allocate */
+    size_t reuses;             /* requests served by a released buffer */
+} rt_memory;
 
 typedef struct rt_result {
     ar_arena *arena;      /* owns everything below */
@@ -31,6 +52,9 @@ typedef struct rt_result {
     size_t noutputs;
     rt_tensor *inputs;    /* the inputs actually used (given or generated), in g->inputs order */
     size_t ninputs;
+    rt_memory memory;
+    rt_op_time *times;    /* with opts->time: ops that ran, most time first */
+    size_t ntimes;
 } rt_result;
 
 /* Runs a validated graph on the CPU. `inputs` (may be NULL) are matched to graph inputs by name;
@@ -39,5 +63,25 @@ typedef struct rt_result {
 bool rt_run_cpu(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
                 rt_result *out, dg_context *dg);
 void rt_result_free(rt_result *r);
+
+/* The CUDA backend (runtime/cuda_executor.c, docs/cuda.md). Fused nodes that a CUDA kernel
+ * supports run on the GPU, every other node on its CPU reference kernel; values move between host
+ * and device only when the other side reads them. Same contract as rt_run_cpu; memory reports the
+ * device pool. Fails with a located error when the build has no CUDA backend or the machine no
+ * device. */
+bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
+                 rt_result *out, dg_context *dg);
+/* Whether this build has a CUDA backend and the machine a device; why not otherwise. */
+bool rt_cuda_available(char *why, size_t size);
+/* Benchmarks: runs g once to warm up (kernels compiled, weights uploaded), then `iters` times,
+ * optionally captured once as a CUDA graph and replayed; *ms is the mean time of one run. */
+bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_graph, double *ms,
+                  dg_context *dg);
+
+/* The tensor of a result by name (outputs first, then inputs); NULL when absent. */
+const rt_tensor *rt_result_find(const rt_result *r, const char *name);
+/* Element i of a tensor as a double, whatever its storage dtype. */
+double rt_tensor_get(const rt_tensor *t, size_t i);
+size_t rt_tensor_numel(const rt_tensor *t);
 
 #endif

@@ -1,0 +1,687 @@
+/* The fused ops of the catalog (ir/fused_ops.def): attribute schemas and type inference.
+ *
+ * docs/kernels.md is the specification each inference here follows; kernels/cpu/fused_*.c compute
+ * exactly what is inferred. Inference checks everything a kernel relies on (ranks, dtypes,
+ * broadcastability, attribute values), so a validated graph never hands a kernel a shape it cannot
+ * run. Dims that are symbolic or unknown are accepted wherever a static dim would be, and checked
+ * again when the executor binds them. */
+#include "ir/infer_util.h"
+
+#include "base/check.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- attribute schemas ----------------------------------------------------------------------- */
+
+/* The activation epilogue shared by FusedConvAct and GemmEpilogue. act_alpha and act_beta default
+ * to the activation's own ONNX defaults (LeakyRelu 0.01, HardSigmoid 0.2/0.5, Clip -inf/+inf)
+ * when absent; the schema default (NaN) means exactly that "absent". */
+#define ACT_ATTRS                                                                                  \
+    {"act", IR_ATTR_STRING, false, 0, 0, "Identity", NULL, 0},                                     \
+        {"act_alpha", IR_ATTR_FLOAT, false, 0, NAN, NULL, NULL, 0},                                \
+        {"act_beta", IR_ATTR_FLOAT, false, 0, NAN, NULL, NULL, 0}
+
+const ir_attr_schema ir_attrs_FusedConvAct[] = {
+    {"auto_pad", IR_ATTR_STRING, false, 0, 0, "NOTSET", NULL, 0},
+    {"dilations", IR_ATTR_INTS, false, 0, 0, NULL, NULL, 0},
+    {"group", IR_ATTR_INT, false, 1, 0, NULL, NULL, 0},
+    {"kernel_shape", IR_ATTR_INTS, false, 0, 0, NULL, NULL, 0},
+    {"pads", IR_ATTR_INTS, false, 0, 0, NULL, NULL, 0},
+    {"strides", IR_ATTR_INTS, false, 0, 0, NULL, NULL, 0},
+    ACT_ATTRS,
+};
+const uint32_t ir_nattrs_FusedConvAct = FR_COUNT_OF(ir_attrs_FusedConvAct);
+
+const ir_attr_schema ir_attrs_GemmEpilogue[] = {
+    {"transA", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
+    {"transB", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
+    {"alpha", IR_ATTR_FLOAT, false, 0, 1.0, NULL, NULL, 0},
+    {"beta", IR_ATTR_FLOAT, false, 0, 1.0, NULL, NULL, 0},
+    ACT_ATTRS,
+};
+const uint32_t ir_nattrs_GemmEpilogue = FR_COUNT_OF(ir_attrs_GemmEpilogue);
+
+const ir_attr_schema ir_attrs_FusedQKV[] = {
+    {"sizes", IR_ATTR_INTS, true, 0, 0, NULL, NULL, 0},
+};
+const uint32_t ir_nattrs_FusedQKV = FR_COUNT_OF(ir_attrs_FusedQKV);
+
+#define NORM_ATTRS                                                                                 \
+    {"axis", IR_ATTR_INT, false, -1, 0, NULL, NULL, 0},                                            \
+        {"epsilon", IR_ATTR_FLOAT, false, 0, 1e-5, NULL, NULL, 0}
+
+const ir_attr_schema ir_attrs_RMSNorm[] = {NORM_ATTRS};
+const uint32_t ir_nattrs_RMSNorm = FR_COUNT_OF(ir_attrs_RMSNorm);
+const ir_attr_schema ir_attrs_AddLayerNorm[] = {NORM_ATTRS};
+const uint32_t ir_nattrs_AddLayerNorm = FR_COUNT_OF(ir_attrs_AddLayerNorm);
+const ir_attr_schema ir_attrs_AddRMSNorm[] = {NORM_ATTRS};
+const uint32_t ir_nattrs_AddRMSNorm = FR_COUNT_OF(ir_attrs_AddRMSNorm);
+
+const ir_attr_schema ir_attrs_FusedSoftmax[] = {
+    {"axis", IR_ATTR_INT, false, -1, 0, NULL, NULL, 0},
+    {"scale", IR_ATTR_FLOAT, false, 0, 1.0, NULL, NULL, 0},
+};
+const uint32_t ir_nattrs_FusedSoftmax = FR_COUNT_OF(ir_attrs_FusedSoftmax);
+
+const ir_attr_schema ir_attrs_ElementwiseChain[] = {
+    {"expr", IR_ATTR_STRING, true, 0, 0, NULL, NULL, 0},
+};
+const uint32_t ir_nattrs_ElementwiseChain = FR_COUNT_OF(ir_attrs_ElementwiseChain);
+
+const ir_attr_schema ir_attrs_Attention[] = {
+    {"scale", IR_ATTR_FLOAT, false, 0, 0.0, NULL, NULL, 0},
+    {"causal", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
+};
+const uint32_t ir_nattrs_Attention = FR_COUNT_OF(ir_attrs_Attention);
+
+const ir_attr_schema ir_attrs_RoPE[] = {
+    {"interleaved", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
+};
+const uint32_t ir_nattrs_RoPE = FR_COUNT_OF(ir_attrs_RoPE);
+
+const ir_attr_schema ir_attrs_SwiGLU[] = {{"", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0}};
+const uint32_t ir_nattrs_SwiGLU = 0;
+
+const ir_attr_schema ir_attrs_QGemm[] = {{"", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0}};
+const uint32_t ir_nattrs_QGemm = 0;
+
+/* ---- helpers --------------------------------------------------------------------------------- */
+
+/* Arity, and every present input a float of input 0's dtype. */
+static bool float_inputs(ir_graph *g, const ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg))
+        return false;
+    for (uint32_t i = 0; i < n->ninputs; i++)
+        if (!ir_check_dtype(g, n, dg, i, IR_DTS_FLOAT) || !ir_check_same_dtype(g, n, dg, 0, i))
+            return false;
+    return true;
+}
+
+/* Some input with unknown rank: the shape checks are left to the executor, which binds them. */
+static bool any_rank_unknown(const ir_node *n)
+{
+    for (uint32_t i = 0; i < n->ninputs; i++)
+        if (ir_in(n, i) && ir_in(n, i)->rank < 0)
+            return true;
+    return false;
+}
+
+/* Every output gets dtype dt and unknown rank. */
+static bool all_unknown(ir_graph *g, ir_node *n, dg_context *dg, ir_dtype dt)
+{
+    for (uint32_t i = 0; i < n->noutputs; i++)
+        n->outputs[i]->type = ir_type_unknown(dt, -1);
+    return ir_infer_done(g, n, dg);
+}
+
+/* Dims a and b must be equal (a static dim against a symbol or unknown is not refused). */
+static bool dims_agree(int64_t a, int64_t b)
+{
+    int64_t unified;
+    return ir_dim_unify(a, b, &unified);
+}
+
+/* A vector input (when present) of `len` values. */
+static bool check_vector(ir_graph *g, const ir_node *n, dg_context *dg, uint32_t i, int64_t len,
+                         const char *what)
+{
+    const ir_type *t = ir_in(n, i);
+    if (t && t->rank >= 0 && (t->rank != 1 || !dims_agree(t->dims[0], len))) {
+        ir_type expected = ir_type_unknown(t->dtype, 1);
+        expected.dims[0] = len;
+        return ir_node_error(g, n, dg, "%s has shape %s; expected %s", what, ir_shape_str(g, t),
+                             ir_shape_str(g, &expected));
+    }
+    return true;
+}
+
+static const char *const activations[] = {
+    "Identity", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip",
+    "Gelu", "GeluTanh", "Silu", "HardSwish", "HardSigmoid",
+};
+
+static bool check_act(ir_graph *g, const ir_node *n, dg_context *dg)
+{
+    const char *act = ir_get_string(n, "act");
+    for (size_t i = 0; i < FR_COUNT_OF(activations); i++)
+        if (strcmp(act, activations[i]) == 0)
+            return true;
+    return ir_node_error(g, n, dg,
+                         "unknown activation \"%s\" (expected Identity, Relu, LeakyRelu, Sigmoid, "
+                         "Tanh, Clip, Gelu, GeluTanh, Silu, HardSwish or HardSigmoid)",
+                         act);
+}
+
+/* ---- FusedConvAct ---------------------------------------------------------------------------- */
+
+/* FusedConvAct(X[N,C,D...], W[M,C/group,k...], B[M]?, Z?) -> Y[N,M,D'...], Z of Y's shape. */
+bool ir_infer_FusedConvAct(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!float_inputs(g, n, dg) || !check_act(g, n, dg))
+        return false;
+    const ir_type *x = ir_in(n, 0), *w = ir_in(n, 1), *z = ir_in(n, 3);
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, x->dtype);
+    if (x->rank < 3)
+        return ir_node_error(g, n, dg, "input %s has rank %d; expected N, C and spatial dims",
+                             ir_input_name(g, n, 0), x->rank);
+    if (!ir_check_rank(g, n, dg, 1, x->rank, x->rank))
+        return false;
+    ir_window win;
+    if (!ir_window_read(g, n, dg, x->rank - 2, false, &win))
+        return false;
+    for (int k = 0; k < win.spatial; k++) {
+        int64_t unified;
+        if (!ir_dim_unify(w->dims[k + 2], win.kernel[k], &unified))
+            return ir_node_error(g, n, dg,
+                                 "kernel_shape[%d] = %lld but the weight's kernel is %lld", k,
+                                 (long long)win.kernel[k], (long long)w->dims[k + 2]);
+        win.kernel[k] = unified;
+    }
+    int64_t group = ir_get_int(n, "group");
+    if (group < 1 || group > IR_MAX_NUMEL)
+        return ir_node_error(g, n, dg, "group %lld is out of range", (long long)group);
+    int64_t c = x->dims[1], cw = w->dims[1], m = w->dims[0];
+    if (ir_dim_is_static(c) && ir_dim_is_static(cw) && c != ir_sat_mul(cw, group))
+        return ir_node_error(g, n, dg,
+                             "input has %lld channels but the weight expects %lld (group %lld)",
+                             (long long)c, (long long)ir_sat_mul(cw, group), (long long)group);
+    if (ir_dim_is_static(m) && m % group != 0)
+        return ir_node_error(g, n, dg, "output channels (%lld) are not divisible by group %lld",
+                             (long long)m, (long long)group);
+    if (!check_vector(g, n, dg, 2, m, "bias"))
+        return false;
+    ir_type y = *x;
+    y.dims[1] = m;
+    for (int k = 0; k < win.spatial; k++)
+        if (!ir_window_out(g, n, dg, &win, k, x->dims[k + 2], &y.dims[k + 2]))
+            return false;
+    if (z) {
+        bool same = z->rank == y.rank;
+        for (int i = 0; same && i < y.rank; i++)
+            same = dims_agree(z->dims[i], y.dims[i]);
+        if (!same)
+            return ir_node_error(g, n, dg, "the residual Z has shape %s; the output has %s",
+                                 ir_shape_str(g, z), ir_shape_str(g, &y));
+    }
+    n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- GemmEpilogue ---------------------------------------------------------------------------- */
+
+/* GemmEpilogue(A[...,M,K], B[K,N], bias[N]?, residual?) -> Y[...,M,N] (transA/transB swap the
+ * last two dims of A / B); the residual broadcasts to Y. */
+bool ir_infer_GemmEpilogue(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!float_inputs(g, n, dg) || !check_act(g, n, dg))
+        return false;
+    const ir_type *a = ir_in(n, 0), *b = ir_in(n, 1);
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, a->dtype);
+    if (!ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 1, 2, 2))
+        return false;
+    bool ta = ir_get_int(n, "transA") != 0, tb = ir_get_int(n, "transB") != 0;
+    int r = a->rank;
+    int64_t m = ta ? a->dims[r - 1] : a->dims[r - 2], k = ta ? a->dims[r - 2] : a->dims[r - 1];
+    int64_t kb = tb ? b->dims[1] : b->dims[0], nn = tb ? b->dims[0] : b->dims[1];
+    if (!dims_agree(k, kb))
+        return ir_node_error(g, n, dg, "A %s and B %s disagree on K", ir_shape_str(g, a),
+                             ir_shape_str(g, b));
+    ir_type y = *a;
+    y.dims[r - 2] = m;
+    y.dims[r - 1] = nn;
+    if (!check_vector(g, n, dg, 2, nn, "bias") ||
+        (ir_in(n, 3) && !ir_check_unidirectional(g, n, dg, ir_in(n, 3), &y, "the residual")))
+        return false;
+    n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- FusedQKV -------------------------------------------------------------------------------- */
+
+/* FusedQKV(X[...,K], W[K,sum(sizes)], bias[sum(sizes)]?) -> one output per entry of `sizes`,
+ * output i of shape [..., sizes[i]]. */
+bool ir_infer_FusedQKV(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!float_inputs(g, n, dg))
+        return false;
+    const int64_t *sizes;
+    uint32_t nsizes = ir_get_ints(n, "sizes", &sizes);
+    if (nsizes != n->noutputs)
+        return ir_node_error(g, n, dg, "sizes has %u entries for %u outputs", nsizes, n->noutputs);
+    int64_t total = 0;
+    for (uint32_t i = 0; i < nsizes; i++) {
+        if (sizes[i] < 1 || sizes[i] > IR_MAX_NUMEL)
+            return ir_node_error(g, n, dg, "sizes[%u] = %lld must be positive", i,
+                                 (long long)sizes[i]);
+        total = ir_sat_add(total, sizes[i]);
+    }
+    const ir_type *x = ir_in(n, 0), *w = ir_in(n, 1);
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, x->dtype);
+    if (!ir_check_rank(g, n, dg, 0, 1, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 1, 2, 2))
+        return false;
+    if (!dims_agree(x->dims[x->rank - 1], w->dims[0]))
+        return ir_node_error(g, n, dg, "X %s and W %s disagree on K", ir_shape_str(g, x),
+                             ir_shape_str(g, w));
+    if (!dims_agree(w->dims[1], total))
+        return ir_node_error(g, n, dg, "W %s has %lld columns but sizes add up to %lld",
+                             ir_shape_str(g, w), (long long)w->dims[1], (long long)total);
+    if (!check_vector(g, n, dg, 2, total, "bias"))
+        return false;
+    for (uint32_t i = 0; i < nsizes; i++) {
+        ir_type y = *x;
+        y.dims[y.rank - 1] = sizes[i];
+        n->outputs[i]->type = y;
+    }
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- normalizations ------------------------------------------------------------------------- */
+
+/* Outputs of a normalization of x over dims [axis, rank): x's type, scale (input `first`) and
+ * bias (input first + 1, when the op has it) broadcasting to the normalized dims. */
+static bool infer_norm(ir_graph *g, ir_node *n, dg_context *dg, const ir_type *x, uint32_t first)
+{
+    int axis;
+    if (!ir_norm_axis(g, n, dg, ir_get_int(n, "axis"), x->rank, "axis", &axis))
+        return false;
+    double eps = ir_get_float(n, "epsilon");
+    if (!(eps >= 0))
+        return ir_node_error(g, n, dg, "epsilon %g must not be negative", eps);
+    ir_type normalized = ir_type_unknown(x->dtype, x->rank - axis);
+    memcpy(normalized.dims, x->dims + axis, sizeof x->dims[0] * (size_t)(x->rank - axis));
+    if (!ir_check_unidirectional(g, n, dg, ir_in(n, first), &normalized, "scale") ||
+        (ir_in(n, first + 1) &&
+         !ir_check_unidirectional(g, n, dg, ir_in(n, first + 1), &normalized, "bias")))
+        return false;
+    for (uint32_t i = 0; i < n->noutputs; i++)
+        n->outputs[i]->type = *x;
+    return ir_infer_done(g, n, dg);
+}
+
+/* RMSNorm(X, scale) -> X's type. */
+bool ir_infer_RMSNorm(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!float_inputs(g, n, dg))
+        return false;
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, ir_in(n, 0)->dtype);
+    if (!ir_check_rank(g, n, dg, 0, 1, IR_MAX_RANK))
+        return false;
+    return infer_norm(g, n, dg, ir_in(n, 0), 1);
+}
+
+/* AddLayerNorm(A, B, scale, bias?) and AddRMSNorm(A, B, scale) -> (Y, Sum), both of A's type;
+ * B broadcasts to A. */
+static bool infer_add_norm(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!float_inputs(g, n, dg))
+        return false;
+    const ir_type *a = ir_in(n, 0);
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, a->dtype);
+    if (!ir_check_rank(g, n, dg, 0, 1, IR_MAX_RANK) ||
+        !ir_check_unidirectional(g, n, dg, ir_in(n, 1), a, "B"))
+        return false;
+    return infer_norm(g, n, dg, a, 2);
+}
+
+bool ir_infer_AddLayerNorm(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    return infer_add_norm(g, n, dg);
+}
+
+bool ir_infer_AddRMSNorm(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    return infer_add_norm(g, n, dg);
+}
+
+/* ---- FusedSoftmax ---------------------------------------------------------------------------- */
+
+/* FusedSoftmax(X, mask?) -> X's type; the mask broadcasts to X. */
+bool ir_infer_FusedSoftmax(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!float_inputs(g, n, dg))
+        return false;
+    const ir_type *x = ir_in(n, 0);
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, x->dtype);
+    int axis;
+    if (!ir_check_rank(g, n, dg, 0, 1, IR_MAX_RANK) ||
+        !ir_norm_axis(g, n, dg, ir_get_int(n, "axis"), x->rank, "axis", &axis) ||
+        (ir_in(n, 1) && !ir_check_unidirectional(g, n, dg, ir_in(n, 1), x, "the mask")))
+        return false;
+    n->outputs[0]->type = *x;
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- ElementwiseChain ------------------------------------------------------------------------ */
+
+static const struct {
+    const char *name;
+    unsigned arity;
+} ew_funcs[] = {
+    [IR_EW_INPUT] = {"input", 0},
+    [IR_EW_CONST] = {"const", 0},
+#define IR_EW_ROW(fname, farity) [IR_EW_##fname] = {#fname, farity},
+    IR_EW_FUNCS(IR_EW_ROW)
+#undef IR_EW_ROW
+};
+
+const char *ir_ew_name(ir_ew_opcode op)
+{
+    FR_CHECK((unsigned)op < IR_EW_COUNT);
+    return ew_funcs[op].name;
+}
+
+enum { EW_MAX_NESTING = 64, EW_MAX_CODE = 4096 };
+
+typedef struct {
+    const char *text;
+    size_t pos;
+    uint32_t ninputs;
+    VEC(ir_ew_instr) code;
+    uint32_t depth, max_depth;
+    const char *err;
+    size_t err_at;
+} ew_parser;
+
+static bool ew_error(ew_parser *p, size_t at, const char *msg)
+{
+    if (!p->err) {
+        p->err = msg;
+        p->err_at = at;
+    }
+    return false;
+}
+
+static void ew_skip_space(ew_parser *p)
+{
+    while (p->text[p->pos] == ' ' || p->text[p->pos] == '\t' || p->text[p->pos] == '\n')
+        p->pos++;
+}
+
+static bool ew_emit(ew_parser *p, ir_ew_instr ins, unsigned pops)
+{
+    if (p->code.len >= EW_MAX_CODE)
+        return ew_error(p, p->pos, "expression is too long");
+    vec_push(&p->code, ins);
+    p->depth = p->depth - pops + 1;
+    if (p->depth > p->max_depth)
+        p->max_depth = p->depth;
+    return true;
+}
+
+static bool ew_number(ew_parser *p)
+{
+    const char *start = p->text + p->pos;
+    char *end;
+    double v = strtod(start, &end);
+    if (end == start || !isfinite(v))
+        return ew_error(p, p->pos, "expected a number");
+    p->pos += (size_t)(end - start);
+    return ew_emit(p, (ir_ew_instr){.op = IR_EW_CONST, .value = v}, 0);
+}
+
+static bool ew_expr(ew_parser *p, unsigned nesting);
+
+/* name '(' expr {',' expr} ')' with the function's exact arity. */
+static bool ew_call(ew_parser *p, size_t at, size_t len, unsigned nesting)
+{
+    unsigned op = IR_EW_COUNT;
+    for (unsigned i = IR_EW_CONST + 1; i < IR_EW_COUNT; i++)
+        if (strlen(ew_funcs[i].name) == len && memcmp(ew_funcs[i].name, p->text + at, len) == 0)
+            op = i;
+    if (op == IR_EW_COUNT)
+        return ew_error(p, at, "unknown function");
+    ew_skip_space(p);
+    if (p->text[p->pos] != '(')
+        return ew_error(p, p->pos, "expected '(' after the function name");
+    p->pos++;
+    unsigned nargs = 0;
+    for (;;) {
+        if (!ew_expr(p, nesting + 1))
+            return false;
+        nargs++;
+        ew_skip_space(p);
+        if (p->text[p->pos] == ',') {
+            p->pos++;
+            continue;
+        }
+        if (p->text[p->pos] != ')')
+            return ew_error(p, p->pos, "expected ',' or ')'");
+        p->pos++;
+        break;
+    }
+    if (nargs != ew_funcs[op].arity)
+        return ew_error(p, at, ew_funcs[op].arity == 1   ? "this function takes 1 argument"
+                               : ew_funcs[op].arity == 2 ? "this function takes 2 arguments"
+                                                         : "this function takes 3 arguments");
+    return ew_emit(p, (ir_ew_instr){.op = (ir_ew_opcode)op}, nargs);
+}
+
+/* xN: an input reference. */
+static bool ew_input(ew_parser *p, size_t at, size_t len)
+{
+    uint64_t index = 0;
+    for (size_t i = 1; i < len; i++) {
+        if (!isdigit((unsigned char)p->text[at + i]) || index > UINT32_MAX / 10)
+            return ew_error(p, at, "bad input reference");
+        index = index * 10 + (uint64_t)(p->text[at + i] - '0');
+    }
+    if (len < 2 || index >= p->ninputs)
+        return ew_error(p, at, "input index out of range");
+    return ew_emit(p, (ir_ew_instr){.op = IR_EW_INPUT, .index = (uint32_t)index}, 0);
+}
+
+static bool ew_expr(ew_parser *p, unsigned nesting)
+{
+    ew_skip_space(p);
+    if (nesting > EW_MAX_NESTING)
+        return ew_error(p, p->pos, "expression is nested too deeply");
+    char c = p->text[p->pos];
+    if (isdigit((unsigned char)c) || c == '-' || c == '+' || c == '.')
+        return ew_number(p);
+    size_t at = p->pos;
+    while (isalnum((unsigned char)p->text[p->pos]) || p->text[p->pos] == '_')
+        p->pos++;
+    size_t len = p->pos - at;
+    if (len == 0)
+        return ew_error(p, at, "expected an input, a number or a function");
+    ew_skip_space(p);
+    if (p->text[p->pos] == '(')
+        return ew_call(p, at, len, nesting);
+    if (p->text[at] == 'x')
+        return ew_input(p, at, len);
+    return ew_error(p, at, "unknown name");
+}
+
+bool ir_ew_parse(ar_arena *arena, const char *text, uint32_t ninputs, ir_ew_program *out,
+                 const char **err, size_t *err_at)
+{
+    ew_parser p = {.text = text, .ninputs = ninputs};
+    bool ok = ew_expr(&p, 0);
+    if (ok) {
+        ew_skip_space(&p);
+        if (text[p.pos] != '\0')
+            ok = ew_error(&p, p.pos, "unexpected text after the expression");
+    }
+    if (ok) {
+        out->len = (uint32_t)p.code.len;
+        out->depth = p.max_depth;
+        out->code = ar_alloc_array(arena, p.code.len, sizeof *out->code);
+        memcpy(out->code, p.code.items, p.code.len * sizeof *out->code);
+    } else {
+        *err = p.err;
+        *err_at = p.err_at;
+    }
+    vec_free(&p.code);
+    return ok;
+}
+
+/* Reports an error at byte `at` of the expression: under the offending character when the
+ * expression is written in the graph's text as a plain string, else naming the column. */
+static bool expr_error(ir_graph *g, const ir_node *n, dg_context *dg, const char *expr, size_t at,
+                       const char *err)
+{
+    const ir_attr *a = ir_node_attr(n, "expr");
+    if (g->src && a && a->src_offset) {
+        /* the value starts after the first quote following the attribute's name */
+        const char *text = g->src->text;
+        size_t q = a->src_offset, len = strlen(expr);
+        while (q < g->src->len && text[q] != '"' && text[q] != '\n')
+            q++;
+        if (q + 1 + len < g->src->len && memcmp(text + q + 1, expr, len) == 0) {
+            dg_error(dg, g->src, q + 1 + at, 1, "ElementwiseChain: %s in expr", err);
+            return false;
+        }
+    }
+    return ir_node_error(g, n, dg, "expr \"%s\", column %zu: %s", expr, at + 1, err);
+}
+
+/* ElementwiseChain(x0, x1, ...) {expr} -> the broadcast of all inputs, x0's dtype. */
+bool ir_infer_ElementwiseChain(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    for (uint32_t i = 0; i < n->ninputs; i++)
+        if (!n->inputs[i])
+            return ir_node_error(g, n, dg, "input %u may not be omitted", i);
+    if (!float_inputs(g, n, dg))
+        return false;
+    const char *expr = ir_get_string(n, "expr");
+    ir_ew_program prog;
+    const char *err;
+    size_t at;
+    if (!ir_ew_parse(g->arena, expr, n->ninputs, &prog, &err, &at))
+        return expr_error(g, n, dg, expr, at, err);
+    ir_type y;
+    if (!ir_broadcast_inputs(g, n, dg, 0, n->ninputs - 1, &y))
+        return false;
+    n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- Attention ------------------------------------------------------------------------------- */
+
+/* Attention(Q[B,Hq,S,D], K[B,Hkv,T,D], V[B,Hkv,T,Dv], mask?) -> [B,Hq,S,Dv], Hq a multiple of
+ * Hkv, the mask broadcasting to [B,Hq,S,T]. */
+bool ir_infer_Attention(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!float_inputs(g, n, dg))
+        return false;
+    const ir_type *q = ir_in(n, 0), *k = ir_in(n, 1), *v = ir_in(n, 2);
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, q->dtype);
+    for (uint32_t i = 0; i < 3; i++)
+        if (!ir_check_rank(g, n, dg, i, 4, 4))
+            return false;
+    if (!dims_agree(q->dims[0], k->dims[0]) || !dims_agree(k->dims[0], v->dims[0]) ||
+        !dims_agree(k->dims[1], v->dims[1]) || !dims_agree(k->dims[2], v->dims[2]) ||
+        !dims_agree(q->dims[3], k->dims[3]))
+        return ir_node_error(g, n, dg,
+                             "Q %s, K %s and V %s must agree on the batch, K and V on heads and "
+                             "length, Q and K on the head size",
+                             ir_shape_str(g, q), ir_shape_str(g, k), ir_shape_str(g, v));
+    int64_t hq = q->dims[1], hkv = k->dims[1];
+    if (ir_dim_is_static(hq) && ir_dim_is_static(hkv) && (hkv == 0 || hq % hkv != 0))
+        return ir_node_error(g, n, dg, "Q's %lld heads are not a multiple of K's %lld heads",
+                             (long long)hq, (long long)hkv);
+    ir_type scores = *q;
+    scores.dims[3] = k->dims[2];
+    if (ir_in(n, 3) && !ir_check_unidirectional(g, n, dg, ir_in(n, 3), &scores, "the mask"))
+        return false;
+    double scale = ir_get_float(n, "scale");
+    if (!(scale >= 0))
+        return ir_node_error(g, n, dg, "scale %g must not be negative", scale);
+    ir_type y = *q;
+    y.dims[3] = v->dims[3];
+    n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- RoPE ------------------------------------------------------------------------------------ */
+
+/* RoPE(X[...,S,D], cos[...,W], sin[...,W]) -> X's type; D even, W = D or D/2, cos and sin of the
+ * same shape broadcasting to X's [..., S, W]. */
+bool ir_infer_RoPE(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!float_inputs(g, n, dg))
+        return false;
+    const ir_type *x = ir_in(n, 0), *cs = ir_in(n, 1), *sn = ir_in(n, 2);
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, x->dtype);
+    if (!ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 1, 1, IR_MAX_RANK))
+        return false;
+    bool same = cs->rank == sn->rank;
+    for (int i = 0; same && i < cs->rank; i++)
+        same = dims_agree(cs->dims[i], sn->dims[i]);
+    if (!same)
+        return ir_node_error(g, n, dg, "cos %s and sin %s must have the same shape",
+                             ir_shape_str(g, cs), ir_shape_str(g, sn));
+    int64_t d = x->dims[x->rank - 1], w = cs->dims[cs->rank - 1];
+    if (ir_dim_is_static(d) && d % 2 != 0)
+        return ir_node_error(g, n, dg, "the rotated dim %lld must be even", (long long)d);
+    if (ir_dim_is_static(d) && ir_dim_is_static(w) && w != d && 2 * w != d)
+        return ir_node_error(g, n, dg, "cos/sin's last dim must be D = %lld or D/2, not %lld",
+                             (long long)d, (long long)w);
+    ir_type table = *x;
+    table.dims[x->rank - 1] = w;
+    if (!ir_check_unidirectional(g, n, dg, cs, &table, "cos"))
+        return false;
+    n->outputs[0]->type = *x;
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- SwiGLU ---------------------------------------------------------------------------------- */
+
+/* SwiGLU(gate, up) -> their broadcast. */
+bool ir_infer_SwiGLU(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    ir_type y;
+    if (!float_inputs(g, n, dg) || !ir_broadcast_inputs(g, n, dg, 0, 1, &y))
+        return false;
+    n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- QGemm ----------------------------------------------------------------------------------- */
+
+/* QGemm(A i8[...,M,K], a_scale f32 scalar, B i8[K,N], b_scale f32 scalar or [N], bias f32[N]?,
+ * y_scale f32 scalar?) -> f32[...,M,N], or i8 when y_scale is given. */
+bool ir_infer_QGemm(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DT(IR_I8)) ||
+        !ir_check_dtype(g, n, dg, 2, IR_DT(IR_I8)))
+        return false;
+    static const uint32_t float_operands[] = {1, 3, 4, 5}; /* the scales and the bias */
+    for (size_t i = 0; i < FR_COUNT_OF(float_operands); i++)
+        if (!ir_check_dtype(g, n, dg, float_operands[i], IR_DT(IR_F32)))
+            return false;
+    if (!ir_check_scalar(g, n, dg, 1) || !ir_check_scalar(g, n, dg, 5))
+        return false;
+    const ir_type *a = ir_in(n, 0), *b = ir_in(n, 2), *bs = ir_in(n, 3);
+    ir_dtype out = ir_has_input(n, 5) ? IR_I8 : IR_F32;
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, out);
+    if (!ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 2, 2, 2))
+        return false;
+    int64_t nn = b->dims[1];
+    if (!dims_agree(a->dims[a->rank - 1], b->dims[0]))
+        return ir_node_error(g, n, dg, "A %s and B %s disagree on K", ir_shape_str(g, a),
+                             ir_shape_str(g, b));
+    bool scalar = bs->rank == 0 || (bs->rank == 1 && bs->dims[0] == 1);
+    if (!scalar && !check_vector(g, n, dg, 3, nn, "b_scale"))
+        return false;
+    if (!check_vector(g, n, dg, 4, nn, "bias"))
+        return false;
+    ir_type y = *a;
+    y.dtype = out;
+    y.dims[y.rank - 1] = nn;
+    n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}

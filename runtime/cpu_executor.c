@@ -1,0 +1,644 @@
+/* The CPU executor: runs a validated graph node by node in topological order.
+ *
+ * Shapes. Symbolic input dims are bound from the given tensors; every node's inference then runs
+ * again on the bound, static types (small integer tensors and scalars computed at run time are
+ * shown to it as constants, so Reshape or Expand fed by a Shape computation resolve too). The
+ * graph's own types are restored afterwards: a run leaves the graph as it found it.
+ *
+ * Storage. Values live in their storage dtype; kernels compute in f32, so f16/bf16 inputs are
+ * widened into scratch buffers before a kernel and its outputs rounded back after it, exactly as
+ * a device with 16-bit storage and fp32 arithmetic would.
+ *
+ * Memory. Node outputs come from a buffer pool; a value's buffer goes back to the pool once its
+ * last consumer has run (graph outputs are kept), and views (Reshape, Squeeze, Identity, ...)
+ * share their input's buffer instead of copying it. */
+#include "runtime/runtime.h"
+
+#include "base/check.h"
+#include "base/half.h"
+#include "kernels/kernels.h"
+#include "runtime/pool.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Integer tensors up to this many elements computed at run time are shown to inference as
+ * constants: they are shapes, axes and indices, not data (see is_shape_tensor). */
+enum { SHAPE_TENSOR_MAX = 4096 };
+
+/* Where a value's bytes are during a run. */
+typedef struct slot {
+    ir_type type;       /* static once defined */
+    const void *data;   /* in the storage dtype; NULL until defined or after release */
+    size_t nbytes;
+    rt_buffer *buf;     /* the pool buffer holding data; NULL for inputs and constants */
+    uint32_t remaining; /* consumers that have not run yet */
+} slot;
+
+typedef struct executor {
+    ir_graph *g;
+    dg_context *dg;
+    const rt_options *opts;
+    rt_result *res;
+    slot *slots;       /* by value id */
+    ir_type *saved;    /* every value's type before the run */
+    int64_t *symbols;  /* per graph symbol: its bound size, or -1 */
+    rt_pool pool;
+    VEC(kn_tensor) kin, kout;
+    VEC(rt_buffer *) scratch; /* f32 copies of one node's 16-bit operands */
+    rt_op_time times[IR_OP_COUNT];
+} executor;
+
+/* Reports a run-time error at [offset, offset + len) of the graph's source when it has one, else
+ * naming the graph and `what` (a node or value name, or NULL). Always returns false. */
+static bool report(executor *ex, size_t offset, size_t len, const char *what, const char *fmt,
+                   va_list ap)
+{
+    const char *msg = ar_vprintf(ex->res->arena, fmt, ap);
+    if (ex->g->src && len)
+        dg_error(ex->dg, ex->g->src, offset, len, "%s", msg);
+    else if (what)
+        dg_error_path(ex->dg, ex->g->name, "node %s: %s", what, msg);
+    else
+        dg_error_path(ex->dg, ex->g->name, "%s", msg);
+    return false;
+}
+
+static bool error_at(executor *ex, const ir_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static bool error_value(executor *ex, const ir_value *v, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* An error located at node n. */
+static bool error_at(executor *ex, const ir_node *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(ex, n->src_offset, n->src_len, n->outputs[0]->name, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+/* An error about graph input v, located at its declaration. */
+static bool error_value(executor *ex, const ir_value *v, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    report(ex, v->src_offset, v->src_len, NULL, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static const char *type_str(executor *ex, const ir_type *t)
+{
+    char *buf = ar_alloc(ex->res->arena, 160);
+    return ir_type_format(ex->g, t, buf, 160);
+}
+
+/* ---- storage conversion ---- */
+
+static bool is_half(ir_dtype dt) { return dt == IR_F16 || dt == IR_BF16; }
+
+static void widen(ir_dtype dt, const void *src, float *dst, size_t n)
+{
+    const uint16_t *s = src;
+    if (dt == IR_F16)
+        for (size_t i = 0; i < n; i++)
+            dst[i] = f16_to_f32(s[i]);
+    else
+        for (size_t i = 0; i < n; i++)
+            dst[i] = bf16_to_f32(s[i]);
+}
+
+static void narrow(ir_dtype dt, const float *src, void *dst, size_t n)
+{
+    uint16_t *d = dst;
+    if (dt == IR_F16)
+        for (size_t i = 0; i < n; i++)
+            d[i] = f32_to_f16(src[i]);
+    else
+        for (size_t i = 0; i < n; i++)
+            d[i] = f32_to_bf16(src[i]);
+}
+
+/* ---- binding inputs ---- */
+
+/* Binds dim i of input v, declared `declared`, to the size `given`. */
+static bool bind_dim(executor *ex, const ir_value *v, int i, int64_t declared, int64_t given)
+{
+    if (ir_dim_is_static(declared) && declared != given)
+        return error_value(ex, v, "input '%s': dim %d is %lld in the graph but %lld in the tensor",
+                           v->name, i, (long long)declared, (long long)given);
+    if (ir_dim_is_symbol(declared)) {
+        int64_t *bound = &ex->symbols[ir_dim_symbol(declared)];
+        if (*bound >= 0 && *bound != given)
+            return error_value(ex, v, "input '%s': %s is %lld here but %lld in an earlier input",
+                               v->name, ir_symbol_name(ex->g, declared), (long long)given,
+                               (long long)*bound);
+        *bound = given;
+    }
+    return true;
+}
+
+static const rt_tensor *find_given(const rt_tensor *given, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(given[i].name, name) == 0)
+            return &given[i];
+    return NULL;
+}
+
+/* Checks a given tensor against its graph input and binds the input's symbols. */
+static bool bind_given(executor *ex, const ir_value *v, const rt_tensor *t)
+{
+    if (t->type.dtype != v->type.dtype)
+        return error_value(ex, v, "input '%s' is %s in the graph but %s in the tensor", v->name,
+                           ir_dtype_name(v->type.dtype), ir_dtype_name(t->type.dtype));
+    if (v->type.rank >= 0 && t->type.rank != v->type.rank)
+        return error_value(ex, v, "input '%s' has rank %d in the graph but %d in the tensor",
+                           v->name, v->type.rank, t->type.rank);
+    int64_t nbytes;
+    if (!ir_type_nbytes(&t->type, &nbytes) || (size_t)nbytes != t->nbytes)
+        return error_value(ex, v, "input '%s': %zu bytes do not hold a %s tensor", v->name,
+                           t->nbytes, type_str(ex, &t->type));
+    for (int i = 0; i < v->type.rank; i++)
+        if (!bind_dim(ex, v, i, v->type.dims[i], t->type.dims[i]))
+            return false;
+    return true;
+}
+
+/* The static type of a graph input that was not given: its symbols must be bound by now. */
+static bool resolve_missing(executor *ex, const ir_value *v, ir_type *out)
+{
+    *out = v->type;
+    if (v->type.rank < 0)
+        return error_value(ex, v, "input '%s' has an unknown rank: give it with --inputs", v->name);
+    for (int i = 0; i < v->type.rank; i++) {
+        int64_t d = v->type.dims[i];
+        if (ir_dim_is_symbol(d) && ex->symbols[ir_dim_symbol(d)] >= 0)
+            out->dims[i] = ex->symbols[ir_dim_symbol(d)];
+        else if (!ir_dim_is_static(d))
+            return error_value(ex, v,
+                               "input '%s' has dim %d of unknown size (%s): give it with --inputs",
+                               v->name, i, type_str(ex, &v->type));
+    }
+    return true;
+}
+
+/* Generated inputs: floats in [-1, 1), i8/u8 over their range, bool 0/1, indices 0. */
+static void random_range(ir_dtype dt, double *lo, double *hi)
+{
+    *lo = 0, *hi = 1;
+    if (ir_dtype_is_float(dt))
+        *lo = -1;
+    else if (dt == IR_I8)
+        *lo = -128, *hi = 128;
+    else if (dt == IR_U8)
+        *hi = 256;
+    else if (dt == IR_BOOL)
+        *hi = 2;
+}
+
+/* Makes graph input k's data: a copy of the given tensor t, or generated when t is NULL. */
+static bool make_input(executor *ex, size_t k, const rt_tensor *t)
+{
+    ir_value *v = ex->g->inputs.items[k];
+    rt_tensor *used = &ex->res->inputs[k];
+    used->name = v->name;
+    if (t) {
+        used->type = t->type;
+        used->type.layout = v->type.layout;
+    } else if (!resolve_missing(ex, v, &used->type)) {
+        return false;
+    }
+    int64_t nbytes, numel;
+    if (!ir_type_nbytes(&used->type, &nbytes) || !ir_type_numel(&used->type, &numel))
+        return error_value(ex, v, "input '%s' of type %s is too large", v->name,
+                           type_str(ex, &used->type));
+    used->nbytes = (size_t)nbytes;
+    used->data = ar_try_alloc(ex->res->arena, used->nbytes ? used->nbytes : 1);
+    if (!used->data)
+        return error_value(ex, v, "out of memory for input '%s' (%zu bytes)", v->name,
+                           used->nbytes);
+    if (t) {
+        if (used->nbytes) /* an empty tensor's data may be NULL */
+            memcpy(used->data, t->data, used->nbytes);
+    } else {
+        double lo, hi;
+        random_range(v->type.dtype, &lo, &hi);
+        ir_random_fill(ex->opts->seed + k, lo, hi, v->type.dtype, used->data, (size_t)numel);
+    }
+    slot *s = &ex->slots[v->id];
+    s->type = used->type;
+    s->data = used->data;
+    s->nbytes = used->nbytes;
+    v->type = used->type;
+    return true;
+}
+
+/* Binds every symbol from the given tensors first, then makes each input's data. */
+static bool bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven)
+{
+    ir_graph *g = ex->g;
+    ex->res->ninputs = g->inputs.len;
+    ex->res->inputs = ar_alloc_array(ex->res->arena, g->inputs.len ? g->inputs.len : 1,
+                                     sizeof *ex->res->inputs);
+    for (size_t k = 0; k < g->inputs.len; k++) {
+        const rt_tensor *t = find_given(given, ngiven, g->inputs.items[k]->name);
+        if (t && !bind_given(ex, g->inputs.items[k], t))
+            return false;
+    }
+    for (size_t k = 0; k < g->inputs.len; k++)
+        if (!make_input(ex, k, find_given(given, ngiven, g->inputs.items[k]->name)))
+            return false;
+    return true;
+}
+
+/* ---- shapes at run time ---- */
+
+/* Whether v's run-time data should be shown to inference as a constant: integer tensors up to
+ * SHAPE_TENSOR_MAX elements (shapes, axes, indices) and scalars of any dtype (Range's bounds). */
+static bool is_shape_tensor(const executor *ex, const ir_value *v)
+{
+    const slot *s = &ex->slots[v->id];
+    int64_t numel;
+    if (v->kind == IR_VALUE_CONST || !s->data || !ir_type_numel(&s->type, &numel))
+        return false;
+    bool integer = v->type.dtype == IR_I64 || v->type.dtype == IR_I32;
+    return numel == 1 || (integer && numel <= SHAPE_TENSOR_MAX);
+}
+
+/* Runs n's inference on the static types of its inputs, with the shape tensors computed at run
+ * time (is_shape_tensor) presented as in-memory constants for the duration of the call. */
+static bool infer_node(executor *ex, ir_node *n)
+{
+    ir_const *temp = calloc(n->ninputs ? n->ninputs : 1, sizeof *temp);
+    ir_value_kind *kinds = calloc(n->ninputs ? n->ninputs : 1, sizeof *kinds);
+    FR_CHECK(temp && kinds);
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        if (!v || !is_shape_tensor(ex, v))
+            continue;
+        const slot *s = &ex->slots[v->id];
+        temp[i] = (ir_const){.kind = IR_CONST_DATA, .data = (void *)s->data, .nbytes = s->nbytes};
+        kinds[i] = v->kind;
+        v->kind = IR_VALUE_CONST;
+        v->konst = &temp[i];
+    }
+    bool ok = ir_op_info_get(n->op)->infer(ex->g, n, ex->dg);
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        if (v && v->konst == &temp[i]) {
+            v->kind = kinds[i];
+            v->konst = NULL;
+        }
+    }
+    free(temp);
+    free(kinds);
+    if (!ok)
+        return false;
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        ir_value *v = n->outputs[k];
+        int64_t nbytes;
+        if (!ir_type_nbytes(&v->type, &nbytes))
+            return error_at(ex, n, "%s: the shape of '%s' is not known at run time (%s)",
+                            ir_op_name(n->op), v->name, type_str(ex, &v->type));
+        ex->slots[v->id].type = v->type;
+        ex->slots[v->id].nbytes = (size_t)nbytes;
+    }
+    return true;
+}
+
+/* ---- running a node ---- */
+
+static const void *value_data(executor *ex, ir_value *v)
+{
+    slot *s = &ex->slots[v->id];
+    if (!s->data && v->kind == IR_VALUE_CONST) {
+        s->data = ir_const_data(ex->g, v, ex->dg);
+        s->type = v->type;
+        int64_t nbytes = 0;
+        FR_CHECK(!s->data || ir_type_nbytes(&v->type, &nbytes));
+        s->nbytes = (size_t)nbytes;
+    }
+    return s->data;
+}
+
+static kn_tensor kernel_view(const ir_type *t, void *data)
+{
+    kn_tensor k = {.dtype = ir_dtype_is_float(t->dtype) ? IR_F32 : t->dtype, .rank = t->rank,
+                   .data = data};
+    memcpy(k.dims, t->dims, sizeof k.dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
+    FR_CHECK(ir_type_numel(t, &k.numel));
+    return k;
+}
+
+/* An f32 scratch buffer of `numel` elements, released after the node. */
+static float *scratch_f32(executor *ex, const ir_node *n, int64_t numel)
+{
+    rt_buffer *b = rt_pool_get(&ex->pool, (size_t)numel * sizeof(float));
+    if (!b) {
+        error_at(ex, n, "out of memory for %lld f32 values", (long long)numel);
+        return NULL;
+    }
+    vec_push(&ex->scratch, b);
+    return b->data;
+}
+
+static bool prepare_inputs(executor *ex, ir_node *n)
+{
+    ex->kin.len = 0;
+    vec_reserve(&ex->kin, n->ninputs);
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        kn_tensor t = {.dtype = IR_DTYPE_UNKNOWN};
+        if (v) {
+            const void *data = value_data(ex, v);
+            if (!data)
+                return false;
+            const slot *s = &ex->slots[v->id];
+            t = kernel_view(&s->type, (void *)data);
+            if (is_half(s->type.dtype)) {
+                if (!(t.data = scratch_f32(ex, n, t.numel)))
+                    return false;
+                widen(s->type.dtype, data, t.data, (size_t)t.numel);
+            }
+        }
+        ex->kin.items[ex->kin.len++] = t;
+    }
+    return true;
+}
+
+static bool prepare_outputs(executor *ex, ir_node *n)
+{
+    ex->kout.len = 0;
+    vec_reserve(&ex->kout, n->noutputs);
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        slot *s = &ex->slots[n->outputs[k]->id];
+        s->buf = rt_pool_get(&ex->pool, s->nbytes);
+        if (!s->buf)
+            return error_at(ex, n, "out of memory for '%s' (%zu bytes)", n->outputs[k]->name,
+                            s->nbytes);
+        s->data = s->buf->data;
+        kn_tensor t = kernel_view(&s->type, s->buf->data);
+        if (is_half(s->type.dtype) && !(t.data = scratch_f32(ex, n, t.numel)))
+            return false;
+        ex->kout.items[ex->kout.len++] = t;
+    }
+    return true;
+}
+
+/* Rounds 16-bit outputs from the kernel's f32 into their storage. */
+static void store_outputs(executor *ex, ir_node *n)
+{
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        slot *s = &ex->slots[n->outputs[k]->id];
+        if (is_half(s->type.dtype))
+            narrow(s->type.dtype, ex->kout.items[k].data, s->buf->data,
+                   (size_t)ex->kout.items[k].numel);
+    }
+}
+
+/* A view op's output shares its input's bytes (same dtype, same size, contiguous). */
+static bool try_view(executor *ex, ir_node *n)
+{
+    if (!(ir_op_info_get(n->op)->flags & IR_OPF_VIEW) || n->noutputs != 1 || !n->inputs[0])
+        return false;
+    ir_value *in = n->inputs[0];
+    slot *si = &ex->slots[in->id], *so = &ex->slots[n->outputs[0]->id];
+    if (!value_data(ex, in) || si->type.dtype != so->type.dtype || si->nbytes != so->nbytes)
+        return false;
+    so->data = si->data;
+    so->buf = si->buf;
+    if (so->buf)
+        so->buf->refs++;
+    return true;
+}
+
+static void release_value(executor *ex, ir_value *v)
+{
+    slot *s = &ex->slots[v->id];
+    if (s->buf && !v->is_output) {
+        rt_pool_release(&ex->pool, s->buf);
+        s->buf = NULL;
+        s->data = NULL;
+    }
+}
+
+/* After n has run: scratch goes back, and so do inputs whose last consumer n was and outputs that
+ * nothing reads. */
+static void release_after(executor *ex, ir_node *n)
+{
+    for (size_t i = 0; i < ex->scratch.len; i++)
+        rt_pool_release(&ex->pool, ex->scratch.items[i]);
+    ex->scratch.len = 0;
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        bool seen = false; /* a node reading a value twice is one consumer */
+        for (uint32_t j = 0; j < i && !seen; j++)
+            seen = n->inputs[j] == v;
+        if (v && !seen && --ex->slots[v->id].remaining == 0)
+            release_value(ex, v);
+    }
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        if (n->outputs[k]->nuses == 0)
+            release_value(ex, n->outputs[k]);
+}
+
+static double now(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static bool run_node(executor *ex, ir_node *n)
+{
+    if (!infer_node(ex, n))
+        return false;
+    bool timed = ex->opts->time;
+    double start = timed ? now(CLOCK_MONOTONIC) : 0;
+    double cpu_start = timed ? now(CLOCK_PROCESS_CPUTIME_ID) : 0;
+    if (!try_view(ex, n)) {
+        for (uint32_t k = 0; k < n->noutputs; k++)
+            ex->res->memory.intermediate_bytes += ex->slots[n->outputs[k]->id].nbytes;
+        if (!prepare_inputs(ex, n) || !prepare_outputs(ex, n))
+            return false;
+        kn_call call = {.graph = ex->g, .node = n, .inputs = ex->kin.items,
+                        .ninputs = n->ninputs, .outputs = ex->kout.items,
+                        .noutputs = n->noutputs, .dg = ex->dg};
+        if (!kn_cpu_get(n->op)(&call))
+            return false;
+        store_outputs(ex, n);
+    }
+    if (timed) {
+        rt_op_time *t = &ex->times[n->op];
+        t->op = n->op;
+        t->calls++;
+        t->seconds += now(CLOCK_MONOTONIC) - start;
+        t->cpu_seconds += now(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
+    }
+    release_after(ex, n);
+    return true;
+}
+
+/* ---- results ---- */
+
+static bool collect_outputs(executor *ex)
+{
+    rt_result *res = ex->res;
+    ir_graph *g = ex->g;
+    res->noutputs = g->outputs.len;
+    res->outputs = ar_alloc_array(res->arena, g->outputs.len ? g->outputs.len : 1,
+                                  sizeof *res->outputs);
+    for (size_t k = 0; k < g->outputs.len; k++) {
+        ir_value *v = g->outputs.items[k];
+        const void *data = value_data(ex, v);
+        if (!data)
+            return false;
+        const slot *s = &ex->slots[v->id];
+        rt_tensor *t = &res->outputs[k];
+        *t = (rt_tensor){v->name, s->type, ar_try_alloc(res->arena, s->nbytes ? s->nbytes : 1),
+                         s->nbytes};
+        if (!t->data)
+            return error_value(ex, v, "out of memory for output '%s'", v->name);
+        memcpy(t->data, data, s->nbytes);
+    }
+    return true;
+}
+
+static int by_time_desc(const void *a, const void *b)
+{
+    const rt_op_time *x = a, *y = b;
+    return (x->seconds < y->seconds) - (x->seconds > y->seconds);
+}
+
+static void collect_times(executor *ex)
+{
+    size_t n = 0;
+    for (unsigned op = 0; op < IR_OP_COUNT; op++)
+        n += ex->times[op].calls > 0;
+    ex->res->times = ar_alloc_array(ex->res->arena, n ? n : 1, sizeof *ex->res->times);
+    for (unsigned op = 0; op < IR_OP_COUNT; op++)
+        if (ex->times[op].calls > 0)
+            ex->res->times[ex->res->ntimes++] = ex->times[op];
+    qsort(ex->res->times, ex->res->ntimes, sizeof *ex->res->times, by_time_desc);
+}
+
+/* Every buffer still held (graph outputs) goes back, and the pool is emptied. */
+static void teardown(executor *ex)
+{
+    ir_graph *g = ex->g;
+    for (size_t i = 0; i < g->values.len; i++) {
+        slot *s = &ex->slots[i];
+        if (s->buf)
+            rt_pool_release(&ex->pool, s->buf);
+        s->buf = NULL;
+    }
+    for (size_t i = 0; i < ex->scratch.len; i++)
+        rt_pool_release(&ex->pool, ex->scratch.items[i]);
+    ex->res->memory.peak_bytes = ex->pool.peak;
+    ex->res->memory.allocations = ex->pool.allocations;
+    ex->res->memory.reuses = ex->pool.reuses;
+    rt_pool_free(&ex->pool);
+    FR_CHECK(ex->pool.held == 0); /* every buffer came back: the reference counts balance */
+    for (size_t i = 0; i < g->values.len; i++)
+        g->values.items[i]->type = ex->saved[i];
+    free(ex->slots);
+    free(ex->saved);
+    free(ex->symbols);
+    vec_free(&ex->kin);
+    vec_free(&ex->kout);
+    vec_free(&ex->scratch);
+}
+
+bool rt_run_cpu(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
+                rt_result *out, dg_context *dg)
+{
+    static const rt_options defaults = {0};
+    *out = (rt_result){.arena = ar_new()};
+    executor ex = {.g = g, .dg = dg, .opts = opts ? opts : &defaults, .res = out};
+    size_t nvalues = g->values.len;
+    ex.slots = calloc(nvalues ? nvalues : 1, sizeof *ex.slots);
+    ex.saved = malloc((nvalues ? nvalues : 1) * sizeof *ex.saved);
+    ex.symbols = malloc((g->symbols.len ? g->symbols.len : 1) * sizeof *ex.symbols);
+    FR_CHECK(ex.slots && ex.saved && ex.symbols);
+    for (size_t i = 0; i < g->symbols.len; i++)
+        ex.symbols[i] = -1;
+    ir_compute_uses(g);
+    for (size_t i = 0; i < nvalues; i++) {
+        FR_CHECK(g->values.items[i]->id == i);
+        ex.saved[i] = g->values.items[i]->type;
+        ex.slots[i].remaining = g->values.items[i]->nuses;
+    }
+    bool ok = bind_inputs(&ex, inputs, ninputs);
+    for (size_t i = 0; ok && i < g->nodes.len; i++)
+        if (!g->nodes.items[i]->dead)
+            ok = run_node(&ex, g->nodes.items[i]);
+    ok = ok && collect_outputs(&ex);
+    if (ok && ex.opts->time)
+        collect_times(&ex);
+    teardown(&ex);
+    if (!ok)
+        rt_result_free(out);
+    return ok;
+}
+
+void rt_result_free(rt_result *r)
+{
+    if (r->arena)
+        ar_free(r->arena);
+    *r = (rt_result){0};
+}
+
+const rt_tensor *rt_result_find(const rt_result *r, const char *name)
+{
+    for (size_t i = 0; i < r->noutputs; i++)
+        if (strcmp(r->outputs[i].name, name) == 0)
+            return &r->outputs[i];
+    for (size_t i = 0; i < r->ninputs; i++)
+        if (strcmp(r->inputs[i].name, name) == 0)
+            return &r->inputs[i];
+    return NULL;
+}
+
+size_t rt_tensor_numel(const rt_tensor *t)
+{
+    size_t size = ir_dtype_size(t->type.dtype);
+    return size ? t->nbytes / size : 0;
+}
+
+double rt_tensor_get(const rt_tensor *t, size_t i)
+{
+    const unsigned char *p = (const unsigned char *)t->data + i * ir_dtype_size(t->type.dtype);
+    switch (t->type.dtype) {
+    case IR_F32: {
+        float f;
+        memcpy(&f, p, sizeof f);
+        return f;
+    }
+    case IR_F16:
+    case IR_BF16: {
+        uint16_t h;
+        memcpy(&h, p, sizeof h);
+        return t->type.dtype == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+    case IR_I8: return *(const int8_t *)p;
+    case IR_U8: return *p;
+    case IR_BOOL: return *p != 0;
+    case IR_I32: {
+        int32_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case IR_I64: {
+        int64_t v;
+        memcpy(&v, p, sizeof v);
+        return (double)v;
+    }
+    default: FR_UNREACHABLE();
+    }
+    return 0;
+}

@@ -1,0 +1,1258 @@
+/* Every fused op against its unfused form, both run by the same CPU executor.
+ *
+ * Each case builds two graphs with the same inputs (names, order, types) and the same seeded
+ * constants: one with the fused node, one with the plain ONNX ops that define it. Both run on the
+ * same generated inputs and every output is compared, NaN/Inf first. Tolerances, and why:
+ *   f32   rtol 1e-5, atol 1e-5: the two forms sum in different orders (blocked GEMM, one pass
+ *         vs several), a few ulps apart; the arithmetic is the same;
+ *   f16   rtol 4e-3, atol 2e-3: the unfused form rounds every intermediate to f16 storage (each
+ *         rounding up to 2^-11 relative), the fused form only its outputs;
+ *   bf16  rtol 3e-2, atol 1e-2: likewise with 8 bits of mantissa;
+ *   i8    atol 1: QGemm's two forms may fall on either side of a rounding tie.
+ * A second set of cases checks small inputs against values computed by hand. */
+#include "base/check.h"
+#include "ir/ir.h"
+#include "kernels/kernels.h"
+#include "runtime/runtime.h"
+#include "tests/runtime/rtt.h"
+#include "tests/unit.h"
+
+#include <math.h>
+#include <string.h>
+
+static rtt_tol tol_for(ir_dtype dt)
+{
+    switch (dt) {
+    case IR_F16: return (rtt_tol){4e-3, 2e-3};
+    case IR_BF16: return (rtt_tol){3e-2, 1e-2};
+    case IR_I8: return (rtt_tol){0, 1};
+    default: return (rtt_tol){1e-5, 1e-5};
+    }
+}
+
+/* Runs both graphs with the same seed, compares them, frees them. */
+static void check_pair(ir_graph *fused, ir_graph *ref, rtt_tol tol, const char *what)
+{
+    rt_result got, want;
+    bool ran_fused = rtt_run(fused, 11, &got), ran_ref = rtt_run(ref, 11, &want);
+    CHECK(ran_fused);
+    CHECK(ran_ref);
+    if (ran_fused && ran_ref) {
+        bool same = rtt_compare(&got, &want, tol, what);
+        if (!same)
+            fprintf(stderr, "  in case: %s\n", what);
+        CHECK(same);
+    }
+    if (ran_fused)
+        rt_result_free(&got);
+    if (ran_ref)
+        rt_result_free(&want);
+    ir_graph_free(fused);
+    ir_graph_free(ref);
+}
+
+static ir_value *scalar(ir_graph *g, const char *name, ir_dtype dt, double v)
+{
+    return rtt_literal(g, name, dt, &v, 1, SCALAR);
+}
+
+/* ---- activations ---------------------------------------------------------------------------- */
+
+typedef struct {
+    const char *act;
+    bool has_params;
+    double alpha, beta;
+} act_case;
+
+static const act_case acts[] = {
+    {"Identity", false, 0, 0},   {"Relu", false, 0, 0},      {"LeakyRelu", false, 0, 0},
+    {"LeakyRelu", true, 0.3, 0}, {"Sigmoid", false, 0, 0},   {"Tanh", false, 0, 0},
+    {"Clip", true, -0.4, 0.7},   {"Gelu", false, 0, 0},      {"GeluTanh", false, 0, 0},
+    {"Silu", false, 0, 0},       {"HardSwish", false, 0, 0}, {"HardSigmoid", false, 0, 0},
+    {"HardSigmoid", true, 0.3, 0.4},
+};
+
+static void set_act(ir_graph *g, ir_node *n, const act_case *a)
+{
+    ir_set_attr_string(g, n, "act", a->act);
+    if (a->has_params) {
+        ir_set_attr_float(g, n, "act_alpha", a->alpha);
+        ir_set_attr_float(g, n, "act_beta", a->beta);
+    }
+}
+
+/* The plain ops of an activation, applied to x; the last one is named `out`. */
+static ir_value *ref_act(ir_graph *g, const act_case *a, ir_value *x, ir_dtype dt,
+                         const char *out)
+{
+    const char *act = a->act;
+    if (strcmp(act, "Identity") == 0)
+        return rtt_op(g, IR_OP_Identity, out, IN(x));
+    if (strcmp(act, "Relu") == 0)
+        return rtt_op(g, IR_OP_Relu, out, IN(x));
+    if (strcmp(act, "Sigmoid") == 0)
+        return rtt_op(g, IR_OP_Sigmoid, out, IN(x));
+    if (strcmp(act, "Tanh") == 0)
+        return rtt_op(g, IR_OP_Tanh, out, IN(x));
+    if (strcmp(act, "HardSwish") == 0)
+        return rtt_op(g, IR_OP_HardSwish, out, IN(x));
+    if (strcmp(act, "Gelu") == 0)
+        return rtt_op(g, IR_OP_Gelu, out, IN(x));
+    if (strcmp(act, "GeluTanh") == 0) {
+        ir_value *y = rtt_op(g, IR_OP_Gelu, out, IN(x));
+        ir_set_attr_string(g, y->producer, "approximate", "tanh");
+        return y;
+    }
+    if (strcmp(act, "Silu") == 0)
+        return rtt_op(g, IR_OP_Mul, out, IN(x, rtt_op(g, IR_OP_Sigmoid, "act_sig", IN(x))));
+    if (strcmp(act, "LeakyRelu") == 0) {
+        ir_value *y = rtt_op(g, IR_OP_LeakyRelu, out, IN(x));
+        if (a->has_params)
+            ir_set_attr_float(g, y->producer, "alpha", a->alpha);
+        return y;
+    }
+    if (strcmp(act, "HardSigmoid") == 0) {
+        ir_value *y = rtt_op(g, IR_OP_HardSigmoid, out, IN(x));
+        if (a->has_params) {
+            ir_set_attr_float(g, y->producer, "alpha", a->alpha);
+            ir_set_attr_float(g, y->producer, "beta", a->beta);
+        }
+        return y;
+    }
+    FR_CHECK(strcmp(act, "Clip") == 0);
+    return rtt_op(g, IR_OP_Clip, out,
+                  IN(x, scalar(g, "clip_lo", dt, a->alpha), scalar(g, "clip_hi", dt, a->beta)));
+}
+
+/* ---- FusedConvAct --------------------------------------------------------------------------- */
+
+typedef struct {
+    int64_t c, m, hw, k, group, stride, dilation, pad;
+    const char *auto_pad; /* NULL: explicit pads */
+    bool bias, residual;
+} conv_case;
+
+static void conv_attrs(ir_graph *g, ir_node *n, const conv_case *c)
+{
+    ir_set_attr_int(g, n, "group", c->group);
+    ir_set_attr_ints(g, n, "strides", (int64_t[]){c->stride, c->stride}, 2);
+    ir_set_attr_ints(g, n, "dilations", (int64_t[]){c->dilation, c->dilation}, 2);
+    if (c->auto_pad)
+        ir_set_attr_string(g, n, "auto_pad", c->auto_pad);
+    else
+        ir_set_attr_ints(g, n, "pads", (int64_t[]){c->pad, c->pad, c->pad + 1, c->pad}, 4);
+}
+
+/* The output spatial size of the case (explicit pads are pad before, pad + 1 after on H). */
+static void conv_out(const conv_case *c, int64_t *oh, int64_t *ow)
+{
+    int64_t extent = c->dilation * (c->k - 1) + 1;
+    if (c->auto_pad) {
+        *oh = *ow = (c->hw + c->stride - 1) / c->stride;
+        return;
+    }
+    *oh = (c->hw + 2 * c->pad + 1 - extent) / c->stride + 1;
+    *ow = (c->hw + 2 * c->pad - extent) / c->stride + 1;
+}
+
+static void conv_graph(ir_graph *g, const conv_case *c, const act_case *a, ir_dtype dt, bool fused)
+{
+    int64_t oh, ow;
+    conv_out(c, &oh, &ow);
+    ir_value *x = rtt_input(g, "x", dt, DIMS(2, c->c, c->hw, c->hw));
+    ir_value *z = c->residual ? rtt_input(g, "z", dt, DIMS(2, c->m, oh, ow)) : NULL;
+    ir_value *w = rtt_random(g, "w", dt, 3, DIMS(c->m, c->c / c->group, c->k, c->k));
+    ir_value *b = c->bias ? rtt_random(g, "b", dt, 4, DIMS(c->m)) : NULL;
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_FusedConvAct, "y", IN(x, w, b, z));
+        conv_attrs(g, y->producer, c);
+        set_act(g, y->producer, a);
+    } else {
+        ir_value *conv = c->bias ? rtt_op(g, IR_OP_Conv, "conv", IN(x, w, b))
+                                 : rtt_op(g, IR_OP_Conv, "conv", IN(x, w));
+        conv_attrs(g, conv->producer, c);
+        if (z)
+            conv = rtt_op(g, IR_OP_Add, "sum", IN(conv, z));
+        y = ref_act(g, a, conv, dt, "y");
+    }
+    ir_add_output(g, y);
+}
+
+static void check_conv(const conv_case *c, const act_case *a, ir_dtype dt)
+{
+    char what[160];
+    snprintf(what, sizeof what, "FusedConvAct %s %s group %lld stride %lld%s%s", a->act,
+             ir_dtype_name(dt), (long long)c->group, (long long)c->stride,
+             c->residual ? " residual" : "", c->bias ? " bias" : "");
+    ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+    conv_graph(f, c, a, dt, true);
+    conv_graph(r, c, a, dt, false);
+    check_pair(f, r, tol_for(dt), what);
+}
+
+static void test_conv_every_activation(void)
+{
+    conv_case c = {.c = 4, .m = 6, .hw = 9, .k = 3, .group = 1, .stride = 1, .dilation = 1,
+                   .pad = 1, .bias = true, .residual = true};
+    for (size_t i = 0; i < FR_COUNT_OF(acts); i++)
+        check_conv(&c, &acts[i], IR_F32);
+}
+
+static void test_conv_geometry(void)
+{
+    static const act_case relu = {"Relu", false, 0, 0};
+    const conv_case cases[] = {
+        {.c = 4, .m = 6, .hw = 10, .k = 3, .group = 2, .stride = 2, .dilation = 1, .pad = 1,
+         .bias = true, .residual = true},
+        {.c = 6, .m = 6, .hw = 11, .k = 3, .group = 6, .stride = 1, .dilation = 2, .pad = 2,
+         .bias = false, .residual = true}, /* depthwise, dilated */
+        {.c = 3, .m = 5, .hw = 8, .k = 1, .group = 1, .stride = 1, .dilation = 1, .pad = 0,
+         .bias = true, .residual = false}, /* pointwise */
+        {.c = 4, .m = 8, .hw = 9, .k = 3, .group = 1, .stride = 2, .dilation = 1,
+         .auto_pad = "SAME_UPPER", .bias = true, .residual = true},
+        {.c = 4, .m = 8, .hw = 9, .k = 2, .group = 1, .stride = 1, .dilation = 1,
+         .auto_pad = "SAME_LOWER", .bias = false, .residual = false},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++)
+        check_conv(&cases[i], &relu, IR_F32);
+}
+
+static void test_conv_half_storage(void)
+{
+    const conv_case c = {.c = 4, .m = 6, .hw = 7, .k = 3, .group = 1, .stride = 1, .dilation = 1,
+                         .pad = 1, .bias = true, .residual = true};
+    check_conv(&c, &acts[9], IR_F16);  /* Silu */
+    check_conv(&c, &acts[1], IR_BF16); /* Relu */
+}
+
+/* ---- GemmEpilogue --------------------------------------------------------------------------- */
+
+typedef struct {
+    bool trans_a, trans_b, bias, residual;
+    double alpha, beta;
+} gemm_case;
+
+static void gemm_graph(ir_graph *g, const gemm_case *c, const act_case *a, ir_dtype dt, bool fused)
+{
+    const int64_t batch = 3, m = 5, k = 16, n = 12;
+    ir_value *x = c->trans_a ? rtt_input(g, "a", dt, DIMS(batch, k, m))
+                             : rtt_input(g, "a", dt, DIMS(batch, m, k));
+    ir_value *res = c->residual ? rtt_input(g, "res", dt, DIMS(m, n)) : NULL; /* broadcast */
+    ir_value *w = c->trans_b ? rtt_random(g, "w", dt, 5, DIMS(n, k))
+                             : rtt_random(g, "w", dt, 5, DIMS(k, n));
+    ir_value *bias = c->bias ? rtt_random(g, "bias", dt, 6, DIMS(n)) : NULL;
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_GemmEpilogue, "y", IN(x, w, bias, res));
+        ir_node *node = y->producer;
+        ir_set_attr_int(g, node, "transA", c->trans_a);
+        ir_set_attr_int(g, node, "transB", c->trans_b);
+        ir_set_attr_float(g, node, "alpha", c->alpha);
+        ir_set_attr_float(g, node, "beta", c->beta);
+        set_act(g, node, a);
+    } else {
+        if (c->trans_a) {
+            x = rtt_op(g, IR_OP_Transpose, "at", IN(x));
+            ir_set_attr_ints(g, x->producer, "perm", (int64_t[]){0, 2, 1}, 3);
+        }
+        if (c->trans_b)
+            w = rtt_op(g, IR_OP_Transpose, "wt", IN(w));
+        ir_value *acc = rtt_op(g, IR_OP_MatMul, "mm", IN(x, w));
+        acc = rtt_op(g, IR_OP_Mul, "scaled", IN(acc, scalar(g, "alpha", dt, c->alpha)));
+        if (bias)
+            acc = rtt_op(g, IR_OP_Add, "biased", IN(acc, bias));
+        if (res) {
+            ir_value *beta = scalar(g, "beta", dt, c->beta);
+            ir_value *r = rtt_op(g, IR_OP_Mul, "res_scaled", IN(res, beta));
+            acc = rtt_op(g, IR_OP_Add, "summed", IN(acc, r));
+        }
+        y = ref_act(g, a, acc, dt, "y");
+    }
+    ir_add_output(g, y);
+}
+
+static void check_gemm(const gemm_case *c, const act_case *a, ir_dtype dt)
+{
+    char what[160];
+    snprintf(what, sizeof what, "GemmEpilogue %s %s transA %d transB %d", a->act,
+             ir_dtype_name(dt), c->trans_a, c->trans_b);
+    ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+    gemm_graph(f, c, a, dt, true);
+    gemm_graph(r, c, a, dt, false);
+    check_pair(f, r, tol_for(dt), what);
+}
+
+static void test_gemm_every_activation(void)
+{
+    gemm_case c = {.bias = true, .residual = true, .alpha = 1, .beta = 1};
+    for (size_t i = 0; i < FR_COUNT_OF(acts); i++)
+        check_gemm(&c, &acts[i], IR_F32);
+}
+
+static void test_gemm_variants(void)
+{
+    static const act_case gelu = {"Gelu", false, 0, 0};
+    const gemm_case cases[] = {
+        {.trans_a = true, .bias = true, .residual = true, .alpha = 0.5, .beta = 2},
+        {.trans_b = true, .bias = true, .residual = false, .alpha = 1, .beta = 1},
+        {.trans_a = true, .trans_b = true, .bias = false, .residual = true, .alpha = 1.5,
+         .beta = -1},
+        {.bias = false, .residual = false, .alpha = 1, .beta = 1},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++)
+        check_gemm(&cases[i], &gelu, IR_F32);
+    check_gemm(&cases[0], &gelu, IR_F16);
+    check_gemm(&cases[1], &acts[1], IR_BF16);
+}
+
+/* ---- FusedQKV ------------------------------------------------------------------------------- */
+
+static void qkv_graph(ir_graph *g, const int64_t *sizes, uint32_t nsizes, bool bias, ir_dtype dt,
+                      bool fused)
+{
+    static const char *const names[] = {"q", "k", "v"};
+    int64_t total = 0;
+    for (uint32_t i = 0; i < nsizes; i++)
+        total += sizes[i];
+    ir_value *x = rtt_input(g, "x", dt, DIMS(2, 7, 32));
+    ir_value *w = rtt_random(g, "w", dt, 8, DIMS(32, total));
+    ir_value *b = bias ? rtt_random(g, "b", dt, 9, DIMS(total)) : NULL;
+    ir_node *n;
+    if (fused) {
+        n = rtt_node(g, IR_OP_FusedQKV, names, nsizes, IN(x, w, b));
+        ir_set_attr_ints(g, n, "sizes", sizes, nsizes);
+    } else {
+        ir_value *y = rtt_op(g, IR_OP_MatMul, "mm", IN(x, w));
+        if (b)
+            y = rtt_op(g, IR_OP_Add, "biased", IN(y, b));
+        double split[3];
+        for (uint32_t i = 0; i < nsizes; i++)
+            split[i] = (double)sizes[i];
+        n = rtt_node(g, IR_OP_Split, names, nsizes, IN(y, rtt_ints(g, "split", split, nsizes)));
+        ir_set_attr_int(g, n, "axis", -1);
+    }
+    for (uint32_t i = 0; i < nsizes; i++)
+        ir_add_output(g, n->outputs[i]);
+}
+
+static void check_qkv(const int64_t *sizes, uint32_t nsizes, bool bias, ir_dtype dt)
+{
+    ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+    qkv_graph(f, sizes, nsizes, bias, dt, true);
+    qkv_graph(r, sizes, nsizes, bias, dt, false);
+    check_pair(f, r, tol_for(dt), "FusedQKV");
+}
+
+static void test_qkv(void)
+{
+    check_qkv((int64_t[]){16, 16, 16}, 3, true, IR_F32); /* MHA */
+    check_qkv((int64_t[]){32, 8, 8}, 3, true, IR_F32);   /* GQA: K and V narrower than Q */
+    check_qkv((int64_t[]){24, 24}, 2, false, IR_F32);    /* gate/up */
+    check_qkv((int64_t[]){32, 8, 8}, 3, true, IR_F16);
+}
+
+/* ---- normalizations ------------------------------------------------------------------------- */
+
+/* The unfused RMSNorm of x over its last `naxes` dims: x / sqrt(mean(x^2) + eps) * scale. */
+static ir_value *ref_rms(ir_graph *g, ir_value *x, ir_value *scale, int naxes, double eps,
+                         ir_dtype dt, const char *out)
+{
+    double axes[IR_MAX_RANK];
+    for (int i = 0; i < naxes; i++)
+        axes[i] = -1 - i;
+    ir_value *sq = rtt_op(g, IR_OP_Mul, "sq", IN(x, x));
+    ir_value *axes_v = rtt_ints(g, "axes", axes, (size_t)naxes);
+    ir_value *mean = rtt_op(g, IR_OP_ReduceMean, "ms", IN(sq, axes_v));
+    ir_value *den = rtt_op(g, IR_OP_Sqrt, "rms",
+                           IN(rtt_op(g, IR_OP_Add, "ms_eps", IN(mean, scalar(g, "eps", dt, eps)))));
+    ir_value *norm = rtt_op(g, IR_OP_Div, "normed", IN(x, den));
+    return rtt_op(g, IR_OP_Mul, out, IN(norm, scale));
+}
+
+static void rms_graph(ir_graph *g, int64_t axis, ir_dtype dt, bool fused)
+{
+    ir_value *x = rtt_input(g, "x", dt, DIMS(4, 6, 32));
+    ir_value *scale = axis == -1 ? rtt_random(g, "scale", dt, 12, DIMS(32))
+                                 : rtt_random(g, "scale", dt, 12, DIMS(6, 32));
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_RMSNorm, "y", IN(x, scale));
+        ir_set_attr_int(g, y->producer, "axis", axis);
+        ir_set_attr_float(g, y->producer, "epsilon", 1e-3);
+    } else {
+        y = ref_rms(g, x, scale, axis == -1 ? 1 : 2, 1e-3, dt, "y");
+    }
+    ir_add_output(g, y);
+}
+
+static void test_rmsnorm(void)
+{
+    const int64_t axes[] = {-1, -2};
+    for (size_t i = 0; i < FR_COUNT_OF(axes); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        rms_graph(f, axes[i], IR_F32, true);
+        rms_graph(r, axes[i], IR_F32, false);
+        check_pair(f, r, tol_for(IR_F32), "RMSNorm");
+    }
+    ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+    rms_graph(f, -1, IR_F16, true);
+    rms_graph(r, -1, IR_F16, false);
+    check_pair(f, r, tol_for(IR_F16), "RMSNorm f16");
+}
+
+/* AddLayerNorm / AddRMSNorm, B broadcast over A's batch, both outputs exported. */
+static void add_norm_graph(ir_graph *g, bool layer, bool bias, bool export_sum, ir_dtype dt,
+                           bool fused)
+{
+    static const char *const names[] = {"y", "sum"};
+    ir_value *a = rtt_input(g, "a", dt, DIMS(3, 5, 48));
+    ir_value *b = rtt_input(g, "b", dt, DIMS(5, 48));
+    ir_value *scale = rtt_random(g, "scale", dt, 13, DIMS(48));
+    ir_value *beta = bias ? rtt_random(g, "beta", dt, 14, DIMS(48)) : NULL;
+    uint32_t nout = export_sum ? 2 : 1;
+    if (fused) {
+        ir_node *n = layer ? rtt_node(g, IR_OP_AddLayerNorm, names, nout, IN(a, b, scale, beta))
+                           : rtt_node(g, IR_OP_AddRMSNorm, names, nout, IN(a, b, scale));
+        ir_set_attr_float(g, n, "epsilon", 1e-4);
+        for (uint32_t i = 0; i < nout; i++)
+            ir_add_output(g, n->outputs[i]);
+        return;
+    }
+    ir_value *sum = rtt_op(g, IR_OP_Add, "sum", IN(a, b));
+    ir_value *y;
+    if (layer) {
+        y = beta ? rtt_op(g, IR_OP_LayerNormalization, "y", IN(sum, scale, beta))
+                 : rtt_op(g, IR_OP_LayerNormalization, "y", IN(sum, scale));
+        ir_set_attr_float(g, y->producer, "epsilon", 1e-4);
+    } else {
+        y = ref_rms(g, sum, scale, 1, 1e-4, dt, "y");
+    }
+    ir_add_output(g, y);
+    if (export_sum)
+        ir_add_output(g, sum);
+}
+
+static void test_add_norms(void)
+{
+    const struct {
+        bool layer, bias, export_sum;
+        ir_dtype dt;
+    } cases[] = {
+        {true, true, true, IR_F32},   {true, false, false, IR_F32}, {false, false, true, IR_F32},
+        {false, false, false, IR_F32}, {true, true, true, IR_F16},  {false, false, true, IR_BF16},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        add_norm_graph(f, cases[i].layer, cases[i].bias, cases[i].export_sum, cases[i].dt, true);
+        add_norm_graph(r, cases[i].layer, cases[i].bias, cases[i].export_sum, cases[i].dt, false);
+        check_pair(f, r, tol_for(cases[i].dt), cases[i].layer ? "AddLayerNorm" : "AddRMSNorm");
+    }
+}
+
+/* ---- FusedSoftmax --------------------------------------------------------------------------- */
+
+static void softmax_graph(ir_graph *g, int64_t axis, bool mask, double scale, ir_dtype dt,
+                          bool fused)
+{
+    ir_value *x = rtt_input(g, "x", dt, DIMS(2, 3, 5, 7));
+    ir_value *m = mask ? rtt_random_range(g, "mask", dt, 15, -4, 0, DIMS(1, 1, 5, 7)) : NULL;
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_FusedSoftmax, "y", IN(x, m));
+        ir_set_attr_int(g, y->producer, "axis", axis);
+        ir_set_attr_float(g, y->producer, "scale", scale);
+    } else {
+        ir_value *s = rtt_op(g, IR_OP_Mul, "scaled", IN(x, scalar(g, "scale", dt, scale)));
+        if (m)
+            s = rtt_op(g, IR_OP_Add, "masked", IN(s, m));
+        y = rtt_op(g, IR_OP_Softmax, "y", IN(s));
+        ir_set_attr_int(g, y->producer, "axis", axis);
+    }
+    ir_add_output(g, y);
+}
+
+static void test_softmax(void)
+{
+    const struct {
+        int64_t axis;
+        bool mask;
+        double scale;
+        ir_dtype dt;
+    } cases[] = {
+        {-1, true, 0.25, IR_F32}, {-1, false, 1, IR_F32}, {1, true, 2, IR_F32},
+        {2, true, 1, IR_F32},     {-1, true, 0.5, IR_F16},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        softmax_graph(f, cases[i].axis, cases[i].mask, cases[i].scale, cases[i].dt, true);
+        softmax_graph(r, cases[i].axis, cases[i].mask, cases[i].scale, cases[i].dt, false);
+        check_pair(f, r, tol_for(cases[i].dt), "FusedSoftmax");
+    }
+}
+
+/* ---- Attention ------------------------------------------------------------------------------ */
+
+typedef struct {
+    int64_t b, hq, hkv, s, t, d, dv;
+    int mask_rank; /* 0: none, else the mask is [B,1,1,T] (4) or [S,T] (2) */
+    bool causal;
+    double scale; /* 0: 1/sqrt(d) */
+    ir_dtype dt;
+} attn_case;
+
+/* The unfused reference: heads of K and V repeated for GQA, Q @ K^T * scale + mask (+ causal),
+ * softmax, @ V. */
+static ir_value *ref_attention(ir_graph *g, const attn_case *c, ir_value *q, ir_value *k,
+                               ir_value *v, ir_value *mask)
+{
+    ir_dtype dt = c->dt;
+    if (c->hq != c->hkv) {
+        int64_t group = c->hq / c->hkv;
+        ir_value *axes = rtt_ints(g, "kv_axes", (double[]){2}, 1);
+        double b = (double)c->b, hkv = (double)c->hkv, hq = (double)c->hq, t = (double)c->t;
+        ir_value *shape_k =
+            rtt_ints(g, "k_expand", (double[]){b, hkv, (double)group, t, (double)c->d}, 5);
+        ir_value *shape_v =
+            rtt_ints(g, "v_expand", (double[]){b, hkv, (double)group, t, (double)c->dv}, 5);
+        ir_value *flat_k = rtt_ints(g, "k_heads", (double[]){b, hq, t, (double)c->d}, 4);
+        ir_value *flat_v = rtt_ints(g, "v_heads", (double[]){b, hq, t, (double)c->dv}, 4);
+        k = rtt_op(g, IR_OP_Unsqueeze, "k5", IN(k, axes));
+        k = rtt_op(g, IR_OP_Expand, "k5x", IN(k, shape_k));
+        k = rtt_op(g, IR_OP_Reshape, "kx", IN(k, flat_k));
+        v = rtt_op(g, IR_OP_Unsqueeze, "v5", IN(v, axes));
+        v = rtt_op(g, IR_OP_Expand, "v5x", IN(v, shape_v));
+        v = rtt_op(g, IR_OP_Reshape, "vx", IN(v, flat_v));
+    }
+    ir_value *kt = rtt_op(g, IR_OP_Transpose, "kt", IN(k));
+    ir_set_attr_ints(g, kt->producer, "perm", (int64_t[]){0, 1, 3, 2}, 4);
+    double scale = c->scale ? c->scale : 1.0 / sqrt((double)c->d);
+    ir_value *s = rtt_op(g, IR_OP_MatMul, "scores", IN(q, kt));
+    s = rtt_op(g, IR_OP_Mul, "scaled", IN(s, scalar(g, "scale", dt, scale)));
+    if (mask)
+        s = rtt_op(g, IR_OP_Add, "masked", IN(s, mask));
+    if (c->causal) {
+        /* bottom-right aligned: query i sees keys j <= i + T - S; the masked scores get a large
+         * negative number the dtype can hold, which exp takes to 0 as it does -inf */
+        double masked = dt == IR_F32 ? -1e30 : -6e4;
+        double *cm = calloc((size_t)(c->s * c->t), sizeof *cm);
+        for (int64_t i = 0; i < c->s; i++)
+            for (int64_t j = 0; j < c->t; j++)
+                cm[i * c->t + j] = j <= i + c->t - c->s ? 0.0 : masked;
+        ir_value *causal = rtt_literal(g, "causal", dt, cm, (size_t)(c->s * c->t),
+                                       DIMS(c->s, c->t));
+        free(cm);
+        s = rtt_op(g, IR_OP_Add, "causal_masked", IN(s, causal));
+    }
+    ir_value *p = rtt_op(g, IR_OP_Softmax, "p", IN(s));
+    return rtt_op(g, IR_OP_MatMul, "y", IN(p, v));
+}
+
+static void attn_graph(ir_graph *g, const attn_case *c, bool fused)
+{
+    ir_dtype dt = c->dt;
+    ir_value *q = rtt_input(g, "q", dt, DIMS(c->b, c->hq, c->s, c->d));
+    ir_value *k = rtt_input(g, "k", dt, DIMS(c->b, c->hkv, c->t, c->d));
+    ir_value *v = rtt_input(g, "v", dt, DIMS(c->b, c->hkv, c->t, c->dv));
+    ir_value *mask = NULL;
+    if (c->mask_rank == 4)
+        mask = rtt_random_range(g, "mask", dt, 16, -3, 0, DIMS(c->b, 1, 1, c->t));
+    else if (c->mask_rank == 2)
+        mask = rtt_random_range(g, "mask", dt, 16, -3, 0, DIMS(c->s, c->t));
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_Attention, "y", IN(q, k, v, mask));
+        ir_set_attr_float(g, y->producer, "scale", c->scale);
+        ir_set_attr_int(g, y->producer, "causal", c->causal);
+    } else {
+        y = ref_attention(g, c, q, k, v, mask);
+    }
+    ir_add_output(g, y);
+}
+
+static void test_attention(void)
+{
+    const attn_case cases[] = {
+        {.b = 2, .hq = 4, .hkv = 4, .s = 5, .t = 5, .d = 8, .dv = 8, .dt = IR_F32},  /* MHA */
+        {.b = 2, .hq = 4, .hkv = 2, .s = 5, .t = 7, .d = 8, .dv = 8, .mask_rank = 4,
+         .dt = IR_F32},                                                               /* GQA */
+        {.b = 1, .hq = 6, .hkv = 1, .s = 6, .t = 6, .d = 16, .dv = 4, .causal = true,
+         .dt = IR_F32},                                                               /* MQA */
+        {.b = 2, .hq = 4, .hkv = 2, .s = 3, .t = 9, .d = 8, .dv = 8, .mask_rank = 2,
+         .causal = true, .scale = 0.2, .dt = IR_F32},                                 /* cache */
+        {.b = 1, .hq = 4, .hkv = 2, .s = 1, .t = 9, .d = 8, .dv = 8, .causal = true,
+         .dt = IR_F32},                                                               /* decode */
+        {.b = 2, .hq = 4, .hkv = 2, .s = 5, .t = 5, .d = 8, .dv = 8, .mask_rank = 4,
+         .causal = true, .dt = IR_F16},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        attn_graph(f, &cases[i], true);
+        attn_graph(r, &cases[i], false);
+        char what[64];
+        snprintf(what, sizeof what, "Attention case %zu", i);
+        check_pair(f, r, tol_for(cases[i].dt), what);
+    }
+}
+
+/* ---- RoPE ----------------------------------------------------------------------------------- */
+
+static ir_value *slice_last(ir_graph *g, ir_value *x, const char *name, int64_t from, int64_t to)
+{
+    char buf[3][64];
+    snprintf(buf[0], sizeof buf[0], "%s_from", name);
+    snprintf(buf[1], sizeof buf[1], "%s_to", name);
+    snprintf(buf[2], sizeof buf[2], "%s_axes", name);
+    return rtt_op(g, IR_OP_Slice, name,
+                  IN(x, rtt_ints(g, buf[0], (double[]){(double)from}, 1),
+                     rtt_ints(g, buf[1], (double[]){(double)to}, 1),
+                     rtt_ints(g, buf[2], (double[]){-1}, 1)));
+}
+
+static ir_value *concat_last(ir_graph *g, const char *name, ir_value *a, ir_value *b)
+{
+    ir_value *y = rtt_op(g, IR_OP_Concat, name, IN(a, b));
+    ir_set_attr_int(g, y->producer, "axis", -1);
+    return y;
+}
+
+/* Rotate-half reference: y = x * cos + cat(-x2, x1) * sin, tables widened to D if given as D/2. */
+static ir_value *ref_rope_half(ir_graph *g, ir_value *x, ir_value *c, ir_value *s, int64_t d,
+                               bool half_table)
+{
+    if (half_table) {
+        c = concat_last(g, "cos_full", c, c);
+        s = concat_last(g, "sin_full", s, s);
+    }
+    ir_value *x1 = slice_last(g, x, "x1", 0, d / 2), *x2 = slice_last(g, x, "x2", d / 2, d);
+    ir_value *rot = concat_last(g, "rot", rtt_op(g, IR_OP_Neg, "neg_x2", IN(x2)), x1);
+    return rtt_op(g, IR_OP_Add, "y",
+                  IN(rtt_op(g, IR_OP_Mul, "xc", IN(x, c)), rtt_op(g, IR_OP_Mul, "rs", IN(rot, s))));
+}
+
+/* Interleaved reference with a D/2 table: pairs (2i, 2i+1) as a trailing dim of 2. */
+static ir_value *ref_rope_interleaved(ir_graph *g, ir_value *x, ir_value *c, ir_value *s,
+                                      const int64_t *xdims, int rank)
+{
+    double pairs[IR_MAX_RANK + 1], flat[IR_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        pairs[i] = flat[i] = (double)xdims[i];
+    pairs[rank - 1] = (double)(xdims[rank - 1] / 2);
+    pairs[rank] = 2;
+    ir_value *pairs_v = rtt_ints(g, "pairs", pairs, (size_t)rank + 1);
+    ir_value *xp = rtt_op(g, IR_OP_Reshape, "xp", IN(x, pairs_v));
+    ir_value *xe = slice_last(g, xp, "xe", 0, 1), *xo = slice_last(g, xp, "xo", 1, 2);
+    ir_value *axes = rtt_ints(g, "last", (double[]){-1}, 1);
+    ir_value *c1 = rtt_op(g, IR_OP_Unsqueeze, "c1", IN(c, axes));
+    ir_value *s1 = rtt_op(g, IR_OP_Unsqueeze, "s1", IN(s, axes));
+    ir_value *xec = rtt_op(g, IR_OP_Mul, "xec", IN(xe, c1));
+    ir_value *xos = rtt_op(g, IR_OP_Mul, "xos", IN(xo, s1));
+    ir_value *xoc = rtt_op(g, IR_OP_Mul, "xoc", IN(xo, c1));
+    ir_value *xes = rtt_op(g, IR_OP_Mul, "xes", IN(xe, s1));
+    ir_value *ye = rtt_op(g, IR_OP_Sub, "ye", IN(xec, xos));
+    ir_value *yo = rtt_op(g, IR_OP_Add, "yo", IN(xoc, xes));
+    ir_value *yp = concat_last(g, "yp", ye, yo);
+    return rtt_op(g, IR_OP_Reshape, "y", IN(yp, rtt_ints(g, "flat", flat, (size_t)rank)));
+}
+
+static void rope_graph(ir_graph *g, bool half_table, bool interleaved, bool batched_table,
+                       ir_dtype dt, bool fused)
+{
+    const int64_t d = 8;
+    ir_value *x = rtt_input(g, "x", dt, DIMS(2, 3, 5, d));
+    int64_t w = half_table ? d / 2 : d;
+    ir_value *c = batched_table ? rtt_random(g, "cos", dt, 17, DIMS(2, 1, 5, w))
+                                : rtt_random(g, "cos", dt, 17, DIMS(5, w));
+    ir_value *s = batched_table ? rtt_random(g, "sin", dt, 18, DIMS(2, 1, 5, w))
+                                : rtt_random(g, "sin", dt, 18, DIMS(5, w));
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_RoPE, "y", IN(x, c, s));
+        ir_set_attr_int(g, y->producer, "interleaved", interleaved);
+    } else if (interleaved) {
+        y = ref_rope_interleaved(g, x, c, s, x->type.dims, x->type.rank);
+    } else {
+        y = ref_rope_half(g, x, c, s, d, half_table);
+    }
+    ir_add_output(g, y);
+}
+
+static void test_rope(void)
+{
+    const struct {
+        bool half, interleaved, batched;
+        ir_dtype dt;
+    } cases[] = {
+        {true, false, false, IR_F32}, {false, false, false, IR_F32}, {true, false, true, IR_F32},
+        {true, true, false, IR_F32},  {true, false, false, IR_F16},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        rope_graph(f, cases[i].half, cases[i].interleaved, cases[i].batched, cases[i].dt, true);
+        rope_graph(r, cases[i].half, cases[i].interleaved, cases[i].batched, cases[i].dt, false);
+        check_pair(f, r, tol_for(cases[i].dt), "RoPE");
+    }
+}
+
+/* ---- SwiGLU --------------------------------------------------------------------------------- */
+
+static void swiglu_graph(ir_graph *g, bool broadcast, ir_dtype dt, bool fused)
+{
+    ir_value *gate = rtt_input(g, "gate", dt, DIMS(3, 8, 16));
+    ir_value *up = broadcast ? rtt_input(g, "up", dt, DIMS(8, 16))
+                             : rtt_input(g, "up", dt, DIMS(3, 8, 16));
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_SwiGLU, "y", IN(gate, up));
+    } else {
+        ir_value *sig = rtt_op(g, IR_OP_Sigmoid, "sig", IN(gate));
+        ir_value *silu = rtt_op(g, IR_OP_Mul, "silu", IN(gate, sig));
+        y = rtt_op(g, IR_OP_Mul, "y", IN(silu, up));
+    }
+    ir_add_output(g, y);
+}
+
+static void test_swiglu(void)
+{
+    for (int i = 0; i < 3; i++) {
+        ir_dtype dt = i == 2 ? IR_BF16 : IR_F32;
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        swiglu_graph(f, i == 1, dt, true);
+        swiglu_graph(r, i == 1, dt, false);
+        check_pair(f, r, tol_for(dt), "SwiGLU");
+    }
+}
+
+/* ---- ElementwiseChain ----------------------------------------------------------------------- */
+
+/* One function of the expression language and its ONNX op (the last two are compositions). */
+typedef struct {
+    const char *expr;
+    ir_op op;
+    int arity;
+    bool positive; /* the input must be positive (log, sqrt, pow) */
+} ew_case;
+
+static const ew_case ew_unary[] = {
+    {"neg(x0)", IR_OP_Neg, 1, false},          {"abs(x0)", IR_OP_Abs, 1, false},
+    {"exp(x0)", IR_OP_Exp, 1, false},          {"log(x0)", IR_OP_Log, 1, true},
+    {"sqrt(x0)", IR_OP_Sqrt, 1, true},         {"recip(x0)", IR_OP_Reciprocal, 1, true},
+    {"sigmoid(x0)", IR_OP_Sigmoid, 1, false},  {"tanh(x0)", IR_OP_Tanh, 1, false},
+    {"relu(x0)", IR_OP_Relu, 1, false},        {"erf(x0)", IR_OP_Erf, 1, false},
+    {"gelu(x0)", IR_OP_Gelu, 1, false},        {"hardswish(x0)", IR_OP_HardSwish, 1, false},
+    {"sin(x0)", IR_OP_Sin, 1, false},          {"cos(x0)", IR_OP_Cos, 1, false},
+    {"floor(x0)", IR_OP_Floor, 1, false},      {"ceil(x0)", IR_OP_Ceil, 1, false},
+    {"add(x0, x1)", IR_OP_Add, 2, false},      {"sub(x0, x1)", IR_OP_Sub, 2, false},
+    {"mul(x0, x1)", IR_OP_Mul, 2, false},      {"div(x0, x1)", IR_OP_Div, 2, true},
+    {"pow(x0, x1)", IR_OP_Pow, 2, true},       {"max(x0, x1)", IR_OP_Max, 2, false},
+    {"min(x0, x1)", IR_OP_Min, 2, false},
+};
+
+static void ew_graph(ir_graph *g, const ew_case *c, ir_dtype dt, bool fused)
+{
+    /* inputs as constants, so that log/sqrt/pow get positive values: x0 [4, 3, 40], x1 [3, 1]
+     * broadcast along rows and columns */
+    double lo = c->positive ? 0.1 : -3, hi = 3;
+    ir_value *x0 = rtt_random_range(g, "x0", dt, 21, lo, hi, DIMS(4, 3, 40));
+    ir_value *x1 = rtt_random_range(g, "x1", dt, 22, c->positive ? 0.5 : -2, 2, DIMS(3, 1));
+    ir_value *y;
+    if (fused) {
+        y = c->arity == 1 ? rtt_op(g, IR_OP_ElementwiseChain, "y", IN(x0))
+                          : rtt_op(g, IR_OP_ElementwiseChain, "y", IN(x0, x1));
+        ir_set_attr_string(g, y->producer, "expr", c->expr);
+    } else {
+        y = c->arity == 1 ? rtt_op(g, c->op, "y", IN(x0)) : rtt_op(g, c->op, "y", IN(x0, x1));
+    }
+    ir_add_output(g, y);
+}
+
+/* The functions whose ONNX ops take attributes (the attributes are trailing arguments), and those
+ * that are compositions of ONNX ops. */
+static const char *const composite_exprs[] = {
+    "leakyrelu(x0, 0.2)", "elu(x0, 0.5)",   "hardsigmoid(x0, 0.3, 0.4)", "softplus(x0)",
+    "leakyrelu(x0, x1)",  "rsqrt(abs(x0))", "silu(x0)",                  "gelu_tanh(x0)",
+};
+
+static void param_graph(ir_graph *g, int which, bool fused)
+{
+    const char *const *exprs = composite_exprs;
+    ir_value *x0 = rtt_random_range(g, "x0", IR_F32, 21, -3, 3, DIMS(4, 3, 40));
+    ir_value *x1 = rtt_random_range(g, "x1", IR_F32, 22, 0, 1, DIMS(3, 1));
+    ir_value *y;
+    if (fused) {
+        y = which == 4 ? rtt_op(g, IR_OP_ElementwiseChain, "y", IN(x0, x1))
+                       : rtt_op(g, IR_OP_ElementwiseChain, "y", IN(x0));
+        ir_set_attr_string(g, y->producer, "expr", exprs[which]);
+    } else if (which == 0) {
+        y = rtt_op(g, IR_OP_LeakyRelu, "y", IN(x0));
+        ir_set_attr_float(g, y->producer, "alpha", 0.2);
+    } else if (which == 1) {
+        y = rtt_op(g, IR_OP_Elu, "y", IN(x0));
+        ir_set_attr_float(g, y->producer, "alpha", 0.5);
+    } else if (which == 2) {
+        y = rtt_op(g, IR_OP_HardSigmoid, "y", IN(x0));
+        ir_set_attr_float(g, y->producer, "alpha", 0.3);
+        ir_set_attr_float(g, y->producer, "beta", 0.4);
+    } else if (which == 3) {
+        y = rtt_op(g, IR_OP_Softplus, "y", IN(x0));
+    } else if (which == 4) {
+        y = rtt_op(g, IR_OP_PRelu, "y", IN(x0, x1));
+    } else if (which == 5) {
+        ir_value *root = rtt_op(g, IR_OP_Sqrt, "root", IN(rtt_op(g, IR_OP_Abs, "abs", IN(x0))));
+        y = rtt_op(g, IR_OP_Reciprocal, "y", IN(root));
+    } else if (which == 6) {
+        y = rtt_op(g, IR_OP_Mul, "y", IN(x0, rtt_op(g, IR_OP_Sigmoid, "sig", IN(x0))));
+    } else {
+        y = rtt_op(g, IR_OP_Gelu, "y", IN(x0));
+        ir_set_attr_string(g, y->producer, "approximate", "tanh");
+    }
+    ir_add_output(g, y);
+}
+
+static void test_ewchain_each_function(void)
+{
+    for (size_t i = 0; i < FR_COUNT_OF(ew_unary); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        ew_graph(f, &ew_unary[i], IR_F32, true);
+        ew_graph(r, &ew_unary[i], IR_F32, false);
+        check_pair(f, r, tol_for(IR_F32), ew_unary[i].expr);
+    }
+    for (int i = 0; i < (int)FR_COUNT_OF(composite_exprs); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        param_graph(f, i, true);
+        param_graph(r, i, false);
+        check_pair(f, r, tol_for(IR_F32), composite_exprs[i]);
+    }
+}
+
+/* A 4-op chain with broadcasting, and a tree reading one input twice, with clip and constants:
+ *   y = mul(sigmoid(add(x0, x1)), sub(x2, 1.5))          x0 [2,16,33], x1 [16,1], x2 [33]
+ *   z = clip(add(mul(x0, x0), x3), -0.5, 2.25)           x3 [2,1,1], the node's second input */
+static void chain_graph(ir_graph *g, ir_dtype dt, bool fused)
+{
+    ir_value *x0 = rtt_input(g, "x0", dt, DIMS(2, 16, 33));
+    ir_value *x1 = rtt_input(g, "x1", dt, DIMS(16, 1));
+    ir_value *x2 = rtt_input(g, "x2", dt, DIMS(33));
+    ir_value *x3 = rtt_input(g, "x3", dt, DIMS(2, 1, 1));
+    ir_value *y, *z;
+    if (fused) {
+        y = rtt_op(g, IR_OP_ElementwiseChain, "y", IN(x0, x1, x2));
+        ir_set_attr_string(g, y->producer, "expr", "mul(sigmoid(add(x0, x1)), sub(x2, 1.5))");
+        z = rtt_op(g, IR_OP_ElementwiseChain, "z", IN(x0, x3));
+        ir_set_attr_string(g, z->producer, "expr",
+                           " clip( add(mul(x0,x0), x1 ), -0.5, 2.25e0 ) ");
+    } else {
+        ir_value *s = rtt_op(g, IR_OP_Sigmoid, "s", IN(rtt_op(g, IR_OP_Add, "a", IN(x0, x1))));
+        ir_value *d = rtt_op(g, IR_OP_Sub, "d", IN(x2, scalar(g, "c15", dt, 1.5)));
+        y = rtt_op(g, IR_OP_Mul, "y", IN(s, d));
+        ir_value *sq = rtt_op(g, IR_OP_Mul, "sq", IN(x0, x0));
+        ir_value *t = rtt_op(g, IR_OP_Add, "t", IN(sq, x3));
+        z = rtt_op(g, IR_OP_Clip, "z",
+                   IN(t, scalar(g, "lo", dt, -0.5), scalar(g, "hi", dt, 2.25)));
+    }
+    ir_add_output(g, y);
+    ir_add_output(g, z);
+}
+
+static void test_ewchain_trees(void)
+{
+    const ir_dtype dts[] = {IR_F32, IR_F16};
+    for (size_t i = 0; i < FR_COUNT_OF(dts); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        chain_graph(f, dts[i], true);
+        chain_graph(r, dts[i], false);
+        check_pair(f, r, tol_for(dts[i]), "ElementwiseChain trees");
+    }
+}
+
+/* Expressions that inference must refuse, with their messages. */
+static void test_ewchain_errors(void)
+{
+    const struct {
+        const char *expr, *message;
+    } cases[] = {
+        {"mul(x0, x2)", "column 9: input index out of range"},
+        {"frob(x0)", "column 1: unknown function"},
+        {"add(x0)", "column 1: this function takes 2 arguments"},
+        {"sigmoid(x0, x1)", "column 1: this function takes 1 argument"},
+        {"add(x0, x1) x0", "column 13: unexpected text after the expression"},
+        {"add(x0, ", "column 9: expected an input, a number or a function"},
+        {"y0", "column 1: unknown name"},
+        {"add(x0, 1e999)", "column 9: expected a number"},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        ir_graph *g = ir_graph_new("bad");
+        ir_value *x0 = rtt_input(g, "x0", IR_F32, DIMS(4));
+        ir_value *x1 = rtt_input(g, "x1", IR_F32, DIMS(4));
+        ir_value *y = rtt_op(g, IR_OP_ElementwiseChain, "y", IN(x0, x1));
+        ir_set_attr_string(g, y->producer, "expr", cases[i].expr);
+        ir_add_output(g, y);
+        char buf[512] = "";
+        CHECK(rtt_run_fails(g, buf, sizeof buf));
+        if (!strstr(buf, cases[i].message))
+            fprintf(stderr, "expr \"%s\": got %s", cases[i].expr, buf);
+        CHECK(strstr(buf, cases[i].message) != NULL);
+        ir_graph_free(g);
+    }
+}
+
+/* ---- QGemm ---------------------------------------------------------------------------------- */
+
+static void qgemm_graph(ir_graph *g, bool per_column, bool requantize, bool bias, bool fused)
+{
+    const int64_t k = 24, n = 10;
+    ir_value *a = rtt_input(g, "a", IR_I8, DIMS(2, 3, k));
+    ir_value *as = scalar(g, "a_scale", IR_F32, 0.02);
+    ir_value *b = rtt_random_range(g, "b", IR_I8, 23, -128, 128, DIMS(k, n));
+    ir_value *bs = per_column ? rtt_random_range(g, "b_scale", IR_F32, 24, 0.001, 0.01, DIMS(n))
+                              : scalar(g, "b_scale", IR_F32, 0.004);
+    ir_value *bb = bias ? rtt_random(g, "bias", IR_F32, 25, DIMS(n)) : NULL;
+    ir_value *ys = requantize ? scalar(g, "y_scale", IR_F32, 0.05) : NULL;
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_QGemm, "y", IN(a, as, b, bs, bb, ys));
+    } else {
+        ir_value *da = rtt_op(g, IR_OP_DequantizeLinear, "da", IN(a, as));
+        ir_value *db = rtt_op(g, IR_OP_DequantizeLinear, "db", IN(b, bs));
+        ir_set_attr_int(g, db->producer, "axis", 1);
+        ir_value *acc = rtt_op(g, IR_OP_MatMul, requantize || bias ? "mm" : "y", IN(da, db));
+        if (bb)
+            acc = rtt_op(g, IR_OP_Add, requantize ? "biased" : "y", IN(acc, bb));
+        y = acc;
+        if (ys)
+            y = rtt_op(g, IR_OP_QuantizeLinear, "y", IN(acc, ys, scalar(g, "y_zero", IR_I8, 0)));
+    }
+    ir_add_output(g, y);
+}
+
+static void test_qgemm(void)
+{
+    const struct {
+        bool per_column, requantize, bias;
+    } cases[] = {
+        {false, false, false}, {true, false, true}, {true, true, true}, {false, true, false},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        qgemm_graph(f, cases[i].per_column, cases[i].requantize, cases[i].bias, true);
+        qgemm_graph(r, cases[i].per_column, cases[i].requantize, cases[i].bias, false);
+        check_pair(f, r, tol_for(cases[i].requantize ? IR_I8 : IR_F32), "QGemm");
+    }
+}
+
+/* ---- hand-computed values ------------------------------------------------------------------- */
+
+/* Runs a graph whose inputs are all constants and checks output `index` against `want`. */
+static void expect_values(ir_graph *g, size_t index, const double *want, size_t n, double tol)
+{
+    rt_result r;
+    bool ran = rtt_run(g, 0, &r);
+    CHECK(ran);
+    if (ran) {
+        CHECK_INT(rt_tensor_numel(&r.outputs[index]), n);
+        for (size_t i = 0; i < n && i < rt_tensor_numel(&r.outputs[index]); i++)
+            CHECK_NEAR(rt_tensor_get(&r.outputs[index], i), want[i], tol, tol);
+        rt_result_free(&r);
+    }
+    ir_graph_free(g);
+}
+
+static ir_value *lit(ir_graph *g, const char *name, const double *v, size_t n, int rank,
+                     const int64_t *dims)
+{
+    return rtt_literal(g, name, IR_F32, v, n, rank, dims);
+}
+
+static void test_values_conv_gemm(void)
+{
+    /* 1x1x3x3 input, 2x2 kernel of ones, bias -10, residual 1, Relu:
+     * window sums 12 16 24 28 -> 2+1 6+1 14+1 18+1 */
+    ir_graph *g = ir_graph_new("v");
+    ir_value *x = lit(g, "x", (double[]){1, 2, 3, 4, 5, 6, 7, 8, 9}, 9, DIMS(1, 1, 3, 3));
+    ir_value *w = lit(g, "w", (double[]){1}, 1, DIMS(1, 1, 2, 2));
+    ir_value *b = lit(g, "b", (double[]){-10}, 1, DIMS(1));
+    ir_value *z = lit(g, "z", (double[]){1}, 1, DIMS(1, 1, 2, 2));
+    ir_value *y = rtt_op(g, IR_OP_FusedConvAct, "y", IN(x, w, b, z));
+    ir_set_attr_string(g, y->producer, "act", "Relu");
+    ir_add_output(g, y);
+    expect_values(g, 0, (double[]){3, 7, 15, 19}, 4, 1e-6);
+
+    /* [[1,2],[3,4]] @ [[1,0,-1],[0,1,1]] * 2 + [1,1,1] + 0.5 * [[1,2,3]]:
+     * [[1,2,1],[3,4,1]] * 2 = [[2,4,2],[6,8,2]]; + 1 + [0.5,1,1.5] = [[3.5,6,4.5],[7.5,10,4.5]] */
+    g = ir_graph_new("v");
+    ir_value *a = lit(g, "a", (double[]){1, 2, 3, 4}, 4, DIMS(2, 2));
+    ir_value *bm = lit(g, "bm", (double[]){1, 0, -1, 0, 1, 1}, 6, DIMS(2, 3));
+    ir_value *bias = lit(g, "bias", (double[]){1}, 1, DIMS(3));
+    ir_value *res = lit(g, "res", (double[]){1, 2, 3}, 3, DIMS(1, 3));
+    y = rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, bm, bias, res));
+    ir_set_attr_float(g, y->producer, "alpha", 2);
+    ir_set_attr_float(g, y->producer, "beta", 0.5);
+    ir_add_output(g, y);
+    expect_values(g, 0, (double[]){3.5, 6, 4.5, 7.5, 10, 4.5}, 6, 1e-6);
+
+    /* QGemm: [1, -2] @ [[3], [4]] = -5, * 0.5 * 0.25 = -0.625, + 1 = 0.375; requantized by 0.1:
+     * round(3.75) = 4 */
+    g = ir_graph_new("v");
+    ir_value *qa = rtt_literal(g, "qa", IR_I8, (double[]){1, -2}, 2, DIMS(1, 2));
+    ir_value *qb = rtt_literal(g, "qb", IR_I8, (double[]){3, 4}, 2, DIMS(2, 1));
+    ir_value *q = rtt_op(g, IR_OP_QGemm, "y",
+                         IN(qa, scalar(g, "as", IR_F32, 0.5), qb, scalar(g, "bs", IR_F32, 0.25),
+                            lit(g, "qbias", (double[]){1}, 1, DIMS(1)),
+                            scalar(g, "ys", IR_F32, 0.1)));
+    ir_add_output(g, q);
+    expect_values(g, 0, (double[]){4}, 1, 0);
+}
+
+static void test_values_norms(void)
+{
+    /* RMSNorm([1,2,3,4]), eps 0: mean of squares 7.5 */
+    ir_graph *g = ir_graph_new("v");
+    ir_value *x = lit(g, "x", (double[]){1, 2, 3, 4}, 4, DIMS(1, 4));
+    ir_value *s = lit(g, "s", (double[]){1, 1, 2, 2}, 4, DIMS(4));
+    ir_value *y = rtt_op(g, IR_OP_RMSNorm, "y", IN(x, s));
+    ir_set_attr_float(g, y->producer, "epsilon", 0);
+    ir_add_output(g, y);
+    double r = sqrt(7.5);
+    expect_values(g, 0, (double[]){1 / r, 2 / r, 6 / r, 8 / r}, 4, 1e-6);
+
+    /* AddLayerNorm([0,1,2,3] + [1,1,1,1]) = LN([1,2,3,4]): mean 2.5, var 1.25 */
+    g = ir_graph_new("v");
+    ir_value *a = lit(g, "a", (double[]){0, 1, 2, 3}, 4, DIMS(4));
+    ir_value *b = lit(g, "b", (double[]){1}, 1, DIMS(1));
+    ir_value *one = lit(g, "one", (double[]){1}, 1, DIMS(4));
+    ir_value *bias = lit(g, "bias", (double[]){0.5}, 1, DIMS(4));
+    static const char *const names[] = {"y", "sum"};
+    ir_node *n = rtt_node(g, IR_OP_AddLayerNorm, names, 2, IN(a, b, one, bias));
+    ir_set_attr_float(g, n, "epsilon", 0);
+    ir_add_output(g, n->outputs[1]);
+    ir_add_output(g, n->outputs[0]);
+    double sd = sqrt(1.25);
+    rt_result res;
+    bool ran = rtt_run(g, 0, &res);
+    CHECK(ran);
+    if (ran) {
+        for (int i = 0; i < 4; i++) {
+            CHECK_NEAR(rt_tensor_get(&res.outputs[0], (size_t)i), i + 1, 0, 0);
+            CHECK_NEAR(rt_tensor_get(&res.outputs[1], (size_t)i), (i + 1 - 2.5) / sd + 0.5, 1e-6,
+                       1e-6);
+        }
+        rt_result_free(&res);
+    }
+    ir_graph_free(g);
+}
+
+static void test_values_softmax_attention(void)
+{
+    /* softmax([0, ln 2] + [0, -1e30]) = [1, 0]; softmax([0, ln 2] + [0, 0]) = [1/3, 2/3] */
+    ir_graph *g = ir_graph_new("v");
+    ir_value *x = lit(g, "x", (double[]){0, log(2.0), 0, log(2.0)}, 4, DIMS(2, 2));
+    ir_value *m = lit(g, "m", (double[]){0, -1e30, 0, 0}, 4, DIMS(2, 2));
+    ir_value *y = rtt_op(g, IR_OP_FusedSoftmax, "y", IN(x, m));
+    ir_add_output(g, y);
+    expect_values(g, 0, (double[]){1, 0, 1.0 / 3, 2.0 / 3}, 4, 1e-6);
+
+    /* one head, S = 2, T = 2, D = 1, causal: query 0 sees key 0 only; query 1 sees both with
+     * scores q*k = [1*1, 1*ln3] -> weights [1/4, 3/4] */
+    g = ir_graph_new("v");
+    ir_value *q = lit(g, "q", (double[]){5, 1}, 2, DIMS(1, 1, 2, 1));
+    ir_value *k = lit(g, "k", (double[]){1, log(3.0)}, 2, DIMS(1, 1, 2, 1));
+    ir_value *v = lit(g, "v", (double[]){4, 8}, 2, DIMS(1, 1, 2, 1));
+    y = rtt_op(g, IR_OP_Attention, "y", IN(q, k, v));
+    ir_set_attr_int(g, y->producer, "causal", 1);
+    ir_set_attr_float(g, y->producer, "scale", 1);
+    ir_add_output(g, y);
+    /* query 1: exp(1) vs exp(ln 3) = e vs 3 */
+    double e = exp(1.0);
+    expect_values(g, 0, (double[]){4, (4 * e + 8 * 3) / (e + 3)}, 2, 1e-6);
+}
+
+static void test_values_rope_swiglu_chain(void)
+{
+    /* RoPE, D = 4, half table: pairs (0,2) and (1,3); cos = [0, 1], sin = [1, 0]:
+     * pair 0 rotates by 90 degrees: y0 = -x2, y2 = x0; pair 1 stays */
+    ir_graph *g = ir_graph_new("v");
+    ir_value *x = lit(g, "x", (double[]){1, 2, 3, 4}, 4, DIMS(1, 4));
+    ir_value *c = lit(g, "c", (double[]){0, 1}, 2, DIMS(1, 2));
+    ir_value *s = lit(g, "s", (double[]){1, 0}, 2, DIMS(1, 2));
+    ir_value *y = rtt_op(g, IR_OP_RoPE, "y", IN(x, c, s));
+    ir_add_output(g, y);
+    expect_values(g, 0, (double[]){-3, 2, 1, 4}, 4, 1e-6);
+
+    /* interleaved: pairs (0,1) and (2,3); pair 0 rotates: y0 = -x1, y1 = x0 */
+    g = ir_graph_new("v");
+    x = lit(g, "x", (double[]){1, 2, 3, 4}, 4, DIMS(1, 4));
+    c = lit(g, "c", (double[]){0, 1}, 2, DIMS(1, 2));
+    s = lit(g, "s", (double[]){1, 0}, 2, DIMS(1, 2));
+    y = rtt_op(g, IR_OP_RoPE, "y", IN(x, c, s));
+    ir_set_attr_int(g, y->producer, "interleaved", 1);
+    ir_add_output(g, y);
+    expect_values(g, 0, (double[]){-2, 1, 3, 4}, 4, 1e-6);
+
+    /* SwiGLU(0, 3) = 0; SwiGLU(2, 3) = 2 * sigmoid(2) * 3 */
+    g = ir_graph_new("v");
+    ir_value *gate = lit(g, "g", (double[]){0, 2}, 2, DIMS(2));
+    ir_value *up = lit(g, "u", (double[]){3}, 1, DIMS(1));
+    y = rtt_op(g, IR_OP_SwiGLU, "y", IN(gate, up));
+    ir_add_output(g, y);
+    expect_values(g, 0, (double[]){0, 6 / (1 + exp(-2.0))}, 2, 1e-6);
+
+    /* ElementwiseChain: max(x0, 1.5) * x1 - 0.5 with x1 broadcast */
+    g = ir_graph_new("v");
+    ir_value *x0 = lit(g, "x0", (double[]){1, 2, 3, 4}, 4, DIMS(2, 2));
+    ir_value *x1 = lit(g, "x1", (double[]){10, 100}, 2, DIMS(2, 1));
+    y = rtt_op(g, IR_OP_ElementwiseChain, "y", IN(x0, x1));
+    ir_set_attr_string(g, y->producer, "expr", "sub(mul(max(x0, 1.5), x1), .5)");
+    ir_add_output(g, y);
+    expect_values(g, 0, (double[]){14.5, 19.5, 299.5, 399.5}, 4, 1e-6);
+
+    /* ElementwiseChain over scalars: a rank-0 input broadcasts, and two give a rank-0 output */
+    g = ir_graph_new("v");
+    x0 = lit(g, "x0", (double[]){2}, 1, SCALAR);
+    x1 = lit(g, "x1", (double[]){1, 2, 3}, 3, DIMS(3));
+    y = rtt_op(g, IR_OP_ElementwiseChain, "y", IN(x0, x1));
+    ir_set_attr_string(g, y->producer, "expr", "mul(x0, x1)");
+    ir_add_output(g, y);
+    expect_values(g, 0, (double[]){2, 4, 6}, 3, 0);
+    g = ir_graph_new("v");
+    x0 = lit(g, "x0", (double[]){2}, 1, SCALAR);
+    y = rtt_op(g, IR_OP_ElementwiseChain, "y", IN(x0, x0));
+    ir_set_attr_string(g, y->producer, "expr", "pow(x0, add(x1, 1))");
+    ir_add_output(g, y);
+    expect_values(g, 0, (double[]){8}, 1, 0);
+
+    /* FusedQKV: x [1, 2] @ W [2, 3] split [2, 1] */
+    g = ir_graph_new("v");
+    x = lit(g, "x", (double[]){1, 2}, 2, DIMS(1, 2));
+    ir_value *w = lit(g, "w", (double[]){1, 2, 3, 4, 5, 6}, 6, DIMS(2, 3));
+    static const char *const names[] = {"q", "k"};
+    ir_node *n = rtt_node(g, IR_OP_FusedQKV, names, 2, IN(x, w));
+    ir_set_attr_ints(g, n, "sizes", (int64_t[]){2, 1}, 2);
+    ir_add_output(g, n->outputs[1]);
+    expect_values(g, 0, (double[]){15}, 1, 1e-6);
+}
+
+/* Every fused op with a dim of size 0 runs and produces an empty output. */
+static void test_empty_tensors(void)
+{
+    ir_graph *g = ir_graph_new("empty");
+    ir_value *x = rtt_input(g, "x", IR_F32, DIMS(2, 0, 8));
+    ir_value *w = rtt_random(g, "w", IR_F32, 1, DIMS(8, 12));
+    ir_value *s8 = rtt_random(g, "s8", IR_F32, 2, DIMS(8));
+    ir_value *outs[12];
+    int n = 0;
+    outs[n++] = rtt_op(g, IR_OP_GemmEpilogue, "gemm", IN(x, w));
+    static const char *const qkv[] = {"q", "k", "v"};
+    ir_node *split = rtt_node(g, IR_OP_FusedQKV, qkv, 3, IN(x, w));
+    ir_set_attr_ints(g, split, "sizes", (int64_t[]){4, 4, 4}, 3);
+    outs[n++] = split->outputs[0];
+    outs[n++] = rtt_op(g, IR_OP_RMSNorm, "rms", IN(x, s8));
+    outs[n++] = rtt_op(g, IR_OP_AddLayerNorm, "ln", IN(x, x, s8));
+    outs[n++] = rtt_op(g, IR_OP_AddRMSNorm, "arms", IN(x, x, s8));
+    outs[n++] = rtt_op(g, IR_OP_FusedSoftmax, "sm", IN(x));
+    outs[n++] = rtt_op(g, IR_OP_SwiGLU, "glu", IN(x, x));
+    ir_value *chain = rtt_op(g, IR_OP_ElementwiseChain, "chain", IN(x, s8));
+    ir_set_attr_string(g, chain->producer, "expr", "add(x0, exp(x1))");
+    outs[n++] = chain;
+    ir_value *cs = rtt_random(g, "cs", IR_F32, 3, DIMS(0, 4));
+    outs[n++] = rtt_op(g, IR_OP_RoPE, "rope", IN(x, cs, cs));
+    ir_value *q = rtt_input(g, "aq", IR_F32, DIMS(1, 2, 0, 8));
+    ir_value *kv = rtt_input(g, "akv", IR_F32, DIMS(1, 1, 0, 8));
+    outs[n++] = rtt_op(g, IR_OP_Attention, "attn", IN(q, kv, kv));
+    ir_value *img = rtt_input(g, "img", IR_F32, DIMS(0, 3, 5, 5));
+    ir_value *filt = rtt_random(g, "filt", IR_F32, 4, DIMS(2, 3, 3, 3));
+    outs[n++] = rtt_op(g, IR_OP_FusedConvAct, "conv", IN(img, filt));
+    ir_value *qa = rtt_input(g, "qa", IR_I8, DIMS(0, 8));
+    ir_value *qb = rtt_random_range(g, "qb", IR_I8, 5, -128, 128, DIMS(8, 3));
+    ir_value *one = scalar(g, "one", IR_F32, 1);
+    outs[n++] = rtt_op(g, IR_OP_QGemm, "qgemm", IN(qa, one, qb, one));
+    for (int i = 0; i < n; i++)
+        ir_add_output(g, outs[i]);
+    rt_result r;
+    bool ran = rtt_run(g, 1, &r);
+    CHECK(ran);
+    if (ran) {
+        for (size_t i = 0; i < r.noutputs; i++)
+            CHECK_INT(rt_tensor_numel(&r.outputs[i]), 0);
+        rt_result_free(&r);
+    }
+    ir_graph_free(g);
+}
+
+/* ---- inference errors ----------------------------------------------------------------------- */
+
+static void expect_invalid(ir_graph *g, const char *message)
+{
+    char buf[512] = "";
+    CHECK(rtt_run_fails(g, buf, sizeof buf));
+    if (!strstr(buf, message))
+        fprintf(stderr, "expected \"%s\" in: %s", message, buf);
+    CHECK(strstr(buf, message) != NULL);
+    ir_graph_free(g);
+}
+
+static void test_inference_errors(void)
+{
+    ir_graph *g = ir_graph_new("bad");
+    ir_value *q = rtt_input(g, "q", IR_F32, DIMS(1, 6, 4, 8));
+    ir_value *k = rtt_input(g, "k", IR_F32, DIMS(1, 4, 4, 8));
+    ir_add_output(g, rtt_op(g, IR_OP_Attention, "y", IN(q, k, k)));
+    expect_invalid(g, "Attention: Q's 6 heads are not a multiple of K's 4 heads");
+
+    g = ir_graph_new("bad");
+    ir_value *x = rtt_input(g, "x", IR_F32, DIMS(1, 2, 5, 5));
+    ir_value *w = rtt_random(g, "w", IR_F32, 1, DIMS(4, 2, 3, 3));
+    ir_value *z = rtt_input(g, "z", IR_F32, DIMS(1, 4, 5, 5));
+    ir_value *y = rtt_op(g, IR_OP_FusedConvAct, "y", IN(x, w, NULL, z));
+    ir_set_attr_ints(g, y->producer, "strides", (int64_t[]){2, 2}, 2);
+    ir_add_output(g, y);
+    expect_invalid(g, "FusedConvAct: the residual Z has shape [1,4,5,5]; the output has [1,4,2,2]");
+
+    g = ir_graph_new("bad");
+    x = rtt_input(g, "x", IR_F32, DIMS(3, 8));
+    w = rtt_random(g, "w", IR_F32, 1, DIMS(8, 12));
+    static const char *const names[] = {"q", "k", "v"};
+    ir_node *n = rtt_node(g, IR_OP_FusedQKV, names, 3, IN(x, w));
+    ir_set_attr_ints(g, n, "sizes", (int64_t[]){8, 2, 4}, 3);
+    ir_add_output(g, n->outputs[0]);
+    expect_invalid(g, "FusedQKV: W [8,12] has 12 columns but sizes add up to 14");
+
+    g = ir_graph_new("bad");
+    x = rtt_input(g, "x", IR_F32, DIMS(3, 8));
+    y = rtt_op(g, IR_OP_GemmEpilogue, "y", IN(x, rtt_random(g, "w", IR_F32, 1, DIMS(8, 4))));
+    ir_set_attr_string(g, y->producer, "act", "Swish");
+    ir_add_output(g, y);
+    expect_invalid(g, "GemmEpilogue: unknown activation \"Swish\"");
+
+    g = ir_graph_new("bad");
+    x = rtt_input(g, "x", IR_F32, DIMS(2, 5, 6));
+    ir_value *c = rtt_random(g, "c", IR_F32, 1, DIMS(5, 2));
+    ir_add_output(g, rtt_op(g, IR_OP_RoPE, "y", IN(x, c, c)));
+    expect_invalid(g, "RoPE: cos/sin's last dim must be D = 6 or D/2, not 2");
+}
+
+int main(void)
+{
+    RUN(test_conv_every_activation);
+    RUN(test_conv_geometry);
+    RUN(test_conv_half_storage);
+    RUN(test_gemm_every_activation);
+    RUN(test_gemm_variants);
+    RUN(test_qkv);
+    RUN(test_rmsnorm);
+    RUN(test_add_norms);
+    RUN(test_softmax);
+    RUN(test_attention);
+    RUN(test_rope);
+    RUN(test_swiglu);
+    RUN(test_ewchain_each_function);
+    RUN(test_ewchain_trees);
+    RUN(test_ewchain_errors);
+    RUN(test_qgemm);
+    RUN(test_values_conv_gemm);
+    RUN(test_values_norms);
+    RUN(test_values_softmax_attention);
+    RUN(test_values_rope_swiglu_chain);
+    RUN(test_empty_tensors);
+    RUN(test_inference_errors);
+    return unit_finish();
+}

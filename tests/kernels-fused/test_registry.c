@@ -1,0 +1,126 @@
+/* The kernel registry: one row per fused op agreeing with the catalog, backends answered with
+ * reasons, and the CPU supports checks refusing what the kernels cannot run. */
+#include "ir/ir.h"
+#include "kernels/kernels.h"
+#include "tests/unit.h"
+
+#include <string.h>
+
+static size_t ports(const kn_port *p)
+{
+    size_t n = 0;
+    while (n < KN_MAX_PORTS && p[n].name)
+        n++;
+    return n;
+}
+
+/* Each row names as many operands as the catalog allows, the required ones first. */
+static void test_rows_match_catalog(void)
+{
+    size_t count;
+    const kn_fused_entry *rows = kn_fused_entries(&count);
+    size_t fused = 0;
+    for (unsigned op = 0; op < IR_OP_COUNT; op++)
+        fused += ir_op_info_get((ir_op)op)->cls == IR_CLASS_FUSED;
+    CHECK_INT(count, fused);
+    for (size_t i = 0; i < count; i++) {
+        const kn_fused_entry *e = &rows[i];
+        const ir_op_info *info = ir_op_info_get(e->op);
+        CHECK(kn_fused_entry_get(e->op) == e);
+        CHECK(e->cpu.run == kn_cpu_get(e->op));
+        CHECK(e->cpu.supports != NULL);
+        CHECK(e->cuda.supports == NULL); /* no CUDA kernel is registered yet */
+        size_t nin = ports(e->inputs), nout = ports(e->outputs);
+        if (e->variadic_inputs) {
+            CHECK_INT(info->max_inputs, IR_VARIADIC);
+            CHECK_INT(nin, 1);
+        } else {
+            CHECK_INT(nin, info->max_inputs);
+            for (size_t k = 0; k < nin; k++)
+                CHECK(e->inputs[k].optional == (k >= info->min_inputs));
+        }
+        CHECK_INT(nout, info->max_outputs);
+        for (size_t k = 0; k < nout; k++)
+            CHECK(e->outputs[k].optional == (k >= info->min_outputs));
+    }
+    CHECK(kn_fused_entry_get(IR_OP_Conv) == NULL);
+}
+
+static ir_node *node(ir_graph *g, ir_op op, ir_dtype dt, int rank, uint32_t ninputs)
+{
+    static int counter;
+    char name[32];
+    snprintf(name, sizeof name, "y%d", counter++);
+    const char *out = name;
+    ir_node *n = ir_add_node(g, op, ninputs, &out, 1);
+    ir_type t = {.dtype = dt, .rank = (int8_t)rank};
+    for (int i = 0; i < rank; i++)
+        t.dims[i] = 4;
+    for (uint32_t i = 0; i < ninputs; i++) {
+        char in[32];
+        snprintf(in, sizeof in, "x%d_%u", counter, i);
+        ir_set_input(n, i, ir_add_input(g, in, &t));
+    }
+    return n;
+}
+
+static void test_supports(void)
+{
+    ir_graph *g = ir_graph_new("t");
+    char why[KN_WHY_SIZE];
+
+    ir_node *conv = node(g, IR_OP_FusedConvAct, IR_F16, 4, 2);
+    CHECK(kn_supports(g, conv, KN_BACKEND_CPU, why));
+    CHECK(!kn_supports(g, conv, KN_BACKEND_CUDA, why));
+    CHECK_STR(why, "no cuda kernel is registered for FusedConvAct");
+
+    ir_node *conv6 = node(g, IR_OP_FusedConvAct, IR_F32, 6, 2);
+    CHECK(!kn_supports(g, conv6, KN_BACKEND_CPU, why));
+    CHECK_STR(why, "the CPU conv handles 1 to 3 spatial dims, not 4");
+
+    ir_node *gemm = node(g, IR_OP_GemmEpilogue, IR_I32, 2, 2);
+    CHECK(!kn_supports(g, gemm, KN_BACKEND_CPU, why));
+    CHECK_STR(why, "input 0 is i32; the CPU kernel takes f32, f16 or bf16");
+
+    ir_node *gemm3 = node(g, IR_OP_GemmEpilogue, IR_F32, 3, 2); /* B with a batch dim */
+    CHECK(!kn_supports(g, gemm3, KN_BACKEND_CPU, why));
+    CHECK_STR(why, "B has rank 3; the kernel takes rank 2");
+    ir_node *gemm1 = node(g, IR_OP_GemmEpilogue, IR_F32, 1, 2);
+    CHECK(!kn_supports(g, gemm1, KN_BACKEND_CPU, why));
+    CHECK_STR(why, "A has rank 1; the kernel takes rank 2 or more");
+
+    ir_node *chain = node(g, IR_OP_ElementwiseChain, IR_F32, 1, 33);
+    CHECK(!kn_supports(g, chain, KN_BACKEND_CPU, why));
+    CHECK_STR(why, "the CPU kernel takes at most 32 inputs, not 33");
+
+    ir_node *q = node(g, IR_OP_QGemm, IR_I8, 2, 4);
+    q->inputs[0]->type.dims[1] = (int64_t)1 << 18;
+    CHECK(!kn_supports(g, q, KN_BACKEND_CPU, why));
+    CHECK_STR(why, "K = 262144 could overflow the int32 accumulator (at most 131072)");
+
+    /* plain ops all run on the CPU and nowhere else yet */
+    ir_node *relu = node(g, IR_OP_Relu, IR_F32, 2, 1);
+    CHECK(kn_supports(g, relu, KN_BACKEND_CPU, why));
+    CHECK(!kn_supports(g, relu, KN_BACKEND_CUDA, why));
+    CHECK_STR(why, "no cuda kernel is registered for Relu");
+    ir_graph_free(g);
+}
+
+static void test_names(void)
+{
+    CHECK_STR(kn_kernel_name(IR_OP_Attention, KN_BACKEND_CPU), "cpu.Attention");
+    CHECK(kn_kernel_name(IR_OP_Attention, KN_BACKEND_CUDA) == NULL);
+    CHECK_STR(kn_kernel_name(IR_OP_Conv, KN_BACKEND_CPU), "Conv");
+    kn_backend b;
+    CHECK(kn_backend_parse("cuda", &b) && b == KN_BACKEND_CUDA);
+    CHECK(!kn_backend_parse("tpu", &b));
+    CHECK_STR(kn_backend_name(KN_BACKEND_CPU), "cpu");
+}
+
+int main(void)
+{
+    RUN(test_rows_match_catalog);
+    RUN(test_supports);
+    RUN(test_names);
+    return unit_finish();
+}
