@@ -1,0 +1,200 @@
+/* The action table (dsl.h, DSL_ACTIONS): the weight transformations a replacement may ask for.
+ * The rewriter performs them; here each action's needs are checked against the pattern, so that
+ * a rule cannot ask for a transformation that cannot work (fold_bn across a Relu, ...). Whether
+ * the weights are really constant is checked again on the graph, at rewrite time. */
+#include "dsl/sema.h"
+
+#include <string.h>
+
+static const struct {
+    const char *name, *summary;
+} actions[] = {
+#define DSL_ACTION_ROW(id, name, summary) {name, summary},
+    DSL_ACTIONS(DSL_ACTION_ROW)
+#undef DSL_ACTION_ROW
+};
+
+_Static_assert(sizeof actions / sizeof actions[0] == DSL_ACTION_COUNT, "one row per action");
+
+const char *dsl_action_name(dsl_action a)
+{
+    return actions[a].name;
+}
+
+const char *dsl_action_summary(dsl_action a)
+{
+    return actions[a].summary;
+}
+
+static bool is_single(const dsl_pattern *p, ir_op op)
+{
+    return p->kind == DSL_PAT_OP && p->nops == 1 && p->ops[0] == op;
+}
+
+/* Every alternative of p is a or b. */
+static bool only_ops(const dsl_pattern *p, ir_op a, ir_op b)
+{
+    if (p->kind != DSL_PAT_OP || p->nops == 0)
+        return false;
+    for (uint32_t i = 0; i < p->nops; i++)
+        if (p->ops[i] != a && p->ops[i] != b)
+            return false;
+    return true;
+}
+
+/* fold_bn: a BatchNormalization whose input comes straight from a Conv or ConvTranspose; its
+ * scale, bias, mean and variance must be inputs of the match, not computed inside it. */
+static void check_fold_bn(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    const dsl_pattern *first_bn = NULL;
+    for (uint32_t i = 0; i < rule->nnodes; i++) {
+        const dsl_pattern *bn = rule->nodes[i];
+        if (!is_single(bn, IR_OP_BatchNormalization) || bn->optional)
+            continue;
+        first_bn = first_bn ? first_bn : bn;
+        const dsl_pattern *in = bn->noperands ? bn->operands[0] : NULL;
+        if (!in || in->optional || !only_ops(in, IR_OP_Conv, IR_OP_ConvTranspose))
+            continue;
+        for (uint32_t k = 1; k < bn->noperands; k++) {
+            if (bn->operands[k]->kind == DSL_PAT_OP) {
+                dsl_rule_error(rc, at.offset, at.len,
+                               "fold_bn needs constant BatchNormalization parameters, but "
+                               "operand %u is computed by %s", k, bn->operands[k]->text);
+                return;
+            }
+        }
+        return;
+    }
+    if (!first_bn) {
+        dsl_rule_error(rc, at.offset, at.len,
+                       "fold_bn needs a BatchNormalization (not optional) in the pattern");
+        return;
+    }
+    const dsl_pattern *in = first_bn->noperands ? first_bn->operands[0] : NULL;
+    const char *source = !in || in->kind != DSL_PAT_OP
+                             ? "its input is not matched by the pattern"
+                             : ar_printf(rc->rs->arena, "its input comes from %s%s", in->text,
+                                         in->optional ? "?" : "");
+    dsl_rule_error(rc, at.offset, at.len,
+                   "fold_bn needs the BatchNormalization's input to come straight from a Conv "
+                   "or ConvTranspose, but %s", source);
+    dsl_rule_note(rc, first_bn->src_offset, first_bn->src_len, "the BatchNormalization");
+}
+
+/* concat_weights: two or more MatMul/Gemm roots reading one input, each with a constant weight. */
+static void check_concat_weights(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    if (rule->nroots < 2) {
+        dsl_rule_error(rc, at.offset, at.len,
+                       "concat_weights needs a horizontal pattern: two or more MatMuls joined "
+                       "with '&'");
+        return;
+    }
+    const dsl_pattern *input = NULL;
+    for (uint32_t i = 0; i < rule->nroots; i++) {
+        const dsl_pattern *root = rule->roots[i];
+        if (!only_ops(root, IR_OP_MatMul, IR_OP_Gemm)) {
+            dsl_rule_error(rc, root->src_offset, root->src_len,
+                           "concat_weights works on MatMul or Gemm roots, not %s", root->text);
+            return;
+        }
+        if (root->noperands < 2) {
+            dsl_rule_error(rc, root->src_offset, root->src_len,
+                           "concat_weights needs each root's input and weight written: "
+                           "MatMul(@x, @w:const)");
+            return;
+        }
+        input = input ? input : root->operands[0];
+        if (root->operands[0] != input) {
+            dsl_rule_error(rc, root->operands[0]->src_offset, root->operands[0]->src_len,
+                           "concat_weights needs every root to read the same input");
+            return;
+        }
+        const dsl_pattern *w = root->operands[1];
+        if (w->kind != DSL_PAT_ANY || !w->preds.is_const) {
+            dsl_rule_error(rc, w->src_offset, w->src_len,
+                           "concat_weights needs constant weights: write '%s:const'",
+                           w->kind == DSL_PAT_ANY ? w->text : "@w");
+            return;
+        }
+    }
+}
+
+/* A Conv, MatMul or Gemm (every alternative), present in every match. */
+static bool is_weighted(const dsl_pattern *p)
+{
+    if (p->kind != DSL_PAT_OP || p->optional || p->nops == 0)
+        return false;
+    for (uint32_t i = 0; i < p->nops; i++)
+        if (p->ops[i] != IR_OP_Conv && p->ops[i] != IR_OP_MatMul && p->ops[i] != IR_OP_Gemm)
+            return false;
+    return true;
+}
+
+/* fold_scale: a Mul (either order) or Div of a Conv/MatMul/Gemm output by a scale that is an
+ * input of the match (its constness and shape are checked on the graph). */
+static void check_fold_scale(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    for (uint32_t i = 0; i < rule->nnodes; i++) {
+        const dsl_pattern *p = rule->nodes[i];
+        bool mul = is_single(p, IR_OP_Mul), div = is_single(p, IR_OP_Div);
+        if ((!mul && !div) || p->optional || p->noperands < 2)
+            continue;
+        for (uint32_t g = 0; g < (mul ? 2u : 1u); g++)
+            if (is_weighted(p->operands[g]) && p->operands[1 - g]->kind == DSL_PAT_ANY)
+                return;
+    }
+    dsl_rule_error(rc, at.offset, at.len,
+                   "fold_scale needs a Mul or Div of a Conv, MatMul or Gemm output by a scale "
+                   "that is an input of the pattern, as in Mul(Conv, @s:const)");
+}
+
+/* fold_transpose: a Transpose feeding operand A or B of a MatMul or Gemm, and a target whose
+ * transA/transB flags can absorb it. */
+static void check_fold_transpose(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    bool found = false;
+    for (uint32_t i = 0; i < rule->nnodes && !found; i++) {
+        const dsl_pattern *p = rule->nodes[i];
+        if (!only_ops(p, IR_OP_MatMul, IR_OP_Gemm) || p->optional)
+            continue;
+        for (uint32_t k = 0; k < 2 && k < p->noperands; k++)
+            found |= is_single(p->operands[k], IR_OP_Transpose) && !p->operands[k]->optional;
+    }
+    if (!found) {
+        dsl_rule_error(rc, at.offset, at.len,
+                       "fold_transpose needs a Transpose feeding input A or B of a MatMul or Gemm");
+        return;
+    }
+    const dsl_replacement *r = &rule->repl;
+    if (rc->target_ok && (!ir_op_attr_schema(r->op, "transA") ||
+                          !ir_op_attr_schema(r->op, "transB")))
+        dsl_rule_error(rc, at.offset, at.len,
+                       "fold_transpose needs a target with transA and transB attributes, and %s "
+                       "has none", ir_op_name(r->op));
+}
+
+typedef void (*action_check)(dsl_rule_check *rc, dsl_token at);
+
+static const action_check checks[DSL_ACTION_COUNT] = {
+    [DSL_ACTION_FOLD_BN] = check_fold_bn,
+    [DSL_ACTION_CONCAT_WEIGHTS] = check_concat_weights,
+    [DSL_ACTION_FOLD_SCALE] = check_fold_scale,
+    [DSL_ACTION_FOLD_TRANSPOSE] = check_fold_transpose,
+};
+
+void dsl_check_actions(dsl_rule_check *rc)
+{
+    const dsl_repl_syntax *syn = rc->rule->syntax->repl;
+    for (uint32_t i = 0; i < syn->nactions; i++) {
+        dsl_token tok = syn->actions[i];
+        for (int a = 0; a < DSL_ACTION_COUNT; a++)
+            if (strlen(actions[a].name) == tok.len &&
+                memcmp(actions[a].name, dsl_tok_text(rc->src, tok), tok.len) == 0)
+                checks[a](rc, tok);
+    }
+}

@@ -1,0 +1,76 @@
+/* Internal to dsl/: the state of checking one rule, shared by sema.c (patterns), repl.c
+ * (replacements), guard.c (where guards) and actions.c (action requirements). */
+#ifndef FUSERULE_DSL_SEMA_H
+#define FUSERULE_DSL_SEMA_H
+
+#include "dsl/parse.h"
+
+/* One place where a capture name is written in the pattern. */
+typedef struct dsl_occurrence {
+    dsl_capture *capture;
+    dsl_pattern **slot;        /* where the node sits (an operand slot or a root) */
+    dsl_pattern *node;         /* the node written there */
+    dsl_token tok;
+    bool defines;              /* names an op (`Conv@c`) rather than a value (`@c`) */
+} dsl_occurrence;
+
+typedef struct dsl_rule_check {
+    dsl_ruleset *rs;
+    dsl_state *st;
+    dg_context *dg;
+    dsl_rule *rule;
+    const dg_source *src;
+    const sm_map *sets;        /* set name -> dsl_set_def */
+    bool *ops_used;            /* IR_OP_COUNT flags for the summary */
+    sm_map names;              /* capture and let names -> dsl_capture */
+    VEC(dsl_capture *) captures;
+    VEC(dsl_occurrence) occurrences;
+    VEC(dsl_pattern *) nodes;
+    bool target_ok;            /* the replacement's target op resolved */
+    bool ok;
+} dsl_rule_check;
+
+/* Checks one parsed rule; sets rule->checked when it passed. */
+void dsl_check_rule(dsl_rule_check *rc);
+
+/* Reports an error located in the rule's source and marks the rule as failed. */
+void dsl_rule_error(dsl_rule_check *rc, uint32_t offset, uint32_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void dsl_rule_note(dsl_rule_check *rc, uint32_t offset, uint32_t len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* The capture written as `tok` (`@x` or a let name) in a replacement or guard; reports an
+ * unbound name and returns NULL. Counts the reference. */
+dsl_capture *dsl_rule_ref(dsl_rule_check *rc, dsl_token tok);
+dsl_capture *dsl_rule_ref_name(dsl_rule_check *rc, const char *name, uint32_t offset,
+                               uint32_t len, const char *written);
+
+/* A value of an attribute list converted to the kind a schema wants; false after reporting. */
+bool dsl_convert_value(dsl_rule_check *rc, const dsl_value *v, ir_attr_kind want,
+                       const char *attr, const char *op, ir_attr *out);
+const char *dsl_attr_kind_name(ir_attr_kind kind);
+/* "1 input", "2 to 3 inputs", "at least 1 input". */
+const char *dsl_count_inputs(dsl_rule_check *rc, const ir_op_info *info);
+
+void dsl_check_replacement(dsl_rule_check *rc);  /* repl.c */
+void dsl_check_guard(dsl_rule_check *rc);        /* guard.c */
+void dsl_check_actions(dsl_rule_check *rc);      /* actions.c */
+
+/* Resolves every `set` (members, cycles, clashes with op names). */
+void dsl_check_sets(dsl_ruleset *rs, sm_map *sets, dg_context *dg);
+/* Duplicate and shadowed rules (warn.c). */
+void dsl_warn_rules(dsl_ruleset *rs, dg_context *dg);
+
+/* A growable text buffer, and the canonical text of rules (print.c). */
+typedef struct dsl_buf {
+    VEC(char) v;
+} dsl_buf;
+void dsl_buf_printf(dsl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void dsl_buf_free(dsl_buf *b);
+/* The canonical text of a checked rule's pattern, replacement and guard (each may be NULL).
+ * named: captures by name, for people; else nodes by position, so that two rules that differ
+ * only in their capture names give the same text. */
+void dsl_format_rule(const dsl_rule *r, bool named, dsl_buf *pattern, dsl_buf *repl,
+                     dsl_buf *guard);
+
+#endif
