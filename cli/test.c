@@ -1,0 +1,497 @@
+/* fuserule test FILES...: runs rule tests (docs/rule-tests.md).
+ *
+ * A test file holds a rule set (inline, or a reference to rule files), an input graph and what
+ * fusing it must give: an expected output graph compared structurally (value names ignored),
+ * rule firings, refusals with their reason, a kernel count, and optionally `verify` (the fused
+ * graph computes what the input does, with verify's tolerances). Sections start with a `%%` line;
+ * the graph and rule texts are parsed in place, so diagnostics point into the test file.
+ *
+ * Prints one line per test (`PASS file` or `FAIL file` followed by the reasons), then
+ * `N passed, N failed`. Exit 0 when all pass, 1 when any fails, 2 when a test file is bad input
+ * (its diagnostics on stderr; it also counts as failed). */
+#include "cli/cli.h"
+
+#include "base/check.h"
+#include "rewrite/rewrite.h"
+#include "runtime/runtime.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage[] =
+    "usage: fuserule test TESTFILES...\n"
+    "Runs rule tests (docs/rule-tests.md): fuses each test's input graph with its rules and\n"
+    "checks the expected graph, firings, refusals, kernel count and outputs (verify).\n"
+    "Exit 1 when a test fails, 2 on a bad test file.\n";
+
+/* ---- the test file ---- */
+
+typedef enum { SEC_NONE, SEC_RULES, SEC_INPUT, SEC_OUTPUT } section;
+
+typedef struct {
+    const char *rule;
+    long count;
+} fired_expectation;
+
+typedef struct {
+    const char *rule;
+    const char *reason; /* a substring of the recorded reason */
+} refused_expectation;
+
+typedef struct {
+    ar_arena *arena;
+    dg_source src;                 /* the whole file */
+    VEC(const char *) rule_paths;  /* resolved against the test's folder */
+    dg_source rules, input, output; /* the file with every other line blanked; text NULL if absent */
+    VEC(fired_expectation) fired;
+    VEC(refused_expectation) refused;
+    long kernels;                  /* -1: not checked */
+    bool verify;
+} rule_test;
+
+/* A copy of the file in which only bytes [begin, end) keep their text: other lines become spaces,
+ * line breaks stay, so line and column numbers in diagnostics are the file's own. */
+static dg_source section_source(rule_test *t, size_t begin, size_t end)
+{
+    char *text = ar_alloc(t->arena, t->src.len + 1);
+    for (size_t i = 0; i < t->src.len; i++) {
+        char c = t->src.text[i];
+        text[i] = (i >= begin && i < end) || c == '\n' ? c : ' ';
+    }
+    return (dg_source){.path = t->src.path, .text = text, .len = t->src.len};
+}
+
+/* The next whitespace-separated word of a directive line, copied into the arena. */
+static const char *word(rule_test *t, const char **p, const char *end)
+{
+    while (*p < end && isspace((unsigned char)**p))
+        (*p)++;
+    const char *start = *p;
+    while (*p < end && !isspace((unsigned char)**p))
+        (*p)++;
+    return *p > start ? ar_strndup(t->arena, start, (size_t)(*p - start)) : NULL;
+}
+
+static bool parse_count(const char *s, long *out)
+{
+    if (!s || !isdigit((unsigned char)s[0]))
+        return false;
+    char *end;
+    errno = 0;
+    *out = strtol(s, &end, 10);
+    return !errno && !*end;
+}
+
+/* A path written in a test is relative to the test file's folder. */
+static const char *resolve(rule_test *t, const char *path)
+{
+    const char *slash = strrchr(t->src.path, '/');
+    if (path[0] == '/' || !slash)
+        return path;
+    return ar_printf(t->arena, "%.*s/%s", (int)(slash - t->src.path), t->src.path, path);
+}
+
+/* Ends the section that started at `begin` (its text runs to `end`). */
+static void close_section(rule_test *t, section s, size_t begin, size_t end)
+{
+    if (s == SEC_RULES)
+        t->rules = section_source(t, begin, end);
+    else if (s == SEC_INPUT)
+        t->input = section_source(t, begin, end);
+    else if (s == SEC_OUTPUT)
+        t->output = section_source(t, begin, end);
+}
+
+/* One `%% ...` line; returns the section it opens (SEC_NONE for a one-line directive). */
+static section directive(rule_test *t, size_t off, const char *line, const char *end,
+                         dg_context *dg)
+{
+    const char *p = line + 2;
+    const char *kw = word(t, &p, end);
+    size_t len = (size_t)(end - line);
+    if (!kw) {
+        dg_error(dg, &t->src, off, len, "expected a directive after '%%%%'");
+        return SEC_NONE;
+    }
+    const char *a = word(t, &p, end);
+    if (strcmp(kw, "rules") == 0) {
+        if (!a)
+            return SEC_RULES;
+        for (; a; a = word(t, &p, end))
+            vec_push(&t->rule_paths, resolve(t, a));
+        return SEC_NONE;
+    }
+    if (strcmp(kw, "input") == 0 || strcmp(kw, "output") == 0 || strcmp(kw, "verify") == 0) {
+        if (a)
+            dg_error(dg, &t->src, off, len, "'%%%% %s' takes nothing after it", kw);
+        if (kw[0] == 'v')
+            t->verify = true;
+        return kw[0] == 'i' ? SEC_INPUT : kw[0] == 'o' ? SEC_OUTPUT : SEC_NONE;
+    }
+    if (strcmp(kw, "fired") == 0) {
+        fired_expectation f = {.rule = a};
+        if (!a || !parse_count(word(t, &p, end), &f.count) || word(t, &p, end))
+            dg_error(dg, &t->src, off, len, "expected '%%%% fired RULE COUNT'");
+        else
+            vec_push(&t->fired, f);
+        return SEC_NONE;
+    }
+    if (strcmp(kw, "refused") == 0) {
+        while (p < end && isspace((unsigned char)*p))
+            p++;
+        const char *stop = end;
+        while (stop > p && isspace((unsigned char)stop[-1]))
+            stop--;
+        if (!a || p == stop)
+            dg_error(dg, &t->src, off, len, "expected '%%%% refused RULE REASON'");
+        else
+            vec_push(&t->refused, ((refused_expectation){a, ar_strndup(t->arena, p, (size_t)(stop - p))}));
+        return SEC_NONE;
+    }
+    if (strcmp(kw, "kernels") == 0) {
+        if (!parse_count(a, &t->kernels) || word(t, &p, end))
+            dg_error(dg, &t->src, off, len, "expected '%%%% kernels COUNT'");
+        return SEC_NONE;
+    }
+    dg_error(dg, &t->src, off, len,
+             "unknown directive '%s' (rules, input, output, fired, refused, kernels, verify)", kw);
+    return SEC_NONE;
+}
+
+/* Splits the file into its sections and directives. False after reporting errors. */
+static bool parse_test(rule_test *t, dg_context *dg)
+{
+    const char *text = t->src.text;
+    section open = SEC_NONE;
+    size_t begin = 0;
+    bool seen[SEC_OUTPUT + 1] = {false};
+    for (size_t off = 0; off < t->src.len;) {
+        const char *line = text + off, *nl = memchr(line, '\n', t->src.len - off);
+        const char *end = nl ? nl : text + t->src.len;
+        if (end - line >= 2 && line[0] == '%' && line[1] == '%') {
+            close_section(t, open, begin, off);
+            open = directive(t, off, line, end, dg);
+            if (open != SEC_NONE && seen[open])
+                dg_error(dg, &t->src, off, (size_t)(end - line), "this section appears twice");
+            seen[open] = true;
+            begin = (size_t)(end - text);
+        } else if (open == SEC_NONE) {
+            const char *p = line;
+            while (p < end && isspace((unsigned char)*p))
+                p++;
+            if (p < end && *p != '#')
+                dg_error(dg, &t->src, (size_t)(p - text), (size_t)(end - p),
+                         "text outside a section (sections start with '%%%% rules', "
+                         "'%%%% input' or '%%%% output')");
+        }
+        off = (size_t)(end - text) + (nl != NULL);
+    }
+    close_section(t, open, begin, t->src.len);
+    if (!t->input.text)
+        dg_error_path(dg, t->src.path, "no '%%%% input' section");
+    if (!t->rules.text && !t->rule_paths.len)
+        dg_error_path(dg, t->src.path, "no rules ('%%%% rules FILE...' or an inline '%%%% rules' section)");
+    if (!dg_has_errors(dg) && !t->output.text && !t->fired.len && !t->refused.len &&
+        t->kernels < 0 && !t->verify)
+        dg_error_path(dg, t->src.path, "the test expects nothing ('%%%% output', 'fired', "
+                                       "'refused', 'kernels' or 'verify')");
+    return !dg_has_errors(dg);
+}
+
+/* ---- running it ---- */
+
+typedef struct {
+    VEC(char *) lines; /* why the test failed, one line each */
+} failures;
+
+static void fail(failures *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void fail(failures *f, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    vec_push(&f->lines, strdup(buf));
+}
+
+static mt_automaton *load_rules(rule_test *t, dsl_ruleset **rs, dg_context *dg)
+{
+    dsl_options opts = rw_dsl_options();
+    *rs = dsl_ruleset_new(&opts);
+    for (size_t i = 0; i < t->rule_paths.len; i++)
+        dsl_load_file(*rs, t->rule_paths.items[i], dg);
+    if (t->rules.text)
+        dsl_load_text(*rs, t->src.path, t->rules.text, t->rules.len, dg);
+    if (!dsl_check(*rs, dg) || dg_has_errors(dg))
+        return NULL;
+    mt_automaton *a = mt_compile(*rs, dg);
+    if (dg_has_errors(dg)) {
+        mt_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+static ir_graph *parse_graph(const dg_source *src, dg_context *dg)
+{
+    ir_graph *g = ir_parse(src, dg);
+    if (g && !ir_validate(g, dg)) {
+        ir_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* Value names carry no meaning in a comparison: inputs become in0.., constants c0.. and node
+ * outputs v0.., in the order the nodes first use them. */
+static void rename_values(ir_graph *g)
+{
+    for (size_t i = 0; i < g->values.len; i++)
+        g->values.items[i]->name = NULL;
+    for (size_t i = 0; i < g->inputs.len; i++)
+        g->inputs.items[i]->name = ar_printf(g->arena, "in%zu", i);
+    size_t nconst = 0, nvalue = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        for (uint32_t k = 0; k < n->ninputs; k++)
+            if (n->inputs[k] && !n->inputs[k]->name)
+                n->inputs[k]->name = ar_printf(g->arena, "c%zu", nconst++);
+        for (uint32_t k = 0; k < n->noutputs; k++)
+            n->outputs[k]->name = ar_printf(g->arena, "v%zu", nvalue++);
+    }
+    for (size_t i = 0; i < g->values.len; i++)
+        if (!g->values.items[i]->name)
+            g->values.items[i]->name = ar_printf(g->arena, "c%zu", nconst++);
+}
+
+static int compare_lines(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The canonical text of g with names ignored, as lines: constants by name and type only (a
+ * folded weight has no text to compare with) and sorted, since a rewrite appends the ones it
+ * creates; the graph's own name is left out. The caller frees *buf and *lines. */
+static size_t canonical_lines(ir_graph *g, char **buf, char ***lines)
+{
+    rename_values(g);
+    size_t size = 0;
+    FILE *mem = open_memstream(buf, &size);
+    FR_CHECK(mem != NULL);
+    ir_print(g, mem);
+    fclose(mem);
+    size_t n = 0, cap = 16, nconst = 0;
+    *lines = malloc(cap * sizeof **lines);
+    FR_CHECK(*lines != NULL);
+    for (char *line = strtok(*buf, "\n"); line; line = strtok(NULL, "\n")) {
+        if (strncmp(line, "graph ", 6) == 0)
+            continue;
+        if (strncmp(line, "  const ", 8) == 0) {
+            char *eq = strstr(line, " = ");
+            if (eq)
+                *eq = '\0';
+            nconst++;
+        }
+        if (n == cap) {
+            cap *= 2;
+            *lines = realloc(*lines, cap * sizeof **lines);
+            FR_CHECK(*lines != NULL);
+        }
+        (*lines)[n++] = line;
+    }
+    /* the printer writes inputs, then constants, then nodes: sort the constants' block */
+    size_t first = 0;
+    while (first < n && strncmp((*lines)[first], "  const ", 8) != 0)
+        first++;
+    qsort(*lines + first, nconst, sizeof **lines, compare_lines);
+    return n;
+}
+
+static void compare_graphs(ir_graph *got, ir_graph *want, failures *f)
+{
+    char *gbuf = NULL, *wbuf = NULL, **gl = NULL, **wl = NULL;
+    size_t ng = canonical_lines(got, &gbuf, &gl), nw = canonical_lines(want, &wbuf, &wl);
+    size_t i = 0;
+    while (i < ng && i < nw && strcmp(gl[i], wl[i]) == 0)
+        i++;
+    if (i < ng || i < nw) {
+        fail(f, "the fused graph differs from '%%%% output' (value names renamed, constants by type):");
+        fail(f, "  expected: %s", i < nw ? wl[i] + strspn(wl[i], " ") : "(end of graph)");
+        fail(f, "  got:      %s", i < ng ? gl[i] + strspn(gl[i], " ") : "(end of graph)");
+    }
+    free(gl);
+    free(wl);
+    free(gbuf);
+    free(wbuf);
+}
+
+static void check_firings(const rule_test *t, const rw_report *rep, failures *f)
+{
+    for (size_t i = 0; i < t->fired.len; i++) {
+        const fired_expectation *e = &t->fired.items[i];
+        uint32_t r = 0;
+        while (r < rep->nrules && strcmp(rep->rule_names[r], e->rule) != 0)
+            r++;
+        if (r == rep->nrules)
+            fail(f, "'%%%% fired %s': no rule of that name is loaded", e->rule);
+        else if (rep->fired[r] != (uint32_t)e->count)
+            fail(f, "rule '%s' fired %u times, expected %ld", e->rule, rep->fired[r], e->count);
+    }
+    for (size_t i = 0; i < t->refused.len; i++) {
+        const refused_expectation *e = &t->refused.items[i];
+        bool found = false;
+        for (size_t k = 0; k < rep->refused.len && !found; k++)
+            found = strcmp(rep->refused.items[k].rule, e->rule) == 0 &&
+                    strstr(rep->refused.items[k].reason, e->reason) != NULL;
+        if (found)
+            continue;
+        fail(f, "rule '%s' was not refused for '%s'%s", e->rule, e->reason,
+             rep->refused.len ? "; refusals:" : " (nothing was refused)");
+        for (size_t k = 0; k < rep->refused.len; k++)
+            fail(f, "  %s at %s: %s", rep->refused.items[k].rule, rep->refused.items[k].node,
+                 rep->refused.items[k].reason);
+    }
+    if (t->kernels >= 0 && rep->after.kernels != (size_t)t->kernels)
+        fail(f, "%zu kernels after fusion, expected %ld", rep->after.kernels, t->kernels);
+}
+
+/* verify's comparison (docs/matcher.md): NaN and infinities at the same places, then
+ * |fused - original| <= atol + rtol * |original| with the dtype's tolerances. */
+static void compare_outputs(const rt_result *got, const rt_result *want, failures *f)
+{
+    for (size_t i = 0; i < want->noutputs; i++) {
+        const rt_tensor *a = &got->outputs[i], *b = &want->outputs[i];
+        ir_dtype dt = b->type.dtype;
+        double atol = dt == IR_F32 ? 1e-5 : dt == IR_F16 ? 2.5e-3 : dt == IR_BF16 ? 0.02 : 0;
+        double rtol = dt == IR_F32 ? 1e-4 : dt == IR_F16 ? 1e-3 : dt == IR_BF16 ? 0.01 : 0;
+        if (!ir_type_equal(&a->type, &b->type)) {
+            fail(f, "verify: output '%s' has another type after fusion", b->name);
+            continue;
+        }
+        size_t n = rt_tensor_numel(b), bad = 0, at = 0;
+        for (size_t k = 0; k < n; k++) {
+            double x = rt_tensor_get(a, k), y = rt_tensor_get(b, k);
+            bool ok;
+            if (!isfinite(x) || !isfinite(y))
+                ok = (isnan(x) && isnan(y)) || (x == y);
+            else
+                ok = fabs(x - y) <= atol + rtol * fabs(y);
+            if (!ok && bad++ == 0)
+                at = k;
+        }
+        if (bad)
+            fail(f, "verify: output '%s' differs in %zu of %zu elements (first at %zu: %.9g vs %.9g)",
+                 b->name, bad, n, at, rt_tensor_get(a, at), rt_tensor_get(b, at));
+    }
+}
+
+/* Fuses the input and checks every expectation. False when the test could not run (bad input,
+ * in dg). */
+static bool run_test(rule_test *t, failures *f, dg_context *dg)
+{
+    dsl_ruleset *rs = NULL;
+    mt_automaton *a = load_rules(t, &rs, dg);
+    ir_graph *g = a ? parse_graph(&t->input, dg) : NULL;
+    ir_graph *want = g && t->output.text ? parse_graph(&t->output, dg) : NULL;
+    ir_graph *original = g && t->verify ? parse_graph(&t->input, dg) : NULL;
+    bool ok = g && (!t->output.text || want) && (!t->verify || original);
+    rw_options opts = rw_options_default();
+    opts.validate_each = true;
+    rw_report rep = {0};
+    if (ok && rw_apply(g, a, &opts, &rep, dg)) {
+        check_firings(t, &rep, f);
+        if (want)
+            compare_graphs(g, want, f);
+        rt_options ro = {0};
+        rt_result r0 = {0}, r1 = {0};
+        if (original) {
+            if (rt_run_cpu(original, NULL, 0, &ro, &r0, dg) && rt_run_cpu(g, NULL, 0, &ro, &r1, dg))
+                compare_outputs(&r1, &r0, f);
+            rt_result_free(&r0);
+            rt_result_free(&r1);
+        }
+    }
+    if (g)
+        rw_report_free(&rep);
+    ok = !dg_has_errors(dg);
+    ir_graph_free(g);
+    ir_graph_free(want);
+    ir_graph_free(original);
+    mt_free(a);
+    /* the diagnostics may point into the rule texts: print them before the rule set goes */
+    dg_print(dg, stderr);
+    dsl_ruleset_free(rs);
+    return ok;
+}
+
+/* Runs one test file; prints PASS/FAIL. Returns EXIT_OK, EXIT_CHECK_FAILED or EXIT_BAD_INPUT. */
+static int test_file(const char *path)
+{
+    rule_test t = {.arena = ar_new(), .kernels = -1};
+    failures f = {0};
+    dg_context *dg = dg_new();
+    int status = EXIT_OK;
+    if (!dg_source_read(dg, path, &t.src) || !parse_test(&t, dg)) {
+        dg_print(dg, stderr);
+        status = EXIT_BAD_INPUT;
+    } else if (!run_test(&t, &f, dg)) {
+        status = EXIT_BAD_INPUT;
+    } else if (f.lines.len) {
+        status = EXIT_CHECK_FAILED;
+    }
+    printf("%s %s\n", status == EXIT_OK ? "PASS" : "FAIL", path);
+    if (status == EXIT_BAD_INPUT)
+        printf("  the test could not run (see the errors above)\n");
+    for (size_t i = 0; i < f.lines.len; i++) {
+        printf("  %s\n", f.lines.items[i]);
+        free(f.lines.items[i]);
+    }
+    vec_free(&f.lines);
+    dg_source_release(&t.src);
+    dg_free(dg);
+    vec_free(&t.rule_paths);
+    vec_free(&t.fired);
+    vec_free(&t.refused);
+    ar_free(t.arena);
+    return status;
+}
+
+int cmd_test(int argc, char **argv)
+{
+    VEC(const char *) files = {0};
+    cli_args args = cli_args_start(argc, argv);
+    for (const char *a; (a = cli_next(&args));) {
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            fputs(usage, stdout);
+            vec_free(&files);
+            return EXIT_OK;
+        }
+        if (a[0] == '-' && a[1]) {
+            vec_free(&files);
+            return cli_usage_error("test", usage, "unknown option '%s'", a);
+        }
+        vec_push(&files, a);
+    }
+    if (!files.len)
+        return cli_usage_error("test", usage, "no test files given");
+    size_t passed = 0, failed = 0;
+    int status = EXIT_OK;
+    for (size_t i = 0; i < files.len; i++) {
+        int s = test_file(files.items[i]);
+        if (s == EXIT_OK)
+            passed++;
+        else
+            failed++;
+        if (s > status)
+            status = s;
+    }
+    printf("%zu passed, %zu failed\n", passed, failed);
+    vec_free(&files);
+    return status;
+}
