@@ -1,17 +1,22 @@
 /* fuserule check RULES...: parses and checks rule files. Per file, one summary line on stdout
  * ("FILE: N rules, M ops, W warnings"); errors and warnings on stderr. Exit 0 when every file is
  * clean (warnings allowed), 2 when any has errors. --dump-rules prints each checked rule in its
- * desugared form (docs/rules.md, "Checking rules"). */
+ * desugared form (docs/rules.md, "Checking rules"); --dump-automaton, the rules of all the files
+ * compiled into the matcher's table (docs/matcher.md). */
 #include "cli/cli.h"
 #include "dsl/dsl.h"
 #if HAVE_FR_KERNELS
 #include "kernels/kernels.h"
 #endif
+#if HAVE_FR_REWRITE
+#include "rewrite/rewrite.h"
+#endif
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-static const char usage[] = "usage: fuserule check [--dump-rules] RULES...\n";
+static const char usage[] = "usage: fuserule check [--dump-rules] [--dump-automaton] RULES...\n";
 
 #if HAVE_FR_KERNELS
 /* A target needs a kernel: plain ONNX ops all have a CPU reference; a fused op needs a backend. */
@@ -79,10 +84,36 @@ static bool check_file(const char *path, bool dump)
     return errors == 0;
 }
 
+#if HAVE_FR_REWRITE
+/* --dump-automaton: every file's rules compiled together, as `apply -r FILES...` would, and the
+ * table printed (docs/matcher.md, "The table"). */
+static bool dump_automaton(int argc, char **argv)
+{
+    const char **paths = calloc((size_t)argc, sizeof *paths);
+    size_t n = 0;
+    cli_args a = cli_args_start(argc, argv);
+    for (const char *arg; (arg = cli_next(&a));)
+        if (arg[0] != '-' || !arg[1])
+            paths[n++] = arg;
+    dg_context *dg = dg_new();
+    dsl_ruleset *rs = NULL;
+    mt_automaton *m = rw_load_rules(paths, n, &rs, dg);
+    if (m)
+        mt_dump(m, stdout);
+    dg_print(dg, stderr);
+    bool ok = m != NULL;
+    mt_free(m);
+    dsl_ruleset_free(rs);
+    dg_free(dg);
+    free(paths);
+    return ok;
+}
+#endif
+
 int cmd_check(int argc, char **argv)
 {
     cli_args a = cli_args_start(argc, argv);
-    bool dump = false;
+    bool dump = false, dump_table = false;
     int nfiles = 0;
     const char *arg;
     while ((arg = cli_next(&a))) {
@@ -92,6 +123,8 @@ int cmd_check(int argc, char **argv)
         }
         if (strcmp(arg, "--dump-rules") == 0)
             dump = true;
+        else if (strcmp(arg, "--dump-automaton") == 0)
+            dump_table = true;
         else if (arg[0] == '-' && arg[1])
             return cli_usage_error("check", usage, "unknown option '%s'", arg);
         else
@@ -104,5 +137,12 @@ int cmd_check(int argc, char **argv)
     while ((arg = cli_next(&a)))
         if (arg[0] != '-' || !arg[1])
             clean &= check_file(arg, dump);
+#if HAVE_FR_REWRITE
+    if (clean && dump_table)
+        clean = dump_automaton(argc, argv);
+#else
+    if (dump_table)
+        return cli_usage_error("check", usage, "--dump-automaton needs the matcher in this build");
+#endif
     return clean ? EXIT_OK : EXIT_BAD_INPUT;
 }

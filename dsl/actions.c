@@ -82,7 +82,25 @@ static void check_fold_bn(dsl_rule_check *rc, dsl_token at)
     dsl_rule_note(rc, first_bn->src_offset, first_bn->src_len, "the BatchNormalization");
 }
 
-/* concat_weights: two or more MatMul/Gemm roots reading one input, each with a constant weight. */
+/* The projection of a concat_weights root: the root itself (a MatMul or Gemm), or the MatMul or
+ * Gemm under a bias Add(MatMul(@x, @w:const), @b:const), in either order; NULL otherwise. */
+static const dsl_pattern *projection_of(const dsl_pattern *root)
+{
+    if (only_ops(root, IR_OP_MatMul, IR_OP_Gemm))
+        return root;
+    if (!is_single(root, IR_OP_Add) || root->optional || root->noperands != 2)
+        return NULL;
+    for (uint32_t k = 0; k < 2; k++) {
+        const dsl_pattern *mm = root->operands[k], *b = root->operands[1 - k];
+        if (only_ops(mm, IR_OP_MatMul, IR_OP_Gemm) && !mm->optional && b->kind == DSL_PAT_ANY &&
+            b->preds.is_const)
+            return mm;
+    }
+    return NULL;
+}
+
+/* concat_weights: two or more MatMul/Gemm roots (each optionally plus a constant bias) reading one
+ * input, each with a constant weight. */
 static void check_concat_weights(dsl_rule_check *rc, dsl_token at)
 {
     const dsl_rule *rule = rc->rule;
@@ -94,8 +112,9 @@ static void check_concat_weights(dsl_rule_check *rc, dsl_token at)
     }
     const dsl_pattern *input = NULL;
     for (uint32_t i = 0; i < rule->nroots; i++) {
-        const dsl_pattern *root = rule->roots[i];
-        if (!only_ops(root, IR_OP_MatMul, IR_OP_Gemm)) {
+        const dsl_pattern *root = projection_of(rule->roots[i]);
+        if (!root) {
+            root = rule->roots[i];
             dsl_rule_error(rc, root->src_offset, root->src_len,
                            "concat_weights works on MatMul or Gemm roots, not %s", root->text);
             return;
@@ -178,6 +197,26 @@ static void check_fold_transpose(dsl_rule_check *rc, dsl_token at)
                        "has none", ir_op_name(r->op));
 }
 
+/* fold_attention: a MatMul whose second operand is a Transpose (the scores' K^T), and Attention
+ * as the target. */
+static void check_fold_attention(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    bool found = false;
+    for (uint32_t i = 0; i < rule->nnodes && !found; i++) {
+        const dsl_pattern *p = rule->nodes[i];
+        found = is_single(p, IR_OP_MatMul) && !p->optional && p->noperands >= 2 &&
+                is_single(p->operands[1], IR_OP_Transpose) && !p->operands[1]->optional;
+    }
+    if (!found)
+        dsl_rule_error(rc, at.offset, at.len,
+                       "fold_attention needs a MatMul whose second operand is a Transpose (the "
+                       "scores' K^T), as in MatMul(@q, Transpose(@k))");
+    else if (rc->target_ok && rule->repl.op != IR_OP_Attention)
+        dsl_rule_error(rc, at.offset, at.len, "fold_attention needs Attention as the target, not %s",
+                       ir_op_name(rule->repl.op));
+}
+
 typedef void (*action_check)(dsl_rule_check *rc, dsl_token at);
 
 static const action_check checks[DSL_ACTION_COUNT] = {
@@ -185,6 +224,7 @@ static const action_check checks[DSL_ACTION_COUNT] = {
     [DSL_ACTION_CONCAT_WEIGHTS] = check_concat_weights,
     [DSL_ACTION_FOLD_SCALE] = check_fold_scale,
     [DSL_ACTION_FOLD_TRANSPOSE] = check_fold_transpose,
+    [DSL_ACTION_FOLD_ATTENTION] = check_fold_attention,
 };
 
 void dsl_check_actions(dsl_rule_check *rc)

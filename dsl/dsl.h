@@ -92,7 +92,9 @@ struct dsl_capture {
     X(CONCAT_WEIGHTS, "concat_weights", "concatenate the constant weights of parallel MatMuls")    \
     X(FOLD_SCALE, "fold_scale", "fold a Mul or Div by a constant scale into the weights of the "  \
       "Conv, MatMul or Gemm before it")                                                          \
-    X(FOLD_TRANSPOSE, "fold_transpose", "fold a Transpose of a GEMM operand into transA/transB")
+    X(FOLD_TRANSPOSE, "fold_transpose", "fold a Transpose of a GEMM operand into transA/transB") \
+    X(FOLD_ATTENTION, "fold_attention", "fold the scores' K transpose and scale of attention "   \
+      "written as MatMul, Softmax and MatMul into Attention's K input and scale")
 
 typedef enum {
 #define DSL_ACTION_ENUM(id, name, summary) DSL_ACTION_##id,
@@ -108,6 +110,8 @@ typedef enum {
     DSL_RATTR_LITERAL, /* `alpha = 0.1`, `act = Relu` (a name is a STRING): value holds it */
     DSL_RATTR_OP_NAME, /* `act = @a`: a STRING, the op name of the node @a matched */
     DSL_RATTR_INPUT,   /* `Z = @res`: the captured value feeds the target's input port so named */
+    DSL_RATTR_CONST,   /* `epsilon = @eps`: a numeric attribute takes the value of a constant
+                          capture (one element for INT and FLOAT); checked when the rule fires */
 } dsl_rattr_kind;
 
 typedef struct dsl_rattr {
@@ -179,7 +183,8 @@ typedef enum {
     X(LAYOUT, "layout", 1, "the layout tag of a value")                                           \
     X(IS_CONST, "is_const", 1, "whether a value is a constant")                                   \
     X(ATTR, "attr", 2, "attr(@n, name): an attribute of a matched op (catalog default if unset)") \
-    X(OP, "op", 1, "the op a node capture matched")
+    X(OP, "op", 1, "the op a node capture matched")                                               \
+    X(VALUE, "value", 1, "the element of a one-element constant, as a float")
 
 typedef enum {
 #define DSL_FN_ENUM(id, name, nargs, summary) DSL_FN_##id,

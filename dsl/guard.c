@@ -236,6 +236,7 @@ static dsl_type check_call(dsl_rule_check *rc, dsl_expr *e)
         [DSL_FN_SHAPE] = DSL_TYPE_SHAPE, [DSL_FN_RANK] = DSL_TYPE_INT,
         [DSL_FN_NUMEL] = DSL_TYPE_INT,   [DSL_FN_DTYPE] = DSL_TYPE_DTYPE,
         [DSL_FN_LAYOUT] = DSL_TYPE_LAYOUT, [DSL_FN_IS_CONST] = DSL_TYPE_BOOL,
+        [DSL_FN_VALUE] = DSL_TYPE_FLOAT,
     };
     return results[e->fn];
 }

@@ -53,6 +53,12 @@ static void check_capture_attr(dsl_rule_check *rc, const dsl_attr_syntax *a, dsl
     if (!out->capture)
         return;
     const char *name = out->value.name;
+    if (schema && schema->kind != IR_ATTR_STRING && out->capture->node->kind == DSL_PAT_ANY) {
+        /* `epsilon = @eps`: the constant's value, read when the rule fires */
+        out->kind = DSL_RATTR_CONST;
+        out->value.kind = schema->kind;
+        return;
+    }
     if (schema) {
         if (schema->kind != IR_ATTR_STRING || out->capture->node->kind != DSL_PAT_OP) {
             dsl_rule_error(rc, v->src_offset, v->src_len,

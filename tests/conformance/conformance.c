@@ -279,7 +279,7 @@ static int run_test(const char *root, const char *name)
             char one[480] = "";
             status = run_data_set(g, set, one, sizeof one);
             if (status != EXIT_PASS)
-                snprintf(why, sizeof why, "%s: %s", sets[i]->d_name, one);
+                snprintf(why, sizeof why, "%.200s: %.280s", sets[i]->d_name, one);
         }
         free(sets[i]);
     }

@@ -1,0 +1,175 @@
+/* fold_bn: a BatchNormalization that reads a Conv (or ConvTranspose) of the match disappears into
+ * the conv's weights and bias:
+ *
+ *     s = gamma / sqrt(var + epsilon)           per output channel
+ *     W' = W * s   on the output-channel axis   (axis 0 of a Conv weight [M, C/group, k...];
+ *                                                for ConvTranspose [C, M/group, k...] channel
+ *                                                g * M/group + j of group g is axis 1's j)
+ *     b' = (b - mean) * s + beta                (b = 0 when the conv has no bias)
+ *
+ * computed in double and stored in the weight's dtype. The inputs W and B of the fused node
+ * become W' and b' (b' right after W' when the conv had no bias), and the BN's parameters leave
+ * them. Refused when a parameter is not a constant, the channel counts disagree, var + epsilon is
+ * not positive, or a folded value is not finite in the weight's dtype (an f16 overflow). */
+#include "rewrite/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+typedef struct {
+    ir_node *conv, *bn;
+    ir_value *w, *b, *params[4]; /* gamma, beta, mean, var */
+    int64_t channels, group;
+    bool transposed;
+} fold_bn;
+
+/* The per-channel factor s and shift t (folded b' = b * s + t), or false with why. */
+static bool factors(rw_plan *p, const fold_bn *f, double **s, double **t, char *why)
+{
+    double *x[4] = {0};
+    int64_t n;
+    bool ok = true;
+    for (int i = 0; i < 4 && ok; i++)
+        ok = (x[i] = rw_const_read(p, f->params[i], &n, why)) != NULL;
+    double eps = ir_get_float(f->bn, "epsilon");
+    *s = malloc((size_t)f->channels * sizeof **s);
+    *t = malloc((size_t)f->channels * sizeof **t);
+    if (ok && (!*s || !*t))
+        ok = rw_why(why, "budget: no memory for %lld channels", (long long)f->channels);
+    for (int64_t m = 0; ok && m < f->channels; m++) {
+        double den = x[3][m] + eps;
+        if (!(den > 0))
+            ok = rw_why(why, "fold_bn: var + epsilon is %g at channel %lld of '%s'; it must be "
+                             "positive",
+                        den, (long long)m, f->params[3]->name);
+        else {
+            (*s)[m] = x[0][m] / sqrt(den);
+            (*t)[m] = x[1][m] - x[2][m] * (*s)[m];
+        }
+    }
+    for (int i = 0; i < 4; i++)
+        free(x[i]);
+    if (!ok) {
+        free(*s);
+        free(*t);
+        *s = *t = NULL;
+    }
+    return ok;
+}
+
+static bool compute_weight(rw_plan *p, rw_newconst *c, char *why)
+{
+    const fold_bn *f = c->arg;
+    double *s, *t, *w;
+    int64_t n;
+    if (!factors(p, f, &s, &t, why))
+        return false;
+    if (!(w = rw_const_read(p, f->w, &n, why))) {
+        free(s);
+        free(t);
+        return false;
+    }
+    const ir_type *wt = &f->w->type;
+    int64_t inner = 1; /* elements per (axis 0, axis 1) pair */
+    for (int i = 2; i < wt->rank; i++)
+        inner *= wt->dims[i];
+    int64_t d0 = wt->dims[0], d1 = wt->dims[1];
+    for (int64_t a = 0; a < d0; a++)
+        for (int64_t b = 0; b < d1; b++) {
+            /* Conv: channel a. ConvTranspose: input channel a is in group a / (C/group), whose
+             * output channels start at that group times M/group */
+            int64_t m = f->transposed ? a / (d0 / f->group) * d1 + b : a;
+            for (int64_t k = 0; k < inner; k++)
+                w[(a * d1 + b) * inner + k] *= s[m];
+        }
+    bool ok = rw_const_store(c, w, n, "fold_bn", why);
+    free(s);
+    free(t);
+    free(w);
+    return ok;
+}
+
+static bool compute_bias(rw_plan *p, rw_newconst *c, char *why)
+{
+    const fold_bn *f = c->arg;
+    double *s, *t, *b = NULL;
+    int64_t n = f->channels;
+    if (!factors(p, f, &s, &t, why))
+        return false;
+    bool ok = true;
+    if (f->b)
+        ok = (b = rw_const_read(p, f->b, &n, why)) != NULL;
+    for (int64_t m = 0; ok && m < f->channels; m++)
+        t[m] += (b ? b[m] : 0.0) * s[m];
+    ok = ok && rw_const_store(c, t, f->channels, "fold_bn", why);
+    free(s);
+    free(t);
+    free(b);
+    return ok;
+}
+
+static bool is_vector_of(const ir_value *v, int64_t n)
+{
+    int64_t numel;
+    return v->type.rank == 1 && ir_type_numel(&v->type, &numel) && numel == n;
+}
+
+static bool find_pair(rw_plan *p, fold_bn *f, char *why)
+{
+    for (size_t i = 0; i < p->members.len; i++) {
+        ir_node *bn = p->members.items[i];
+        const ir_value *x = bn->op == IR_OP_BatchNormalization ? bn->inputs[0] : NULL;
+        if (!x || x->kind != IR_VALUE_NODE || !rw_is_member(p, x->producer))
+            continue;
+        ir_node *conv = x->producer;
+        if (conv->op == IR_OP_Conv || conv->op == IR_OP_ConvTranspose) {
+            f->conv = conv;
+            f->bn = bn;
+            f->transposed = conv->op == IR_OP_ConvTranspose;
+            return true;
+        }
+    }
+    return rw_why(why, "fold_bn: no BatchNormalization of the match reads a matched Conv directly");
+}
+
+bool rw_action_fold_bn(rw_plan *p, char *why)
+{
+    fold_bn *f = ar_alloc(p->ctx->scratch, sizeof *f);
+    if (!find_pair(p, f, why))
+        return false;
+    f->w = f->conv->inputs[1];
+    f->b = f->conv->ninputs > 2 ? f->conv->inputs[2] : NULL;
+    f->group = ir_get_int(f->conv, "group");
+    const ir_type *wt = &f->w->type;
+    if (f->w->kind != IR_VALUE_CONST || (f->b && f->b->kind != IR_VALUE_CONST))
+        return rw_why(why, "constant: fold_bn needs the conv's weight and bias to be constants");
+    if (!ir_type_is_static(wt) || wt->rank < 3 || !ir_dtype_is_float(wt->dtype) || f->group < 1 ||
+        (f->transposed && wt->dims[0] % f->group != 0))
+        return rw_why(why, "fold_bn: the conv weight '%s' is not a float tensor of rank 3 or more",
+                      f->w->name);
+    f->channels = f->transposed ? wt->dims[1] * f->group : wt->dims[0];
+    for (int i = 0; i < 4; i++) {
+        ir_value *v = f->params[i] = f->bn->inputs[i + 1];
+        if (v->kind != IR_VALUE_CONST)
+            return rw_why(why, "constant: fold_bn needs '%s' to be a constant", v->name);
+        if (!is_vector_of(v, f->channels))
+            return rw_why(why, "fold_bn: '%s' should hold %lld channels", v->name,
+                          (long long)f->channels);
+    }
+    if (f->b && !is_vector_of(f->b, f->channels))
+        return rw_why(why, "fold_bn: the conv bias '%s' should hold %lld channels", f->b->name,
+                      (long long)f->channels);
+    ir_type bt = {.dtype = wt->dtype, .rank = 1, .dims = {f->channels}};
+    rw_newconst *w = rw_plan_new_const(p, f->w->name, wt, compute_weight, f);
+    rw_newconst *b = rw_plan_new_const(p, f->b ? f->b->name : f->w->name, &bt, compute_bias, f);
+    if (!f->b)
+        b->value->name = ar_printf(p->ctx->scratch, "%s_bias", f->w->name);
+    if (!rw_plan_replace_input(p, f->w, w->value))
+        return rw_why(why, "fold_bn: the conv weight '%s' is not an input of the fused node",
+                      f->w->name);
+    if (!f->b || !rw_plan_replace_input(p, f->b, b->value))
+        rw_plan_insert_after(p, w->value, b->value);
+    for (int i = 0; i < 4; i++)
+        rw_plan_remove_input(p, f->params[i]);
+    return true;
+}

@@ -1,0 +1,371 @@
+/* The rewrite driver: rounds of match, sort, commit, until nothing fires.
+ *
+ * A round starts from a validated graph whose node list is a topological order. Every live node
+ * is matched (in reverse order); the matches are sorted by priority, then rule order, then the
+ * later root first (reverse topological order), then key; matches of one rule at one node are
+ * alternatives, tried in key order until one is legal. The driver keeps a topological order of
+ * the live nodes while it rewrites (the convexity check relies on it), and at the end of the round
+ * makes it the graph's node list, compacts and validates. Nothing depends on addresses or hash
+ * order, so the same input gives the same output. */
+#include "rewrite/internal.h"
+
+#include "base/check.h"
+#include "base/strmap.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* CPU time of the process: steadier than wall time on a loaded machine. */
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+rw_options rw_options_default(void)
+{
+    rw_options o = {.target = KN_BACKEND_CPU, .max_rounds = RW_DEFAULT_ROUNDS};
+#ifndef NDEBUG
+    o.validate_each = true;
+#endif
+    return o;
+}
+
+rw_node_state *rw_state(rw_ctx *ctx, const ir_node *n)
+{
+    FR_CHECK(n->id != RW_TENTATIVE_ID);
+    while (ctx->st.len <= n->id)
+        vec_push(&ctx->st, ((rw_node_state){.claimed_by = -1}));
+    return &ctx->st.items[n->id];
+}
+
+uint32_t rw_new_stamp(rw_ctx *ctx)
+{
+    return ++ctx->stamp;
+}
+
+/* ---- the order and renumbering ------------------------------------------------------------------- */
+
+static void round_begin(rw_ctx *ctx)
+{
+    ir_graph *g = ctx->g;
+    ctx->order.len = 0;
+    ctx->st.len = 0;
+    ctx->stamp = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        FR_CHECK(n->id == i && !n->dead);
+        vec_push(&ctx->order, n);
+        rw_state(ctx, n)->pos = (uint32_t)i;
+    }
+}
+
+/* Makes the graph's node list the live nodes in the driver's order followed by the removed ones,
+ * numbers the nodes by that list (moving their state along), so that validation keeps both. */
+static void renumber(rw_ctx *ctx)
+{
+    ir_graph *g = ctx->g;
+    size_t n = g->nodes.len;
+    ir_node **list = malloc((n ? n : 1) * sizeof *list);
+    rw_node_state *st = malloc((n ? n : 1) * sizeof *st);
+    FR_CHECK(list && st);
+    size_t k = 0;
+    for (size_t i = 0; i < ctx->order.len; i++)
+        if (ctx->order.items[i] && !ctx->order.items[i]->dead)
+            list[k++] = ctx->order.items[i];
+    size_t live = k;
+    for (size_t i = 0; i < n; i++)
+        if (g->nodes.items[i]->dead)
+            list[k++] = g->nodes.items[i];
+    FR_CHECK(k == n); /* every live node is in the order exactly once */
+    for (size_t i = 0; i < n; i++) {
+        st[i] = *rw_state(ctx, list[i]);
+        st[i].pos = (uint32_t)i;
+    }
+    for (size_t i = 0; i < n; i++) {
+        list[i]->id = (uint32_t)i;
+        g->nodes.items[i] = list[i];
+        ctx->st.items[i] = st[i];
+    }
+    ctx->st.len = n;
+    ctx->order.len = 0;
+    for (size_t i = 0; i < live; i++)
+        vec_push(&ctx->order, list[i]);
+    free(list);
+    free(st);
+}
+
+static bool validate(rw_ctx *ctx, const char *when)
+{
+    if (ir_validate(ctx->g, ctx->dg))
+        return true;
+    dg_error_path(ctx->dg, ctx->g->name,
+                  "internal error: the graph is invalid %s (a bug in fuserule's rewriter)", when);
+    return false;
+}
+
+/* ---- recording ----------------------------------------------------------------------------------- */
+
+typedef struct {
+    rw_ctx *ctx;
+    sm_map seen; /* refusals already recorded, by refusal_key */
+} recorder;
+
+/* What makes a refusal the same as one recorded in an earlier round. Nodes keep their addresses
+ * for the whole rewrite (removed ones are only marked), so a node is its address. */
+typedef struct {
+    const ir_node *root;
+    uint64_t reason_hash;
+    uint32_t rule;
+} refusal_key;
+
+static uint64_t text_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static void record(recorder *rec, const mt_match *m, const char *reason)
+{
+    rw_report *rep = rec->ctx->rep;
+    refusal_key *key = ar_alloc(rep->arena, sizeof *key); /* zeroed: no padding garbage */
+    key->root = m->root;
+    key->reason_hash = text_hash(reason);
+    key->rule = m->rule_index;
+    if (sm_get(&rec->seen, (const char *)key, sizeof *key))
+        return;
+    sm_put(&rec->seen, (const char *)key, sizeof *key, key);
+    const char *node = m->root->noutputs ? m->root->outputs[0]->name : "?";
+    rw_refusal ref = {rep->rule_names[m->rule_index], ar_strdup(rep->arena, node),
+                      ar_strdup(rep->arena, reason)};
+    vec_push(&rep->refused, ref);
+}
+
+static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
+{
+    rw_report *rep = ctx->rep;
+    rep->near_misses.len = 0;
+    size_t n;
+    const mt_near_miss *misses = mt_near_misses(m, &n);
+    /* the matcher found them in reverse order; report them in graph order */
+    for (size_t i = n; i-- > 0;) {
+        const ir_node *root = misses[i].root;
+        rw_refusal r = {ar_strdup(rep->arena, misses[i].rule->name),
+                        ar_strdup(rep->arena, root->noutputs ? root->outputs[0]->name : "?"),
+                        ar_strdup(rep->arena, misses[i].reason)};
+        vec_push(&rep->near_misses, r);
+    }
+}
+
+/* ---- candidates ---------------------------------------------------------------------------------- */
+
+typedef struct {
+    const mt_match *m;
+    int64_t priority;
+    uint32_t pos;   /* of the latest root */
+    uint32_t alt;   /* its place among the matches of its rule at its root */
+} candidate;
+
+/* The place of root k's node (node ids are places at the start of a round). */
+static uint32_t root_pos(const mt_match *m, uint32_t k)
+{
+    return m->values[m->rule->roots[k]->id]->producer->id;
+}
+
+/* Priority, then rule order, then the later match first (reverse topological order); the same
+ * nodes matched from different roots of a horizontal pattern: roots in graph order first. */
+static int by_preference(const void *a, const void *b)
+{
+    const candidate *x = a, *y = b;
+    if (x->priority != y->priority)
+        return x->priority > y->priority ? -1 : 1;
+    if (x->m->rule_index != y->m->rule_index)
+        return x->m->rule_index < y->m->rule_index ? -1 : 1;
+    if (x->pos != y->pos)
+        return x->pos > y->pos ? -1 : 1;
+    for (uint32_t k = 0; k < x->m->rule->nroots; k++)
+        if (root_pos(x->m, k) != root_pos(y->m, k))
+            return root_pos(x->m, k) < root_pos(y->m, k) ? -1 : 1;
+    return (x->alt > y->alt) - (x->alt < y->alt);
+}
+
+static candidate *collect(rw_ctx *ctx, mt_matcher *m, size_t *count)
+{
+    for (size_t i = ctx->order.len; i-- > 0;)
+        mt_match_node(m, ctx->g, ctx->order.items[i]);
+    size_t n;
+    const mt_match *ms = mt_matches(m, &n);
+    candidate *c = malloc((n ? n : 1) * sizeof *c);
+    FR_CHECK(c != NULL);
+    for (size_t i = 0; i < n; i++) {
+        bool same_group = i > 0 && ms[i].root == ms[i - 1].root &&
+                          ms[i].rule_index == ms[i - 1].rule_index;
+        uint32_t latest = 0;
+        for (uint32_t k = 0; k < ms[i].rule->nroots; k++)
+            if (root_pos(&ms[i], k) > latest)
+                latest = root_pos(&ms[i], k);
+        c[i] = (candidate){.m = &ms[i], .priority = ms[i].rule->priority, .pos = latest,
+                           .alt = same_group ? c[i - 1].alt + 1 : 0};
+    }
+    qsort(c, n, sizeof *c, by_preference);
+    *count = n;
+    return c;
+}
+
+/* ---- committing ---------------------------------------------------------------------------------- */
+
+enum { SCRATCH_LIMIT = 1 << 20 };
+
+/* Plans one alternative; commits it when legal. A plan's scratch (the tentative node, new
+ * constants before commit) is dead once the plan is decided: the arena is recycled whenever it
+ * has grown past SCRATCH_LIMIT, which bounds it without a malloc per plan. */
+static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why)
+{
+    if (ctx->scratch && ar_bytes_used(ctx->scratch) > SCRATCH_LIMIT) {
+        ar_free(ctx->scratch);
+        ctx->scratch = NULL;
+    }
+    if (!ctx->scratch)
+        ctx->scratch = ar_new();
+    rw_plan p;
+    rw_plan_init(&p, ctx, m);
+    bool forward = m->rule->repl.kind == DSL_REPL_FORWARD;
+    bool ok = rw_check_overlap(&p, why) && rw_check_interior(&p, forward, why);
+    if (ok && forward) {
+        ok = rw_plan_forward(&p, why);
+        if (ok)
+            rw_commit_forward(&p);
+    } else if (ok) {
+        ok = rw_check_convex(&p, why) && rw_check_precision(&p, why) &&
+             rw_plan_replacement(&p, why);
+        if (ok)
+            rw_commit(&p);
+    }
+    rw_plan_free(&p);
+    return ok;
+}
+
+/* Commits what it can among the sorted candidates; returns the number of rewrites, or -1 after an
+ * internal error. */
+static long commit_round(rw_ctx *ctx, const candidate *c, size_t n, recorder *rec)
+{
+    long fired = 0;
+    char why[RW_WHY_SIZE], first_why[RW_WHY_SIZE];
+    for (size_t i = 0; i < n;) {
+        size_t end = i + 1;
+        while (end < n && c[end].m->root == c[i].m->root &&
+               c[end].m->rule_index == c[i].m->rule_index)
+            end++;
+        bool done = false;
+        for (size_t j = i; j < end && !done; j++) {
+            why[0] = '\0';
+            done = try_commit(ctx, c[j].m, why);
+            if (!done && j == i)
+                memcpy(first_why, why, sizeof why);
+        }
+        if (done) {
+            fired++;
+            ctx->rep->fired[c[i].m->rule_index]++;
+            if (ctx->opts.validate_each) {
+                renumber(ctx);
+                if (!validate(ctx, "after a rewrite"))
+                    return -1;
+            }
+        } else {
+            record(rec, c[i].m, first_why[0] ? first_why : "refused");
+        }
+        i = end;
+    }
+    return fired;
+}
+
+/* ---- the whole rewrite --------------------------------------------------------------------------- */
+
+static int64_t constant_bytes(const ir_graph *g)
+{
+    int64_t total = 0, n;
+    for (size_t i = 0; i < g->values.len; i++)
+        if (g->values.items[i]->kind == IR_VALUE_CONST && ir_type_nbytes(&g->values.items[i]->type, &n))
+            total += n;
+    return total;
+}
+
+static void report_init(rw_report *rep, const mt_automaton *a, const ir_graph *g, int64_t budget)
+{
+    memset(rep, 0, sizeof *rep);
+    rep->arena = ar_new();
+    dsl_rule *const *rules = mt_rules(a, &rep->nrules);
+    rep->rule_names = ar_alloc_array(rep->arena, rep->nrules ? rep->nrules : 1, sizeof(char *));
+    rep->fired = ar_alloc_array(rep->arena, rep->nrules ? rep->nrules : 1, sizeof(uint32_t));
+    for (uint32_t i = 0; i < rep->nrules; i++)
+        rep->rule_names[i] = ar_strdup(rep->arena, rules[i]->name);
+    ir_compute_stats(g, &rep->before);
+    if (!budget) {
+        budget = RW_BUDGET_FACTOR * constant_bytes(g);
+        if (budget < RW_BUDGET_FLOOR)
+            budget = RW_BUDGET_FLOOR;
+        if (budget > RW_BUDGET_CAP)
+            budget = RW_BUDGET_CAP;
+    }
+    rep->budget = budget;
+}
+
+bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_report *report,
+              dg_context *dg)
+{
+    report_init(report, a, g, opts->budget);
+    rw_ctx ctx = {.g = g, .a = a, .opts = *opts, .rep = report, .dg = dg,
+                  .budget_left = report->budget};
+    if (!ctx.opts.max_rounds)
+        ctx.opts.max_rounds = RW_DEFAULT_ROUNDS;
+    recorder rec = {.ctx = &ctx};
+    mt_matcher *m = mt_matcher_new(a, opts->explain);
+    bool ok = true;
+    for (uint32_t round = 1; ok && round <= ctx.opts.max_rounds; round++) {
+        double t0 = cpu_seconds();
+        round_begin(&ctx);
+        mt_matcher_reset(m);
+        size_t n;
+        candidate *c = collect(&ctx, m, &n);
+        double t1 = cpu_seconds();
+        long fired = commit_round(&ctx, c, n, &rec);
+        free(c);
+        double t2 = cpu_seconds();
+        report->match_seconds += t1 - t0;
+        report->commit_seconds += t2 - t1;
+        if (opts->explain)
+            keep_near_misses(&ctx, m);
+        report->rounds = round;
+        if (fired < 0) {
+            ok = false;
+        } else if (fired > 0) {
+            renumber(&ctx);
+            ir_compact(g);
+            ok = validate(&ctx, "after a round of rewrites");
+            report->round_limit = round == ctx.opts.max_rounds;
+            report->validate_seconds += cpu_seconds() - t2;
+        }
+        if (fired == 0)
+            break;
+    }
+    mt_matcher_free(m);
+    ar_free(ctx.scratch);
+    sm_free(&rec.seen);
+    vec_free(&ctx.st);
+    vec_free(&ctx.order);
+    report->folded_bytes = report->budget - ctx.budget_left;
+    ir_compute_stats(g, &report->after);
+    return ok;
+}
+
+void rw_report_free(rw_report *report)
+{
+    vec_free(&report->refused);
+    vec_free(&report->near_misses);
+    ar_free(report->arena);
+    memset(report, 0, sizeof *report);
+}

@@ -1,0 +1,161 @@
+/* Internal to rewrite/: the driver's state, a replacement plan, and the action interface.
+ *
+ * driver.c    rounds: match, sort, commit; keeping a topological order; renumbering; validation
+ * legality.c  overlap, interior values (fan-out, graph outputs), convexity, precision
+ * replace.c   the fused node: inputs, attributes, tentative inference and kernel support, commit
+ * weights.c   reading and writing constants as doubles
+ * actions.c   the action table; action_*.c one action each
+ * report.c    text and JSON reports */
+#ifndef FUSERULE_REWRITE_INTERNAL_H
+#define FUSERULE_REWRITE_INTERNAL_H
+
+#include "rewrite/rewrite.h"
+
+enum { RW_WHY_SIZE = 400 };
+
+/* Per node (by id) during a round. */
+typedef struct rw_node_state {
+    uint32_t pos;          /* index in the topological order */
+    int32_t claimed_by;    /* the rule whose committed match holds it, -1 */
+    ir_node *replaced_by;  /* the fused node it became */
+    uint32_t stamp;        /* membership in the plan being checked */
+    uint32_t visit;        /* walks (convexity, reordering) */
+} rw_node_state;
+
+typedef struct rw_ctx {
+    ir_graph *g;
+    const mt_automaton *a;
+    rw_options opts;
+    rw_report *rep;
+    dg_context *dg;
+    VEC(rw_node_state) st;
+    VEC(ir_node *) order;  /* live nodes in a topological order; NULL where one was removed */
+    uint32_t stamp;
+    int64_t budget_left;
+    ar_arena *scratch;     /* per round: tentative nodes, plans */
+} rw_ctx;
+
+/* The id of a node built aside (a tentative fused or helper node): it has no state. */
+#define RW_TENTATIVE_ID UINT32_MAX
+
+rw_node_state *rw_state(rw_ctx *ctx, const ir_node *n);
+/* A fresh mark for rw_node_state.stamp. */
+uint32_t rw_new_stamp(rw_ctx *ctx);
+
+/* A constant an action creates: a tentative value (for inference) until committed. */
+typedef struct rw_newconst rw_newconst;
+typedef struct rw_plan rw_plan;
+typedef bool (*rw_compute_fn)(rw_plan *p, rw_newconst *c, char *why);
+
+struct rw_newconst {
+    const char *stem;      /* the value it replaces or derives from: names the new one */
+    ir_value *value;       /* tentative (type only) until committed */
+    void *data;            /* filled by compute (malloc) */
+    size_t nbytes;
+    rw_compute_fn compute;
+    void *arg;             /* the action's */
+};
+
+/* A helper node an action puts in front of the fused node (a Transpose that gives Attention its K
+ * from the K^T the graph computed): tentative until committed. */
+typedef struct rw_helper {
+    ir_node *node;         /* tentative: op, input, attributes, one output */
+    ir_node *replaces;     /* the member whose place in the order it takes */
+} rw_helper;
+
+/* An input of the fused node, and the leaf or capture of the rule it came from (NULL for an
+ * unconstrained operand or a constant an action made): a port attribute moves its own entry. */
+typedef struct rw_input {
+    ir_value *v;           /* NULL: an omitted optional input */
+    const dsl_pattern *from;
+} rw_input;
+
+/* Everything a committed match needs, built and checked before the graph is touched. */
+struct rw_plan {
+    rw_ctx *ctx;
+    ir_graph *g;
+    const mt_match *m;
+    const dsl_rule *rule;
+    uint32_t stamp;                /* members carry it in rw_node_state.stamp */
+    VEC(ir_node *) members;        /* the matched nodes, each once */
+    VEC(ir_node *) roots;          /* the node of each root */
+    VEC(ir_value *) outputs;       /* the roots' values, then the exported ones */
+    VEC(rw_input) inputs;          /* the fused node's inputs */
+    VEC(ir_attr) attrs;            /* set on the fused node; one per name */
+    VEC(rw_newconst *) consts;
+    VEC(rw_helper) helpers;
+    int64_t new_bytes;
+    ir_node *tentative;            /* the fused node before commit */
+};
+
+bool rw_is_member(const rw_plan *p, const ir_node *n);
+
+/* ---- legality (legality.c): each returns false with the reason in why ---- */
+
+bool rw_check_overlap(rw_plan *p, char *why);
+bool rw_check_interior(rw_plan *p, bool forward, char *why);
+bool rw_check_convex(rw_plan *p, char *why);
+bool rw_check_precision(rw_plan *p, char *why);
+
+/* ---- the replacement (replace.c) ---- */
+
+/* Fills the plan from the match: members, roots, outputs. */
+void rw_plan_init(rw_plan *p, rw_ctx *ctx, const mt_match *m);
+void rw_plan_free(rw_plan *p);
+/* Builds inputs and attributes, runs the actions, and checks the tentative node (arity, type
+ * inference, output types, kernel support, budget, constants computed). */
+bool rw_plan_replacement(rw_plan *p, char *why);
+/* Replaces the match by the planned node. */
+ir_node *rw_commit(rw_plan *p);
+/* `=> @x`: checks and commits a forwarding replacement. */
+bool rw_plan_forward(rw_plan *p, char *why);
+void rw_commit_forward(rw_plan *p);
+
+/* Sets (or replaces) an attribute of the plan; the attribute's arrays must outlive the plan. */
+void rw_plan_set_attr(rw_plan *p, const ir_attr *a);
+const ir_attr *rw_plan_attr(const rw_plan *p, const char *name);
+/* Replaces the first occurrence of `from` in the inputs by `to` (appends when absent and `append`);
+ * returns whether it was there. */
+bool rw_plan_replace_input(rw_plan *p, const ir_value *from, ir_value *to);
+void rw_plan_remove_input(rw_plan *p, const ir_value *v);
+/* Inserts v right after `after` in the inputs (at the end when after is absent). */
+void rw_plan_insert_after(rw_plan *p, const ir_value *after, ir_value *v);
+/* A new constant of type t derived from `stem`, computed later by compute(arg). */
+rw_newconst *rw_plan_new_const(rw_plan *p, const char *stem, const ir_type *t, rw_compute_fn compute,
+                               void *arg);
+/* A helper node of op `op` reading `input`, with one attribute, in place of member `replaces`;
+ * returns its tentative output (typed by the op's inference), or NULL with why. */
+ir_value *rw_plan_helper(rw_plan *p, ir_op op, ir_value *input, const ir_attr *attr,
+                         ir_node *replaces, char *why);
+/* The value a capture of the rule stands for in the match, NULL when unbound. */
+ir_value *rw_capture_value(const rw_plan *p, const dsl_capture *c);
+ir_node *rw_capture_node(const rw_plan *p, const dsl_capture *c);
+
+/* ---- constants as doubles (weights.c) ---- */
+
+/* The elements of a constant as doubles (malloc'd), or NULL with why set (not a constant, data
+ * unreadable, too large). */
+double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why);
+/* Stores doubles into a new constant's dtype; false with why when a value is not finite there
+ * (f16 overflows above 65504). */
+bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what, char *why);
+bool rw_why(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- actions (actions.c) ---- */
+
+typedef struct rw_action_impl {
+    const char *name;
+    /* Checks what the action needs in the match and rewrites the plan (inputs, new constants,
+     * attributes); false with the reason in why. */
+    bool (*plan)(rw_plan *p, char *why);
+} rw_action_impl;
+
+const rw_action_impl *rw_action_find(const char *name);
+
+bool rw_action_fold_bn(rw_plan *p, char *why);
+bool rw_action_concat_weights(rw_plan *p, char *why);
+bool rw_action_fold_scale(rw_plan *p, char *why);
+bool rw_action_fold_transpose(rw_plan *p, char *why);
+bool rw_action_fold_attention(rw_plan *p, char *why);
+
+#endif

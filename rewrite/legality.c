@@ -1,0 +1,171 @@
+/* Legality checks owned by the framework (docs/matcher.md, "Legality"): overlap, interior values
+ * (fan-out and graph outputs), convexity, and precision. Each refusal says why, starting with the
+ * name of the check. */
+#include "rewrite/internal.h"
+
+#include "base/check.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+bool rw_why(char *why, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, RW_WHY_SIZE, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+bool rw_is_member(const rw_plan *p, const ir_node *n)
+{
+    return n && n->id != RW_TENTATIVE_ID && rw_state(p->ctx, n)->stamp == p->stamp;
+}
+
+static const char *node_name(const ir_node *n)
+{
+    return n->noutputs ? n->outputs[0]->name : "?";
+}
+
+bool rw_check_overlap(rw_plan *p, char *why)
+{
+    dsl_rule *const *rules;
+    uint32_t nrules;
+    rules = mt_rules(p->ctx->a, &nrules);
+    for (size_t i = 0; i < p->members.len; i++) {
+        const ir_node *n = p->members.items[i];
+        int32_t owner = rw_state(p->ctx, n)->claimed_by;
+        if (owner >= 0 || n->dead)
+            return rw_why(why, "overlap: '%s' (%s) is already fused by rule '%s'", node_name(n),
+                          ir_op_name(n->op), owner >= 0 ? rules[owner]->name : "?");
+    }
+    /* a value the match reads may have been forwarded away by a rewrite earlier in the round */
+    for (uint32_t i = 0; i < p->rule->nnodes; i++) {
+        const ir_value *v = p->m->values[i];
+        if (v && v->kind == IR_VALUE_NODE && v->producer->dead)
+            return rw_why(why, "overlap: '%s' was removed by an earlier rewrite", v->name);
+    }
+    return true;
+}
+
+static bool is_output_of_plan(const rw_plan *p, const ir_value *v, bool forward)
+{
+    if (forward)
+        return v == p->outputs.items[0];
+    for (size_t i = 0; i < p->outputs.len; i++)
+        if (p->outputs.items[i] == v)
+            return true;
+    return false;
+}
+
+/* Every value a member computes and the fused node does not give must die with the match: no
+ * consumer outside it (a consumer fused earlier in the round counts as outside), not a graph
+ * output. */
+bool rw_check_interior(rw_plan *p, bool forward, char *why)
+{
+    for (size_t i = 0; i < p->outputs.len; i++) {
+        const ir_value *v = p->outputs.items[i];
+        if (!v || v->kind != IR_VALUE_NODE || !rw_is_member(p, v->producer))
+            return rw_why(why, "export: '%s' is not computed by a node of the match",
+                          v ? v->name : "(unbound)");
+    }
+    for (size_t i = 0; i < p->members.len; i++) {
+        const ir_node *n = p->members.items[i];
+        for (uint32_t k = 0; k < n->noutputs; k++) {
+            const ir_value *v = n->outputs[k];
+            if (is_output_of_plan(p, v, forward))
+                continue;
+            if (v->is_output)
+                return rw_why(why,
+                              "graph output: '%s' is an output of the graph and would be lost "
+                              "(export it to keep it)",
+                              v->name);
+            for (uint32_t u = 0; u < v->nuses; u++)
+                if (!rw_is_member(p, v->uses[u]))
+                    return rw_why(why, "fan-out: '%s' is also read by '%s' (%s) outside the match",
+                                  v->name, node_name(v->uses[u]), ir_op_name(v->uses[u]->op));
+        }
+    }
+    return true;
+}
+
+/* A path that leaves the match and comes back would be a cycle through the fused node. Walks up
+ * from the match's external inputs; in a topological order nothing before the match's first node
+ * can depend on it, which bounds the walk to the match's span. */
+bool rw_check_convex(rw_plan *p, char *why)
+{
+    rw_ctx *ctx = p->ctx;
+    uint32_t lo = UINT32_MAX;
+    for (size_t i = 0; i < p->members.len; i++)
+        if (rw_state(ctx, p->members.items[i])->pos < lo)
+            lo = rw_state(ctx, p->members.items[i])->pos;
+    uint32_t seen = rw_new_stamp(ctx);
+    VEC(ir_node *) stack = {0};
+    VEC(const ir_value *) via = {0}; /* the external input each walk started from */
+    for (size_t i = 0; i < p->members.len; i++) {
+        const ir_node *n = p->members.items[i];
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            const ir_value *v = n->inputs[k];
+            if (!v || v->kind != IR_VALUE_NODE || rw_is_member(p, v->producer))
+                continue;
+            rw_node_state *s = rw_state(ctx, v->producer);
+            if (s->pos < lo || s->visit == seen)
+                continue;
+            s->visit = seen;
+            vec_push(&stack, v->producer);
+            vec_push(&via, v);
+        }
+    }
+    bool ok = true;
+    while (ok && stack.len) {
+        ir_node *x = stack.items[--stack.len];
+        const ir_value *from = via.items[--via.len];
+        for (uint32_t k = 0; ok && k < x->ninputs; k++) {
+            const ir_value *v = x->inputs[k];
+            if (!v || v->kind != IR_VALUE_NODE)
+                continue;
+            if (rw_is_member(p, v->producer)) {
+                ok = rw_why(why,
+                            "cycle: '%s' depends on '%s', computed inside the match, and is read "
+                            "by it; fusing would create a cycle",
+                            from->name, v->name);
+                break;
+            }
+            rw_node_state *s = rw_state(ctx, v->producer);
+            if (s->pos < lo || s->visit == seen)
+                continue;
+            s->visit = seen;
+            vec_push(&stack, v->producer);
+            vec_push(&via, from);
+        }
+    }
+    vec_free(&stack);
+    vec_free(&via);
+    return ok;
+}
+
+/* A node inside the match that changes the element type (a Cast, a quantization) may only be
+ * fused when the rule names its op alone: an op set or alternative must not carry a fusion across
+ * a precision change by accident. */
+bool rw_check_precision(rw_plan *p, char *why)
+{
+    const dsl_rule *r = p->rule;
+    for (size_t i = 0; i < p->members.len; i++) {
+        const ir_node *n = p->members.items[i];
+        if (!n->ninputs || !n->inputs[0] || !n->noutputs)
+            continue;
+        ir_dtype in = n->inputs[0]->type.dtype, out = n->outputs[0]->type.dtype;
+        if (in == IR_DTYPE_UNKNOWN || out == IR_DTYPE_UNKNOWN || in == out)
+            continue;
+        bool named = false;
+        for (uint32_t k = 0; k < r->nnodes && !named; k++)
+            named = p->m->nodes[k] == n && r->nodes[k]->nops == 1;
+        if (!named)
+            return rw_why(why,
+                          "precision: '%s' (%s) changes %s to %s inside the match; name the op in "
+                          "the pattern to fuse across it",
+                          node_name(n), ir_op_name(n->op), ir_dtype_name(in), ir_dtype_name(out));
+    }
+    return true;
+}

@@ -1,0 +1,134 @@
+/* The apply report, as text for people or one JSON object (docs/matcher.md, "The report"). */
+#include "rewrite/internal.h"
+
+#include "base/check.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (*p < 0x20)
+                fprintf(out, "\\u%04x", *p);
+            else
+                fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}
+
+static void json_list(FILE *out, const char *key, const rw_refusal *items, size_t n)
+{
+    fprintf(out, ",\n  \"%s\": [", key);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n    {\"rule\": " : "\n    {\"rule\": ", out);
+        json_string(out, items[i].rule);
+        fputs(", \"node\": ", out);
+        json_string(out, items[i].node);
+        fputs(", \"reason\": ", out);
+        json_string(out, items[i].reason);
+        fputc('}', out);
+    }
+    fputs(n ? "\n  ]" : "]", out);
+}
+
+static void print_json(const rw_report *r, FILE *out, bool explain)
+{
+    fprintf(out,
+            "{\n  \"nodes_before\": %zu,\n  \"nodes_after\": %zu,\n  \"kernels_before\": %zu,\n"
+            "  \"kernels_after\": %zu,\n  \"bytes_before\": %" PRId64 ",\n  \"bytes_after\": %" PRId64
+            ",\n  \"rounds\": %u,\n  \"round_limit_reached\": %s,\n  \"folded_bytes\": %" PRId64
+            ",\n  \"fired\": {",
+            r->before.nodes, r->after.nodes, r->before.kernels, r->after.kernels, r->before.bytes,
+            r->after.bytes, r->rounds, r->round_limit ? "true" : "false", r->folded_bytes);
+    for (uint32_t i = 0; i < r->nrules; i++) {
+        fputs(i ? ",\n    " : "\n    ", out);
+        json_string(out, r->rule_names[i]);
+        fprintf(out, ": %u", r->fired[i]);
+    }
+    fputs(r->nrules ? "\n  }" : "}", out);
+    json_list(out, "refused", r->refused.items, r->refused.len);
+    if (explain)
+        json_list(out, "near_misses", r->near_misses.items, r->near_misses.len);
+    fputs("\n}\n", out);
+}
+
+enum { TEXT_LIST_LIMIT = 20 };
+
+/* The reason's check: the text before the first ':' ("overlap", "fan-out", "kernel", ...). */
+static size_t reason_kind(const char *reason)
+{
+    size_t n = strcspn(reason, ":");
+    return reason[n] ? n : 0;
+}
+
+typedef struct {
+    const char *text; /* a reason of this kind */
+    size_t len, count;
+} reason_count;
+
+/* A list of refusals: how many of each kind (with `kinds`), then each (the first TEXT_LIST_LIMIT,
+ * unless all). */
+static void text_list(FILE *out, const char *title, const rw_refusal *items, size_t n, bool all,
+                      bool by_kind)
+{
+    reason_count kinds[16];
+    size_t nkinds = 0, other = 0;
+    for (size_t i = 0; by_kind && i < n; i++) {
+        size_t len = reason_kind(items[i].reason), k = 0;
+        while (k < nkinds && !(kinds[k].len == len && strncmp(kinds[k].text, items[i].reason, len) == 0))
+            k++;
+        if (k == nkinds && (len == 0 || nkinds == FR_COUNT_OF(kinds))) {
+            other++;
+            continue;
+        }
+        if (k == nkinds)
+            kinds[nkinds++] = (reason_count){items[i].reason, len, 0};
+        kinds[k].count++;
+    }
+    fprintf(out, "%s: %zu", title, n);
+    for (size_t k = 0; k < nkinds; k++)
+        fprintf(out, "%s%.*s %zu", k ? ", " : " (", (int)kinds[k].len, kinds[k].text, kinds[k].count);
+    if (other)
+        fprintf(out, "%sother %zu", nkinds ? ", " : " (", other);
+    fputs(nkinds || other ? ")\n" : "\n", out);
+    size_t shown = all || n <= TEXT_LIST_LIMIT ? n : TEXT_LIST_LIMIT;
+    for (size_t i = 0; i < shown; i++)
+        fprintf(out, "  %s at %s: %s\n", items[i].rule, items[i].node, items[i].reason);
+    if (shown < n)
+        fprintf(out, "  ... and %zu more (--explain or --report json lists them all)\n", n - shown);
+}
+
+static void print_text(const rw_report *r, FILE *out, bool explain)
+{
+    fprintf(out, "nodes    %zu -> %zu\n", r->before.nodes, r->after.nodes);
+    fprintf(out, "kernels  %zu -> %zu\n", r->before.kernels, r->after.kernels);
+    fprintf(out, "bytes    %" PRId64 " -> %" PRId64 "\n", r->before.bytes, r->after.bytes);
+    fprintf(out, "rounds   %u%s\n", r->rounds,
+            r->round_limit ? " (the limit: rules may still fire)" : "");
+    if (r->folded_bytes)
+        fprintf(out, "folded   %" PRId64 " bytes of new constants\n", r->folded_bytes);
+    fputs("fired:\n", out);
+    for (uint32_t i = 0; i < r->nrules; i++)
+        if (r->fired[i])
+            fprintf(out, "  %-24s %u\n", r->rule_names[i], r->fired[i]);
+    text_list(out, "refused", r->refused.items, r->refused.len, explain, true);
+    if (explain)
+        text_list(out, "near misses", r->near_misses.items, r->near_misses.len, true, false);
+}
+
+void rw_report_print(const rw_report *report, FILE *out, rw_report_format format, bool explain)
+{
+    if (format == RW_REPORT_JSON)
+        print_json(report, out, explain);
+    else
+        print_text(report, out, explain);
+}

@@ -1,0 +1,107 @@
+/* The rewriter: selection, legality, the rewrite driver and the actions.
+ *
+ *     rw_report rep;
+ *     rw_apply(g, automaton, &opts, &rep, dg);   (g validated; rewritten in place)
+ *     rw_report_print(&rep, stdout, RW_REPORT_JSON);
+ *     rw_report_free(&rep);
+ *
+ * Each round matches every live node (the automaton, matcher/matcher.h), sorts the matches by
+ * priority (the rule's, by default its op count; ties by rule order, then the later root first:
+ * reverse topological order), and commits them greedily: a match is refused, with its reason
+ * recorded, when it overlaps a committed one, loses an interior value that is read outside it or is
+ * a graph output (unless the replacement exports it), would create a cycle, changes precision inside
+ * the chain, lacks the constants its actions need, breaks the folding budget, gives a fused node
+ * whose shape or type differs from what it replaces, or has no kernel on the target backend. A
+ * committed match becomes one node bound to its kernel; actions fold weights into new constants.
+ * Rounds repeat until nothing fires (at most max_rounds), then the graph is compacted and validated.
+ * Output is deterministic. docs/matcher.md describes the rules of selection and legality. */
+#ifndef FUSERULE_REWRITE_REWRITE_H
+#define FUSERULE_REWRITE_REWRITE_H
+
+#include "base/arena.h"
+#include "base/diag.h"
+#include "base/vec.h"
+#include "ir/ir.h"
+#include "kernels/kernels.h"
+#include "matcher/matcher.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum {
+    RW_DEFAULT_ROUNDS = 16,
+};
+
+/* The folding budget: new constant bytes at most RW_BUDGET_FACTOR times the graph's constant bytes
+ * (and at least RW_BUDGET_FLOOR), never more than RW_BUDGET_CAP. */
+#define RW_BUDGET_FACTOR 4
+#define RW_BUDGET_FLOOR ((int64_t)1 << 20)
+#define RW_BUDGET_CAP ((int64_t)8 << 30)
+
+typedef struct rw_options {
+    kn_backend target;
+    bool explain;           /* record near misses (of the last round) */
+    uint32_t max_rounds;    /* 0: RW_DEFAULT_ROUNDS */
+    int64_t budget;         /* bytes of new constants allowed; 0: the default budget above */
+    /* Validate the whole graph after every single rewrite (always after every round). On by
+     * default in debug builds (rw_options_default). */
+    bool validate_each;
+} rw_options;
+
+rw_options rw_options_default(void);
+
+/* A rule that did not fire where it matched, or (explain) nearly matched. */
+typedef struct rw_refusal {
+    const char *rule;
+    const char *node;       /* the name of the root's first output */
+    const char *reason;
+} rw_refusal;
+
+typedef struct rw_report {
+    ar_arena *arena;        /* owns the strings below */
+    ir_stats before, after;
+    uint32_t rounds;
+    bool round_limit;       /* stopped by max_rounds while rules still fired */
+    uint32_t nrules;
+    const char **rule_names; /* in rule order */
+    uint32_t *fired;         /* per rule */
+    VEC(rw_refusal) refused;
+    VEC(rw_refusal) near_misses;
+    int64_t folded_bytes;    /* new constant bytes created by actions */
+    int64_t budget;
+    /* CPU seconds spent (all rounds): running the automaton, selecting and rewriting, and
+     * validating the graph after each round. */
+    double match_seconds, commit_seconds, validate_seconds;
+} rw_report;
+
+/* Rewrites the validated graph g in place. Returns false after reporting an error to dg (an
+ * internal inconsistency: the graph failed validation after rewriting; or a constant that could
+ * not be read). The report is filled either way and must be freed. */
+bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_report *report,
+              dg_context *dg);
+void rw_report_free(rw_report *report);
+
+typedef enum { RW_REPORT_TEXT, RW_REPORT_JSON } rw_report_format;
+
+/* The report: text for people, or one JSON object (docs/matcher.md, "The report"). Near misses are
+ * printed when explain is set. */
+void rw_report_print(const rw_report *report, FILE *out, rw_report_format format, bool explain);
+
+/* ---- rules ---------------------------------------------------------------------------------------- */
+
+/* Options of the rules language backed by the kernel registry: a replacement's target needs a
+ * registered kernel, and `Z = @res` names an input port of the fused op. */
+dsl_options rw_dsl_options(void);
+/* Loads rule files (with their includes) into a new rule set *rs, checks them and compiles the
+ * automaton. NULL after errors, which are in dg (*rs is set either way: the diagnostics point into
+ * it, so print them before dsl_ruleset_free). */
+mt_automaton *rw_load_rules(const char *const *paths, size_t n, dsl_ruleset **rs, dg_context *dg);
+
+/* ---- actions ------------------------------------------------------------------------------------ */
+
+/* Whether the rewriter implements an action of this name (the rules language's table names them;
+ * rewrite/actions.c implements them). */
+bool rw_action_known(const char *name);
+
+#endif

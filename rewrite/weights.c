@@ -1,0 +1,104 @@
+/* Constants as doubles: what actions fold is computed in double and stored in the weight's dtype,
+ * and a value that does not fit (f16 overflows above 65504) refuses the fusion instead of writing
+ * an infinity into the model. */
+#include "rewrite/internal.h"
+
+#include "base/check.h"
+#include "base/half.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The first error message a context holds, without its location ("x.graph:3:5: error: "). */
+static void first_message(dg_context *dg, char *out, size_t size)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        snprintf(out, size, "cannot read it");
+        return;
+    }
+    dg_print(dg, f);
+    fclose(f);
+    const char *msg = text ? strstr(text, "error: ") : NULL;
+    msg = msg ? msg + strlen("error: ") : (text ? text : "");
+    size_t n = strcspn(msg, "\n");
+    snprintf(out, size, "%.*s", (int)n, msg);
+    free(text);
+}
+
+double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
+{
+    if (!v || v->kind != IR_VALUE_CONST)
+        return rw_why(why, "constant: '%s' must be a constant", v ? v->name : "(omitted)"), NULL;
+    int64_t nbytes;
+    if (!ir_type_numel(&v->type, numel) || !ir_type_nbytes(&v->type, &nbytes))
+        return rw_why(why, "constant: '%s' has no static size", v->name), NULL;
+    /* its data and a copy in double: a constant declared huge must not be materialized */
+    if (*numel > (p->ctx->budget_left - nbytes) / (int64_t)sizeof(double))
+        return rw_why(why,
+                      "budget: reading '%s' (%lld elements) would take more than the %lld bytes "
+                      "left of the folding budget",
+                      v->name, (long long)*numel, (long long)p->ctx->budget_left),
+               NULL;
+    dg_context *dg = dg_new();
+    const void *data = ir_const_data(p->g, v, dg);
+    if (!data) {
+        char msg[RW_WHY_SIZE / 2];
+        first_message(dg, msg, sizeof msg);
+        dg_free(dg);
+        return rw_why(why, "constant: '%s' cannot be read: %s", v->name, msg), NULL;
+    }
+    dg_free(dg);
+    double *x = malloc((*numel ? (size_t)*numel : 1) * sizeof *x);
+    if (!x)
+        return rw_why(why, "budget: no memory for the %lld elements of '%s'", (long long)*numel,
+                      v->name),
+               NULL;
+    for (int64_t i = 0; i < *numel; i++) {
+        switch (v->type.dtype) {
+        case IR_F32: x[i] = ((const float *)data)[i]; break;
+        case IR_F16: x[i] = f16_to_f32(((const uint16_t *)data)[i]); break;
+        case IR_BF16: x[i] = bf16_to_f32(((const uint16_t *)data)[i]); break;
+        case IR_I8: x[i] = ((const int8_t *)data)[i]; break;
+        case IR_U8: x[i] = ((const uint8_t *)data)[i]; break;
+        case IR_I32: x[i] = ((const int32_t *)data)[i]; break;
+        case IR_I64: x[i] = (double)((const int64_t *)data)[i]; break;
+        case IR_BOOL: x[i] = ((const uint8_t *)data)[i] != 0; break;
+        default: FR_UNREACHABLE();
+        }
+    }
+    return x;
+}
+
+bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what, char *why)
+{
+    ir_dtype dt = c->value->type.dtype;
+    if (!ir_dtype_is_float(dt))
+        return rw_why(why, "%s: folding into %s weights is not supported", what, ir_dtype_name(dt));
+    size_t size = ir_dtype_size(dt);
+    c->nbytes = (size_t)n * size;
+    c->data = malloc(c->nbytes ? c->nbytes : 1);
+    if (!c->data)
+        return rw_why(why, "budget: no memory for %zu bytes of folded weights", c->nbytes);
+    for (int64_t i = 0; i < n; i++) {
+        float f = (float)x[i], back = f;
+        if (dt == IR_F32) {
+            ((float *)c->data)[i] = f;
+        } else if (dt == IR_F16) {
+            uint16_t h = f32_to_f16(f);
+            ((uint16_t *)c->data)[i] = h;
+            back = f16_to_f32(h);
+        } else {
+            uint16_t h = f32_to_bf16(f);
+            ((uint16_t *)c->data)[i] = h;
+            back = bf16_to_f32(h);
+        }
+        if (!isfinite(x[i]) || !isfinite(back))
+            return rw_why(why, "%s: element %lld of the folded '%s' is %g, which is not finite in %s",
+                          what, (long long)i, c->stem, x[i], ir_dtype_name(dt));
+    }
+    return true;
+}

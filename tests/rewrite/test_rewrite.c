@@ -1,0 +1,684 @@
+/* The rewriter: a case that must fuse beside one that must not, for every legality check; the
+ * actions' numerics (the fused graph runs on the CPU and must agree with the original); rounds to a
+ * fixed point; determinism. */
+#include "tests/rewrite/rwkit.h"
+#include "tests/unit.h"
+
+/* ---- fold_bn ---- */
+
+static const char conv_bn_relu[] = "graph g {\n"
+                                   "  input  x : f32[1,4,6,6]\n"
+                                   "  const  w : f32[8,4,3,3] = random(seed=1)\n"
+                                   "  const  s : f32[8] = random(seed=3, lo=0.5, hi=1.5)\n"
+                                   "  const  beta : f32[8] = random(seed=4)\n"
+                                   "  const  mu : f32[8] = random(seed=5)\n"
+                                   "  const  var : f32[8] = random(seed=6, lo=0.5, hi=1.5)\n"
+                                   "  c = Conv(x, w) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+                                   "  n = BatchNormalization(c, s, beta, mu, var) {epsilon=0.001}\n"
+                                   "  y = Relu(n)\n"
+                                   "  output y\n"
+                                   "}\n";
+
+static const char cnn_rules[] =
+    "set Act = [Relu | Sigmoid | Tanh | LeakyRelu | Clip]\n"
+    "rule conv_bn_act: Conv > BN > Act@a => FusedConvAct[fold_bn] {act = @a}\n"
+    "rule conv_bn: Conv > BN => Conv[fold_bn]\n"
+    "rule convt_bn: ConvTranspose > BN => ConvTranspose[fold_bn]\n"
+    "rule conv_add_relu: Conv > Add(@res) > Relu => FusedConvAct {act = Relu, Z = @res}\n"
+    "rule conv_act: Conv > Act@a => FusedConvAct {act = @a}\n";
+
+/* Fuses text with rules, checks the fused graph computes what the original does. */
+static rw_report fuse_and_compare(const char *text, const char *rules, double tolerance)
+{
+    rk_rules r = rules_from(rules);
+    gk_graph *original = gk_parse(text), *fused = gk_parse(text);
+    rw_report rep = apply(fused, &r);
+    double err = worst_error(original, fused);
+    CHECK(err <= tolerance);
+    if (!(err <= tolerance))
+        fprintf(stderr, "worst relative error %g\n", err);
+    gk_free(original);
+    gk_free(fused);
+    rules_free(&r);
+    return rep;
+}
+
+static void test_conv_bn_relu(void)
+{
+    rk_rules r = rules_from(cnn_rules);
+    gk_graph *t = gk_parse(conv_bn_relu), *original = gk_parse(conv_bn_relu);
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "conv_bn_act"), 1);
+    CHECK_INT(rep.after.nodes, 1);
+    CHECK_INT(count_op(t->g, IR_OP_FusedConvAct), 1);
+    ir_node *n = ir_find_value(t->g, "y")->producer;
+    CHECK_STR(ir_get_string(n, "act"), "Relu");
+    CHECK_STR(n->kernel, "cpu.FusedConvAct");
+    CHECK_INT(n->ninputs, 3); /* x, the folded weight, the new bias */
+    const int64_t *pads;
+    CHECK_INT(ir_get_ints(n, "pads", &pads), 4); /* carried over from the Conv */
+    CHECK(worst_error(original, t) < 1e-4);
+    rw_report_free(&rep);
+    gk_free(t);
+    gk_free(original);
+    rules_free(&r);
+}
+
+static void test_fold_bn_variants(void)
+{
+    /* with a bias, grouped, depthwise, transposed with groups */
+    static const char *const graphs[] = {
+        "graph g {\n  input x : f32[1,4,6,6]\n  const w : f32[8,4,3,3] = random(seed=1)\n"
+        "  const b : f32[8] = random(seed=2)\n  const s : f32[8] = random(seed=3, lo=0.5, hi=1.5)\n"
+        "  const t : f32[8] = random(seed=4)\n  const m : f32[8] = random(seed=5)\n"
+        "  const v : f32[8] = random(seed=6, lo=0.5, hi=1.5)\n"
+        "  c = Conv(x, w, b) {kernel_shape=[3,3]}\n  y = BatchNormalization(c, s, t, m, v)\n"
+        "  output y\n}\n",
+        "graph g {\n  input x : f32[1,4,6,6]\n  const w : f32[8,2,3,3] = random(seed=1)\n"
+        "  const s : f32[8] = random(seed=3, lo=0.5, hi=1.5)\n  const t : f32[8] = random(seed=4)\n"
+        "  const m : f32[8] = random(seed=5)\n  const v : f32[8] = random(seed=6, lo=0.5, hi=1.5)\n"
+        "  c = Conv(x, w) {kernel_shape=[3,3], group=2}\n  y = BatchNormalization(c, s, t, m, v)\n"
+        "  output y\n}\n",
+        "graph g {\n  input x : f32[1,4,6,6]\n  const w : f32[4,1,3,3] = random(seed=1)\n"
+        "  const s : f32[4] = random(seed=3, lo=0.5, hi=1.5)\n  const t : f32[4] = random(seed=4)\n"
+        "  const m : f32[4] = random(seed=5)\n  const v : f32[4] = random(seed=6, lo=0.5, hi=1.5)\n"
+        "  c = Conv(x, w) {kernel_shape=[3,3], group=4}\n  y = BatchNormalization(c, s, t, m, v)\n"
+        "  output y\n}\n",
+        "graph g {\n  input x : f32[1,4,5,5]\n  const w : f32[4,3,3,3] = random(seed=1)\n"
+        "  const b : f32[6] = random(seed=2)\n  const s : f32[6] = random(seed=3, lo=0.5, hi=1.5)\n"
+        "  const t : f32[6] = random(seed=4)\n  const m : f32[6] = random(seed=5)\n"
+        "  const v : f32[6] = random(seed=6, lo=0.5, hi=1.5)\n"
+        "  c = ConvTranspose(x, w, b) {kernel_shape=[3,3], group=2}\n"
+        "  y = BatchNormalization(c, s, t, m, v)\n  output y\n}\n",
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(graphs); i++) {
+        rw_report rep = fuse_and_compare(graphs[i], cnn_rules, 1e-4);
+        CHECK_INT(rep.after.nodes, 1);
+        CHECK_INT(fired(&rep, i == 3 ? "convt_bn" : "conv_bn"), 1);
+        rw_report_free(&rep);
+    }
+}
+
+static void test_fold_bn_refusals(void)
+{
+    rk_rules r = rules_from(cnn_rules);
+    /* a BatchNormalization whose mean is not a constant */
+    gk_graph *t = gk_parse("graph g {\n  input x : f32[1,4,6,6]\n  input mean : f32[4]\n"
+                           "  const w : f32[4,4,1,1] = random(seed=1)\n  const s : f32[4] = 1\n"
+                           "  const b : f32[4] = 0\n  const v : f32[4] = 1\n"
+                           "  c = Conv(x, w) {kernel_shape=[1,1]}\n"
+                           "  y = BatchNormalization(c, s, b, mean, v)\n  output y\n}\n");
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "conv_bn"), 0);
+    const char *why = refusal(&rep, "conv_bn", "y");
+    CHECK(why && strstr(why, "constant: fold_bn needs 'mean'"));
+    rw_report_free(&rep);
+    gk_free(t);
+    /* var + epsilon not positive */
+    t = gk_parse("graph g {\n  input x : f32[1,4,6,6]\n  const w : f32[4,4,1,1] = random(seed=1)\n"
+                 "  const s : f32[4] = 1\n  const b : f32[4] = 0\n  const m : f32[4] = 0\n"
+                 "  const v : f32[4] = [1, 1, -1, 1]\n  c = Conv(x, w) {kernel_shape=[1,1]}\n"
+                 "  y = BatchNormalization(c, s, b, m, v)\n  output y\n}\n");
+    rep = apply(t, &r);
+    why = refusal(&rep, "conv_bn", "y");
+    CHECK(why && strstr(why, "var + epsilon is -0.99999 at channel 2"));
+    rw_report_free(&rep);
+    gk_free(t);
+    /* f16 weights that overflow once folded (a variance near 0 with a large gamma) */
+    t = gk_parse("graph g {\n  input x : f16[1,4,6,6]\n"
+                 "  const w : f16[4,4,1,1] = random(seed=1, lo=0.5, hi=1)\n"
+                 "  const s : f16[4] = 60000\n  const b : f16[4] = 0\n  const m : f16[4] = 0\n"
+                 "  const v : f16[4] = 0.0001\n  c = Conv(x, w) {kernel_shape=[1,1]}\n"
+                 "  y = BatchNormalization(c, s, b, m, v) {epsilon=0.0001}\n  output y\n}\n");
+    rep = apply(t, &r);
+    why = refusal(&rep, "conv_bn", "y");
+    CHECK(why && strstr(why, "not finite in f16"));
+    CHECK_INT(count_op(t->g, IR_OP_BatchNormalization), 1);
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+/* ---- interior values: fan-out, graph outputs, exports ---- */
+
+static void test_fan_out_and_outputs(void)
+{
+    rk_rules r = rules_from(cnn_rules);
+    gk_graph *t = gk_parse("graph g {\n  input x : f32[1,4,6,6]\n"
+                           "  const w : f32[4,4,1,1] = random(seed=1)\n"
+                           "  c = Conv(x, w) {kernel_shape=[1,1]}\n  y = Relu(c)\n  z = Sigmoid(c)\n"
+                           "  output y\n  output z\n}\n");
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "conv_act"), 0);
+    const char *why = refusal(&rep, "conv_act", "y");
+    CHECK(why && strstr(why, "fan-out: 'c' is also read by 'z' (Sigmoid)") == why);
+    rw_report_free(&rep);
+    gk_free(t);
+    t = gk_parse("graph g {\n  input x : f32[1,4,6,6]\n  const w : f32[4,4,1,1] = random(seed=1)\n"
+                 "  c = Conv(x, w) {kernel_shape=[1,1]}\n  y = Relu(c)\n  output y\n  output c\n}\n");
+    rep = apply(t, &r);
+    why = refusal(&rep, "conv_act", "y");
+    CHECK(why && strstr(why, "graph output: 'c'") == why);
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+static const char add_ln_rules[] =
+    "rule add_ln: LayerNormalization(Add@s(@a, @b), @scale, @bias) "
+    "=> AddLayerNorm(@a, @b, @scale, @bias) exports @s\n";
+
+static void test_exports_and_order(void)
+{
+    /* the sum is read again by a node that comes before the LayerNormalization: the fused node
+     * must move before it */
+    const char *text = "graph g {\n  input a : f32[2,8]\n  input b : f32[2,8]\n"
+                       "  const g1 : f32[8] = random(seed=1)\n  const b1 : f32[8] = random(seed=2)\n"
+                       "  s = Add(a, b)\n  r = Relu(s)\n  n = LayerNormalization(s, g1, b1)\n"
+                       "  y = Add(n, r)\n  output y\n}\n";
+    rw_report rep = fuse_and_compare(text, add_ln_rules, 1e-4);
+    CHECK_INT(fired(&rep, "add_ln"), 1);
+    CHECK_INT(rep.after.nodes, 3);
+    rw_report_free(&rep);
+}
+
+/* ---- convexity ---- */
+
+static void test_convexity(void)
+{
+    /* the LayerNormalization's scale depends on the sum: fusing Add and LayerNormalization would
+     * need the fused node's own output as its input */
+    rk_rules r = rules_from(add_ln_rules);
+    gk_graph *t = gk_parse("graph g {\n  input a : f32[2,8]\n  input b : f32[2,8]\n"
+                           "  const b1 : f32[8] = random(seed=2)\n"
+                           "  s = Add(a, b)\n  m = ReduceMean(s) {axes=[0], keepdims=0}\n"
+                           "  n = LayerNormalization(s, m, b1)\n  output n\n}\n");
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "add_ln"), 0);
+    const char *why = refusal(&rep, "add_ln", "n");
+    CHECK(why && strstr(why, "cycle: 'm' depends on 's'") == why);
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+/* ---- overlap and priority ---- */
+
+static const char residual_graph[] = "graph g {\n  input x : f32[1,4,6,6]\n"
+                                     "  const w : f32[4,4,1,1] = random(seed=1)\n"
+                                     "  c = Conv(x, w) {kernel_shape=[1,1]}\n  a = Add(c, x)\n"
+                                     "  y = Relu(a)\n  output y\n}\n";
+
+static void check_winner(const char *rules, const char *winner, const char *loser)
+{
+    rk_rules r = rules_from(rules);
+    gk_graph *t = gk_parse(residual_graph);
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, winner), 1);
+    CHECK_INT(fired(&rep, loser), 0);
+    const char *why = refusal(&rep, loser, "y");
+    CHECK(why && strstr(why, "overlap:") == why);
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+static void test_overlap_priority(void)
+{
+    const char *chain = "rule chain: Add(@p, @q) > Relu => ElementwiseChain(@p, @q) "
+                        "{expr = \"relu(add(x0, x1))\"}\n";
+    const char *residual = "rule residual: Conv > Add(@res) > Relu "
+                           "=> FusedConvAct {act = Relu, Z = @res}\n";
+    char text[512];
+    /* more ops wins, whatever the order */
+    snprintf(text, sizeof text, "%s%s", chain, residual);
+    check_winner(text, "residual", "chain");
+    /* an explicit priority wins */
+    snprintf(text, sizeof text,
+             "rule chain priority 9: Add(@p, @q) > Relu => ElementwiseChain(@p, @q) "
+             "{expr = \"relu(add(x0, x1))\"}\n%s",
+             residual);
+    check_winner(text, "chain", "residual");
+    /* a tie goes to the rule that comes first */
+    snprintf(text, sizeof text,
+             "rule chain priority 3: Add(@p, @q) > Relu => ElementwiseChain(@p, @q) "
+             "{expr = \"relu(add(x0, x1))\"}\n%s",
+             residual);
+    check_winner(text, "chain", "residual");
+}
+
+/* ---- kernel support, precision, shape ---- */
+
+static void test_kernel_support(void)
+{
+    /* the CPU conv runs 1 to 3 spatial dims: a 4-D conv must not become a FusedConvAct */
+    rk_rules r = rules_from(cnn_rules);
+    gk_graph *t = gk_parse("graph g {\n  input x : f32[1,2,3,3,3,3]\n"
+                           "  const w : f32[2,2,1,1,1,1] = random(seed=1)\n"
+                           "  c = Conv(x, w) {kernel_shape=[1,1,1,1]}\n  y = Relu(c)\n"
+                           "  output y\n}\n");
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "conv_act"), 0);
+    const char *why = refusal(&rep, "conv_act", "y");
+    CHECK(why && strcmp(why, "kernel: the CPU conv handles 1 to 3 spatial dims, not 4") == 0);
+    rw_report_free(&rep);
+    gk_free(t);
+    /* on CUDA a fused node is bound to a CUDA kernel, or refused by the registry */
+    t = gk_parse(conv_bn_relu);
+    rw_options opts = rw_options_default();
+    opts.target = KN_BACKEND_CUDA;
+    rep = apply_with(t, &r, opts);
+    ir_node *n = ir_find_value(t->g, "y")->producer;
+    why = refusal(&rep, "conv_bn_act", "y");
+    if (fired(&rep, "conv_bn_act"))
+        CHECK(n->kernel && strncmp(n->kernel, "cuda.", 5) == 0);
+    else
+        CHECK(why && strncmp(why, "kernel: ", 8) == 0);
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+static void test_precision(void)
+{
+    rk_rules r = rules_from("rule sig: [Cast | Relu] > Sigmoid => ElementwiseChain "
+                            "{expr = \"sigmoid(relu(x0))\"}\n");
+    gk_graph *t = gk_parse("graph g {\n  input x : f32[4]\n  c = Cast(x) {to=10}\n"
+                           "  y = Sigmoid(c)\n  output y\n}\n");
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "sig"), 0);
+    const char *why = refusal(&rep, "sig", "y");
+    CHECK(why && strstr(why, "precision: 'c' (Cast) changes f32 to f16") == why);
+    rw_report_free(&rep);
+    gk_free(t);
+    t = gk_parse("graph g {\n  input x : f32[4]\n  c = Relu(x)\n  y = Sigmoid(c)\n  output y\n}\n");
+    rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "sig"), 1);
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+static void test_gelu_flavours(void)
+{
+    const char *rules = "rule gemm_gelu: MatMul(@x, @w:const) > Add(@b:const) > Gelu@g "
+                        "=> GemmEpilogue(@x, @w, @b) {act = @g}\n";
+    static const char *const flavours[] = {"none", "tanh"};
+    static const char *const acts[] = {"Gelu", "GeluTanh"};
+    for (int i = 0; i < 2; i++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "graph g {\n  input x : f32[3,8]\n  const w : f32[8,5] = random(seed=1)\n"
+                 "  const b : f32[5] = random(seed=2)\n  m = MatMul(x, w)\n  a = Add(m, b)\n"
+                 "  y = Gelu(a) {approximate=\"%s\"}\n  output y\n}\n",
+                 flavours[i]);
+        rk_rules r = rules_from(rules);
+        gk_graph *t = gk_parse(text), *original = gk_parse(text);
+        rw_report rep = apply(t, &r);
+        CHECK_INT(fired(&rep, "gemm_gelu"), 1);
+        CHECK_STR(ir_get_string(ir_find_value(t->g, "y")->producer, "act"), acts[i]);
+        CHECK(worst_error(original, t) < 1e-5); /* erf and tanh differ by up to 5e-4 */
+        rw_report_free(&rep);
+        gk_free(t);
+        gk_free(original);
+        rules_free(&r);
+    }
+}
+
+static void test_residual_shape(void)
+{
+    /* the residual broadcasts per channel: FusedConvAct's Z must have the output's shape */
+    rk_rules r = rules_from(cnn_rules);
+    gk_graph *t = gk_parse("graph g {\n  input x : f32[1,4,6,6]\n  input z : f32[1,4,1,1]\n"
+                           "  const w : f32[4,4,1,1] = random(seed=1)\n"
+                           "  c = Conv(x, w) {kernel_shape=[1,1]}\n  a = Add(c, z)\n"
+                           "  y = Relu(a)\n  output y\n}\n");
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "conv_add_relu"), 0);
+    const char *why = refusal(&rep, "conv_add_relu", "y");
+    CHECK(why && strstr(why, "shape: the fused node would be invalid") == why);
+    CHECK(why && strstr(why, "the residual Z has shape [1,4,1,1]"));
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+/* ---- forwarding, horizontal fusion, budget ---- */
+
+static void test_forward(void)
+{
+    rk_rules r = rules_from("rule drop_identity: Identity(@x) => @x\n"
+                            "rule drop_dropout: Dropout(@x, ...) => @x\n");
+    const char *text = "graph g {\n  input x : f32[4]\n  i = Identity(x)\n  d = Dropout(i)\n"
+                       "  y = Relu(d)\n  z = Identity(y)\n  output z\n}\n";
+    gk_graph *t = gk_parse(text), *original = gk_parse(text);
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "drop_identity"), 1);
+    CHECK_INT(fired(&rep, "drop_dropout"), 1);
+    CHECK(ir_find_value(t->g, "y")->producer->inputs[0] == ir_find_value(t->g, "x"));
+    /* z is a graph output: its name stays */
+    const char *why = refusal(&rep, "drop_identity", "z");
+    CHECK(why && strstr(why, "graph output: 'z'") == why);
+    CHECK(worst_error(original, t) == 0);
+    rw_report_free(&rep);
+    gk_free(t);
+    gk_free(original);
+    rules_free(&r);
+}
+
+static void test_concat_weights_gqa(void)
+{
+    const char *rules = "rule qkv: MatMul(@x, @wq:const) & MatMul(@x, @wk:const) & "
+                        "MatMul(@x, @wv:const) => FusedQKV[concat_weights]\n";
+    const char *text = "graph g {\n  input x : f32[2,3,16]\n"
+                       "  const wq : f32[16,8] = random(seed=1)\n"
+                       "  const wk : f32[16,4] = random(seed=3)\n"
+                       "  const wv : f32[16,4] = random(seed=5)\n"
+                       "  q = MatMul(x, wq)\n  k = MatMul(x, wk)\n  v = MatMul(x, wv)\n"
+                       "  output q\n  output k\n  output v\n}\n";
+    rk_rules r = rules_from(rules);
+    gk_graph *t = gk_parse(text), *original = gk_parse(text);
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "qkv"), 1);
+    CHECK_INT(rep.after.nodes, 1);
+    ir_node *n = ir_find_value(t->g, "q")->producer;
+    CHECK_INT(n->op, IR_OP_FusedQKV);
+    CHECK(n->outputs[1] == ir_find_value(t->g, "k") && n->outputs[2] == ir_find_value(t->g, "v"));
+    const int64_t *sizes;
+    CHECK_INT(ir_get_ints(n, "sizes", &sizes), 3);
+    CHECK(sizes[0] == 8 && sizes[1] == 4 && sizes[2] == 4); /* K and V narrower than Q */
+    CHECK(worst_error(original, t) < 1e-5);
+    rw_report_free(&rep);
+    gk_free(t);
+    gk_free(original);
+    rules_free(&r);
+}
+
+static void test_budget(void)
+{
+    rk_rules r = rules_from(cnn_rules);
+    gk_graph *t = gk_parse(conv_bn_relu);
+    rw_options opts = rw_options_default();
+    opts.budget = 100; /* bytes: less than the folded weight */
+    rw_report rep = apply_with(t, &r, opts);
+    CHECK_INT(fired(&rep, "conv_bn_act"), 0);
+    const char *why = refusal(&rep, "conv_bn_act", "y");
+    CHECK(why && strstr(why, "budget:") == why);
+    rw_report_free(&rep);
+    gk_free(t);
+    /* a weight larger than the budget: refused before its data is materialized */
+    t = gk_parse("graph g {\n  input x : f32[1,4,2,2]\n"
+                 "  const w : f32[1048576,4,1,1] = random(seed=1)\n"
+                 "  const s : f32[1048576] = 1\n  const b : f32[1048576] = 0\n"
+                 "  const m : f32[1048576] = 0\n  const v : f32[1048576] = 1\n"
+                 "  c = Conv(x, w) {kernel_shape=[1,1]}\n"
+                 "  y = BatchNormalization(c, s, b, m, v)\n  output y\n}\n");
+    opts.budget = 1 << 20;
+    rep = apply_with(t, &r, opts);
+    why = refusal(&rep, "conv_bn", "y");
+    CHECK(why && strstr(why, "budget:") == why);
+    CHECK(ir_find_value(t->g, "w")->konst->data == NULL); /* never materialized */
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+/* ---- fold_scale, fold_transpose ---- */
+
+static void test_fold_scale(void)
+{
+    const char *rules = "rule conv_scale: Mul(Conv, @s:const) => Conv[fold_scale]\n"
+                        "rule mm_div: Div(MatMul(_, @w:const), @d:const) => MatMul[fold_scale]\n"
+                        "rule gemm_scale: Mul(Gemm, @s:const) => Gemm[fold_scale]\n";
+    static const char *const graphs[] = {
+        /* per output channel, with a bias */
+        "graph g {\n  input x : f32[1,4,5,5]\n  const w : f32[6,4,3,3] = random(seed=1)\n"
+        "  const b : f32[6] = random(seed=2)\n  const s : f32[1,6,1,1] = random(seed=3, lo=0.5, hi=2)\n"
+        "  c = Conv(x, w, b) {kernel_shape=[3,3]}\n  y = Mul(s, c)\n  output y\n}\n",
+        /* a scalar divisor */
+        "graph g {\n  input x : f32[3,8]\n  const w : f32[8,5] = random(seed=1)\n"
+        "  const d : f32[] = 4\n  m = MatMul(x, w)\n  y = Div(m, d)\n  output y\n}\n",
+        /* per column of a transposed weight, and the bias C scaled too */
+        "graph g {\n  input x : f32[3,8]\n  const w : f32[5,8] = random(seed=1)\n"
+        "  const c : f32[5] = random(seed=2)\n  const s : f32[5] = random(seed=3, lo=0.5, hi=2)\n"
+        "  m = Gemm(x, w, c) {transB=1}\n  y = Mul(m, s)\n  output y\n}\n",
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(graphs); i++) {
+        rw_report rep = fuse_and_compare(graphs[i], rules, 1e-4); /* rounding moves: verify's f32 */
+        CHECK_INT(rep.after.nodes, 1);
+        rw_report_free(&rep);
+    }
+    /* a scale that is neither a scalar nor per channel */
+    rk_rules r = rules_from(rules);
+    gk_graph *t = gk_parse("graph g {\n  input x : f32[3,8]\n  const w : f32[8,5] = random(seed=1)\n"
+                           "  const d : f32[3,5] = 2\n  m = MatMul(x, w)\n  y = Div(m, d)\n"
+                           "  output y\n}\n");
+    rw_report rep = apply(t, &r);
+    const char *why = refusal(&rep, "mm_div", "y");
+    CHECK(why && strstr(why, "fold_scale: 'd' is neither a scalar nor one value per output channel"));
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+static void test_fold_transpose(void)
+{
+    const char *rules = "rule mm_t: MatMul(@a, Transpose(@w:const)) => Gemm(@a, @w)[fold_transpose]\n";
+    const char *swap = "graph g {\n  input a : f32[3,8]\n  const w : f32[5,8] = random(seed=1)\n"
+                       "  t = Transpose(w) {perm=[1,0]}\n  y = MatMul(a, t)\n  output y\n}\n";
+    rk_rules r = rules_from(rules);
+    gk_graph *t = gk_parse(swap), *original = gk_parse(swap);
+    rw_report rep = apply(t, &r);
+    ir_node *n = ir_find_value(t->g, "y")->producer;
+    CHECK_INT(n->op, IR_OP_Gemm);
+    CHECK_INT(ir_get_int(n, "transB"), 1);
+    CHECK(worst_error(original, t) < 1e-6);
+    rw_report_free(&rep);
+    gk_free(t);
+    gk_free(original);
+    /* an identity permutation is no transpose: the node goes, transB stays 0 */
+    const char *identity = "graph g {\n  input a : f32[3,8]\n  const w : f32[8,5] = random(seed=1)\n"
+                           "  t = Transpose(w) {perm=[0,1]}\n  y = MatMul(a, t)\n  output y\n}\n";
+    t = gk_parse(identity);
+    original = gk_parse(identity);
+    rep = apply(t, &r);
+    n = ir_find_value(t->g, "y")->producer;
+    CHECK(n->op == IR_OP_Gemm && ir_get_int(n, "transB") == 0);
+    CHECK_INT(rep.after.nodes, 1);
+    CHECK(worst_error(original, t) < 1e-6);
+    rw_report_free(&rep);
+    gk_free(t);
+    gk_free(original);
+    rules_free(&r);
+}
+
+/* ---- attention ---- */
+
+static const char attention_rules[] =
+    "rule attention: MatMul(Softmax{axis = -1}(Add([Mul | Div](MatMul(@q, Transpose(@k)), "
+    "@s:const), @mask)), @v) => Attention(@q, @k, @v, @mask)[fold_attention]\n";
+
+/* Scores from K^T of a [B,S,H,D] projection ([0,2,3,1]: a helper Transpose gives K), or of a
+ * [B,H,S,D] K ([0,1,3,2]: K itself), scaled by a Mul or a Div. */
+static void test_fold_attention(void)
+{
+    static const char *const graphs[] = {
+        "graph g {\n  input q : f32[1,2,4,8]\n  input kr : f32[1,4,2,8]\n  input v : f32[1,2,4,8]\n"
+        "  input mask : f32[1,1,1,4]\n  const s : f32[] = 0.35\n"
+        "  kt = Transpose(kr) {perm=[0,2,3,1]}\n  sc = MatMul(q, kt)\n  m = Mul(sc, s)\n"
+        "  a = Add(m, mask)\n  p = Softmax(a) {axis=-1}\n  y = MatMul(p, v)\n  output y\n}\n",
+        "graph g {\n  input q : f32[1,2,4,8]\n  input k : f32[1,2,4,8]\n  input v : f32[1,2,4,8]\n"
+        "  input mask : f32[4,4]\n  const d : f32[] = 2.8284271\n"
+        "  kt = Transpose(k) {perm=[0,1,3,2]}\n  sc = MatMul(q, kt)\n  m = Div(sc, d)\n"
+        "  a = Add(mask, m)\n  p = Softmax(a) {axis=-1}\n  y = MatMul(p, v)\n  output y\n}\n",
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(graphs); i++) {
+        rk_rules r = rules_from(attention_rules);
+        gk_graph *t = gk_parse(graphs[i]), *original = gk_parse(graphs[i]);
+        rw_report rep = apply(t, &r);
+        CHECK_INT(fired(&rep, "attention"), 1);
+        ir_node *n = ir_find_value(t->g, "y")->producer;
+        CHECK_INT(n->op, IR_OP_Attention);
+        CHECK_NEAR(ir_get_float(n, "scale"), i == 0 ? 0.35 : 1 / 2.8284271, 1e-6, 0);
+        /* the first needs a helper Transpose for K; the second reads K itself */
+        CHECK_INT(count_op(t->g, IR_OP_Transpose), i == 0 ? 1 : 0);
+        CHECK(worst_error(original, t) < 1e-5);
+        rw_report_free(&rep);
+        gk_free(t);
+        gk_free(original);
+        rules_free(&r);
+    }
+}
+
+/* ---- constants in guards and attributes; biased projections ---- */
+
+static void test_constant_values(void)
+{
+    const char *guarded = "rule square: Pow(@x, @e:const) > Relu "
+                          "=> ElementwiseChain(@x) {expr = \"relu(mul(x0, x0))\"} "
+                          "where value(@e) == 2\n";
+    rk_rules r = rules_from(guarded);
+    gk_graph *t = gk_parse("graph g {\n  input x : f32[4]\n  const two : f32[] = 2\n"
+                           "  const three : f32[] = 3\n  p = Pow(x, two)\n  y = Relu(p)\n"
+                           "  q = Pow(x, three)\n  z = Relu(q)\n  output y\n  output z\n}\n");
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "square"), 1);
+    CHECK_INT(ir_find_value(t->g, "y")->producer->op, IR_OP_ElementwiseChain);
+    CHECK_INT(ir_find_value(t->g, "z")->producer->op, IR_OP_Relu); /* value(@e) is 3 */
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+    /* an attribute from a constant: LayerNormalization's epsilon */
+    const char *ln = "rule ln: let d = Sub(@x, ReduceMean(@x) {axes = [-1]})\n"
+                     "  Add(Mul(Div(d, Sqrt(Add(ReduceMean(Pow(d, @two:const)) {axes = [-1]}, "
+                     "@eps:const))), @g:const), @b:const)\n"
+                     "  => LayerNormalization(@x, @g, @b) {axis = -1, epsilon = @eps}\n"
+                     "  where value(@two) == 2\n";
+    const char *text = "graph g {\n  input x : f32[2,8]\n  const g1 : f32[8] = random(seed=1)\n"
+                       "  const b1 : f32[8] = random(seed=2)\n  const two : f32[] = 2\n"
+                       "  const eps : f32[] = 0.001\n  m = ReduceMean(x) {axes=[-1]}\n"
+                       "  d = Sub(x, m)\n  sq = Pow(d, two)\n  var = ReduceMean(sq) {axes=[-1]}\n"
+                       "  ve = Add(var, eps)\n  sd = Sqrt(ve)\n  n = Div(d, sd)\n"
+                       "  sc = Mul(n, g1)\n  y = Add(sc, b1)\n  output y\n}\n";
+    rw_report rep2 = fuse_and_compare(text, ln, 1e-4);
+    CHECK_INT(rep2.after.nodes, 1);
+    rw_report_free(&rep2);
+    r = rules_from(ln);
+    t = gk_parse(text);
+    rep = apply(t, &r);
+    CHECK_NEAR(ir_get_float(ir_find_value(t->g, "y")->producer, "epsilon"), 0.001, 1e-6, 0);
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+static void test_concat_with_biases(void)
+{
+    const char *rules = "rule qkv: Add(MatMul(@x, @wq:const), @bq:const) & "
+                        "Add(MatMul(@x, @wk:const), @bk:const) & "
+                        "Add(MatMul(@x, @wv:const), @bv:const) => FusedQKV[concat_weights]\n";
+    const char *text = "graph g {\n  input x : f32[2,3,16]\n"
+                       "  const wq : f32[16,8] = random(seed=1)\n  const bq : f32[8] = random(seed=2)\n"
+                       "  const wk : f32[16,4] = random(seed=3)\n  const bk : f32[4] = random(seed=4)\n"
+                       "  const wv : f32[16,4] = random(seed=5)\n  const bv : f32[4] = random(seed=6)\n"
+                       "  mq = MatMul(x, wq)\n  q = Add(mq, bq)\n  mk = MatMul(x, wk)\n"
+                       "  k = Add(mk, bk)\n  mv = MatMul(x, wv)\n  v = Add(bv, mv)\n"
+                       "  output q\n  output k\n  output v\n}\n";
+    rw_report rep = fuse_and_compare(text, rules, 1e-5);
+    CHECK_INT(fired(&rep, "qkv"), 1);
+    CHECK_INT(rep.after.nodes, 1);
+    rw_report_free(&rep);
+}
+
+/* ---- rounds, determinism, near misses ---- */
+
+static void test_fixpoint(void)
+{
+    const char *rules = "rule conv_bn: Conv > BN => Conv[fold_bn]\n"
+                        "rule conv_relu: Conv > Relu => FusedConvAct {act = Relu}\n";
+    rk_rules r = rules_from(rules);
+    gk_graph *t = gk_parse(conv_bn_relu), *original = gk_parse(conv_bn_relu);
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "conv_bn"), 1);
+    CHECK_INT(fired(&rep, "conv_relu"), 1); /* enabled by the first rewrite */
+    CHECK_INT(rep.rounds, 3);
+    CHECK(!rep.round_limit);
+    CHECK_INT(rep.after.nodes, 1);
+    CHECK(worst_error(original, t) < 1e-4);
+    rw_report_free(&rep);
+    gk_free(t);
+    t = gk_parse(conv_bn_relu);
+    rw_options opts = rw_options_default();
+    opts.max_rounds = 1;
+    rep = apply_with(t, &r, opts);
+    CHECK(rep.round_limit);
+    CHECK_INT(rep.after.nodes, 2);
+    rw_report_free(&rep);
+    gk_free(t);
+    gk_free(original);
+    rules_free(&r);
+}
+
+static void test_determinism(void)
+{
+    rk_rules r = rules_from(cnn_rules);
+    char *texts[2];
+    for (int i = 0; i < 2; i++) {
+        gk_graph *t = gk_parse(residual_graph);
+        rw_options opts = rw_options_default();
+        opts.validate_each = i == 0; /* the debug path must not change the result */
+        rw_report rep = apply_with(t, &r, opts);
+        texts[i] = graph_text(t->g);
+        rw_report_free(&rep);
+        gk_free(t);
+    }
+    CHECK_STR(texts[0], texts[1]);
+    free(texts[0]);
+    free(texts[1]);
+    rules_free(&r);
+}
+
+static void test_near_misses(void)
+{
+    rk_rules r = rules_from("rule conv_bn_relu: Conv > BN > Relu => FusedConvAct[fold_bn]\n");
+    gk_graph *t = gk_parse(residual_graph);
+    rw_options opts = rw_options_default();
+    opts.explain = true;
+    rw_report rep = apply_with(t, &r, opts);
+    CHECK_INT(rep.near_misses.len, 1);
+    if (rep.near_misses.len) {
+        CHECK_STR(rep.near_misses.items[0].node, "y");
+        CHECK_STR(rep.near_misses.items[0].reason,
+                  "`BN`: expected BatchNormalization, found 'a' (Add)");
+    }
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+int main(void)
+{
+    RUN(test_conv_bn_relu);
+    RUN(test_fold_bn_variants);
+    RUN(test_fold_bn_refusals);
+    RUN(test_fan_out_and_outputs);
+    RUN(test_exports_and_order);
+    RUN(test_convexity);
+    RUN(test_overlap_priority);
+    RUN(test_kernel_support);
+    RUN(test_precision);
+    RUN(test_gelu_flavours);
+    RUN(test_residual_shape);
+    RUN(test_forward);
+    RUN(test_concat_weights_gqa);
+    RUN(test_budget);
+    RUN(test_fixpoint);
+    RUN(test_determinism);
+    RUN(test_near_misses);
+    RUN(test_fold_scale);
+    RUN(test_fold_transpose);
+    RUN(test_fold_attention);
+    RUN(test_constant_values);
+    RUN(test_concat_with_biases);
+    return unit_finish();
+}
