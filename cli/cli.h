@@ -40,6 +40,10 @@ const char *cli_value(cli_args *a, const char *opt);
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Whether `out` names the same file as `in` (by device and inode); if so, reports that writing it
+ * would destroy the input. For commands whose output has another format than their input. */
+bool cli_output_overwrites(const char *in, const char *out, dg_context *dg);
+
 /* Writes a file atomically: the content goes to a temporary file beside `path`, which is renamed
  * over `path` only when complete. write_fn returns false on failure (then nothing changes). */
 bool cli_write_atomic(const char *path, bool (*write_fn)(FILE *out, void *ctx), void *ctx,

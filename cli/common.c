@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 bool cli_debug_ir;
@@ -81,6 +82,16 @@ int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     fprintf(stderr, "\n%s", usage);
     va_end(ap);
     return EXIT_BAD_INPUT;
+}
+
+bool cli_output_overwrites(const char *in, const char *out, dg_context *dg)
+{
+    struct stat a, b;
+    if (!in || !out || stat(in, &a) != 0 || stat(out, &b) != 0 || a.st_dev != b.st_dev ||
+        a.st_ino != b.st_ino)
+        return false;
+    dg_error_path(dg, out, "this is the input '%s'; writing it would destroy the input", in);
+    return true;
 }
 
 bool cli_write_atomic(const char *path, bool (*write_fn)(FILE *out, void *ctx), void *ctx,

@@ -68,7 +68,7 @@ int cmd_export(int argc, char **argv)
         return cli_usage_error("export", usage, "missing -o OUT.onnx");
 
     dg_context *dg = dg_new();
-    ir_graph *g = cli_load_graph(path, dg);
+    ir_graph *g = cli_output_overwrites(path, out, dg) ? NULL : cli_load_graph(path, dg);
     uint8_t *data = NULL;
     size_t len = 0;
     if (g && ox_export(g, &opts, &data, &len, dg))

@@ -4,21 +4,11 @@
 #include "onnx/onnx_io.h"
 
 #include <string.h>
-#include <sys/stat.h>
 
 static const char usage[] =
     "usage: fuserule import MODEL.onnx -o OUT.graph\n"
     "Converts an ONNX model to the text form: OUT.graph, and OUT.safetensors holding its\n"
     "weights (when it has any beyond small constants, which the text writes inline).\n";
-
-/* Whether `out` names the model file itself: the text form written there would destroy the model
- * it was made from. */
-static bool same_file(const char *model, const char *out)
-{
-    struct stat a, b;
-    return stat(model, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev &&
-           a.st_ino == b.st_ino;
-}
 
 int cmd_import(int argc, char **argv)
 {
@@ -46,11 +36,7 @@ int cmd_import(int argc, char **argv)
         return cli_usage_error("import", usage, "missing -o OUT.graph");
 
     dg_context *dg = dg_new();
-    ir_graph *g = NULL;
-    if (same_file(model, out))
-        dg_error_path(dg, out, "the output would overwrite the input model; choose another -o");
-    else
-        g = ox_import(model, NULL, dg);
+    ir_graph *g = cli_output_overwrites(model, out, dg) ? NULL : ox_import(model, NULL, dg);
     if (g) {
         cli_debug_dump("import", g);
         ir_save(g, out, dg);
