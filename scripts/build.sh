@@ -3,5 +3,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+venv=${FUSERULE_VENV:-build/venv}
+ort=()
+[ -x "$venv/bin/python" ] && ort=(-DFUSERULE_ORT_PYTHON="$(cd "$venv" && pwd)/bin/python")
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${ort[@]}" "$@" >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -25,3 +25,13 @@ if ((${#missing[@]})); then
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+
+# ONNX Runtime (PyPI) is the oracle of the export tests and the baseline of the benchmarks. It lives
+# in a virtual environment that also sees Debian's python3-onnx.
+venv=${FUSERULE_VENV:-build/venv}
+if ! "$venv/bin/python" -c "import onnxruntime, numpy" 2>/dev/null; then
+  echo "setup: installing onnxruntime and numpy into $venv"
+  mkdir -p "$(dirname "$venv")"
+  /usr/bin/python3 -m venv --system-site-packages "$venv"
+  "$venv/bin/pip" install -q onnxruntime numpy
+fi
