@@ -1,5 +1,5 @@
 /* fuserule run GRAPH [--inputs IN.safetensors] [-o OUT.safetensors] [--seed N] [--time]
- *                   [--target cpu]
+ *                   [--target cpu|cuda]
  *
  * Runs a graph on the CPU executor and prints, per graph output, its type and checksums: the sum
  * and the sum of absolute values (in double) and an FNV-1a hash of its bytes. Inputs come from a
@@ -17,18 +17,20 @@
 
 static const char usage[] =
     "usage: fuserule run GRAPH [--inputs IN.safetensors] [-o OUT.safetensors] [--seed N] [--time]\n"
-    "                    [--target cpu]\n"
+    "                    [--target cpu|cuda]\n"
     "Runs GRAPH on the CPU reference executor and prints each output's type, the sum and the sum\n"
     "of absolute values of its elements, and an FNV-1a hash of its bytes.\n"
     "  --inputs FILE  graph inputs by name (others are generated from the seed)\n"
     "  -o FILE        write the outputs, by name, to a safetensors file\n"
     "  --seed N       seed of the generated inputs (default 0)\n"
-    "  --time         print the wall and CPU time per op and the memory plan to stderr\n";
+    "  --time         print the wall and CPU time per op and the memory plan to stderr\n"
+    "  --target T     cpu (the reference, default) or cuda (fused nodes on the GPU)\n";
 
 typedef struct {
     const char *graph, *inputs, *out;
     uint64_t seed;
     bool time;
+    kn_backend target; /* KN_BACKEND_CPU (0) unless --target cuda */
 } run_args;
 
 static bool parse_seed(const char *s, uint64_t *out)
@@ -64,12 +66,8 @@ static int parse_args(int argc, char **argv, run_args *ra)
             else if (a[2] == 's' && !parse_seed(v, &ra->seed))
                 return cli_usage_error("run", usage,
                                        "--seed takes a non-negative integer, not '%s'", v);
-            else if (a[2] == 't' && strcmp(v, "cpu") != 0)
-                return cli_usage_error("run", usage,
-                                       strcmp(v, "cuda") == 0
-                                           ? "the CUDA executor is not available in this build"
-                                           : "unknown target '%s' (cpu)",
-                                       v);
+            else if (a[2] == 't' && !kn_backend_parse(v, &ra->target))
+                return cli_usage_error("run", usage, "unknown target '%s' (cpu or cuda)", v);
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("run", usage, "unknown option '%s'", a);
         } else if (ra->graph) {
@@ -200,7 +198,9 @@ int cmd_run(int argc, char **argv)
     if (status >= 0)
         return status;
     dg_context *dg = dg_new();
-    ir_graph *g = cli_load_graph(ra.graph, dg);
+    bool overwrites = cli_output_overwrites(ra.graph, ra.out, dg) ||
+                      cli_output_overwrites(ra.inputs, ra.out, dg);
+    ir_graph *g = overwrites ? NULL : cli_load_graph(ra.graph, dg);
     st_file *f = NULL;
     rt_tensor *given = NULL;
     size_t ngiven = 0;
@@ -209,7 +209,8 @@ int cmd_run(int argc, char **argv)
     if (ok && ra.inputs)
         ok = (f = st_open(ra.inputs, dg)) && read_inputs(g, f, &given, &ngiven, dg);
     rt_options opts = {.seed = ra.seed, .time = ra.time};
-    ok = ok && rt_run_cpu(g, given, ngiven, &opts, &r, dg);
+    ok = ok && (ra.target == KN_BACKEND_CUDA ? rt_run_cuda : rt_run_cpu)(g, given, ngiven, &opts,
+                                                                          &r, dg);
     if (ok && ra.out) {
         write_ctx w = {ra.out, &r, dg};
         ok = cli_write_atomic(ra.out, write_outputs, &w, dg);

@@ -4,8 +4,8 @@
  * compares every output: NaN and infinities (with their sign) must sit at the same places, then
  * each element must satisfy |fused - original| <= atol + rtol * |original| with the tolerances of
  * its dtype (docs/matcher.md, "Verifying"). Prints the worst error per output; exit 1 on a
- * mismatch. With --target cuda the rewrite binds CUDA kernels, and the fused graph still runs on
- * the CPU references of the same ops. */
+ * mismatch. With --target cuda the rewrite binds CUDA kernels and the fused graph runs on the CUDA
+ * executor (docs/cuda.md), against the original on the CPU reference. */
 #include "cli/cli.h"
 
 #include "rewrite/rewrite.h"
@@ -192,7 +192,8 @@ int cmd_verify(int argc, char **argv)
     rt_options ro = {.seed = va.seed};
     rt_result want = {0}, got = {0};
     bool ran = rewrote && rt_run_cpu(original, NULL, 0, &ro, &want, dg) &&
-               rt_run_cpu(fused, NULL, 0, &ro, &got, dg);
+               (va.target == KN_BACKEND_CUDA ? rt_run_cuda : rt_run_cpu)(fused, NULL, 0, &ro, &got,
+                                                                         dg);
     bool agree = true;
     if (ran) {
         printf("fused: nodes %zu -> %zu, kernels %zu -> %zu\n", rep.before.nodes, rep.after.nodes,

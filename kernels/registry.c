@@ -4,6 +4,9 @@
 #include "kernels/kernels.h"
 
 #include "base/check.h"
+#ifdef FR_HAVE_CUDA
+#include "kernels/cuda/cuda_registry.h"
+#endif
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -129,43 +132,51 @@ static bool cpu_qgemm(const ir_graph *g, const ir_node *n, char *why_not)
 
 #define CPU(op, check) {"cpu." #op, check, kn_cpu_##op}
 #define NO_CUDA {NULL, NULL}
+/* The CUDA column: kernels/cuda/ (docs/cuda.md), registered when the build has the CUDA backend. */
+#ifdef FR_HAVE_CUDA
+#define CUDA(op) {"cuda." #op, kn_cuda_supports_##op}
+#else
+#define CUDA(op) NO_CUDA
+#endif
 
 static const kn_fused_entry entries[] = {
     {IR_OP_FusedConvAct, "act(conv(X, W) + B + Z)",
      {{"X", false}, {"W", false}, {"B", true}, {"Z", true}}, {{"Y", false}}, false,
-     CPU(FusedConvAct, cpu_conv), NO_CUDA},
+     CPU(FusedConvAct, cpu_conv), CUDA(FusedConvAct)},
     {IR_OP_GemmEpilogue, "act(alpha * A @ B + bias + beta * residual)",
      {{"A", false}, {"B", false}, {"bias", true}, {"residual", true}}, {{"Y", false}}, false,
-     CPU(GemmEpilogue, cpu_gemm), NO_CUDA},
+     CPU(GemmEpilogue, cpu_gemm), CUDA(GemmEpilogue)},
     {IR_OP_FusedQKV, "one GEMM X @ W (+ bias) split into 2 or 3 outputs by `sizes`",
      {{"X", false}, {"W", false}, {"bias", true}}, {{"Q", false}, {"K", false}, {"V", true}},
-     false, CPU(FusedQKV, cpu_qkv), NO_CUDA},
+     false, CPU(FusedQKV, cpu_qkv), CUDA(FusedQKV)},
     {IR_OP_RMSNorm, "X / sqrt(mean(X^2) + epsilon) * scale",
      {{"X", false}, {"scale", false}}, {{"Y", false}}, false, CPU(RMSNorm, cpu_float_op),
-     NO_CUDA},
+     CUDA(RMSNorm)},
     {IR_OP_AddLayerNorm, "LayerNorm(A + B) * scale + bias, and the sum",
      {{"A", false}, {"B", false}, {"scale", false}, {"bias", true}},
-     {{"Y", false}, {"Sum", true}}, false, CPU(AddLayerNorm, cpu_float_op), NO_CUDA},
+     {{"Y", false}, {"Sum", true}}, false, CPU(AddLayerNorm, cpu_float_op),
+     CUDA(AddLayerNorm)},
     {IR_OP_AddRMSNorm, "RMSNorm(A + B) * scale, and the sum",
      {{"A", false}, {"B", false}, {"scale", false}}, {{"Y", false}, {"Sum", true}}, false,
-     CPU(AddRMSNorm, cpu_float_op), NO_CUDA},
+     CPU(AddRMSNorm, cpu_float_op), CUDA(AddRMSNorm)},
     {IR_OP_FusedSoftmax, "softmax(scale * X + mask) along axis",
      {{"X", false}, {"mask", true}}, {{"Y", false}}, false, CPU(FusedSoftmax, cpu_float_op),
-     NO_CUDA},
+     CUDA(FusedSoftmax)},
     {IR_OP_ElementwiseChain, "the expression `expr` over broadcast inputs x0..xN, in one pass",
-     {{"x", false}}, {{"Y", false}}, true, CPU(ElementwiseChain, cpu_ewchain), NO_CUDA},
+     {{"x", false}}, {{"Y", false}}, true, CPU(ElementwiseChain, cpu_ewchain),
+     CUDA(ElementwiseChain)},
     {IR_OP_Attention, "softmax(scale * Q @ K^T + mask) @ V, causal optional, GQA",
      {{"Q", false}, {"K", false}, {"V", false}, {"mask", true}}, {{"Y", false}}, false,
-     CPU(Attention, cpu_attention), NO_CUDA},
+     CPU(Attention, cpu_attention), CUDA(Attention)},
     {IR_OP_RoPE, "X * cos + rotate(X) * sin on the last dim",
      {{"X", false}, {"cos", false}, {"sin", false}}, {{"Y", false}}, false,
-     CPU(RoPE, cpu_float_op), NO_CUDA},
+     CPU(RoPE, cpu_float_op), CUDA(RoPE)},
     {IR_OP_SwiGLU, "gate * sigmoid(gate) * up", {{"gate", false}, {"up", false}}, {{"Y", false}},
-     false, CPU(SwiGLU, cpu_float_op), NO_CUDA},
+     false, CPU(SwiGLU, cpu_float_op), CUDA(SwiGLU)},
     {IR_OP_QGemm, "int8 A @ B accumulated in int32, dequantized (and requantized by y_scale)",
      {{"A", false}, {"a_scale", false}, {"B", false}, {"b_scale", false}, {"bias", true},
       {"y_scale", true}},
-     {{"Y", false}}, false, CPU(QGemm, cpu_qgemm), NO_CUDA},
+     {{"Y", false}}, false, CPU(QGemm, cpu_qgemm), CUDA(QGemm)},
 };
 
 #define IR_OP(name, ...) +1

@@ -1,0 +1,191 @@
+/* The CUDA kernels, callable from C.
+ *
+ * This header is the only contact between the C code (the CUDA executor, runtime/cuda_executor.c)
+ * and the CUDA translation units of kernels/cuda/: plain C types, no IR, no CUDA headers. The
+ * executor reads a node's attributes into the parameter structs below and hands over device
+ * pointers; the kernels never see the graph.
+ *
+ * Errors. Every CUDA, cuDNN, cuBLASLt and NVRTC call is checked (KC_CHECK in kc_common.cuh); a
+ * failure stores "file:line: call: the library's error string" in the context and the function
+ * returns false. The executor reports that text into its dg_context at the node; nothing aborts.
+ *
+ * Tensors are contiguous row-major; `dims` are int64 and every index computed from them is int64.
+ * Float tensors are f32, f16 or bf16 in storage; arithmetic is fp32 (reductions in fp32 with
+ * warp shuffles and block reductions). Operands that broadcast (numpy, right-aligned) say so. */
+#ifndef FUSERULE_KERNELS_CUDA_CUDA_KERNELS_H
+#define FUSERULE_KERNELS_CUDA_CUDA_KERNELS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { KC_MAX_RANK = 8, KC_ERROR_SIZE = 512 };
+
+typedef enum { KC_F32, KC_F16, KC_BF16, KC_I8, KC_I32 } kc_dtype;
+
+typedef struct kc_tensor {
+    kc_dtype dtype;
+    int rank;
+    int64_t dims[KC_MAX_RANK];
+    int64_t numel;
+    void *data; /* device memory; NULL for an omitted optional operand */
+} kc_tensor;
+
+/* The activations of FusedConvAct and GemmEpilogue, as docs/kernels.md defines them. */
+typedef enum {
+    KC_ACT_IDENTITY,
+    KC_ACT_RELU,
+    KC_ACT_LEAKY_RELU,
+    KC_ACT_SIGMOID,
+    KC_ACT_TANH,
+    KC_ACT_CLIP,
+    KC_ACT_GELU,      /* erf */
+    KC_ACT_GELU_TANH, /* the tanh approximation: the only GELU cuBLASLt computes */
+    KC_ACT_SILU,
+    KC_ACT_HARD_SWISH,
+    KC_ACT_HARD_SIGMOID,
+} kc_act_kind;
+
+typedef struct kc_act {
+    kc_act_kind kind;
+    float alpha, beta;
+} kc_act;
+
+/* ---- the context: device, stream, library handles, caches ---------------------------------- */
+
+typedef struct kc_context kc_context;
+
+/* How many CUDA devices there are; false with the reason ("no CUDA device: ...") when the driver
+ * or a device is missing. */
+bool kc_device_count(int *count, char *why, size_t why_size);
+/* A context on device 0 with one stream; NULL with the reason in err (KC_ERROR_SIZE bytes). */
+kc_context *kc_create(char *err);
+void kc_destroy(kc_context *ctx);
+/* The message of the last failure. */
+const char *kc_last_error(const kc_context *ctx);
+/* The device's name and compute capability, e.g. "NVIDIA H200 (sm_90)". */
+const char *kc_device_name(const kc_context *ctx);
+
+bool kc_alloc(kc_context *ctx, size_t nbytes, void **out);
+void kc_free(kc_context *ctx, void *p);
+bool kc_upload(kc_context *ctx, void *dst, const void *src, size_t nbytes);
+bool kc_download(kc_context *ctx, void *dst, const void *src, size_t nbytes);
+bool kc_copy(kc_context *ctx, void *dst, const void *src, size_t nbytes); /* device to device */
+bool kc_fill_bytes(kc_context *ctx, void *dst, unsigned char byte, size_t nbytes);
+/* Waits for the stream and reports any error a kernel raised asynchronously. */
+bool kc_sync(kc_context *ctx);
+
+/* CUDA graph capture of the stream: everything launched between begin and end is recorded into
+ * a graph (no allocation and no synchronization may happen in between), which kc_graph_replay
+ * launches again as one unit. */
+bool kc_capture_begin(kc_context *ctx);
+bool kc_capture_end(kc_context *ctx);
+bool kc_graph_replay(kc_context *ctx);
+
+/* Timing on the stream: events recorded around work, milliseconds between them. */
+bool kc_timer_start(kc_context *ctx);
+bool kc_timer_stop(kc_context *ctx, float *ms);
+
+/* ---- library-backed kernels --------------------------------------------------------------- */
+
+/* FusedConvAct on cuDNN, 2-D: x [N, C, H, W] (or [N, H, W, C] when nhwc), w [M, C/group, kh, kw]
+ * (or [M, kh, kw, C/group]), bias [M]?, z (residual, y's shape)?, y. Pads are begin/end per
+ * spatial dim; cuDNN needs them symmetric (the supports check refuses others). Relu and Identity
+ * run as one cudnnConvolutionBiasActivationForward; other activations as the convolution (with
+ * the residual through beta) followed by one fused bias + activation epilogue kernel. The
+ * algorithm and workspace are chosen once per shape and cached in the context. */
+typedef struct kc_conv_params {
+    bool nhwc;
+    int64_t group;
+    int64_t pads[4]; /* top, left, bottom, right */
+    int64_t strides[2], dilations[2];
+    kc_act act;
+} kc_conv_params;
+bool kc_conv_act(kc_context *ctx, const kc_tensor *x, const kc_tensor *w, const kc_tensor *bias,
+                 const kc_tensor *z, kc_tensor *y, const kc_conv_params *p);
+
+/* GemmEpilogue on cuBLASLt: y [batch.., M, N] = act(alpha op(A) op(B) + bias + beta residual).
+ * A [batch.., M, K] (transA: [.., K, M]), B [K, N] (transB: [N, K]), bias [N]?, residual y's shape
+ * or broadcasting to it?. The bias and Relu / GeluTanh run in cuBLASLt's epilogue, the residual
+ * through C with beta (copied into y first when it must be broadcast); other activations in one
+ * epilogue kernel after the GEMM. */
+typedef struct kc_gemm_params {
+    bool trans_a, trans_b;
+    float alpha, beta;
+    kc_act act;
+} kc_gemm_params;
+bool kc_gemm_epilogue(kc_context *ctx, const kc_tensor *a, const kc_tensor *b,
+                      const kc_tensor *bias, const kc_tensor *residual, kc_tensor *y,
+                      const kc_gemm_params *p);
+
+/* FusedQKV: one cuBLASLt GEMM x [.., K] @ w [K, sum(sizes)] (+ bias through the epilogue) into a
+ * scratch [rows, sum(sizes)], then one kernel splitting it into the 2 or 3 outputs. */
+bool kc_fused_qkv(kc_context *ctx, const kc_tensor *x, const kc_tensor *w, const kc_tensor *bias,
+                  kc_tensor *const *outs, int nouts);
+
+/* QGemm: int8 A [.., M, K] @ int8 B [K, N] on cuBLASLt with an int32 accumulator, then one kernel
+ * applying a_scale * b_scale[n] (+ bias[n]) and, with y_scale, requantizing to int8 (round half
+ * to even, saturate). The scales and bias are f32 device tensors. */
+bool kc_qgemm(kc_context *ctx, const kc_tensor *a, const kc_tensor *a_scale, const kc_tensor *b,
+              const kc_tensor *b_scale, const kc_tensor *bias, const kc_tensor *y_scale,
+              kc_tensor *y);
+
+/* ---- custom kernels ------------------------------------------------------------------------ */
+
+typedef enum { KC_NORM_LAYER, KC_NORM_RMS } kc_norm_kind;
+
+/* Normalizes rows of `cols` = product of dims [axis, rank): y = norm(a + b) * scale + bias, with
+ * the sum exported to `sum` when given. b (broadcasting to a), bias and sum are optional; scale
+ * and bias broadcast to the normalized dims. One block per row; the row is read once and written
+ * once when it fits in shared memory. */
+bool kc_norm(kc_context *ctx, kc_norm_kind kind, const kc_tensor *a, const kc_tensor *b,
+             const kc_tensor *scale, const kc_tensor *bias, kc_tensor *y, kc_tensor *sum,
+             int axis, float epsilon);
+
+/* y = softmax(scale * x + mask) along axis; mask broadcasts to x. */
+bool kc_softmax(kc_context *ctx, const kc_tensor *x, const kc_tensor *mask, kc_tensor *y,
+                int axis, float scale);
+
+/* y = gate * sigmoid(gate) * up, gate and up broadcasting to y. */
+bool kc_swiglu(kc_context *ctx, const kc_tensor *gate, const kc_tensor *up, kc_tensor *y);
+
+/* RoPE on the last dim of x [.., S, D] with cos/sin tables [.., W] (W = D/2 or D) broadcasting to
+ * x's [.., S, W]. */
+bool kc_rope(kc_context *ctx, const kc_tensor *x, const kc_tensor *cos_t, const kc_tensor *sin_t,
+             kc_tensor *y, bool interleaved);
+
+/* Attention: q [B, Hq, S, D], k [B, Hkv, T, D], v [B, Hkv, T, Dv], mask (additive, broadcasting
+ * to [B, Hq, S, T])?, y [B, Hq, S, Dv]. Tiled over keys with an online softmax: no score matrix
+ * is stored. D and Dv at most KC_ATTENTION_MAX_HEAD_DIM. */
+enum { KC_ATTENTION_MAX_HEAD_DIM = 128 };
+bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const kc_tensor *v,
+                  const kc_tensor *mask, kc_tensor *y, float scale, bool causal);
+
+/* ElementwiseChain: `body` is the CUDA source of one expression over float inputs x0..x(n-1)
+ * (made by kn_cuda_ewchain_source, kernels/cuda/ewchain_codegen.c). The kernel is compiled at run
+ * time with NVRTC for this device, once per (body, input count, dtype): the context caches the
+ * modules by that key. Inputs broadcast to y. */
+bool kc_ewchain(kc_context *ctx, const char *body, const kc_tensor *const *inputs, int ninputs,
+                kc_tensor *y);
+
+/* Compiles an ElementwiseChain kernel to PTX without a device (the test of the code generator);
+ * false with NVRTC's log in err (KC_ERROR_SIZE bytes). */
+bool kc_ewchain_compile_check(const char *body, int ninputs, kc_dtype dtype, char *err);
+
+/* ---- the epilogue kernel shared by the conv and GEMM paths --------------------------------- */
+
+/* y[i] = act(y[i] + bias[channel(i)] + z[i]) in place; the channel of element i is
+ * (i / inner) % channels (inner = 1 for NHWC and for GEMM rows, H*W for NCHW). bias and z may
+ * be NULL. */
+bool kc_bias_act(kc_context *ctx, kc_tensor *y, const kc_tensor *bias, const kc_tensor *z,
+                 int64_t channels, int64_t inner, const kc_act *act);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

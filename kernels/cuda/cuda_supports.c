@@ -1,0 +1,216 @@
+/* The CUDA column's supports checks: what each CUDA kernel of kernels/cuda/ can run.
+ *
+ * They describe the kernels, not the machine: a build with CUDA answers the same with or without
+ * a device (the executor reports a missing device when a graph runs). What inference already
+ * refuses (ranks, broadcasting, attribute values) is not repeated, and what is not known yet (an
+ * unknown dtype, a symbolic dim) is not refused: the executor checks static shapes again. */
+#include "kernels/cuda/cuda_registry.h"
+
+#include "kernels/kernels.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* cuBLASLt's vectorized kernels want every matrix row to start 16-byte aligned. */
+enum { ROW_ALIGN = 16 };
+/* cuDNN's 4-D descriptors hold int dims. */
+#define INT_DIM_MAX ((int64_t)2147483647)
+
+static bool why(char *why_not, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static bool why(char *why_not, const char *fmt, ...)
+{
+    if (why_not) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why_not, KN_WHY_SIZE, fmt, ap);
+        va_end(ap);
+    }
+    return false;
+}
+
+static const ir_type *in_type(const ir_node *n, uint32_t i)
+{
+    return i < n->ninputs && n->inputs[i] ? &n->inputs[i]->type : NULL;
+}
+
+/* Dim d (negative: from the end) of input i when static, else -1. */
+static int64_t static_dim(const ir_node *n, uint32_t i, int d)
+{
+    const ir_type *t = in_type(n, i);
+    if (!t || t->rank < 0)
+        return -1;
+    int k = d < 0 ? t->rank + d : d;
+    if (k < 0 || k >= t->rank || !ir_dim_is_static(t->dims[k]))
+        return -1;
+    return t->dims[k];
+}
+
+/* Inputs [first, last) that are present are float and share one dtype. */
+static bool same_float(const ir_node *n, uint32_t first, uint32_t last, char *why_not)
+{
+    ir_dtype seen = IR_DTYPE_UNKNOWN;
+    for (uint32_t i = first; i < last && i < n->ninputs; i++) {
+        const ir_type *t = in_type(n, i);
+        if (!t || t->dtype == IR_DTYPE_UNKNOWN)
+            continue;
+        if (!ir_dtype_is_float(t->dtype))
+            return why(why_not, "input %u is %s; the CUDA kernel takes f32, f16 or bf16", i,
+                       ir_dtype_name(t->dtype));
+        if (seen != IR_DTYPE_UNKNOWN && t->dtype != seen)
+            return why(why_not, "inputs mix %s and %s; the CUDA kernel takes one dtype",
+                       ir_dtype_name(seen), ir_dtype_name(t->dtype));
+        seen = t->dtype;
+    }
+    return true;
+}
+
+static bool rank_is(const ir_node *n, uint32_t i, int lo, int hi, const char *what, char *why_not)
+{
+    const ir_type *t = in_type(n, i);
+    if (!t || t->rank < 0 || (t->rank >= lo && t->rank <= hi))
+        return true;
+    return why(why_not, "%s has rank %d; the CUDA kernel takes rank %d to %d", what, t->rank, lo,
+               hi);
+}
+
+/* A row of `elems` elements of input i's dtype is a multiple of ROW_ALIGN bytes. */
+static bool row_aligned(const ir_node *n, uint32_t i, int64_t elems, const char *what,
+                        char *why_not)
+{
+    const ir_type *t = in_type(n, i);
+    size_t esize = t ? ir_dtype_size(t->dtype) : 0;
+    if (elems < 0 || esize == 0 || ((size_t)elems * esize) % ROW_ALIGN == 0)
+        return true;
+    return why(why_not,
+               "%s = %lld: rows of %zu bytes are not %d-byte aligned, as cuBLASLt's kernels need",
+               what, (long long)elems, (size_t)elems * esize, ROW_ALIGN);
+}
+
+bool kn_cuda_supports_FusedConvAct(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    if (!same_float(n, 0, 4, why_not))
+        return false;
+    const ir_type *x = in_type(n, 0);
+    if (x && x->rank >= 0 && x->rank != 4)
+        return why(why_not, "the cuDNN kernel runs 2-D convolutions; X has rank %d", x->rank);
+    const char *pad = ir_get_string(n, "auto_pad");
+    if (strcmp(pad, "SAME_UPPER") == 0 || strcmp(pad, "SAME_LOWER") == 0)
+        return why(why_not, "auto_pad %s may pad asymmetrically; cuDNN pads symmetrically", pad);
+    const int64_t *pads;
+    uint32_t np = ir_get_ints(n, "pads", &pads);
+    if (np == 4 && (pads[0] != pads[2] || pads[1] != pads[3]))
+        return why(why_not, "pads [%lld,%lld,%lld,%lld] are asymmetric; cuDNN pads symmetrically",
+                   (long long)pads[0], (long long)pads[1], (long long)pads[2], (long long)pads[3]);
+    for (uint32_t i = 0; i < 2; i++) {
+        const ir_type *t = in_type(n, i);
+        for (int d = 0; t && d < t->rank; d++)
+            if (ir_dim_is_static(t->dims[d]) && t->dims[d] > INT_DIM_MAX)
+                return why(why_not, "a dim of %lld does not fit cuDNN's int dims",
+                           (long long)t->dims[d]);
+    }
+    return true;
+}
+
+/* GEMM rows: A's last dim (K, or M with transA), B's last dim and Y's (N) row alignment. */
+bool kn_cuda_supports_GemmEpilogue(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    if (!same_float(n, 0, 4, why_not) || !rank_is(n, 0, 2, IR_MAX_RANK, "A", why_not) ||
+        !rank_is(n, 1, 2, 2, "B", why_not) || !rank_is(n, 2, 1, 1, "the bias", why_not))
+        return false;
+    bool trans_b = ir_get_int(n, "transB") != 0;
+    int64_t a_last = static_dim(n, 0, -1), b_last = static_dim(n, 1, -1);
+    int64_t nn = trans_b ? static_dim(n, 1, 0) : b_last;
+    return row_aligned(n, 0, a_last, "A's last dim", why_not) &&
+           row_aligned(n, 1, b_last, "B's last dim", why_not) &&
+           row_aligned(n, 1, nn, "N", why_not);
+}
+
+bool kn_cuda_supports_FusedQKV(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    if (!same_float(n, 0, 3, why_not) || !rank_is(n, 1, 2, 2, "W", why_not) ||
+        !rank_is(n, 2, 1, 1, "the bias", why_not))
+        return false;
+    if (n->noutputs < 2 || n->noutputs > 3)
+        return why(why_not, "the CUDA kernel splits into 2 or 3 outputs, not %u", n->noutputs);
+    return row_aligned(n, 0, static_dim(n, 0, -1), "K", why_not) &&
+           row_aligned(n, 1, static_dim(n, 1, -1), "the concatenated width", why_not);
+}
+
+bool kn_cuda_supports_RMSNorm(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    return same_float(n, 0, 2, why_not);
+}
+
+bool kn_cuda_supports_AddLayerNorm(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    return same_float(n, 0, 4, why_not);
+}
+
+bool kn_cuda_supports_AddRMSNorm(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    return same_float(n, 0, 3, why_not);
+}
+
+bool kn_cuda_supports_FusedSoftmax(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    return same_float(n, 0, 2, why_not);
+}
+
+bool kn_cuda_supports_ElementwiseChain(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    if (n->ninputs > KN_CUDA_EW_MAX_INPUTS)
+        return why(why_not, "the CUDA kernel takes at most %d inputs, not %u",
+                   KN_CUDA_EW_MAX_INPUTS, n->ninputs);
+    return same_float(n, 0, n->ninputs, why_not);
+}
+
+bool kn_cuda_supports_Attention(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    if (!same_float(n, 0, 4, why_not))
+        return false;
+    for (uint32_t i = 0; i < 3; i++)
+        if (!rank_is(n, i, 4, 4, i == 0 ? "Q" : i == 1 ? "K" : "V", why_not))
+            return false;
+    int64_t d = static_dim(n, 0, 3), dv = static_dim(n, 2, 3);
+    if (d > KN_CUDA_ATTENTION_MAX_HEAD_DIM || dv > KN_CUDA_ATTENTION_MAX_HEAD_DIM)
+        return why(why_not, "head dims %lld and %lld; the CUDA kernel handles up to %d",
+                   (long long)d, (long long)dv, KN_CUDA_ATTENTION_MAX_HEAD_DIM);
+    int64_t b = static_dim(n, 0, 0), h = static_dim(n, 0, 1);
+    if (b > 65535 || h > 65535)
+        return why(why_not, "batch %lld or heads %lld above the 65535 of the kernel's grid",
+                   (long long)b, (long long)h);
+    return true;
+}
+
+bool kn_cuda_supports_RoPE(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    return same_float(n, 0, 3, why_not);
+}
+
+bool kn_cuda_supports_SwiGLU(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    return same_float(n, 0, 2, why_not);
+}
+
+/* cuBLASLt's int8 GEMM needs K and N multiples of 4; the scales and bias are f32. */
+bool kn_cuda_supports_QGemm(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    const ir_type *a = in_type(n, 0), *b = in_type(n, 2);
+    if ((a && a->dtype != IR_I8) || (b && b->dtype != IR_I8))
+        return why(why_not, "the CUDA QGemm takes i8 A and B");
+    for (uint32_t i = 1; i < n->ninputs; i += (i == 1 ? 2 : 1)) {
+        const ir_type *t = in_type(n, i);
+        if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_F32)
+            return why(why_not, "input %u is %s; the CUDA QGemm takes f32 scales and bias", i,
+                       ir_dtype_name(t->dtype));
+    }
+    if (!rank_is(n, 0, 2, IR_MAX_RANK, "A", why_not) || !rank_is(n, 2, 2, 2, "B", why_not))
+        return false;
+    int64_t k = static_dim(n, 2, 0), nn = static_dim(n, 2, 1);
+    if ((k >= 0 && k % 4) || (nn >= 0 && nn % 4))
+        return why(why_not, "K = %lld and N = %lld must be multiples of 4 for cuBLASLt's int8 GEMM",
+                   (long long)k, (long long)nn);
+    return true;
+}

@@ -1,0 +1,52 @@
+/* ElementwiseChain code generation for NVRTC: the postfix program that ir_ew_parse compiled is
+ * turned back into one nested C expression over the inputs, which kernels/cuda/ewchain.cu pastes
+ * into its kernel template. Every function becomes a call of the prelude's fr_<name>, whose
+ * semantics are the CPU reference's (NaN-propagating max/min, ReLU keeping NaN, ...). */
+#include "kernels/cuda/cuda_registry.h"
+
+#include "base/check.h"
+
+#include <stdlib.h>
+
+static uint32_t arity(ir_ew_opcode op)
+{
+    switch (op) {
+#define ARITY(name, n)                                                                             \
+    case IR_EW_##name: return n;
+        IR_EW_FUNCS(ARITY)
+#undef ARITY
+    default: return 0;
+    }
+}
+
+const char *kn_cuda_ewchain_source(ar_arena *arena, const ir_ew_program *prog)
+{
+    const char **stack = ar_alloc_array(arena, prog->depth ? prog->depth : 1, sizeof *stack);
+    uint32_t sp = 0;
+    for (uint32_t i = 0; i < prog->len; i++) {
+        const ir_ew_instr *ins = &prog->code[i];
+        if (ins->op == IR_EW_INPUT) {
+            FR_CHECK(sp < prog->depth);
+            stack[sp++] = ar_printf(arena, "x%u", ins->index);
+            continue;
+        }
+        if (ins->op == IR_EW_CONST) {
+            FR_CHECK(sp < prog->depth);
+            /* %.9g round-trips a float; the cast makes "1" or "1e+30" a float expression */
+            stack[sp++] = ar_printf(arena, "(float)(%.9g)", (double)(float)ins->value);
+            continue;
+        }
+        uint32_t n = arity(ins->op);
+        FR_CHECK(n >= 1 && n <= 3 && sp >= n); /* ir_ew_parse made a well-formed program */
+        const char **args = &stack[sp - n];
+        const char *name = ir_ew_name(ins->op);
+        const char *call =
+            n == 1   ? ar_printf(arena, "fr_%s(%s)", name, args[0])
+            : n == 2 ? ar_printf(arena, "fr_%s(%s, %s)", name, args[0], args[1])
+                     : ar_printf(arena, "fr_%s(%s, %s, %s)", name, args[0], args[1], args[2]);
+        sp -= n;
+        stack[sp++] = call;
+    }
+    FR_CHECK(sp == 1);
+    return stack[0];
+}

@@ -1,0 +1,250 @@
+// The LLM kernels: SwiGLU, RoPE and attention.
+#include "kernels/cuda/kc_common.cuh"
+
+// ---- SwiGLU ----------------------------------------------------------------------------------
+
+__device__ __forceinline__ float swiglu(float g, float u) { return g / (1.0f + expf(-g)) * u; }
+
+// gate and up with y's shape, 16-byte aligned: one vector per step, a scalar tail.
+template <typename T>
+__global__ void swiglu_vec_kernel(const T *gate, const T *up, T *y, int64_t n)
+{
+    constexpr int V = kc_vec<T>::n;
+    const int64_t chunks = n / V;
+    const int64_t stride = (int64_t)gridDim.x * blockDim.x;
+    for (int64_t c = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; c < chunks; c += stride) {
+        float g[V], u[V];
+        kc_load16(gate + c * V, g);
+        kc_load16(up + c * V, u);
+#pragma unroll
+        for (int k = 0; k < V; k++)
+            g[k] = swiglu(g[k], u[k]);
+        kc_store16(y + c * V, g);
+    }
+    const int64_t tail = chunks * V + blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    for (int64_t i = tail; i < n; i += stride)
+        y[i] = kc_from_f32<T>(swiglu(kc_to_f32(gate[i]), kc_to_f32(up[i])));
+}
+
+template <typename T>
+__global__ void swiglu_bcast_kernel(const T *gate, kc_bcast gb, const T *up, kc_bcast ub, T *y,
+                                    int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = kc_from_f32<T>(swiglu(kc_to_f32(gate[kc_bcast_offset(gb, i)]),
+                                     kc_to_f32(up[kc_bcast_offset(ub, i)])));
+}
+
+bool kc_swiglu(kc_context *ctx, const kc_tensor *gate, const kc_tensor *up, kc_tensor *y)
+{
+    if (y->numel == 0)
+        return true;
+    kc_bcast gb, ub;
+    if (!kc_bcast_make(gate, y->dims, y->rank, &gb) || !kc_bcast_make(up, y->dims, y->rank, &ub))
+        return KC_FAIL(ctx, "swiglu: gate and up do not broadcast to Y");
+    return kc_dispatch_float(ctx, y->dtype, [&]<typename T>() {
+        const T *g = (const T *)gate->data, *u = (const T *)up->data;
+        T *out = (T *)y->data;
+        if (gb.same && ub.same && kc_aligned16(g) && kc_aligned16(u) && kc_aligned16(out))
+            swiglu_vec_kernel<T><<<kc_blocks(y->numel / kc_vec<T>::n + 1), KC_THREADS, 0,
+                                   ctx->stream>>>(g, u, out, y->numel);
+        else
+            swiglu_bcast_kernel<T><<<kc_blocks(y->numel), KC_THREADS, 0, ctx->stream>>>(
+                g, gb, u, ub, out, y->numel);
+        return KC_LAUNCHED(ctx);
+    });
+}
+
+// ---- RoPE --------------------------------------------------------------------------------------
+
+template <typename T> struct rope_args {
+    const T *x, *cos_t, *sin_t;
+    kc_bcast cb, sb; // the tables broadcast to x's shape with the last dim W
+    T *y;
+    int64_t pairs, d, w;
+    bool interleaved;
+};
+
+// One thread per element pair (a, b) of a row; see docs/kernels.md for the pairing.
+template <typename T> __global__ void rope_kernel(rope_args<T> p)
+{
+    const int64_t half = p.d / 2;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < p.pairs;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t row = i / half, j = i - row * half;
+        int64_t a = p.interleaved ? 2 * j : j, b = p.interleaved ? 2 * j + 1 : j + half;
+        int64_t ta = p.w == half ? j : a, tb = p.w == half ? j : b;
+        int64_t ra = row * p.w + ta, rb = row * p.w + tb;
+        float xa = kc_to_f32(p.x[row * p.d + a]), xb = kc_to_f32(p.x[row * p.d + b]);
+        float ca = kc_to_f32(p.cos_t[kc_bcast_offset(p.cb, ra)]);
+        float sa = kc_to_f32(p.sin_t[kc_bcast_offset(p.sb, ra)]);
+        float cb = kc_to_f32(p.cos_t[kc_bcast_offset(p.cb, rb)]);
+        float sb = kc_to_f32(p.sin_t[kc_bcast_offset(p.sb, rb)]);
+        p.y[row * p.d + a] = kc_from_f32<T>(xa * ca - xb * sa);
+        p.y[row * p.d + b] = kc_from_f32<T>(xb * cb + xa * sb);
+    }
+}
+
+bool kc_rope(kc_context *ctx, const kc_tensor *x, const kc_tensor *cos_t, const kc_tensor *sin_t,
+             kc_tensor *y, bool interleaved)
+{
+    if (x->rank < 1 || x->dims[x->rank - 1] % 2 != 0)
+        return KC_FAIL(ctx, "rope: the last dim of X must be even");
+    int64_t d = x->dims[x->rank - 1];
+    int64_t w = cos_t->rank ? cos_t->dims[cos_t->rank - 1] : 1;
+    if (w != d && w != d / 2)
+        return KC_FAIL(ctx, "rope: the tables have %lld entries per row, not %lld or %lld",
+                       (long long)w, (long long)d, (long long)(d / 2));
+    if (x->numel == 0)
+        return true;
+    int64_t table_dims[KC_MAX_RANK];
+    for (int k = 0; k < x->rank; k++)
+        table_dims[k] = x->dims[k];
+    table_dims[x->rank - 1] = w;
+    return kc_dispatch_float(ctx, x->dtype, [&]<typename T>() {
+        rope_args<T> p = {};
+        if (!kc_bcast_make(cos_t, table_dims, x->rank, &p.cb) ||
+            !kc_bcast_make(sin_t, table_dims, x->rank, &p.sb))
+            return KC_FAIL(ctx, "rope: cos or sin does not broadcast to X");
+        p.x = (const T *)x->data;
+        p.cos_t = (const T *)cos_t->data;
+        p.sin_t = (const T *)sin_t->data;
+        p.y = (T *)y->data;
+        p.pairs = x->numel / 2;
+        p.d = d;
+        p.w = w;
+        p.interleaved = interleaved;
+        rope_kernel<T><<<kc_blocks(p.pairs), KC_THREADS, 0, ctx->stream>>>(p);
+        return KC_LAUNCHED(ctx);
+    });
+}
+
+// ---- attention ---------------------------------------------------------------------------------
+//
+// FlashAttention-style: a block of ROWS warps takes ROWS query rows of one (batch, head); keys and
+// values stream through shared memory in tiles of 32 (one key per lane for the scores), and each
+// warp keeps its row's running max, running sum and output accumulator (Dv/32 values per lane) in
+// registers, rescaling them when the max grows (the online softmax). No score matrix is stored.
+
+enum { ATT_ROWS = 4, ATT_TILE = 32, ATT_MAXD = KC_ATTENTION_MAX_HEAD_DIM };
+enum { ATT_PER_LANE = ATT_MAXD / 32 };
+
+template <typename T> struct att_args {
+    const T *q, *k, *v, *mask;
+    kc_bcast mb; // to [B, Hq, S, T]
+    T *y;
+    int64_t b, hq, hkv, s, t, d, dv;
+    float scale;
+    bool causal;
+};
+
+template <typename T>
+__global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
+{
+    __shared__ float ks[ATT_TILE][ATT_MAXD + 1]; // +1: lanes read different rows, no bank conflict
+    __shared__ float vs[ATT_TILE][ATT_MAXD];
+    __shared__ float qs[ATT_ROWS][ATT_MAXD];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int64_t bi = blockIdx.z, h = blockIdx.y;
+    const int64_t hk = h / (p.hq / p.hkv); // grouped-query attention
+    const int64_t s0 = (int64_t)blockIdx.x * ATT_ROWS, s = s0 + warp;
+    const bool active = s < p.s;
+    const T *kbase = p.k + (bi * p.hkv + hk) * p.t * p.d;
+    const T *vbase = p.v + (bi * p.hkv + hk) * p.t * p.dv;
+    const int64_t qrow = ((bi * p.hq + h) * p.s + s);
+    if (active)
+        for (int64_t c = lane; c < p.d; c += 32)
+            qs[warp][c] = kc_to_f32(p.q[qrow * p.d + c]);
+    // With the causal mask, query s sees keys up to s + T - S: later tiles are skipped.
+    int64_t s_last = s0 + ATT_ROWS - 1 < p.s - 1 ? s0 + ATT_ROWS - 1 : p.s - 1;
+    int64_t kend = p.causal ? s_last + p.t - p.s + 1 : p.t;
+    kend = kend < p.t ? kend : p.t;
+    float m = -INFINITY, l = 0.0f, acc[ATT_PER_LANE];
+#pragma unroll
+    for (int c = 0; c < ATT_PER_LANE; c++)
+        acc[c] = 0.0f;
+    for (int64_t t0 = 0; t0 < kend; t0 += ATT_TILE) {
+        __syncthreads(); // the previous tile (and the q rows) are complete / no longer read
+        for (int64_t i = threadIdx.x; i < (int64_t)ATT_TILE * p.d; i += blockDim.x) {
+            int64_t j = i / p.d, c = i - j * p.d;
+            ks[j][c] = t0 + j < p.t ? kc_to_f32(kbase[(t0 + j) * p.d + c]) : 0.0f;
+        }
+        for (int64_t i = threadIdx.x; i < (int64_t)ATT_TILE * p.dv; i += blockDim.x) {
+            int64_t j = i / p.dv, c = i - j * p.dv;
+            vs[j][c] = t0 + j < p.t ? kc_to_f32(vbase[(t0 + j) * p.dv + c]) : 0.0f;
+        }
+        __syncthreads();
+        if (!active)
+            continue;
+        const int64_t t = t0 + lane;
+        float score = -INFINITY;
+        if (t < p.t && !(p.causal && t > s + p.t - p.s)) {
+            float dot = 0.0f;
+            for (int64_t c = 0; c < p.d; c++)
+                dot += qs[warp][c] * ks[lane][c];
+            score = p.scale * dot;
+            if (p.mask)
+                score += kc_to_f32(p.mask[kc_bcast_offset(p.mb, qrow * p.t + t)]);
+        }
+        float m_new = fmaxf(m, kc_warp_max(score));
+        // exp(-inf - -inf) would be NaN: a row that has seen only masked keys keeps zero weight.
+        float corr = m == -INFINITY ? 0.0f : expf(m - m_new);
+        float pr = score == -INFINITY ? 0.0f : expf(score - m_new);
+        l = l * corr + kc_warp_sum(pr);
+        m = m_new;
+#pragma unroll
+        for (int c = 0; c < ATT_PER_LANE; c++)
+            acc[c] *= corr;
+        for (int j = 0; j < ATT_TILE; j++) {
+            float pj = __shfl_sync(0xffffffffu, pr, j);
+#pragma unroll
+            for (int c = 0; c < ATT_PER_LANE; c++)
+                if (lane + 32 * c < p.dv)
+                    acc[c] += pj * vs[j][lane + 32 * c];
+        }
+    }
+    if (!active)
+        return;
+    // A row whose keys were all masked has l = 0 and gives NaN, as the unfused softmax does.
+    float inv = 1.0f / l;
+#pragma unroll
+    for (int c = 0; c < ATT_PER_LANE; c++)
+        if (lane + 32 * c < p.dv)
+            p.y[qrow * p.dv + lane + 32 * c] = kc_from_f32<T>(acc[c] * inv);
+}
+
+bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const kc_tensor *v,
+                  const kc_tensor *mask, kc_tensor *y, float scale, bool causal)
+{
+    if (q->rank != 4 || k->rank != 4 || v->rank != 4)
+        return KC_FAIL(ctx, "attention: Q, K and V must have rank 4");
+    int64_t hq = q->dims[1], hkv = k->dims[1];
+    if (hkv < 1 || hq % hkv != 0)
+        return KC_FAIL(ctx, "attention: %lld query heads for %lld key heads", (long long)hq,
+                       (long long)hkv);
+    if (q->dims[3] > ATT_MAXD || v->dims[3] > ATT_MAXD)
+        return KC_FAIL(ctx, "attention: head dims above %d", ATT_MAXD);
+    if (q->dims[0] > 65535 || hq > 65535)
+        return KC_FAIL(ctx, "attention: batch or heads above 65535");
+    if (y->numel == 0)
+        return true;
+    return kc_dispatch_float(ctx, q->dtype, [&]<typename T>() {
+        att_args<T> p = {};
+        p.q = (const T *)q->data, p.k = (const T *)k->data, p.v = (const T *)v->data;
+        p.y = (T *)y->data;
+        p.b = q->dims[0], p.hq = hq, p.hkv = hkv, p.s = q->dims[2], p.t = k->dims[2];
+        p.d = q->dims[3], p.dv = v->dims[3];
+        p.scale = scale != 0.0f ? scale : 1.0f / sqrtf((float)p.d);
+        p.causal = causal;
+        if (mask && mask->data) {
+            int64_t dims[4] = {p.b, p.hq, p.s, p.t};
+            if (!kc_bcast_make(mask, dims, 4, &p.mb))
+                return KC_FAIL(ctx, "attention: the mask does not broadcast to [B, Hq, S, T]");
+            p.mask = (const T *)mask->data;
+        }
+        dim3 grid((unsigned)((p.s + ATT_ROWS - 1) / ATT_ROWS), (unsigned)p.hq, (unsigned)p.b);
+        attention_kernel<T><<<grid, ATT_ROWS * 32, 0, ctx->stream>>>(p);
+        return KC_LAUNCHED(ctx);
+    });
+}

@@ -1,0 +1,978 @@
+/* The CUDA executor: runs a validated graph with the CUDA kernels of kernels/cuda/.
+ *
+ * Placement. A node runs on the GPU when its op has a CUDA kernel that supports it
+ * (kn_supports(..., KN_BACKEND_CUDA, ...): the fused ops); every other node (the plain ONNX ops,
+ * which have CPU kernels only) runs on the CPU reference kernel, its operands downloaded and its
+ * results uploaded again only when a GPU node reads them. Each value has a host copy, a device
+ * copy or both, and is moved only when the other side needs it.
+ *
+ * Memory. Device buffers come from a pool: a value's buffer returns to it once its last consumer
+ * has run, and serves a later request of a similar size (best fit, at most twice the request).
+ * Constants (weights) and graph inputs are uploaded once, at first use, and stay on the device for
+ * every run of the executor (rt_cuda_time runs it many times). Views share their input's buffer.
+ *
+ * One stream; every CUDA, cuDNN, cuBLASLt and NVRTC call is checked by the kernels (KC_CHECK) and
+ * a failure is reported here, located at the node. rt_cuda_time can capture a whole run as a CUDA
+ * graph (every node must then be on the GPU) and replay it. */
+#include "runtime/runtime.h"
+
+#ifndef FR_HAVE_CUDA
+
+bool rt_cuda_available(char *why, size_t size)
+{
+    snprintf(why, size, "this build has no CUDA backend (no CUDA compiler was found when it was "
+                        "configured)");
+    return false;
+}
+
+bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
+                 rt_result *out, dg_context *dg)
+{
+    *out = (rt_result){0};
+    dg_error_path(dg, g->name, "this build has no CUDA backend (no CUDA compiler was found when "
+                               "it was configured)");
+    return false;
+}
+
+bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_graph, double *ms,
+                  dg_context *dg)
+{
+    dg_error_path(dg, g->name, "this build has no CUDA backend");
+    return false;
+}
+
+#else
+
+#include "base/check.h"
+#include "base/half.h"
+#include "kernels/cpu/fused_util.h"
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/cuda_registry.h"
+#include "kernels/kernels.h"
+#include "runtime/pool.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Integer tensors up to this many elements are shown to inference as constants (as on the CPU). */
+enum { SHAPE_TENSOR_MAX = 4096 };
+
+/* With rt_options.sentinels, every device buffer has GUARD bytes of SENTINEL before and after
+ * it, checked when the buffer is freed: a kernel writing out of bounds is caught there. */
+enum { GUARD = 256, SENTINEL = 0xA5 };
+
+/* A device buffer; views share one through refs. */
+typedef struct dbuf {
+    void *base; /* what cudaMalloc returned: ptr - GUARD with sentinels */
+    void *ptr;
+    size_t cap;
+    unsigned refs;
+    const char *owner; /* the value it was last allocated for, for the sentinel report */
+} dbuf;
+
+typedef struct dpool {
+    VEC(dbuf *) free_list;
+    size_t held, peak, allocations, reuses;
+} dpool;
+
+typedef struct slot {
+    ir_type type; /* static once defined */
+    size_t nbytes;
+    const void *host; /* storage dtype; valid when not NULL */
+    rt_buffer *hbuf;  /* the host pool buffer behind host, NULL for inputs and constants */
+    dbuf *dev;        /* the device copy, NULL when none */
+    bool persistent;  /* a constant's or input's device copy: kept across runs */
+    uint32_t remaining;
+} slot;
+
+typedef struct executor {
+    ir_graph *g;
+    dg_context *dg;
+    const rt_options *opts;
+    rt_result *res;
+    kc_context *kc;
+    slot *slots;
+    ir_type *saved;
+    int64_t *symbols;
+    bool *on_gpu; /* per node */
+    rt_pool hpool;
+    dpool dpool;
+    VEC(rt_buffer *) scratch;
+    VEC(kn_tensor) kin, kout;
+    ar_arena *scratch_arena; /* per-node strings (ElementwiseChain sources) */
+    const char *oob;         /* the first sentinel violation found, reported after the node */
+    rt_op_time times[IR_OP_COUNT];
+} executor;
+
+/* ---- errors ---- */
+
+static bool report(executor *ex, const ir_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* An error located at node n (or at the graph when n is NULL). Always returns false. */
+static bool report(executor *ex, const ir_node *n, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const char *msg = ar_vprintf(ex->res->arena, fmt, ap);
+    va_end(ap);
+    if (n && ex->g->src && n->src_len)
+        dg_error(ex->dg, ex->g->src, n->src_offset, n->src_len, "%s", msg);
+    else if (n)
+        dg_error_path(ex->dg, ex->g->name, "node %s: %s", n->outputs[0]->name, msg);
+    else
+        dg_error_path(ex->dg, ex->g->name, "%s", msg);
+    return false;
+}
+
+static bool cuda_failed(executor *ex, const ir_node *n)
+{
+    return report(ex, n, "CUDA: %s", kc_last_error(ex->kc));
+}
+
+/* ---- the device pool ---- */
+
+static dbuf *dpool_get(executor *ex, size_t size, const char *owner)
+{
+    dpool *p = &ex->dpool;
+    size_t best = p->free_list.len;
+    for (size_t i = 0; i < p->free_list.len; i++) {
+        dbuf *b = p->free_list.items[i];
+        if (b->cap >= size && b->cap / 2 <= size &&
+            (best == p->free_list.len || b->cap < p->free_list.items[best]->cap))
+            best = i;
+    }
+    if (best < p->free_list.len) {
+        dbuf *b = p->free_list.items[best];
+        p->free_list.items[best] = p->free_list.items[--p->free_list.len];
+        b->refs = 1;
+        b->owner = owner;
+        p->reuses++;
+        return b;
+    }
+    dbuf *b = calloc(1, sizeof *b);
+    FR_CHECK(b);
+    size_t cap = (size + 255) / 256 * 256, guard = ex->opts->sentinels ? GUARD : 0;
+    if (!kc_alloc(ex->kc, cap + 2 * guard, &b->base) ||
+        (guard && !kc_fill_bytes(ex->kc, b->base, SENTINEL, cap + 2 * guard))) {
+        kc_free(ex->kc, b->base);
+        free(b);
+        return NULL;
+    }
+    b->ptr = (char *)b->base + guard;
+    b->cap = cap;
+    b->refs = 1;
+    b->owner = owner;
+    p->allocations++;
+    p->held += cap;
+    if (p->held > p->peak)
+        p->peak = p->held;
+    return b;
+}
+
+/* Checks the guard bytes of b; the first violation is kept in ex->oob. */
+static void check_guards(executor *ex, const dbuf *b)
+{
+    unsigned char seen[2][GUARD];
+    if (!kc_download(ex->kc, seen[0], b->base, GUARD) ||
+        !kc_download(ex->kc, seen[1], (char *)b->ptr + b->cap, GUARD)) {
+        ex->oob = ar_printf(ex->res->arena, "CUDA: %s", kc_last_error(ex->kc));
+        return;
+    }
+    for (int side = 0; side < 2 && !ex->oob; side++)
+        for (int i = 0; i < GUARD; i++)
+            if (seen[side][i] != SENTINEL) {
+                ex->oob = ar_printf(ex->res->arena,
+                                    "a kernel wrote %s the device buffer of '%s' (guard byte %d)",
+                                    side ? "after the end of" : "before the start of", b->owner,
+                                    side ? i : GUARD - i);
+                break;
+            }
+}
+
+static void dpool_release(executor *ex, dbuf *b)
+{
+    FR_CHECK(b->refs > 0);
+    if (--b->refs > 0)
+        return;
+    if (ex->opts->sentinels && !ex->oob)
+        check_guards(ex, b);
+    vec_push(&ex->dpool.free_list, b);
+}
+
+static void dpool_free(executor *ex)
+{
+    for (size_t i = 0; i < ex->dpool.free_list.len; i++) {
+        dbuf *b = ex->dpool.free_list.items[i];
+        kc_free(ex->kc, b->base);
+        ex->dpool.held -= b->cap;
+        free(b);
+    }
+    vec_free(&ex->dpool.free_list);
+}
+
+/* ---- binding inputs (as the CPU executor) ---- */
+
+static const rt_tensor *find_given(const rt_tensor *given, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(given[i].name, name) == 0)
+            return &given[i];
+    return NULL;
+}
+
+static bool bind_given(executor *ex, const ir_value *v, const rt_tensor *t)
+{
+    int64_t nbytes;
+    if (t->type.dtype != v->type.dtype || (v->type.rank >= 0 && t->type.rank != v->type.rank) ||
+        !ir_type_nbytes(&t->type, &nbytes) || (size_t)nbytes != t->nbytes)
+        return report(ex, NULL, "input '%s': the tensor's dtype, rank or size does not match "
+                                "the graph", v->name);
+    for (int i = 0; i < v->type.rank; i++) {
+        int64_t d = v->type.dims[i], given = t->type.dims[i];
+        if (ir_dim_is_static(d) && d != given)
+            return report(ex, NULL, "input '%s': dim %d is %lld in the graph but %lld in the "
+                                    "tensor", v->name, i, (long long)d, (long long)given);
+        if (ir_dim_is_symbol(d)) {
+            int64_t *bound = &ex->symbols[ir_dim_symbol(d)];
+            if (*bound >= 0 && *bound != given)
+                return report(ex, NULL, "input '%s': %s is %lld here but %lld in an earlier input",
+                              v->name, ir_symbol_name(ex->g, d), (long long)given,
+                              (long long)*bound);
+            *bound = given;
+        }
+    }
+    return true;
+}
+
+static void random_range(ir_dtype dt, double *lo, double *hi)
+{
+    *lo = 0, *hi = 1;
+    if (ir_dtype_is_float(dt))
+        *lo = -1;
+    else if (dt == IR_I8)
+        *lo = -128, *hi = 128;
+    else if (dt == IR_U8)
+        *hi = 256;
+    else if (dt == IR_BOOL)
+        *hi = 2;
+}
+
+static bool make_input(executor *ex, size_t k, const rt_tensor *t)
+{
+    ir_value *v = ex->g->inputs.items[k];
+    rt_tensor *used = &ex->res->inputs[k];
+    used->name = v->name;
+    used->type = t ? t->type : v->type;
+    used->type.layout = v->type.layout;
+    for (int i = 0; !t && i < v->type.rank; i++) {
+        int64_t d = v->type.dims[i];
+        if (ir_dim_is_symbol(d) && ex->symbols[ir_dim_symbol(d)] >= 0)
+            used->type.dims[i] = ex->symbols[ir_dim_symbol(d)];
+        else if (!ir_dim_is_static(d))
+            return report(ex, NULL, "input '%s' has dim %d of unknown size: give it with --inputs",
+                          v->name, i);
+    }
+    int64_t nbytes, numel;
+    if (v->type.rank < 0 || !ir_type_nbytes(&used->type, &nbytes) ||
+        !ir_type_numel(&used->type, &numel))
+        return report(ex, NULL, "input '%s' has an unknown or too large shape", v->name);
+    used->nbytes = (size_t)nbytes;
+    used->data = ar_try_alloc(ex->res->arena, used->nbytes ? used->nbytes : 1);
+    if (!used->data)
+        return report(ex, NULL, "out of memory for input '%s'", v->name);
+    if (t) {
+        memcpy(used->data, t->data, used->nbytes);
+    } else {
+        double lo, hi;
+        random_range(v->type.dtype, &lo, &hi);
+        ir_random_fill(ex->opts->seed + k, lo, hi, v->type.dtype, used->data, (size_t)numel);
+    }
+    slot *s = &ex->slots[v->id];
+    s->type = used->type;
+    s->host = used->data;
+    s->nbytes = used->nbytes;
+    v->type = used->type;
+    return true;
+}
+
+static bool bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven)
+{
+    ir_graph *g = ex->g;
+    ex->res->ninputs = g->inputs.len;
+    ex->res->inputs = ar_alloc_array(ex->res->arena, g->inputs.len ? g->inputs.len : 1,
+                                     sizeof *ex->res->inputs);
+    for (size_t k = 0; k < g->inputs.len; k++) {
+        const rt_tensor *t = find_given(given, ngiven, g->inputs.items[k]->name);
+        if (t && !bind_given(ex, g->inputs.items[k], t))
+            return false;
+    }
+    for (size_t k = 0; k < g->inputs.len; k++)
+        if (!make_input(ex, k, find_given(given, ngiven, g->inputs.items[k]->name)))
+            return false;
+    return true;
+}
+
+/* ---- moving values ---- */
+
+/* The host copy of v (downloaded when only the device has it); NULL after reporting. */
+static const void *ensure_host(executor *ex, ir_value *v, const ir_node *n)
+{
+    slot *s = &ex->slots[v->id];
+    if (s->host)
+        return s->host;
+    if (v->kind == IR_VALUE_CONST) {
+        s->host = ir_const_data(ex->g, v, ex->dg);
+        int64_t nbytes = 0;
+        FR_CHECK(!s->host || ir_type_nbytes(&v->type, &nbytes));
+        s->type = v->type;
+        s->nbytes = (size_t)nbytes;
+        return s->host;
+    }
+    FR_CHECK(s->dev); /* a defined value is on one side at least */
+    s->hbuf = rt_pool_get(&ex->hpool, s->nbytes ? s->nbytes : 1);
+    if (!s->hbuf) {
+        report(ex, n, "out of memory for '%s' (%zu bytes)", v->name, s->nbytes);
+        return NULL;
+    }
+    if (!kc_download(ex->kc, s->hbuf->data, s->dev->ptr, s->nbytes)) {
+        cuda_failed(ex, n);
+        return NULL;
+    }
+    s->host = s->hbuf->data;
+    return s->host;
+}
+
+/* The device copy of v (uploaded when only the host has it); NULL after reporting. Constants'
+ * and inputs' copies are kept for every later run. */
+static void *ensure_dev(executor *ex, ir_value *v, const ir_node *n)
+{
+    slot *s = &ex->slots[v->id];
+    if (s->dev)
+        return s->dev->ptr;
+    const void *host = ensure_host(ex, v, n);
+    if (!host)
+        return NULL;
+    if (!(s->dev = dpool_get(ex, s->nbytes ? s->nbytes : 1, v->name))) {
+        cuda_failed(ex, n);
+        return NULL;
+    }
+    s->persistent = v->kind != IR_VALUE_NODE;
+    if (!kc_upload(ex->kc, s->dev->ptr, host, s->nbytes)) {
+        cuda_failed(ex, n);
+        return NULL;
+    }
+    return s->dev->ptr;
+}
+
+/* ---- shapes at run time (as the CPU executor) ---- */
+
+static bool is_shape_tensor(executor *ex, const ir_value *v)
+{
+    const slot *s = &ex->slots[v->id];
+    int64_t numel;
+    if (v->kind == IR_VALUE_CONST || (!s->host && !s->dev) || !ir_type_numel(&s->type, &numel))
+        return false;
+    bool integer = v->type.dtype == IR_I64 || v->type.dtype == IR_I32;
+    return numel == 1 || (integer && numel <= SHAPE_TENSOR_MAX);
+}
+
+static bool infer_node(executor *ex, ir_node *n)
+{
+    ir_const *temp = calloc(n->ninputs ? n->ninputs : 1, sizeof *temp);
+    ir_value_kind *kinds = calloc(n->ninputs ? n->ninputs : 1, sizeof *kinds);
+    FR_CHECK(temp && kinds);
+    bool ok = true;
+    for (uint32_t i = 0; ok && i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        if (!v || !is_shape_tensor(ex, v))
+            continue;
+        const void *data = ensure_host(ex, v, n);
+        if (!data) {
+            ok = false;
+            break;
+        }
+        temp[i] = (ir_const){.kind = IR_CONST_DATA, .data = (void *)data,
+                             .nbytes = ex->slots[v->id].nbytes};
+        kinds[i] = v->kind;
+        v->kind = IR_VALUE_CONST;
+        v->konst = &temp[i];
+    }
+    ok = ok && ir_op_info_get(n->op)->infer(ex->g, n, ex->dg);
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        if (v && v->konst == &temp[i]) {
+            v->kind = kinds[i];
+            v->konst = NULL;
+        }
+    }
+    free(temp);
+    free(kinds);
+    for (uint32_t k = 0; ok && k < n->noutputs; k++) {
+        ir_value *v = n->outputs[k];
+        int64_t nbytes;
+        if (!ir_type_nbytes(&v->type, &nbytes))
+            return report(ex, n, "%s: the shape of '%s' is not known at run time",
+                          ir_op_name(n->op), v->name);
+        ex->slots[v->id].type = v->type;
+        ex->slots[v->id].nbytes = (size_t)nbytes;
+    }
+    return ok;
+}
+
+/* ---- GPU nodes ---- */
+
+static bool kc_dtype_of(ir_dtype dt, kc_dtype *out)
+{
+    switch (dt) {
+    case IR_F32: *out = KC_F32; return true;
+    case IR_F16: *out = KC_F16; return true;
+    case IR_BF16: *out = KC_BF16; return true;
+    case IR_I8: *out = KC_I8; return true;
+    case IR_I32: *out = KC_I32; return true;
+    default: return false;
+    }
+}
+
+static bool device_tensor(executor *ex, const ir_node *n, ir_value *v, void *ptr, kc_tensor *t)
+{
+    *t = (kc_tensor){0};
+    if (!v)
+        return true;
+    const slot *s = &ex->slots[v->id];
+    if (!kc_dtype_of(s->type.dtype, &t->dtype))
+        return report(ex, n, "'%s' is %s, which no CUDA kernel takes", v->name,
+                      ir_dtype_name(s->type.dtype));
+    t->rank = s->type.rank;
+    memcpy(t->dims, s->type.dims, sizeof t->dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
+    FR_CHECK(ir_type_numel(&s->type, &t->numel));
+    t->data = ptr;
+    return true;
+}
+
+static kc_act read_act(executor *ex, const ir_node *n, bool *ok)
+{
+    kn_call call = {.graph = ex->g, .node = n, .dg = ex->dg};
+    fused_act a = {0};
+    kc_act out = {KC_ACT_IDENTITY, 0, 0};
+    *ok = fused_act_read(&call, &a);
+    static const kc_act_kind map[] = {
+        [ACT_IDENTITY] = KC_ACT_IDENTITY,   [ACT_RELU] = KC_ACT_RELU,
+        [ACT_LEAKY_RELU] = KC_ACT_LEAKY_RELU, [ACT_SIGMOID] = KC_ACT_SIGMOID,
+        [ACT_TANH] = KC_ACT_TANH,           [ACT_CLIP] = KC_ACT_CLIP,
+        [ACT_GELU] = KC_ACT_GELU,           [ACT_GELU_TANH] = KC_ACT_GELU_TANH,
+        [ACT_SILU] = KC_ACT_SILU,           [ACT_HARD_SWISH] = KC_ACT_HARD_SWISH,
+        [ACT_HARD_SIGMOID] = KC_ACT_HARD_SIGMOID,
+    };
+    if (*ok) {
+        FR_CHECK((unsigned)a.kind < sizeof map / sizeof map[0]);
+        out = (kc_act){map[a.kind], a.alpha, a.beta};
+    }
+    return out;
+}
+
+/* The normalized axis of a rank-r tensor; false after reporting when out of range. */
+static bool axis_of(executor *ex, const ir_node *n, int rank, int *out)
+{
+    int64_t a = ir_get_int(n, "axis");
+    if (a < 0)
+        a += rank;
+    if (a < 0 || a >= rank)
+        return report(ex, n, "axis %lld is out of range for rank %d",
+                      (long long)ir_get_int(n, "axis"), rank);
+    *out = (int)a;
+    return true;
+}
+
+static bool run_conv(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
+{
+    kc_conv_params p = {.group = ir_get_int(n, "group"),
+                        .strides = {1, 1}, .dilations = {1, 1}};
+    const int64_t *v;
+    bool valid = strcmp(ir_get_string(n, "auto_pad"), "VALID") == 0;
+    if (!valid && ir_get_ints(n, "pads", &v) == 4)
+        memcpy(p.pads, v, sizeof p.pads);
+    if (ir_get_ints(n, "strides", &v) == 2)
+        memcpy(p.strides, v, sizeof p.strides);
+    if (ir_get_ints(n, "dilations", &v) == 2)
+        memcpy(p.dilations, v, sizeof p.dilations);
+    bool ok;
+    p.act = read_act(ex, n, &ok);
+    return ok && (kc_conv_act(ex->kc, &in[0], &in[1], &in[2], &in[3], &out[0], &p) ||
+                  cuda_failed(ex, n));
+}
+
+static bool run_gemm(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
+{
+    kc_gemm_params p = {.trans_a = ir_get_int(n, "transA") != 0,
+                        .trans_b = ir_get_int(n, "transB") != 0,
+                        .alpha = (float)ir_get_float(n, "alpha"),
+                        .beta = (float)ir_get_float(n, "beta")};
+    bool ok;
+    p.act = read_act(ex, n, &ok);
+    return ok && (kc_gemm_epilogue(ex->kc, &in[0], &in[1], &in[2], &in[3], &out[0], &p) ||
+                  cuda_failed(ex, n));
+}
+
+static bool run_ewchain(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
+{
+    ir_ew_program prog;
+    const char *err;
+    size_t at;
+    if (!ir_ew_parse(ex->scratch_arena, ir_get_string(n, "expr"), n->ninputs, &prog, &err, &at))
+        return report(ex, n, "expr: %s (at offset %zu)", err, at);
+    const kc_tensor *ptrs[KN_CUDA_EW_MAX_INPUTS];
+    if (n->ninputs > KN_CUDA_EW_MAX_INPUTS)
+        return report(ex, n, "more than %d inputs", KN_CUDA_EW_MAX_INPUTS);
+    for (uint32_t i = 0; i < n->ninputs; i++)
+        ptrs[i] = &in[i];
+    const char *body = kn_cuda_ewchain_source(ex->scratch_arena, &prog);
+    return kc_ewchain(ex->kc, body, ptrs, (int)n->ninputs, &out[0]) || cuda_failed(ex, n);
+}
+
+/* Dispatches a GPU node to its kernel; in/out are device tensors (data NULL when omitted). */
+static bool run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
+{
+    kc_context *kc = ex->kc;
+    int axis;
+    switch (n->op) {
+    case IR_OP_FusedConvAct: return run_conv(ex, n, in, out);
+    case IR_OP_GemmEpilogue: return run_gemm(ex, n, in, out);
+    case IR_OP_FusedQKV: {
+        kc_tensor *outs[3] = {&out[0], &out[1], n->noutputs > 2 ? &out[2] : NULL};
+        return kc_fused_qkv(kc, &in[0], &in[1], &in[2], outs, (int)n->noutputs) ||
+               cuda_failed(ex, n);
+    }
+    case IR_OP_RMSNorm:
+        return axis_of(ex, n, in[0].rank, &axis) &&
+               (kc_norm(kc, KC_NORM_RMS, &in[0], NULL, &in[1], NULL, &out[0], NULL, axis,
+                        (float)ir_get_float(n, "epsilon")) ||
+                cuda_failed(ex, n));
+    case IR_OP_AddLayerNorm:
+    case IR_OP_AddRMSNorm: {
+        bool layer = n->op == IR_OP_AddLayerNorm;
+        return axis_of(ex, n, in[0].rank, &axis) &&
+               (kc_norm(kc, layer ? KC_NORM_LAYER : KC_NORM_RMS, &in[0], &in[1], &in[2],
+                        layer ? &in[3] : NULL, &out[0], n->noutputs > 1 ? &out[1] : NULL, axis,
+                        (float)ir_get_float(n, "epsilon")) ||
+                cuda_failed(ex, n));
+    }
+    case IR_OP_FusedSoftmax:
+        return axis_of(ex, n, in[0].rank, &axis) &&
+               (kc_softmax(kc, &in[0], &in[1], &out[0], axis, (float)ir_get_float(n, "scale")) ||
+                cuda_failed(ex, n));
+    case IR_OP_ElementwiseChain: return run_ewchain(ex, n, in, out);
+    case IR_OP_Attention:
+        return kc_attention(kc, &in[0], &in[1], &in[2], &in[3], &out[0],
+                            (float)ir_get_float(n, "scale"), ir_get_int(n, "causal") != 0) ||
+               cuda_failed(ex, n);
+    case IR_OP_RoPE:
+        return kc_rope(kc, &in[0], &in[1], &in[2], &out[0], ir_get_int(n, "interleaved") != 0) ||
+               cuda_failed(ex, n);
+    case IR_OP_SwiGLU: return kc_swiglu(kc, &in[0], &in[1], &out[0]) || cuda_failed(ex, n);
+    case IR_OP_QGemm:
+        return kc_qgemm(kc, &in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &out[0]) ||
+               cuda_failed(ex, n);
+    default: return report(ex, n, "%s has no CUDA kernel", ir_op_name(n->op));
+    }
+}
+
+enum { MAX_NODE_IO = 64 };
+
+static bool run_gpu_node(executor *ex, ir_node *n)
+{
+    kc_tensor in[MAX_NODE_IO], out[3];
+    if (n->ninputs > MAX_NODE_IO || n->noutputs > 3)
+        return report(ex, n, "too many operands for the CUDA executor");
+    /* Optional operands the kernels index (up to 6 inputs) read as absent. */
+    for (uint32_t i = 0; i < MAX_NODE_IO; i++)
+        in[i] = (kc_tensor){0};
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        void *ptr = v ? ensure_dev(ex, v, n) : NULL;
+        if ((v && !ptr) || !device_tensor(ex, n, v, ptr, &in[i]))
+            return false;
+    }
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        slot *s = &ex->slots[n->outputs[k]->id];
+        if (!(s->dev = dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[k]->name)))
+            return cuda_failed(ex, n);
+        if (!device_tensor(ex, n, n->outputs[k], s->dev->ptr, &out[k]))
+            return false;
+    }
+    return run_kernel(ex, n, in, out);
+}
+
+/* ---- CPU nodes ---- */
+
+static bool is_half(ir_dtype dt) { return dt == IR_F16 || dt == IR_BF16; }
+
+static kn_tensor host_view(const ir_type *t, void *data)
+{
+    kn_tensor k = {.dtype = ir_dtype_is_float(t->dtype) ? IR_F32 : t->dtype, .rank = t->rank,
+                   .data = data};
+    memcpy(k.dims, t->dims, sizeof k.dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
+    FR_CHECK(ir_type_numel(t, &k.numel));
+    return k;
+}
+
+static float *scratch_f32(executor *ex, const ir_node *n, int64_t numel)
+{
+    rt_buffer *b = rt_pool_get(&ex->hpool, (size_t)(numel ? numel : 1) * sizeof(float));
+    if (!b) {
+        report(ex, n, "out of memory for %lld f32 values", (long long)numel);
+        return NULL;
+    }
+    vec_push(&ex->scratch, b);
+    return b->data;
+}
+
+static bool run_cpu_node(executor *ex, ir_node *n)
+{
+    ex->kin.len = ex->kout.len = 0;
+    vec_reserve(&ex->kin, n->ninputs);
+    vec_reserve(&ex->kout, n->noutputs);
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        kn_tensor t = {.dtype = IR_DTYPE_UNKNOWN};
+        if (v) {
+            const void *data = ensure_host(ex, v, n);
+            if (!data)
+                return false;
+            const slot *s = &ex->slots[v->id];
+            t = host_view(&s->type, (void *)data);
+            if (is_half(s->type.dtype)) {
+                float *w = scratch_f32(ex, n, t.numel);
+                if (!w)
+                    return false;
+                for (int64_t e = 0; e < t.numel; e++) {
+                    uint16_t h = ((const uint16_t *)data)[e];
+                    w[e] = s->type.dtype == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+                }
+                t.data = w;
+            }
+        }
+        ex->kin.items[ex->kin.len++] = t;
+    }
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        slot *s = &ex->slots[n->outputs[k]->id];
+        if (!(s->hbuf = rt_pool_get(&ex->hpool, s->nbytes ? s->nbytes : 1)))
+            return report(ex, n, "out of memory for '%s'", n->outputs[k]->name);
+        s->host = s->hbuf->data;
+        kn_tensor t = host_view(&s->type, s->hbuf->data);
+        if (is_half(s->type.dtype) && !(t.data = scratch_f32(ex, n, t.numel)))
+            return false;
+        ex->kout.items[ex->kout.len++] = t;
+    }
+    kn_call call = {.graph = ex->g, .node = n, .inputs = ex->kin.items, .ninputs = n->ninputs,
+                    .outputs = ex->kout.items, .noutputs = n->noutputs, .dg = ex->dg};
+    if (!kn_cpu_get(n->op)(&call))
+        return false;
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        slot *s = &ex->slots[n->outputs[k]->id];
+        if (!is_half(s->type.dtype))
+            continue;
+        const float *src = ex->kout.items[k].data;
+        uint16_t *dst = s->hbuf->data;
+        for (int64_t e = 0; e < ex->kout.items[k].numel; e++)
+            dst[e] = s->type.dtype == IR_F16 ? f32_to_f16(src[e]) : f32_to_bf16(src[e]);
+    }
+    return true;
+}
+
+/* ---- running ---- */
+
+/* A view's output shares its input's buffers. */
+static bool try_view(executor *ex, ir_node *n)
+{
+    if (!(ir_op_info_get(n->op)->flags & IR_OPF_VIEW) || n->noutputs != 1 || !n->inputs[0])
+        return false;
+    ir_value *in = n->inputs[0];
+    slot *si = &ex->slots[in->id], *so = &ex->slots[n->outputs[0]->id];
+    if (!si->host && !si->dev && in->kind == IR_VALUE_CONST && !ensure_host(ex, in, n))
+        return false;
+    if (si->type.dtype != so->type.dtype || si->nbytes != so->nbytes)
+        return false;
+    so->host = si->host;
+    so->hbuf = si->hbuf;
+    if (so->hbuf)
+        so->hbuf->refs++;
+    so->dev = si->dev;
+    if (so->dev)
+        so->dev->refs++;
+    so->persistent = false; /* a reference to the input's buffer, dropped when released */
+    return true;
+}
+
+static void release_value(executor *ex, ir_value *v, bool end_of_run)
+{
+    slot *s = &ex->slots[v->id];
+    if (v->is_output && !end_of_run)
+        return;
+    if (s->hbuf) {
+        rt_pool_release(&ex->hpool, s->hbuf);
+        s->hbuf = NULL;
+        s->host = NULL;
+    }
+    if (s->dev && !s->persistent) {
+        dpool_release(ex, s->dev);
+        s->dev = NULL;
+    }
+    if (v->kind == IR_VALUE_NODE)
+        s->host = NULL;
+}
+
+static void release_after(executor *ex, ir_node *n)
+{
+    for (size_t i = 0; i < ex->scratch.len; i++)
+        rt_pool_release(&ex->hpool, ex->scratch.items[i]);
+    ex->scratch.len = 0;
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        bool seen = false;
+        for (uint32_t j = 0; j < i && !seen; j++)
+            seen = n->inputs[j] == v;
+        if (v && !seen && v->kind == IR_VALUE_NODE && --ex->slots[v->id].remaining == 0)
+            release_value(ex, v, false);
+    }
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        if (n->outputs[k]->nuses == 0)
+            release_value(ex, n->outputs[k], false);
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static bool run_node(executor *ex, ir_node *n)
+{
+    if (!infer_node(ex, n))
+        return false;
+    double start = ex->opts->time ? now() : 0;
+    if (!try_view(ex, n)) {
+        for (uint32_t k = 0; k < n->noutputs; k++)
+            ex->res->memory.intermediate_bytes += ex->slots[n->outputs[k]->id].nbytes;
+        if (!(ex->on_gpu[n->id] ? run_gpu_node(ex, n) : run_cpu_node(ex, n)))
+            return false;
+    }
+    if (ex->opts->time) {
+        if (!kc_sync(ex->kc))
+            return cuda_failed(ex, n);
+        rt_op_time *t = &ex->times[n->op];
+        t->op = n->op;
+        t->calls++;
+        t->seconds += now() - start;
+    }
+    release_after(ex, n);
+    if (ex->oob)
+        return report(ex, n, "%s", ex->oob);
+    return true;
+}
+
+/* Resets the per-run state (not the persistent device copies), then runs every node. */
+static bool run_nodes(executor *ex)
+{
+    ir_graph *g = ex->g;
+    for (size_t i = 0; i < g->values.len; i++)
+        ex->slots[i].remaining = g->values.items[i]->nuses;
+    for (size_t i = 0; i < g->nodes.len; i++)
+        if (!g->nodes.items[i]->dead && !run_node(ex, g->nodes.items[i]))
+            return false;
+    return true;
+}
+
+/* The outputs, downloaded; then every value's run buffers go back to the pools. */
+static bool collect_outputs(executor *ex)
+{
+    rt_result *res = ex->res;
+    ir_graph *g = ex->g;
+    res->noutputs = g->outputs.len;
+    res->outputs = ar_alloc_array(res->arena, g->outputs.len ? g->outputs.len : 1,
+                                  sizeof *res->outputs);
+    for (size_t k = 0; k < g->outputs.len; k++) {
+        ir_value *v = g->outputs.items[k];
+        const void *data = ensure_host(ex, v, NULL);
+        if (!data)
+            return false;
+        const slot *s = &ex->slots[v->id];
+        rt_tensor *t = &res->outputs[k];
+        *t = (rt_tensor){v->name, s->type, ar_try_alloc(res->arena, s->nbytes ? s->nbytes : 1),
+                         s->nbytes};
+        if (!t->data)
+            return report(ex, NULL, "out of memory for output '%s'", v->name);
+        memcpy(t->data, data, s->nbytes);
+    }
+    return true;
+}
+
+static void end_run(executor *ex)
+{
+    for (size_t i = 0; i < ex->g->values.len; i++) {
+        ir_value *v = ex->g->values.items[i];
+        if (v->kind == IR_VALUE_NODE)
+            release_value(ex, v, true);
+    }
+    for (size_t i = 0; i < ex->scratch.len; i++)
+        rt_pool_release(&ex->hpool, ex->scratch.items[i]);
+    ex->scratch.len = 0;
+}
+
+/* Decides where each node runs. */
+static void place_nodes(executor *ex)
+{
+    char why[KN_WHY_SIZE];
+    for (size_t i = 0; i < ex->g->nodes.len; i++) {
+        ir_node *n = ex->g->nodes.items[i];
+        ex->on_gpu[n->id] = !n->dead && kn_fused_entry_get(n->op) &&
+                            kn_supports(ex->g, n, KN_BACKEND_CUDA, why);
+    }
+}
+
+static bool setup(executor *ex, ir_graph *g, const rt_tensor *inputs, size_t ninputs,
+                  const rt_options *opts, rt_result *out, dg_context *dg)
+{
+    static const rt_options defaults = {0};
+    *out = (rt_result){.arena = ar_new()};
+    *ex = (executor){.g = g, .dg = dg, .opts = opts ? opts : &defaults, .res = out,
+                     .scratch_arena = ar_new()};
+    size_t nvalues = g->values.len;
+    ex->slots = calloc(nvalues ? nvalues : 1, sizeof *ex->slots);
+    ex->saved = malloc((nvalues ? nvalues : 1) * sizeof *ex->saved);
+    ex->symbols = malloc((g->symbols.len ? g->symbols.len : 1) * sizeof *ex->symbols);
+    ex->on_gpu = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *ex->on_gpu);
+    FR_CHECK(ex->slots && ex->saved && ex->symbols && ex->on_gpu);
+    for (size_t i = 0; i < g->symbols.len; i++)
+        ex->symbols[i] = -1;
+    ir_compute_uses(g);
+    for (size_t i = 0; i < nvalues; i++) {
+        FR_CHECK(g->values.items[i]->id == i);
+        ex->saved[i] = g->values.items[i]->type;
+    }
+    char err[KC_ERROR_SIZE];
+    int count;
+    if (!kc_device_count(&count, err, sizeof err))
+        return report(ex, NULL, "%s", err);
+    if (!(ex->kc = kc_create(err)))
+        return report(ex, NULL, "cannot start CUDA: %s", err);
+    place_nodes(ex);
+    return bind_inputs(ex, inputs, ninputs);
+}
+
+static void teardown(executor *ex)
+{
+    ir_graph *g = ex->g;
+    if (ex->kc) {
+        end_run(ex);
+        for (size_t i = 0; i < g->values.len; i++) {
+            slot *s = &ex->slots[i];
+            if (s->dev && s->persistent)
+                dpool_release(ex, s->dev);
+            s->dev = NULL;
+        }
+        kc_sync(ex->kc);
+        ex->res->memory.peak_bytes = ex->dpool.peak;
+        ex->res->memory.allocations = ex->dpool.allocations;
+        ex->res->memory.reuses = ex->dpool.reuses;
+        dpool_free(ex);
+        FR_CHECK(ex->dpool.held == 0); /* every device buffer came back */
+        kc_destroy(ex->kc);
+    }
+    rt_pool_free(&ex->hpool);
+    for (size_t i = 0; i < g->values.len; i++)
+        g->values.items[i]->type = ex->saved[i];
+    free(ex->slots);
+    free(ex->saved);
+    free(ex->symbols);
+    free(ex->on_gpu);
+    vec_free(&ex->kin);
+    vec_free(&ex->kout);
+    vec_free(&ex->scratch);
+    ar_free(ex->scratch_arena);
+}
+
+static int by_time_desc(const void *a, const void *b)
+{
+    const rt_op_time *x = a, *y = b;
+    return (x->seconds < y->seconds) - (x->seconds > y->seconds);
+}
+
+static void collect_times(executor *ex)
+{
+    size_t n = 0;
+    for (unsigned op = 0; op < IR_OP_COUNT; op++)
+        n += ex->times[op].calls > 0;
+    ex->res->times = ar_alloc_array(ex->res->arena, n ? n : 1, sizeof *ex->res->times);
+    for (unsigned op = 0; op < IR_OP_COUNT; op++)
+        if (ex->times[op].calls > 0)
+            ex->res->times[ex->res->ntimes++] = ex->times[op];
+    qsort(ex->res->times, ex->res->ntimes, sizeof *ex->res->times, by_time_desc);
+}
+
+bool rt_cuda_available(char *why, size_t size)
+{
+    int count;
+    return kc_device_count(&count, why, size);
+}
+
+bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
+                 rt_result *out, dg_context *dg)
+{
+    executor ex;
+    bool ok = setup(&ex, g, inputs, ninputs, opts, out, dg) && run_nodes(&ex) &&
+              collect_outputs(&ex) && (kc_sync(ex.kc) || cuda_failed(&ex, NULL));
+    if (ok && ex.opts->time)
+        collect_times(&ex);
+    teardown(&ex);
+    if (ok && ex.oob) /* found when the outputs' and weights' buffers were freed */
+        ok = report(&ex, NULL, "%s", ex.oob);
+    if (!ok)
+        rt_result_free(out);
+    return ok;
+}
+
+/* One timed repetition: the graph's nodes (inputs and weights already on the device). */
+static bool timed_run(executor *ex, bool replay)
+{
+    bool ok = replay ? kc_graph_replay(ex->kc) || cuda_failed(ex, NULL) : run_nodes(ex);
+    if (!replay)
+        end_run(ex);
+    return ok;
+}
+
+bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_graph, double *ms,
+                  dg_context *dg)
+{
+    executor ex;
+    rt_result res;
+    bool ok = setup(&ex, g, NULL, 0, opts, &res, dg) && run_nodes(&ex);
+    if (ok)
+        end_run(&ex); /* warm: kernels compiled, algorithms chosen, weights uploaded */
+    for (size_t i = 0; ok && cuda_graph && i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        if (!n->dead && !ex.on_gpu[n->id] && !(ir_op_info_get(n->op)->flags & IR_OPF_VIEW))
+            ok = report(&ex, n, "CUDA graph capture needs every node on the GPU; %s runs on the "
+                                "CPU", ir_op_name(n->op));
+    }
+    if (ok && cuda_graph) {
+        ok = (kc_capture_begin(ex.kc) || cuda_failed(&ex, NULL)) && run_nodes(&ex);
+        end_run(&ex);
+        ok = (kc_capture_end(ex.kc) || cuda_failed(&ex, NULL)) && ok;
+    }
+    float elapsed = 0;
+    ok = ok && (kc_timer_start(ex.kc) || cuda_failed(&ex, NULL));
+    for (int i = 0; ok && i < iters; i++)
+        ok = timed_run(&ex, cuda_graph);
+    ok = ok && (kc_timer_stop(ex.kc, &elapsed) || cuda_failed(&ex, NULL));
+    if (ok)
+        *ms = iters > 0 ? elapsed / iters : 0;
+    teardown(&ex);
+    rt_result_free(&res);
+    return ok;
+}
+
+#endif

@@ -1,0 +1,369 @@
+/* Every CUDA kernel against the CPU reference, op by op: each case is a one-node graph (odd sizes,
+ * broadcast operands, every dtype the kernel takes) run by rt_run_cpu and rt_run_cuda on the same
+ * seeded inputs, with guard bytes around every device buffer (rt_options.sentinels) so that an
+ * out-of-bounds write fails the case. Outputs are compared NaN/Inf first (same class, same sign),
+ * then by a tolerance per case that says why it is what it is.
+ *
+ * Then whole examples fused for the CUDA target against the unfused graphs on the CPU.
+ *
+ * Without a CUDA device the test skips (exit 77) and says why. With FUSERULE_GPU_RESULTS set to a
+ * folder, one line per case (worst errors) is appended to gpu_kernels.txt there. */
+#include "tests/unit.h"
+
+#include "base/diag.h"
+#include "kernels/cuda/cuda_registry.h"
+#include "kernels/kernels.h"
+#include "rewrite/rewrite.h"
+#include "runtime/runtime.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct gpu_case {
+    const char *name;
+    const char *text; /* the graph */
+    double rtol, atol;
+    const char *why; /* why this tolerance */
+} gpu_case;
+
+/* Tolerances. Kernels accumulate in fp32 like the reference but in another order (warp trees,
+ * cuBLASLt/cuDNN blockings); 16-bit results may differ by one rounding of the storage type. */
+#define F32_REDUCE 1e-4, 1e-5, "f32, reductions summed in another order"
+#define F32_GEMM 1e-4, 1e-4, "f32 GEMM, K-length sums in another blocking (no TF32)"
+#define F32_EW 1e-5, 1e-6, "f32 elementwise, device expf/erff/tanhf within a few ulp"
+#define F16_ANY 4e-3, 2e-3, "f16 storage: one rounding (2^-11) of the result plus fp32 noise"
+#define BF16_ANY 2e-2, 1e-2, "bf16 storage: one rounding (2^-8) of the result plus fp32 noise"
+#define EXACT 0, 0, "int8 requantized: round half to even of the same fp32 value"
+
+static const gpu_case cases[] = {
+    {"rmsnorm_f32_odd",
+     "graph t {\n input x : f32[3,5,131]\n const s : f32[131] = random(seed=2)\n"
+     " y = RMSNorm(x, s) {epsilon=1e-5}\n output y\n}\n", F32_REDUCE},
+    {"rmsnorm_f16_vec",
+     "graph t {\n input x : f16[7,256]\n const s : f16[256] = random(seed=2)\n"
+     " y = RMSNorm(x, s)\n output y\n}\n", F16_ANY},
+    {"rmsnorm_bf16_long_row",
+     "graph t {\n input x : bf16[2,20000]\n const s : bf16[20000] = random(seed=2)\n"
+     " y = RMSNorm(x, s)\n output y\n}\n", BF16_ANY},
+    {"rmsnorm_axis1",
+     "graph t {\n input x : f32[4,6,10]\n const s : f32[6,10] = random(seed=2)\n"
+     " y = RMSNorm(x, s) {axis=1}\n output y\n}\n", F32_REDUCE},
+    {"addlayernorm_f32_sum",
+     "graph t {\n input a : f32[5,97]\n input b : f32[5,97]\n const s : f32[97] = random(seed=2)\n"
+     " const c : f32[97] = random(seed=3)\n y, sum = AddLayerNorm(a, b, s, c)\n output y\n"
+     " output sum\n}\n", F32_REDUCE},
+    {"addlayernorm_f16_bcast",
+     "graph t {\n input a : f16[4,3,64]\n input b : f16[3,64]\n const s : f16[1] = random(seed=2)\n"
+     " y = AddLayerNorm(a, b, s)\n output y\n}\n", F16_ANY},
+    {"addrmsnorm_bf16",
+     "graph t {\n input a : bf16[9,128]\n input b : bf16[9,128]\n"
+     " const s : bf16[128] = random(seed=2)\n y, sum = AddRMSNorm(a, b, s)\n output y\n"
+     " output sum\n}\n", BF16_ANY},
+    {"softmax_mask_f32",
+     "graph t {\n input x : f32[2,3,5,77]\n input m : f32[2,1,1,77]\n"
+     " y = FusedSoftmax(x, m) {scale=0.125}\n output y\n}\n", F32_REDUCE},
+    {"softmax_axis1_f16",
+     "graph t {\n input x : f16[3,33,7]\n y = FusedSoftmax(x) {axis=1}\n output y\n}\n", F16_ANY},
+    {"softmax_long_row",
+     "graph t {\n input x : f32[2,13000]\n y = FusedSoftmax(x)\n output y\n}\n", F32_REDUCE},
+    {"swiglu_f32_odd",
+     "graph t {\n input g : f32[3,333]\n input u : f32[3,333]\n y = SwiGLU(g, u)\n output y\n}\n",
+     F32_EW},
+    {"swiglu_bf16_bcast",
+     "graph t {\n input g : bf16[4,64]\n input u : bf16[64]\n y = SwiGLU(g, u)\n output y\n}\n",
+     BF16_ANY},
+    {"rope_half_table",
+     "graph t {\n input x : f32[2,3,7,16]\n input c : f32[7,8]\n input s : f32[7,8]\n"
+     " y = RoPE(x, c, s)\n output y\n}\n", F32_EW},
+    {"rope_full_table_interleaved_f16",
+     "graph t {\n input x : f16[2,2,5,8]\n input c : f16[2,1,5,8]\n input s : f16[2,1,5,8]\n"
+     " y = RoPE(x, c, s) {interleaved=1}\n output y\n}\n", F16_ANY},
+    {"ewchain_f32_bcast",
+     "graph t {\n input a : f32[3,1,17]\n input b : f32[5,17]\n input c : f32[1]\n"
+     " y = ElementwiseChain(a, b, c) {expr=\"mul(sigmoid(add(x0, x1)), sub(x2, 1.5))\"}\n"
+     " output y\n}\n", F32_EW},
+    {"ewchain_every_function",
+     "graph t {\n input a : f32[257]\n input b : f32[257]\n y = ElementwiseChain(a, b) {expr=\""
+     "add(neg(abs(x0)), add(exp(x1), add(log(add(abs(x0), 1)), add(sqrt(abs(x1)), add("
+     "rsqrt(add(abs(x0), 0.5)), add(recip(add(abs(x1), 2)), add(tanh(x0), add(relu(x1)"
+     ", add(erf(x0), add(gelu(x1), add(gelu_tanh(x0), add(silu(x1), add(hardswish(x0),"
+     " add(sin(x1), add(cos(x0), add(floor(x1), add(ceil(x0), add(pow(abs(x0), 1.5), a"
+     "dd(max(x0, x1), add(min(x0, x1), add(clip(x0, -0.5, 0.5), div(x0, 3)))))))))))))"
+     ")))))))))"
+     "\"}\n output y\n}\n",
+     1e-5, 1e-5, "f32 elementwise, device transcendental functions within a few ulp"},
+    {"ewchain_bf16",
+     "graph t {\n input a : bf16[2,50]\n input b : bf16[2,50]\n"
+     " y = ElementwiseChain(a, b) {expr=\"max(x0, mul(x1, 2))\"}\n output y\n}\n", BF16_ANY},
+    {"attention_gqa_f32",
+     "graph t {\n input q : f32[2,4,9,32]\n input k : f32[2,2,13,32]\n input v : f32[2,2,13,24]\n"
+     " y = Attention(q, k, v)\n output y\n}\n", F32_REDUCE},
+    {"attention_causal_kvcache_mask",
+     "graph t {\n input q : f32[1,2,5,64]\n input k : f32[1,2,70,64]\n input v : f32[1,2,70,64]\n"
+     " input m : f32[1,1,1,70]\n y = Attention(q, k, v, m) {causal=1, scale=0.1}\n output y\n}\n",
+     F32_REDUCE},
+    {"attention_mqa_f16_d128",
+     "graph t {\n input q : f16[1,8,33,128]\n input k : f16[1,1,33,128]\n"
+     " input v : f16[1,1,33,128]\n y = Attention(q, k, v) {causal=1}\n output y\n}\n", F16_ANY},
+    {"gemm_bias_relu_f32",
+     "graph t {\n input a : f32[2,7,64]\n const b : f32[64,36] = random(seed=2)\n"
+     " const c : f32[36] = random(seed=3)\n y = GemmEpilogue(a, b, c) {act=\"Relu\"}\n"
+     " output y\n}\n", F32_GEMM},
+    {"gemm_gelu_erf_residual_f32",
+     "graph t {\n input a : f32[9,32]\n const b : f32[32,40] = random(seed=2)\n"
+     " const c : f32[40] = random(seed=3)\n input r : f32[9,40]\n"
+     " y = GemmEpilogue(a, b, c, r) {act=\"Gelu\", alpha=0.5, beta=2.0}\n output y\n}\n",
+     F32_GEMM},
+    {"gemm_gelu_tanh_transb_f16",
+     "graph t {\n input a : f16[17,64]\n const b : f16[24,64] = random(seed=2)\n"
+     " const c : f16[24] = random(seed=3)\n input r : f16[24]\n"
+     " y = GemmEpilogue(a, b, c, r) {act=\"GeluTanh\", transB=1}\n output y\n}\n", F16_ANY},
+    {"gemm_transa_batched_bf16",
+     "graph t {\n input a : bf16[3,32,8]\n const b : bf16[32,16] = random(seed=2)\n"
+     " y = GemmEpilogue(a, b) {transA=1, act=\"LeakyRelu\", act_alpha=0.2}\n output y\n}\n",
+     BF16_ANY},
+    {"qkv_gqa_f32",
+     "graph t {\n input x : f32[2,5,32]\n const w : f32[32,64] = random(seed=2)\n"
+     " const c : f32[64] = random(seed=3)\n q, k, v = FusedQKV(x, w, c) {sizes=[32,16,16]}\n"
+     " output q\n output k\n output v\n}\n", F32_GEMM},
+    {"qkv_gate_up_f16",
+     "graph t {\n input x : f16[7,64]\n const w : f16[64,48] = random(seed=2)\n"
+     " g, u = FusedQKV(x, w) {sizes=[24,24]}\n output g\n output u\n}\n", F16_ANY},
+    {"conv_bias_relu_residual_f32",
+     "graph t {\n input x : f32[2,3,11,13]\n const w : f32[8,3,3,3] = random(seed=2)\n"
+     " const b : f32[8] = random(seed=3)\n input z : f32[2,8,11,13]\n"
+     " y = FusedConvAct(x, w, b, z) {kernel_shape=[3,3], pads=[1,1,1,1], act=\"Relu\"}\n"
+     " output y\n}\n", F32_GEMM},
+    {"conv_identity_nobias_f16",
+     "graph t {\n input x : f16[1,8,9,9]\n const w : f16[16,8,1,1] = random(seed=2)\n"
+     " y = FusedConvAct(x, w) {kernel_shape=[1,1]}\n output y\n}\n", F16_ANY},
+    {"conv_grouped_strided_sigmoid",
+     "graph t {\n input x : f32[1,8,15,15]\n const w : f32[8,2,3,3] = random(seed=2)\n"
+     " const b : f32[8] = random(seed=3)\n"
+     " y = FusedConvAct(x, w, b) {kernel_shape=[3,3], group=4, strides=[2,2], dilations=[1,1],"
+     " act=\"Sigmoid\"}\n output y\n}\n", F32_GEMM},
+    {"conv_bf16_clip",
+     "graph t {\n input x : bf16[2,4,8,8]\n const w : bf16[4,4,3,3] = random(seed=2)\n"
+     " const b : bf16[4] = random(seed=3)\n"
+     " y = FusedConvAct(x, w, b) {kernel_shape=[3,3], act=\"Clip\", act_alpha=-0.5,"
+     " act_beta=0.5}\n output y\n}\n", BF16_ANY},
+    {"qgemm_f32_per_channel",
+     "graph t {\n input a : i8[6,64]\n const as : f32[] = 0.02\n"
+     " const b : i8[64,12] = random(seed=2, lo=-128, hi=128)\n"
+     " const bs : f32[12] = random(seed=3, lo=0.01, hi=0.03)\n const c : f32[12] = random(seed=4)\n"
+     " y = QGemm(a, as, b, bs, c)\n output y\n}\n", 1e-5, 1e-4,
+     "int32 accumulation is exact; one fp32 scaling"},
+    {"qgemm_requant",
+     "graph t {\n input a : i8[2,3,32]\n const as : f32[] = 0.05\n"
+     " const b : i8[32,8] = random(seed=2, lo=-128, hi=128)\n"
+     " const bs : f32[] = 0.01\n const ys : f32[] = 0.5\n y = QGemm(a, as, b, bs, _, ys)\n"
+     " output y\n}\n", EXACT},
+};
+
+/* Compares one output; NaN/Inf must agree in class and sign before any tolerance applies. */
+static bool compare(const char *name, const rt_tensor *want, const rt_tensor *got, double rtol,
+                    double atol, double *worst_abs, double *worst_rel)
+{
+    if (want->type.dtype != got->type.dtype || rt_tensor_numel(want) != rt_tensor_numel(got)) {
+        fprintf(stderr, "%s: '%s' has another dtype or size on the GPU\n", name, want->name);
+        return false;
+    }
+    size_t n = rt_tensor_numel(want), bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        double w = rt_tensor_get(want, i), g = rt_tensor_get(got, i);
+        bool special = isnan(w) || isinf(w) || isnan(g) || isinf(g);
+        bool ok = special ? (isnan(w) && isnan(g)) || (isinf(w) && w == g)
+                          : fabs(g - w) <= atol + rtol * fabs(w);
+        if (!special) {
+            double e = fabs(g - w);
+            if (e > *worst_abs)
+                *worst_abs = e;
+            if (fabs(w) > 1e-3 && e / fabs(w) > *worst_rel)
+                *worst_rel = e / fabs(w);
+        }
+        if (!ok && bad++ < 3)
+            fprintf(stderr, "%s: '%s'[%zu] is %.9g on the GPU, %.9g on the CPU\n", name,
+                    want->name, i, g, w);
+    }
+    return bad == 0;
+}
+
+static FILE *results;
+
+static void run_case(const gpu_case *c)
+{
+    dg_context *dg = dg_new();
+    dg_source src = {c->name, c->text, strlen(c->text)};
+    ir_graph *g = ir_parse(&src, dg);
+    bool ok = g && ir_validate(g, dg);
+    rt_result want = {0}, got = {0};
+    rt_options opts = {.seed = 11, .sentinels = true};
+    ok = ok && rt_run_cpu(g, NULL, 0, &opts, &want, dg);
+    /* Every node of a case must run on the GPU: the test is of the kernel, not of a fallback. */
+    char why[KN_WHY_SIZE] = "";
+    for (size_t i = 0; ok && i < g->nodes.len; i++)
+        if (!kn_supports(g, g->nodes.items[i], KN_BACKEND_CUDA, why)) {
+            fprintf(stderr, "%s: no CUDA kernel: %s\n", c->name, why);
+            ok = false;
+        }
+    ok = ok && rt_run_cuda(g, want.inputs, want.ninputs, &opts, &got, dg);
+    double worst_abs = 0, worst_rel = 0;
+    for (size_t k = 0; ok && k < want.noutputs; k++)
+        ok = compare(c->name, &want.outputs[k], &got.outputs[k], c->rtol, c->atol, &worst_abs,
+                     &worst_rel) && ok;
+    if (dg_has_errors(dg))
+        dg_print(dg, stderr);
+    if (!ok)
+        fprintf(stderr, "FAIL %s (tolerance rtol %g atol %g: %s)\n", c->name, c->rtol, c->atol,
+                c->why);
+    if (results)
+        fprintf(results, "%-36s %s max_abs=%.3g max_rel=%.3g (rtol %g atol %g: %s)\n", c->name,
+                ok ? "ok  " : "FAIL", worst_abs, worst_rel, c->rtol, c->atol, c->why);
+    CHECK(ok);
+    rt_result_free(&want);
+    rt_result_free(&got);
+    if (g)
+        ir_graph_free(g);
+    dg_free(dg);
+}
+
+static void test_every_case(void)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        run_case(&cases[i]);
+}
+
+/* Whole examples: each fused with the standard rules for the CUDA target, run on the CUDA executor
+ * (fused nodes on the GPU, the rest on the CPU) against the unfused graph on the CPU reference.
+ * GEMM-sized sums in another order: f32 1e-3 relative + 1e-3 absolute. */
+static const char *const examples[] = {"resnet_block", "bert_layer", "conformer"};
+
+static void test_whole_examples(void)
+{
+    const char *rules[] = {FR_SOURCE_DIR "/rules/cnn.rules",
+                           FR_SOURCE_DIR "/rules/transformer.rules",
+                           FR_SOURCE_DIR "/rules/llm.rules", FR_SOURCE_DIR "/rules/quant.rules"};
+    for (size_t i = 0; i < sizeof examples / sizeof examples[0]; i++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/examples/%s.graph", FR_SOURCE_DIR, examples[i]);
+        dg_context *dg = dg_new();
+        dsl_ruleset *rs = NULL;
+        mt_automaton *a = rw_load_rules(rules, sizeof rules / sizeof rules[0], &rs, dg);
+        ir_graph *original = a ? ir_load_text(path, dg) : NULL;
+        ir_graph *fused = original ? ir_load_text(path, dg) : NULL;
+        rw_options opts = rw_options_default();
+        opts.target = KN_BACKEND_CUDA;
+        rw_report rep = {0};
+        rt_options ro = {.seed = 5, .sentinels = true};
+        rt_result want = {0}, got = {0};
+        bool ok = fused && rw_apply(fused, a, &opts, &rep, dg) &&
+                  rt_run_cpu(original, NULL, 0, &ro, &want, dg) &&
+                  rt_run_cuda(fused, want.inputs, want.ninputs, &ro, &got, dg);
+        double worst_abs = 0, worst_rel = 0;
+        for (size_t k = 0; ok && k < want.noutputs; k++)
+            ok = compare(examples[i], &want.outputs[k], &got.outputs[k], 1e-3, 1e-3, &worst_abs,
+                         &worst_rel) && ok;
+        if (dg_has_errors(dg))
+            dg_print(dg, stderr);
+        if (results)
+            fprintf(results, "example %-28s %s max_abs=%.3g max_rel=%.3g (rtol 1e-3 atol 1e-3)\n",
+                    examples[i], ok ? "ok  " : "FAIL", worst_abs, worst_rel);
+        CHECK(ok);
+        rt_result_free(&want);
+        rt_result_free(&got);
+        if (fused)
+            rw_report_free(&rep);
+        if (original)
+            ir_graph_free(original);
+        if (fused)
+            ir_graph_free(fused);
+        mt_free(a);
+        dsl_ruleset_free(rs);
+        dg_free(dg);
+    }
+}
+
+/* The CUDA column's supports check of a fused op, called directly (not through the registry). */
+static bool cuda_supports(const ir_graph *g, const ir_node *n, char *why)
+{
+    switch (n->op) {
+#define IR_OP(name, ...)                                                                           \
+    case IR_OP_##name: return kn_cuda_supports_##name(g, n, why);
+#include "ir/fused_ops.def"
+#undef IR_OP
+    default: snprintf(why, KN_WHY_SIZE, "%s is not a fused op", ir_op_name(n->op)); return false;
+    }
+}
+
+/* Runs without a device: every case is a valid graph whose node the CUDA kernel supports. */
+static void test_cases_are_valid(void)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dg_context *dg = dg_new();
+        dg_source src = {cases[i].name, cases[i].text, strlen(cases[i].text)};
+        ir_graph *g = ir_parse(&src, dg);
+        bool ok = g && ir_validate(g, dg);
+        char why[KN_WHY_SIZE] = "";
+        for (size_t k = 0; ok && k < g->nodes.len; k++)
+            if (!cuda_supports(g, g->nodes.items[k], why)) {
+                fprintf(stderr, "%s: the CUDA kernel refuses it: %s\n", cases[i].name, why);
+                ok = false;
+            }
+        if (dg_has_errors(dg))
+            dg_print(dg, stderr);
+        CHECK(ok);
+        if (g)
+            ir_graph_free(g);
+        dg_free(dg);
+    }
+}
+
+/* Without a device, running on CUDA is an error that says so, not a crash. */
+static void test_no_device_is_reported(void)
+{
+    dg_context *dg = dg_new();
+    dg_source src = {cases[0].name, cases[0].text, strlen(cases[0].text)};
+    ir_graph *g = ir_parse(&src, dg);
+    CHECK(g && ir_validate(g, dg));
+    rt_result r = {0};
+    CHECK(g && !rt_run_cuda(g, NULL, 0, NULL, &r, dg));
+    CHECK(dg_error_count(dg) == 1);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    dg_print(dg, mem);
+    fclose(mem);
+    CHECK(strstr(text, "no CUDA device: ") != NULL);
+    free(text);
+    if (g)
+        ir_graph_free(g);
+    dg_free(dg);
+}
+
+int main(void)
+{
+    RUN(test_cases_are_valid);
+    if (unit_failed)
+        return unit_finish();
+    char why[256];
+    if (!rt_cuda_available(why, sizeof why)) {
+        RUN(test_no_device_is_reported);
+        if (unit_failed)
+            return unit_finish();
+        printf("skipped: %s\n", why);
+        return 77;
+    }
+    const char *dir = getenv("FUSERULE_GPU_RESULTS");
+    char path[1024];
+    if (dir) {
+        snprintf(path, sizeof path, "%s/gpu_kernels.txt", dir);
+        results = fopen(path, "a");
+    }
+    RUN(test_every_case);
+    RUN(test_whole_examples);
+    if (results)
+        fclose(results);
+    return unit_finish();
+}
