@@ -584,11 +584,12 @@ static bool copy_attr(ox_importer *im, ox_pending *p, const Onnx__AttributeProto
         break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
         kind = IR_ATTR_STRING;
-        if (memchr(a->s.data, '\0', a->s.len)) {
+        if (a->s.len && memchr(a->s.data, '\0', a->s.len)) {
             ox_invalid(im->r, "%s: attribute '%s' holds a NUL byte", p->label, name);
             return false;
         }
-        ir_set_attr_string(g, n, name, ar_strndup(g->arena, (const char *)a->s.data, a->s.len));
+        ir_set_attr_string(g, n, name,
+                           a->s.len ? ar_strndup(g->arena, (const char *)a->s.data, a->s.len) : "");
         break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
         kind = IR_ATTR_INTS;

@@ -4,11 +4,16 @@
 # tests/fuzz/corpus-<name>/.
 #
 #     tests/fuzz/run.sh [SECONDS] [BUILD_DIR] [NAME...]   (defaults: 20, build-fuzz, every target)
+#     FUZZ_RUNS=4000 tests/fuzz/run.sh 60 ...             (deterministic: seed 1, 4000 inputs each)
 #
 # Exit status: 0 when no target crashed, 77 when clang or libFuzzer is not available, else the
 # failing target's status (its crashing input is saved in BUILD_DIR as crash-*).
 set -eu
 seconds=${1:-20}
+# FUZZ_RUNS=N (the CI smoke): a fixed seed and N inputs per target instead of a time budget, so
+# that the same commit always fuzzes the same inputs and a CI run cannot fail by luck.
+runs=""
+[ -n "${FUZZ_RUNS:-}" ] && runs="-seed=1 -runs=$FUZZ_RUNS"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${2:-$root/build-fuzz}
 [ $# -gt 2 ] && shift 2 || set --
@@ -44,7 +49,7 @@ for target in "$@"; do
     log="$build/fuzz_$target.log"
     echo "fuzz: fuzz_$target for ${seconds}s (log: $log)"
     status=0
-    "$build/tests/fuzz/fuzz_$target" -max_total_time="$seconds" -max_len=8192 -timeout=10 \
+    "$build/tests/fuzz/fuzz_$target" -max_total_time="$seconds" $runs -max_len=8192 -timeout=10 \
         -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$build/" \
         "$corpus" "$root/tests/fuzz/seeds/$target" >"$log" 2>&1 || status=$?
     tail -n 12 "$log"

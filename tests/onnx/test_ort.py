@@ -26,9 +26,11 @@ def find_onnxruntime():
         return
     except ImportError:
         pass
+    # A venv's python is a link to the system one, so the paths may resolve to the same file: a
+    # marker in the environment, not the path, stops a second re-execution.
     other = os.environ.get("FUSERULE_ORT_PYTHON")
-    if other and os.path.realpath(other) != os.path.realpath(sys.executable) and \
-            os.path.exists(other):
+    if other and os.path.exists(other) and not os.environ.get("FUSERULE_ORT_REEXEC"):
+        os.environ["FUSERULE_ORT_REEXEC"] = "1"
         os.execv(other, [other, os.path.abspath(__file__), *sys.argv[1:]])
     print("skipped: no python with onnxruntime (pip install onnxruntime numpy, then set "
           "FUSERULE_ORT_PYTHON to that python)")
