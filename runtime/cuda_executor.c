@@ -284,7 +284,8 @@ static bool make_input(executor *ex, size_t k, const rt_tensor *t)
     if (!used->data)
         return report(ex, NULL, "out of memory for input '%s'", v->name);
     if (t) {
-        memcpy(used->data, t->data, used->nbytes);
+        if (used->nbytes) /* an empty tensor's data may be NULL */
+            memcpy(used->data, t->data, used->nbytes);
     } else {
         double lo, hi;
         random_range(v->type.dtype, &lo, &hi);
