@@ -31,7 +31,7 @@ static bool has_kernel(ir_op op, void *user)
     return false;
 }
 
-/* `{Z = @res}` in a replacement feeds the fused op's input port named so in the registry. */
+/* `{residual = @res}` in a replacement feeds the fused op's input port named so in the registry. */
 static int input_port(ir_op op, const char *name, void *user)
 {
     (void)user;

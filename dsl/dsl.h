@@ -109,7 +109,7 @@ const char *dsl_action_summary(dsl_action a);
 typedef enum {
     DSL_RATTR_LITERAL, /* `alpha = 0.1`, `act = Relu` (a name is a STRING): value holds it */
     DSL_RATTR_OP_NAME, /* `act = @a`: a STRING, the op name of the node @a matched */
-    DSL_RATTR_INPUT,   /* `Z = @res`: the captured value feeds the target's input port so named */
+    DSL_RATTR_INPUT,   /* `residual = @res`: the captured value feeds the target's input port so named */
     DSL_RATTR_CONST,   /* `epsilon = @eps`: a numeric attribute takes the value of a constant
                           capture (one element for INT and FLOAT); checked when the rule fires */
 } dsl_rattr_kind;

@@ -43,7 +43,7 @@ static void check_operands(dsl_rule_check *rc, const dsl_repl_syntax *syn, dsl_r
 }
 
 /* An attribute set to a capture: the op name a node matched (`act = @a`, a STRING attribute of
- * the target), or else a value fed to the input port of that name (`Z = @res`). */
+ * the target), or else a value fed to the input port of that name (`residual = @res`). */
 static void check_capture_attr(dsl_rule_check *rc, const dsl_attr_syntax *a, dsl_rattr *out,
                                const ir_attr_schema *schema, ir_op target)
 {

@@ -158,7 +158,8 @@ static bool check_act(ir_graph *g, const ir_node *n, dg_context *dg)
 
 /* ---- FusedConvAct ---------------------------------------------------------------------------- */
 
-/* FusedConvAct(X[N,C,D...], W[M,C/group,k...], B[M]?, Z?) -> Y[N,M,D'...], Z of Y's shape. */
+/* FusedConvAct(X[N,C,D...], W[M,C/group,k...], B[M]?, residual?) -> Y[N,M,D'...]; the residual has
+ * Y's shape. */
 bool ir_infer_FusedConvAct(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!float_inputs(g, n, dg) || !check_act(g, n, dg))

@@ -141,7 +141,7 @@ static bool cpu_qgemm(const ir_graph *g, const ir_node *n, char *why_not)
 
 static const kn_fused_entry entries[] = {
     {IR_OP_FusedConvAct, "act(conv(X, W) + B + Z)",
-     {{"X", false}, {"W", false}, {"B", true}, {"Z", true}}, {{"Y", false}}, false,
+     {{"X", false}, {"W", false}, {"B", true}, {"residual", true}}, {{"Y", false}}, false,
      CPU(FusedConvAct, cpu_conv), CUDA(FusedConvAct)},
     {IR_OP_GemmEpilogue, "act(alpha * A @ B + bias + beta * residual)",
      {{"A", false}, {"B", false}, {"bias", true}, {"residual", true}}, {{"Y", false}}, false,

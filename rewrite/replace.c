@@ -2,7 +2,7 @@
  *
  * Inputs: the replacement's explicit operands, or else the match's external inputs (the roots in
  * order, depth first, operand by operand: each leaf and each unconstrained operand the first time
- * it is reached); then the actions rewrite that list; then port attributes (`Z = @res`) put their
+ * it is reached); then the actions rewrite that list; then port attributes (`residual = @res`) put their
  * values at their port.
  * Attributes: carried over from the matched ops (the node nearest the root that sets one of the
  * target's attributes, or whose op's default for it differs from the target's), then the
@@ -269,7 +269,7 @@ static int port_index(ir_op op, const char *name)
     return -1;
 }
 
-/* `Z = @res`: the captured value goes to its port (after the others, which may not reach it). */
+/* `residual = @res`: the captured value goes to its port (after the others, which may not reach it). */
 static bool place_ports(rw_plan *p, char *why)
 {
     const dsl_replacement *repl = &p->rule->repl;

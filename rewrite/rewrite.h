@@ -91,7 +91,7 @@ void rw_report_print(const rw_report *report, FILE *out, rw_report_format format
 /* ---- rules ---------------------------------------------------------------------------------------- */
 
 /* Options of the rules language backed by the kernel registry: a replacement's target needs a
- * registered kernel, and `Z = @res` names an input port of the fused op. */
+ * registered kernel, and `residual = @res` names an input port of the fused op. */
 dsl_options rw_dsl_options(void);
 /* Loads rule files (with their includes) into a new rule set *rs, checks them and compiles the
  * automaton. NULL after errors, which are in dg (*rs is set either way: the diagnostics point into

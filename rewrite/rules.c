@@ -1,5 +1,5 @@
 /* Loading rule files for the rewriter: the rules language checked against the kernel registry (a
- * replacement's target needs a kernel; `Z = @res` names a port of the fused op), then compiled
+ * replacement's target needs a kernel; `residual = @res` names a port of the fused op), then compiled
  * into the automaton. */
 #include "rewrite/internal.h"
 

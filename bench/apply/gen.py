@@ -60,7 +60,7 @@ def graph(nodes, out):
 
 FIRING = """rule conv_bn_relu: Conv > BN > Relu => FusedConvAct[fold_bn]
 rule conv_bn: Conv > BN => Conv[fold_bn]
-rule conv_add_relu: Conv@c > Add(@res) > Relu => FusedConvAct {act = Relu, Z = @res}
+rule conv_add_relu: Conv@c > Add(@res) > Relu => FusedConvAct {act = Relu, residual = @res}
     where shape(@res) == shape(@c)
 rule gemm_gelu: MatMul(@x, @w:const) > Add(@b:const) > Gelu => GemmEpilogue(@x, @w, @b) {act = Gelu}
 rule gemm_bias: MatMul(@x, @w:const) > Add(@b:const) => GemmEpilogue(@x, @w, @b)

@@ -24,7 +24,7 @@ static const char cnn_rules[] =
     "rule conv_bn_act: Conv > BN > Act@a => FusedConvAct[fold_bn] {act = @a}\n"
     "rule conv_bn: Conv > BN => Conv[fold_bn]\n"
     "rule convt_bn: ConvTranspose > BN => ConvTranspose[fold_bn]\n"
-    "rule conv_add_relu: Conv > Add(@res) > Relu => FusedConvAct {act = Relu, Z = @res}\n"
+    "rule conv_add_relu: Conv > Add(@res) > Relu => FusedConvAct {act = Relu, residual = @res}\n"
     "rule conv_act: Conv > Act@a => FusedConvAct {act = @a}\n";
 
 /* Fuses text with rules, checks the fused graph computes what the original does. */
@@ -228,7 +228,7 @@ static void test_overlap_priority(void)
     const char *chain = "rule chain: Add(@p, @q) > Relu => ElementwiseChain(@p, @q) "
                         "{expr = \"relu(add(x0, x1))\"}\n";
     const char *residual = "rule residual: Conv > Add(@res) > Relu "
-                           "=> FusedConvAct {act = Relu, Z = @res}\n";
+                           "=> FusedConvAct {act = Relu, residual = @res}\n";
     char text[512];
     /* more ops wins, whatever the order */
     snprintf(text, sizeof text, "%s%s", chain, residual);

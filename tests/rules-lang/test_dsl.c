@@ -249,22 +249,22 @@ static int ports(ir_op op, const char *name, void *user)
     (void)user;
     if (op != IR_OP_FusedConvAct)
         return -2;
-    return strcmp(name, "Z") == 0 ? 3 : -1;
+    return strcmp(name, "residual") == 0 ? 3 : -1;
 }
 
 static void test_hooks(void)
 {
     int asked = 0;
     dsl_options opts = {.has_kernel = no_kernel_for_qkv, .input_port = ports, .user = &asked};
-    loaded l = load_with("rule a: Conv@c > Add(@res) > Relu => FusedConvAct {act = Relu, Z = @res}"
-                         " where shape(@res) == shape(@c)\n"
+    loaded l = load_with("rule a: Conv@c > Add(@res) > Relu => "
+                         "FusedConvAct {act = Relu, residual = @res} where shape(@res) == shape(@c)\n"
                          "rule b: MatMul(@x, @wq:const) & MatMul(@x, @wk:const) => "
                          "FusedQKV[concat_weights]\n"
-                         "rule c: Add(@x, @y) => FusedConvAct(@x, @y) {residual = @y}\n",
+                         "rule c: Add(@x, @y) => FusedConvAct(@x, @y) {skip = @y}\n",
                          &opts);
     CHECK(!l.ok);
     CHECK_INT(asked, 3);
-    CHECK_INT(dg_error_count(l.dg), 2); /* no kernel for FusedQKV; no port 'residual' */
+    CHECK_INT(dg_error_count(l.dg), 2); /* no kernel for FusedQKV; no port 'skip' */
     const dsl_rule *a = l.rs->rules[0];
     CHECK(a->checked);
     CHECK_INT(a->repl.attrs[1].kind, DSL_RATTR_INPUT);
