@@ -14,9 +14,22 @@
 
 typedef VEC(mt_tnode *) tnode_vec;
 
+/* The trie's edges by (level, check): inserting a rule finds an existing child in constant time
+ * instead of scanning its siblings, which made 100k rules sharing a prefix quadratic. */
+typedef struct {
+    const tnode_vec *level;
+    mt_tnode *node; /* NULL: an empty slot */
+} edge;
+
+typedef struct {
+    edge *slots;
+    size_t cap, len; /* cap is a power of two */
+} edge_map;
+
 typedef struct {
     mt_automaton *a;
     tnode_vec tries[IR_OP_COUNT];
+    edge_map edges;
     VEC(uint32_t) code;
     VEC(const mt_tnode *) at;
     VEC(mt_accept) accepts;
@@ -54,14 +67,49 @@ static uint32_t pool_attr(compiler *C, const ir_attr *attr)
 
 /* ---- the trie ------------------------------------------------------------------------------------ */
 
+static uint64_t edge_hash(const tnode_vec *level, const mt_check *c)
+{
+    uint64_t h = (uint64_t)(uintptr_t)level * 0x9e3779b97f4a7c15ull;
+    h = (h ^ (uint64_t)c->op) * 1099511628211ull;
+    h = (h ^ c->nargs) * 1099511628211ull;
+    for (uint32_t i = 0; i < c->nargs; i++)
+        h = (h ^ c->args[i]) * 1099511628211ull;
+    return h ^ (h >> 29);
+}
+
+/* The slot of the edge (level, c): the child when it exists, else the empty slot to fill. */
+static edge *edge_slot(const edge_map *m, const tnode_vec *level, const mt_check *c)
+{
+    size_t mask = m->cap - 1;
+    for (size_t i = edge_hash(level, c) & mask;; i = (i + 1) & mask) {
+        edge *e = &m->slots[i];
+        if (!e->node || (e->level == level && mt_check_equal(&e->node->check, c)))
+            return e;
+    }
+}
+
+/* Keeps the map at most half full. */
+static void edge_reserve(edge_map *m)
+{
+    if ((m->len + 1) * 2 <= m->cap)
+        return;
+    edge_map bigger = {calloc(m->cap ? m->cap * 2 : 256, sizeof(edge)), m->cap ? m->cap * 2 : 256,
+                       m->len};
+    FR_CHECK(bigger.slots != NULL);
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->slots[i].node)
+            *edge_slot(&bigger, m->slots[i].level, &m->slots[i].node->check) = m->slots[i];
+    free(m->slots);
+    *m = bigger;
+}
+
 static void insert(compiler *C, tnode_vec *level, const mt_variant *v)
 {
     for (uint32_t d = 0; d < v->nchecks; d++) {
         const mt_check *c = &v->checks[d];
-        mt_tnode *node = NULL;
-        for (size_t i = 0; i < level->len && !node; i++)
-            if (mt_check_equal(&level->items[i]->check, c))
-                node = level->items[i];
+        edge_reserve(&C->edges);
+        edge *e = edge_slot(&C->edges, level, c);
+        mt_tnode *node = e->node;
         if (!node) {
             node = ar_alloc(C->a->arena, sizeof *node);
             node->check = *c;
@@ -69,6 +117,8 @@ static void insert(compiler *C, tnode_vec *level, const mt_variant *v)
             node->first = v;
             vec_push(level, node);
             C->a->stats.trie_nodes++;
+            *e = (edge){level, node};
+            C->edges.len++;
         }
         node->nseq++;
         level = (tnode_vec *)&node->kids;
@@ -287,6 +337,7 @@ mt_automaton *mt_compile_rules(dsl_rule *const *rules, uint32_t nrules, dg_conte
 
     for (unsigned op = 0; op < IR_OP_COUNT; op++)
         free_trie(&C->tries[op]);
+    free(C->edges.slots);
     vec_free(&C->code);
     vec_free(&C->at);
     vec_free(&C->accepts);
