@@ -17,6 +17,7 @@
 #include "base/check.h"
 #include "base/half.h"
 #include "kernels/kernels.h"
+#include "runtime/inputs.h"
 #include "runtime/pool.h"
 
 #include <stdarg.h>
@@ -125,134 +126,18 @@ static void narrow(ir_dtype dt, const float *src, void *dst, size_t n)
 
 /* ---- binding inputs ---- */
 
-/* Binds dim i of input v, declared `declared`, to the size `given`. */
-static bool bind_dim(executor *ex, const ir_value *v, int i, int64_t declared, int64_t given)
-{
-    if (ir_dim_is_static(declared) && declared != given)
-        return error_value(ex, v, "input '%s': dim %d is %lld in the graph but %lld in the tensor",
-                           v->name, i, (long long)declared, (long long)given);
-    if (ir_dim_is_symbol(declared)) {
-        int64_t *bound = &ex->symbols[ir_dim_symbol(declared)];
-        if (*bound >= 0 && *bound != given)
-            return error_value(ex, v, "input '%s': %s is %lld here but %lld in an earlier input",
-                               v->name, ir_symbol_name(ex->g, declared), (long long)given,
-                               (long long)*bound);
-        *bound = given;
-    }
-    return true;
-}
-
-static const rt_tensor *find_given(const rt_tensor *given, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(given[i].name, name) == 0)
-            return &given[i];
-    return NULL;
-}
-
-/* Checks a given tensor against its graph input and binds the input's symbols. */
-static bool bind_given(executor *ex, const ir_value *v, const rt_tensor *t)
-{
-    if (t->type.dtype != v->type.dtype)
-        return error_value(ex, v, "input '%s' is %s in the graph but %s in the tensor", v->name,
-                           ir_dtype_name(v->type.dtype), ir_dtype_name(t->type.dtype));
-    if (v->type.rank >= 0 && t->type.rank != v->type.rank)
-        return error_value(ex, v, "input '%s' has rank %d in the graph but %d in the tensor",
-                           v->name, v->type.rank, t->type.rank);
-    int64_t nbytes;
-    if (!ir_type_nbytes(&t->type, &nbytes) || (size_t)nbytes != t->nbytes)
-        return error_value(ex, v, "input '%s': %zu bytes do not hold a %s tensor", v->name,
-                           t->nbytes, type_str(ex, &t->type));
-    for (int i = 0; i < v->type.rank; i++)
-        if (!bind_dim(ex, v, i, v->type.dims[i], t->type.dims[i]))
-            return false;
-    return true;
-}
-
-/* The static type of a graph input that was not given: its symbols must be bound by now. */
-static bool resolve_missing(executor *ex, const ir_value *v, ir_type *out)
-{
-    *out = v->type;
-    if (v->type.rank < 0)
-        return error_value(ex, v, "input '%s' has an unknown rank: give it with --inputs", v->name);
-    for (int i = 0; i < v->type.rank; i++) {
-        int64_t d = v->type.dims[i];
-        if (ir_dim_is_symbol(d) && ex->symbols[ir_dim_symbol(d)] >= 0)
-            out->dims[i] = ex->symbols[ir_dim_symbol(d)];
-        else if (!ir_dim_is_static(d))
-            return error_value(ex, v,
-                               "input '%s' has dim %d of unknown size (%s): give it with --inputs",
-                               v->name, i, type_str(ex, &v->type));
-    }
-    return true;
-}
-
-/* Generated inputs: floats in [-1, 1), i8/u8 over their range, bool 0/1, indices 0. */
-static void random_range(ir_dtype dt, double *lo, double *hi)
-{
-    *lo = 0, *hi = 1;
-    if (ir_dtype_is_float(dt))
-        *lo = -1;
-    else if (dt == IR_I8)
-        *lo = -128, *hi = 128;
-    else if (dt == IR_U8)
-        *hi = 256;
-    else if (dt == IR_BOOL)
-        *hi = 2;
-}
-
-/* Makes graph input k's data: a copy of the given tensor t, or generated when t is NULL. */
-static bool make_input(executor *ex, size_t k, const rt_tensor *t)
-{
-    ir_value *v = ex->g->inputs.items[k];
-    rt_tensor *used = &ex->res->inputs[k];
-    used->name = v->name;
-    if (t) {
-        used->type = t->type;
-        used->type.layout = v->type.layout;
-    } else if (!resolve_missing(ex, v, &used->type)) {
-        return false;
-    }
-    int64_t nbytes, numel;
-    if (!ir_type_nbytes(&used->type, &nbytes) || !ir_type_numel(&used->type, &numel))
-        return error_value(ex, v, "input '%s' of type %s is too large", v->name,
-                           type_str(ex, &used->type));
-    used->nbytes = (size_t)nbytes;
-    used->data = ar_try_alloc(ex->res->arena, used->nbytes ? used->nbytes : 1);
-    if (!used->data)
-        return error_value(ex, v, "out of memory for input '%s' (%zu bytes)", v->name,
-                           used->nbytes);
-    if (t) {
-        if (used->nbytes) /* an empty tensor's data may be NULL */
-            memcpy(used->data, t->data, used->nbytes);
-    } else {
-        double lo, hi;
-        random_range(v->type.dtype, &lo, &hi);
-        ir_random_fill(ex->opts->seed + k, lo, hi, v->type.dtype, used->data, (size_t)numel);
-    }
-    slot *s = &ex->slots[v->id];
-    s->type = used->type;
-    s->data = used->data;
-    s->nbytes = used->nbytes;
-    v->type = used->type;
-    return true;
-}
-
-/* Binds every symbol from the given tensors first, then makes each input's data. */
+/* Binds the inputs (runtime/inputs.h) and makes each the data of its slot. */
 static bool bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven)
 {
-    ir_graph *g = ex->g;
-    ex->res->ninputs = g->inputs.len;
-    ex->res->inputs = ar_alloc_array(ex->res->arena, g->inputs.len ? g->inputs.len : 1,
-                                     sizeof *ex->res->inputs);
-    for (size_t k = 0; k < g->inputs.len; k++) {
-        const rt_tensor *t = find_given(given, ngiven, g->inputs.items[k]->name);
-        if (t && !bind_given(ex, g->inputs.items[k], t))
-            return false;
+    if (!rt_bind_inputs(ex->g, ex->dg, ex->opts, ex->symbols, ex->res, given, ngiven))
+        return false;
+    for (size_t k = 0; k < ex->g->inputs.len; k++) {
+        const rt_tensor *used = &ex->res->inputs[k];
+        slot *s = &ex->slots[ex->g->inputs.items[k]->id];
+        s->type = used->type;
+        s->data = used->data;
+        s->nbytes = used->nbytes;
     }
-    for (size_t k = 0; k < g->inputs.len; k++)
-        if (!make_input(ex, k, find_given(given, ngiven, g->inputs.items[k]->name)))
-            return false;
     return true;
 }
 

@@ -49,6 +49,7 @@ bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_grap
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cuda_registry.h"
 #include "kernels/kernels.h"
+#include "runtime/inputs.h"
 #include "runtime/pool.h"
 
 #include <stdarg.h>
@@ -213,106 +214,20 @@ static void dpool_free(executor *ex)
     vec_free(&ex->dpool.free_list);
 }
 
-/* ---- binding inputs (as the CPU executor) ---- */
+/* ---- binding inputs ---- */
 
-static const rt_tensor *find_given(const rt_tensor *given, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(given[i].name, name) == 0)
-            return &given[i];
-    return NULL;
-}
-
-static bool bind_given(executor *ex, const ir_value *v, const rt_tensor *t)
-{
-    int64_t nbytes;
-    if (t->type.dtype != v->type.dtype || (v->type.rank >= 0 && t->type.rank != v->type.rank) ||
-        !ir_type_nbytes(&t->type, &nbytes) || (size_t)nbytes != t->nbytes)
-        return report(ex, NULL, "input '%s': the tensor's dtype, rank or size does not match "
-                                "the graph", v->name);
-    for (int i = 0; i < v->type.rank; i++) {
-        int64_t d = v->type.dims[i], given = t->type.dims[i];
-        if (ir_dim_is_static(d) && d != given)
-            return report(ex, NULL, "input '%s': dim %d is %lld in the graph but %lld in the "
-                                    "tensor", v->name, i, (long long)d, (long long)given);
-        if (ir_dim_is_symbol(d)) {
-            int64_t *bound = &ex->symbols[ir_dim_symbol(d)];
-            if (*bound >= 0 && *bound != given)
-                return report(ex, NULL, "input '%s': %s is %lld here but %lld in an earlier input",
-                              v->name, ir_symbol_name(ex->g, d), (long long)given,
-                              (long long)*bound);
-            *bound = given;
-        }
-    }
-    return true;
-}
-
-static void random_range(ir_dtype dt, double *lo, double *hi)
-{
-    *lo = 0, *hi = 1;
-    if (ir_dtype_is_float(dt))
-        *lo = -1;
-    else if (dt == IR_I8)
-        *lo = -128, *hi = 128;
-    else if (dt == IR_U8)
-        *hi = 256;
-    else if (dt == IR_BOOL)
-        *hi = 2;
-}
-
-static bool make_input(executor *ex, size_t k, const rt_tensor *t)
-{
-    ir_value *v = ex->g->inputs.items[k];
-    rt_tensor *used = &ex->res->inputs[k];
-    used->name = v->name;
-    used->type = t ? t->type : v->type;
-    used->type.layout = v->type.layout;
-    for (int i = 0; !t && i < v->type.rank; i++) {
-        int64_t d = v->type.dims[i];
-        if (ir_dim_is_symbol(d) && ex->symbols[ir_dim_symbol(d)] >= 0)
-            used->type.dims[i] = ex->symbols[ir_dim_symbol(d)];
-        else if (!ir_dim_is_static(d))
-            return report(ex, NULL, "input '%s' has dim %d of unknown size: give it with --inputs",
-                          v->name, i);
-    }
-    int64_t nbytes, numel;
-    if (v->type.rank < 0 || !ir_type_nbytes(&used->type, &nbytes) ||
-        !ir_type_numel(&used->type, &numel))
-        return report(ex, NULL, "input '%s' has an unknown or too large shape", v->name);
-    used->nbytes = (size_t)nbytes;
-    used->data = ar_try_alloc(ex->res->arena, used->nbytes ? used->nbytes : 1);
-    if (!used->data)
-        return report(ex, NULL, "out of memory for input '%s'", v->name);
-    if (t) {
-        if (used->nbytes) /* an empty tensor's data may be NULL */
-            memcpy(used->data, t->data, used->nbytes);
-    } else {
-        double lo, hi;
-        random_range(v->type.dtype, &lo, &hi);
-        ir_random_fill(ex->opts->seed + k, lo, hi, v->type.dtype, used->data, (size_t)numel);
-    }
-    slot *s = &ex->slots[v->id];
-    s->type = used->type;
-    s->host = used->data;
-    s->nbytes = used->nbytes;
-    v->type = used->type;
-    return true;
-}
-
+/* Binds the inputs (runtime/inputs.h) and makes each the host data of its slot. */
 static bool bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven)
 {
-    ir_graph *g = ex->g;
-    ex->res->ninputs = g->inputs.len;
-    ex->res->inputs = ar_alloc_array(ex->res->arena, g->inputs.len ? g->inputs.len : 1,
-                                     sizeof *ex->res->inputs);
-    for (size_t k = 0; k < g->inputs.len; k++) {
-        const rt_tensor *t = find_given(given, ngiven, g->inputs.items[k]->name);
-        if (t && !bind_given(ex, g->inputs.items[k], t))
-            return false;
+    if (!rt_bind_inputs(ex->g, ex->dg, ex->opts, ex->symbols, ex->res, given, ngiven))
+        return false;
+    for (size_t k = 0; k < ex->g->inputs.len; k++) {
+        const rt_tensor *used = &ex->res->inputs[k];
+        slot *s = &ex->slots[ex->g->inputs.items[k]->id];
+        s->type = used->type;
+        s->host = used->data;
+        s->nbytes = used->nbytes;
     }
-    for (size_t k = 0; k < g->inputs.len; k++)
-        if (!make_input(ex, k, find_given(given, ngiven, g->inputs.items[k]->name)))
-            return false;
     return true;
 }
 
