@@ -19,15 +19,12 @@
 #include "kernels/kernels.h"
 #include "runtime/inputs.h"
 #include "runtime/pool.h"
+#include "runtime/shapes.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* Integer tensors up to this many elements computed at run time are shown to inference as
- * constants: they are shapes, axes and indices, not data (see is_shape_tensor). */
-enum { SHAPE_TENSOR_MAX = 4096 };
 
 /* Where a value's bytes are during a run. */
 typedef struct slot {
@@ -141,55 +138,38 @@ static bool bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven)
     return true;
 }
 
-/* ---- shapes at run time ---- */
+/* ---- shapes at run time (runtime/shapes.h) ---- */
 
-/* Whether v's run-time data should be shown to inference as a constant: integer tensors up to
- * SHAPE_TENSOR_MAX elements (shapes, axes, indices) and scalars of any dtype (Range's bounds). */
-static bool is_shape_tensor(const executor *ex, const ir_value *v)
+static const ir_type *defined_type(void *user, const ir_value *v)
 {
-    const slot *s = &ex->slots[v->id];
-    int64_t numel;
-    if (v->kind == IR_VALUE_CONST || !s->data || !ir_type_numel(&s->type, &numel))
-        return false;
-    bool integer = v->type.dtype == IR_I64 || v->type.dtype == IR_I32;
-    return numel == 1 || (integer && numel <= SHAPE_TENSOR_MAX);
+    const slot *s = &((executor *)user)->slots[v->id];
+    return s->data ? &s->type : NULL;
 }
 
-/* Runs n's inference on the static types of its inputs, with the shape tensors computed at run
- * time (is_shape_tensor) presented as in-memory constants for the duration of the call. */
+static const void *host_data(void *user, ir_value *v, const ir_node *reader, size_t *nbytes)
+{
+    (void)reader;
+    const slot *s = &((executor *)user)->slots[v->id];
+    *nbytes = s->nbytes;
+    return s->data;
+}
+
+/* Runs n's inference on the run-time types of its inputs and sizes its outputs' slots. */
 static bool infer_node(executor *ex, ir_node *n)
 {
-    ir_const *temp = calloc(n->ninputs ? n->ninputs : 1, sizeof *temp);
-    ir_value_kind *kinds = calloc(n->ninputs ? n->ninputs : 1, sizeof *kinds);
-    FR_CHECK(temp && kinds);
-    for (uint32_t i = 0; i < n->ninputs; i++) {
-        ir_value *v = n->inputs[i];
-        if (!v || !is_shape_tensor(ex, v))
-            continue;
-        const slot *s = &ex->slots[v->id];
-        temp[i] = (ir_const){.kind = IR_CONST_DATA, .data = (void *)s->data, .nbytes = s->nbytes};
-        kinds[i] = v->kind;
-        v->kind = IR_VALUE_CONST;
-        v->konst = &temp[i];
+    rt_value_source src = {defined_type, host_data, ex};
+    ir_value *unknown = NULL;
+    switch (rt_infer_node(ex->g, n, ex->dg, &src, &unknown)) {
+    case RT_INFER_FAILED: return false;
+    case RT_INFER_UNKNOWN:
+        return error_at(ex, n, "%s: the shape of '%s' is not known at run time (%s)",
+                        ir_op_name(n->op), unknown->name, type_str(ex, &unknown->type));
+    case RT_INFER_OK: break;
     }
-    bool ok = ir_op_info_get(n->op)->infer(ex->g, n, ex->dg);
-    for (uint32_t i = 0; i < n->ninputs; i++) {
-        ir_value *v = n->inputs[i];
-        if (v && v->konst == &temp[i]) {
-            v->kind = kinds[i];
-            v->konst = NULL;
-        }
-    }
-    free(temp);
-    free(kinds);
-    if (!ok)
-        return false;
     for (uint32_t k = 0; k < n->noutputs; k++) {
         ir_value *v = n->outputs[k];
-        int64_t nbytes;
-        if (!ir_type_nbytes(&v->type, &nbytes))
-            return error_at(ex, n, "%s: the shape of '%s' is not known at run time (%s)",
-                            ir_op_name(n->op), v->name, type_str(ex, &v->type));
+        int64_t nbytes = 0;
+        FR_CHECK(ir_type_nbytes(&v->type, &nbytes));
         ex->slots[v->id].type = v->type;
         ex->slots[v->id].nbytes = (size_t)nbytes;
     }
@@ -321,10 +301,7 @@ static void release_after(executor *ex, ir_node *n)
     ex->scratch.len = 0;
     for (uint32_t i = 0; i < n->ninputs; i++) {
         ir_value *v = n->inputs[i];
-        bool seen = false; /* a node reading a value twice is one consumer */
-        for (uint32_t j = 0; j < i && !seen; j++)
-            seen = n->inputs[j] == v;
-        if (v && !seen && --ex->slots[v->id].remaining == 0)
+        if (v && rt_first_read(n, i) && --ex->slots[v->id].remaining == 0)
             release_value(ex, v);
     }
     for (uint32_t k = 0; k < n->noutputs; k++)
@@ -394,24 +371,6 @@ static bool collect_outputs(executor *ex)
     return true;
 }
 
-static int by_time_desc(const void *a, const void *b)
-{
-    const rt_op_time *x = a, *y = b;
-    return (x->seconds < y->seconds) - (x->seconds > y->seconds);
-}
-
-static void collect_times(executor *ex)
-{
-    size_t n = 0;
-    for (unsigned op = 0; op < IR_OP_COUNT; op++)
-        n += ex->times[op].calls > 0;
-    ex->res->times = ar_alloc_array(ex->res->arena, n ? n : 1, sizeof *ex->res->times);
-    for (unsigned op = 0; op < IR_OP_COUNT; op++)
-        if (ex->times[op].calls > 0)
-            ex->res->times[ex->res->ntimes++] = ex->times[op];
-    qsort(ex->res->times, ex->res->ntimes, sizeof *ex->res->times, by_time_desc);
-}
-
 /* Every buffer still held (graph outputs) goes back, and the pool is emptied. */
 static void teardown(executor *ex)
 {
@@ -464,7 +423,7 @@ bool rt_run_cpu(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_o
             ok = run_node(&ex, g->nodes.items[i]);
     ok = ok && collect_outputs(&ex);
     if (ok && ex.opts->time)
-        collect_times(&ex);
+        rt_collect_times(out, ex.times);
     teardown(&ex);
     if (!ok)
         rt_result_free(out);

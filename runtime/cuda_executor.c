@@ -51,14 +51,12 @@ bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_grap
 #include "kernels/kernels.h"
 #include "runtime/inputs.h"
 #include "runtime/pool.h"
+#include "runtime/shapes.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* Integer tensors up to this many elements are shown to inference as constants (as on the CPU). */
-enum { SHAPE_TENSOR_MAX = 4096 };
 
 /* With rt_options.sentinels, every device buffer has GUARD bytes of SENTINEL before and after
  * it, checked when the buffer is freed: a kernel writing out of bounds is caught there. */
@@ -283,59 +281,42 @@ static void *ensure_dev(executor *ex, ir_value *v, const ir_node *n)
     return s->dev->ptr;
 }
 
-/* ---- shapes at run time (as the CPU executor) ---- */
+/* ---- shapes at run time (runtime/shapes.h) ---- */
 
-static bool is_shape_tensor(executor *ex, const ir_value *v)
+static const ir_type *defined_type(void *user, const ir_value *v)
 {
-    const slot *s = &ex->slots[v->id];
-    int64_t numel;
-    if (v->kind == IR_VALUE_CONST || (!s->host && !s->dev) || !ir_type_numel(&s->type, &numel))
-        return false;
-    bool integer = v->type.dtype == IR_I64 || v->type.dtype == IR_I32;
-    return numel == 1 || (integer && numel <= SHAPE_TENSOR_MAX);
+    const slot *s = &((executor *)user)->slots[v->id];
+    return s->host || s->dev ? &s->type : NULL;
 }
 
+static const void *host_data(void *user, ir_value *v, const ir_node *reader, size_t *nbytes)
+{
+    executor *ex = user;
+    const void *data = ensure_host(ex, v, reader);
+    *nbytes = ex->slots[v->id].nbytes;
+    return data;
+}
+
+/* Runs n's inference on the run-time types of its inputs and sizes its outputs' slots. */
 static bool infer_node(executor *ex, ir_node *n)
 {
-    ir_const *temp = calloc(n->ninputs ? n->ninputs : 1, sizeof *temp);
-    ir_value_kind *kinds = calloc(n->ninputs ? n->ninputs : 1, sizeof *kinds);
-    FR_CHECK(temp && kinds);
-    bool ok = true;
-    for (uint32_t i = 0; ok && i < n->ninputs; i++) {
-        ir_value *v = n->inputs[i];
-        if (!v || !is_shape_tensor(ex, v))
-            continue;
-        const void *data = ensure_host(ex, v, n);
-        if (!data) {
-            ok = false;
-            break;
-        }
-        temp[i] = (ir_const){.kind = IR_CONST_DATA, .data = (void *)data,
-                             .nbytes = ex->slots[v->id].nbytes};
-        kinds[i] = v->kind;
-        v->kind = IR_VALUE_CONST;
-        v->konst = &temp[i];
+    rt_value_source src = {defined_type, host_data, ex};
+    ir_value *unknown = NULL;
+    switch (rt_infer_node(ex->g, n, ex->dg, &src, &unknown)) {
+    case RT_INFER_FAILED: return false;
+    case RT_INFER_UNKNOWN:
+        return report(ex, n, "%s: the shape of '%s' is not known at run time", ir_op_name(n->op),
+                      unknown->name);
+    case RT_INFER_OK: break;
     }
-    ok = ok && ir_op_info_get(n->op)->infer(ex->g, n, ex->dg);
-    for (uint32_t i = 0; i < n->ninputs; i++) {
-        ir_value *v = n->inputs[i];
-        if (v && v->konst == &temp[i]) {
-            v->kind = kinds[i];
-            v->konst = NULL;
-        }
-    }
-    free(temp);
-    free(kinds);
-    for (uint32_t k = 0; ok && k < n->noutputs; k++) {
+    for (uint32_t k = 0; k < n->noutputs; k++) {
         ir_value *v = n->outputs[k];
-        int64_t nbytes;
-        if (!ir_type_nbytes(&v->type, &nbytes))
-            return report(ex, n, "%s: the shape of '%s' is not known at run time",
-                          ir_op_name(n->op), v->name);
+        int64_t nbytes = 0;
+        FR_CHECK(ir_type_nbytes(&v->type, &nbytes));
         ex->slots[v->id].type = v->type;
         ex->slots[v->id].nbytes = (size_t)nbytes;
     }
-    return ok;
+    return true;
 }
 
 /* ---- GPU nodes ---- */
@@ -647,10 +628,7 @@ static void release_after(executor *ex, ir_node *n)
     ex->scratch.len = 0;
     for (uint32_t i = 0; i < n->ninputs; i++) {
         ir_value *v = n->inputs[i];
-        bool seen = false;
-        for (uint32_t j = 0; j < i && !seen; j++)
-            seen = n->inputs[j] == v;
-        if (v && !seen && v->kind == IR_VALUE_NODE && --ex->slots[v->id].remaining == 0)
+        if (v && rt_first_read(n, i) && v->kind == IR_VALUE_NODE && --ex->slots[v->id].remaining == 0)
             release_value(ex, v, false);
     }
     for (uint32_t k = 0; k < n->noutputs; k++)
@@ -811,24 +789,6 @@ static void teardown(executor *ex)
     ar_free(ex->scratch_arena);
 }
 
-static int by_time_desc(const void *a, const void *b)
-{
-    const rt_op_time *x = a, *y = b;
-    return (x->seconds < y->seconds) - (x->seconds > y->seconds);
-}
-
-static void collect_times(executor *ex)
-{
-    size_t n = 0;
-    for (unsigned op = 0; op < IR_OP_COUNT; op++)
-        n += ex->times[op].calls > 0;
-    ex->res->times = ar_alloc_array(ex->res->arena, n ? n : 1, sizeof *ex->res->times);
-    for (unsigned op = 0; op < IR_OP_COUNT; op++)
-        if (ex->times[op].calls > 0)
-            ex->res->times[ex->res->ntimes++] = ex->times[op];
-    qsort(ex->res->times, ex->res->ntimes, sizeof *ex->res->times, by_time_desc);
-}
-
 bool rt_cuda_available(char *why, size_t size)
 {
     int count;
@@ -842,7 +802,7 @@ bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_
     bool ok = setup(&ex, g, inputs, ninputs, opts, out, dg) && run_nodes(&ex) &&
               collect_outputs(&ex) && (kc_sync(ex.kc) || cuda_failed(&ex, NULL));
     if (ok && ex.opts->time)
-        collect_times(&ex);
+        rt_collect_times(ex.res, ex.times);
     teardown(&ex);
     if (ok && ex.oob) /* found when the outputs' and weights' buffers were freed */
         ok = report(&ex, NULL, "%s", ex.oob);

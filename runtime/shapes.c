@@ -1,0 +1,98 @@
+/* Shapes at run time (runtime/shapes.h). */
+#include "runtime/shapes.h"
+
+#include "base/check.h"
+
+#include <stdlib.h>
+
+bool rt_is_shape_tensor(const ir_value *v, const ir_type *t)
+{
+    int64_t numel;
+    if (v->kind == IR_VALUE_CONST || !t || !ir_type_numel(t, &numel))
+        return false;
+    bool integer = v->type.dtype == IR_I64 || v->type.dtype == IR_I32;
+    return numel == 1 || (integer && numel <= RT_SHAPE_TENSOR_MAX);
+}
+
+/* Presents n's run-time shape tensors as constants backed by temp[i]; false
+ * after a failed fetch (the ones presented so far stay presented:
+ * restore_inputs undoes them). */
+static bool present_inputs(ir_node *n, const rt_value_source *src, ir_const *temp,
+                           ir_value_kind *kinds)
+{
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        if (!v || !rt_is_shape_tensor(v, src->defined(src->user, v)))
+            continue;
+        size_t nbytes = 0;
+        const void *data = src->host(src->user, v, n, &nbytes);
+        if (!data)
+            return false;
+        temp[i] = (ir_const){.kind = IR_CONST_DATA, .data = (void *)data, .nbytes = nbytes};
+        kinds[i] = v->kind;
+        v->kind = IR_VALUE_CONST;
+        v->konst = &temp[i];
+    }
+    return true;
+}
+
+static void restore_inputs(ir_node *n, const ir_const *temp, const ir_value_kind *kinds)
+{
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        if (v && v->konst == &temp[i]) {
+            v->kind = kinds[i];
+            v->konst = NULL;
+        }
+    }
+}
+
+rt_infer_status rt_infer_node(ir_graph *g, ir_node *n, dg_context *dg, const rt_value_source *src,
+                              ir_value **unknown)
+{
+    size_t count = n->ninputs ? n->ninputs : 1;
+    ir_const *temp = calloc(count, sizeof *temp);
+    ir_value_kind *kinds = calloc(count, sizeof *kinds);
+    FR_CHECK(temp && kinds);
+    bool ok = present_inputs(n, src, temp, kinds) && ir_op_info_get(n->op)->infer(g, n, dg);
+    restore_inputs(n, temp, kinds);
+    free(temp);
+    free(kinds);
+    if (!ok)
+        return RT_INFER_FAILED;
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        int64_t nbytes;
+        if (!ir_type_nbytes(&n->outputs[k]->type, &nbytes)) {
+            *unknown = n->outputs[k];
+            return RT_INFER_UNKNOWN;
+        }
+    }
+    return RT_INFER_OK;
+}
+
+static int by_time_desc(const void *a, const void *b)
+{
+    const rt_op_time *x = a, *y = b;
+    return (x->seconds < y->seconds) - (x->seconds > y->seconds);
+}
+
+void rt_collect_times(rt_result *res, const rt_op_time times[IR_OP_COUNT])
+{
+    size_t n = 0;
+    for (unsigned op = 0; op < IR_OP_COUNT; op++)
+        n += times[op].calls > 0;
+    res->times = ar_alloc_array(res->arena, n ? n : 1, sizeof *res->times);
+    res->ntimes = 0;
+    for (unsigned op = 0; op < IR_OP_COUNT; op++)
+        if (times[op].calls > 0)
+            res->times[res->ntimes++] = times[op];
+    qsort(res->times, res->ntimes, sizeof *res->times, by_time_desc);
+}
+
+bool rt_first_read(const ir_node *n, uint32_t i)
+{
+    for (uint32_t j = 0; j < i; j++)
+        if (n->inputs[j] == n->inputs[i])
+            return false;
+    return true;
+}

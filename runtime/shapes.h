@@ -1,0 +1,54 @@
+/* Shapes at run time: shared by the CPU and CUDA executors.
+ *
+ * Every node's inference runs again during a run, on the bound, static types of
+ * its inputs. Small integer tensors and scalars computed at run time (shapes,
+ * axes, indices: rt_is_shape_tensor) are shown to inference as in-memory
+ * constants for the duration of the call, so a Reshape or Expand fed by a Shape
+ * computation resolves too. The executors differ only in where a value's bytes
+ * are, which they tell through rt_value_source. */
+#ifndef FUSERULE_RUNTIME_SHAPES_H
+#define FUSERULE_RUNTIME_SHAPES_H
+
+#include "runtime/runtime.h"
+
+/* Integer tensors up to this many elements computed at run time count as shape
+ * tensors. */
+enum { RT_SHAPE_TENSOR_MAX = 4096 };
+
+/* How an executor shows its values to rt_infer_node. */
+typedef struct rt_value_source {
+    /* The run-time type of v when v has been computed (or bound) in this run,
+   * else NULL. */
+    const ir_type *(*defined)(void *user, const ir_value *v);
+    /* v's bytes on the host in its storage dtype (fetched if needed); NULL after
+   * reporting. */
+    const void *(*host)(void *user, ir_value *v, const ir_node *reader, size_t *nbytes);
+    void *user;
+} rt_value_source;
+
+/* Whether v (defined, with run-time type t) is shown to inference as a
+ * constant: an integer tensor of at most RT_SHAPE_TENSOR_MAX elements, or a
+ * scalar of any dtype (Range's bounds). */
+bool rt_is_shape_tensor(const ir_value *v, const ir_type *t);
+
+typedef enum rt_infer_status {
+    RT_INFER_OK,
+    RT_INFER_FAILED,  /* inference or a fetch failed; it was reported */
+    RT_INFER_UNKNOWN, /* an output's shape is not static: *unknown names it,
+                       nothing reported */
+} rt_infer_status;
+
+/* Runs n's inference at run time; on RT_INFER_OK every output's type is static.
+ */
+rt_infer_status rt_infer_node(ir_graph *g, ir_node *n, dg_context *dg, const rt_value_source *src,
+                              ir_value **unknown);
+
+/* Fills res->times from per-op totals: the ops that ran, most time first. */
+void rt_collect_times(rt_result *res, const rt_op_time times[IR_OP_COUNT]);
+
+/* Whether input i of n is the first occurrence of its value among n's inputs: a
+ * node reading a value twice is one consumer when counting down its remaining
+ * readers. */
+bool rt_first_read(const ir_node *n, uint32_t i);
+
+#endif
