@@ -3,7 +3,7 @@
 
     gen.py graph NODES OUT.graph    a chain of small fusable motifs with about NODES nodes
     gen.py rules COUNT OUT.rules    the 10 rules that fire on it, plus COUNT - 10 plausible rules
-                                    that never match it (rooted at many ops, half of them at ops
+                                    that never match it (rooted at many ops, a third of them at ops
                                     the graph has)
 
 Tensors are tiny (f32[1,4,2,2]; each conv has its own 4x4 weight, as in a real model, so that folding
