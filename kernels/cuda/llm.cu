@@ -202,11 +202,12 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
         __syncthreads(); // the previous tile (and the q rows) are complete / no longer read
         for (int64_t i = threadIdx.x; i < (int64_t)ATT_TILE * p.d; i += blockDim.x) {
             int64_t j = i / p.d, c = i - j * p.d, tj = t0 + j;
-            const T *kx = kbase + tj * p.kv.row;
             float kval = 0.0f;
-            if (tj < p.t)
+            if (tj < p.t) {
+                const T *kx = kbase + tj * p.kv.row;
                 kval = p.cos_t ? att_rotated(p, kx, c, p.ck, ((bi * p.hkv + hk) * p.t + tj) * p.w)
                                : kc_to_f32(kx[c]);
+            }
             ks[j][c] = kval;
         }
         for (int64_t i = threadIdx.x; i < (int64_t)ATT_TILE * p.dv; i += blockDim.x) {
