@@ -74,6 +74,7 @@ const uint32_t ir_nattrs_ElementwiseChain = FR_COUNT_OF(ir_attrs_ElementwiseChai
 const ir_attr_schema ir_attrs_Attention[] = {
     {"scale", IR_ATTR_FLOAT, false, 0, 0.0, NULL, NULL, 0},
     {"causal", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
+    {"layout", IR_ATTR_STRING, false, 0, 0, "BHSD", NULL, 0},
 };
 const uint32_t ir_nattrs_Attention = FR_COUNT_OF(ir_attrs_Attention);
 
@@ -569,38 +570,97 @@ bool ir_infer_ElementwiseChain(ir_graph *g, ir_node *n, dg_context *dg)
 
 /* ---- Attention ------------------------------------------------------------------------------- */
 
-/* Attention(Q[B,Hq,S,D], K[B,Hkv,T,D], V[B,Hkv,T,Dv], mask?) -> [B,Hq,S,Dv], Hq a multiple of
- * Hkv, the mask broadcasting to [B,Hq,S,T]. */
+/* Attention(Q, K, V, mask?, cos?, sin?) {layout}: Q, K, V and Y are [B, H, S, D] (layout "BHSD") or
+ * [B, S, H, D] ("BSHD"); the checks below work on the logical [B, H, S, D] view of each. Hq is a
+ * multiple of Hkv; the mask broadcasts to [B, Hq, S, T]; cos and sin (together) are RoPE's
+ * tables, of one shape [..., W] (W = D or D/2, D even) broadcasting to both Q's [B, Hq, S, W]
+ * and K's [B, Hkv, T, W], since each is rotated by its own positions in the tables. */
+
+/* The logical [B, H, S, D] dims of a [B, H, S, D] or [B, S, H, D] operand. */
+static void heads_view(const ir_type *t, bool bshd, int64_t out[4])
+{
+    out[0] = t->dims[0];
+    out[1] = t->dims[bshd ? 2 : 1];
+    out[2] = t->dims[bshd ? 1 : 2];
+    out[3] = t->dims[3];
+}
+
+/* A rank-4 type of dims [b, h, s, w]: what a table or a mask must broadcast to. */
+static ir_type type4(const ir_type *like, int64_t b, int64_t h, int64_t s, int64_t w)
+{
+    ir_type t = *like;
+    t.rank = 4;
+    t.dims[0] = b, t.dims[1] = h, t.dims[2] = s, t.dims[3] = w;
+    return t;
+}
+
+/* The rotary tables cos (input 4) and sin (input 5), when given. */
+static bool check_rotary(ir_graph *g, const ir_node *n, dg_context *dg, const int64_t q[4],
+                         const int64_t k[4])
+{
+    const ir_type *cs = ir_in(n, 4), *sn = ir_in(n, 5);
+    if (!cs && !sn)
+        return true;
+    if (!cs || !sn)
+        return ir_node_error(g, n, dg, "the rotary tables cos and sin go together; %s is missing",
+                             cs ? "sin" : "cos");
+    if (!ir_check_rank(g, n, dg, 4, 1, 4))
+        return false;
+    bool same = cs->rank == sn->rank;
+    for (int i = 0; same && i < cs->rank; i++)
+        same = dims_agree(cs->dims[i], sn->dims[i]);
+    if (!same)
+        return ir_node_error(g, n, dg, "cos %s and sin %s must have the same shape",
+                             ir_shape_str(g, cs), ir_shape_str(g, sn));
+    int64_t d = q[3], w = cs->dims[cs->rank - 1];
+    if (ir_dim_is_static(d) && d % 2 != 0)
+        return ir_node_error(g, n, dg, "rotary: the head size %lld must be even", (long long)d);
+    if (ir_dim_is_static(d) && ir_dim_is_static(w) && w != d && 2 * w != d)
+        return ir_node_error(g, n, dg, "cos/sin's last dim must be D = %lld or D/2, not %lld",
+                             (long long)d, (long long)w);
+    ir_type qt = type4(ir_in(n, 0), q[0], q[1], q[2], w),
+            kt = type4(ir_in(n, 1), k[0], k[1], k[2], w);
+    return ir_check_unidirectional(g, n, dg, cs, &qt, "cos (for Q)") &&
+           ir_check_unidirectional(g, n, dg, cs, &kt, "cos (for K)");
+}
+
 bool ir_infer_Attention(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!float_inputs(g, n, dg))
         return false;
-    const ir_type *q = ir_in(n, 0), *k = ir_in(n, 1), *v = ir_in(n, 2);
+    const char *layout = ir_get_string(n, "layout");
+    bool bshd = strcmp(layout, "BSHD") == 0;
+    if (!bshd && strcmp(layout, "BHSD") != 0)
+        return ir_node_error(g, n, dg, "layout \"%s\" is not \"BHSD\" or \"BSHD\"", layout);
+    const ir_type *qt = ir_in(n, 0), *kt = ir_in(n, 1), *vt = ir_in(n, 2);
     if (any_rank_unknown(n))
-        return all_unknown(g, n, dg, q->dtype);
+        return all_unknown(g, n, dg, qt->dtype);
     for (uint32_t i = 0; i < 3; i++)
         if (!ir_check_rank(g, n, dg, i, 4, 4))
             return false;
-    if (!dims_agree(q->dims[0], k->dims[0]) || !dims_agree(k->dims[0], v->dims[0]) ||
-        !dims_agree(k->dims[1], v->dims[1]) || !dims_agree(k->dims[2], v->dims[2]) ||
-        !dims_agree(q->dims[3], k->dims[3]))
+    int64_t q[4], k[4], v[4];
+    heads_view(qt, bshd, q);
+    heads_view(kt, bshd, k);
+    heads_view(vt, bshd, v);
+    if (!dims_agree(q[0], k[0]) || !dims_agree(k[0], v[0]) || !dims_agree(k[1], v[1]) ||
+        !dims_agree(k[2], v[2]) || !dims_agree(q[3], k[3]))
         return ir_node_error(g, n, dg,
-                             "Q %s, K %s and V %s must agree on the batch, K and V on heads and "
-                             "length, Q and K on the head size",
-                             ir_shape_str(g, q), ir_shape_str(g, k), ir_shape_str(g, v));
-    int64_t hq = q->dims[1], hkv = k->dims[1];
-    if (ir_dim_is_static(hq) && ir_dim_is_static(hkv) && (hkv == 0 || hq % hkv != 0))
+                             "Q %s, K %s and V %s (%s) must agree on the batch, K and V on heads "
+                             "and length, Q and K on the head size",
+                             ir_shape_str(g, qt), ir_shape_str(g, kt), ir_shape_str(g, vt), layout);
+    if (ir_dim_is_static(q[1]) && ir_dim_is_static(k[1]) && (k[1] == 0 || q[1] % k[1] != 0))
         return ir_node_error(g, n, dg, "Q's %lld heads are not a multiple of K's %lld heads",
-                             (long long)hq, (long long)hkv);
-    ir_type scores = *q;
-    scores.dims[3] = k->dims[2];
+                             (long long)q[1], (long long)k[1]);
+    ir_type scores = type4(qt, q[0], q[1], q[2], k[2]);
     if (ir_in(n, 3) && !ir_check_unidirectional(g, n, dg, ir_in(n, 3), &scores, "the mask"))
+        return false;
+    if (!check_rotary(g, n, dg, q, k))
         return false;
     double scale = ir_get_float(n, "scale");
     if (!(scale >= 0))
         return ir_node_error(g, n, dg, "scale %g must not be negative", scale);
-    ir_type y = *q;
-    y.dims[3] = v->dims[3];
+    ir_type y = *qt;
+    y.dims[3] = v[3];
     n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
 }

@@ -812,8 +812,10 @@ static void reorder_span(rw_plan *p, ir_node *fused)
         bool depends = false;
         for (uint32_t k = 0; k < x->ninputs && !depends; k++) {
             const ir_value *v = x->inputs[k];
+            /* the members' outputs are the fused node's by now */
             depends = v && v->kind == IR_VALUE_NODE &&
-                      (rw_is_member(p, v->producer) || rw_state(ctx, v->producer)->visit == below);
+                      (v->producer == fused || rw_is_member(p, v->producer) ||
+                       rw_state(ctx, v->producer)->visit == below);
         }
         if (depends) {
             rw_state(ctx, x)->visit = below;

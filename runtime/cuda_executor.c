@@ -462,8 +462,9 @@ static bool run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_t
                 cuda_failed(ex, n));
     case IR_OP_ElementwiseChain: return run_ewchain(ex, n, in, out);
     case IR_OP_Attention:
-        return kc_attention(kc, &in[0], &in[1], &in[2], &in[3], &out[0],
-                            (float)ir_get_float(n, "scale"), ir_get_int(n, "causal") != 0) ||
+        return kc_attention(kc, &in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &out[0],
+                            (float)ir_get_float(n, "scale"), ir_get_int(n, "causal") != 0,
+                            strcmp(ir_get_string(n, "layout"), "BSHD") == 0) ||
                cuda_failed(ex, n);
     case IR_OP_RoPE:
         return kc_rope(kc, &in[0], &in[1], &in[2], &out[0], ir_get_int(n, "interleaved") != 0) ||

@@ -13,8 +13,8 @@ bool kn_cpu_RoPE(const kn_call *call)
     const kn_tensor *x = &call->inputs[0], *ct = &call->inputs[1], *st = &call->inputs[2];
     kn_tensor *y = &call->outputs[0];
     int rank = x->rank;
-    int64_t d = x->dims[rank - 1], w = ct->dims[ct->rank - 1], half = d / 2;
-    if (d % 2 != 0 || (w != d && w != half))
+    int64_t d = x->dims[rank - 1], w = ct->dims[ct->rank - 1];
+    if (d % 2 != 0 || (w != d && 2 * w != d))
         return kn_fail(call, "cos/sin's last dim %lld must be D = %lld or D/2", (long long)w,
                        (long long)d);
     bool interleaved = ir_get_int(call->node, "interleaved") != 0;
@@ -29,15 +29,7 @@ bool kn_cpu_RoPE(const kn_call *call)
             tbase += (rest % x->dims[i]) * ts[i];
             rest /= x->dims[i];
         }
-        const float *xr = X + r * d, *c = C + tbase, *s = S + tbase;
-        float *yr = Y + r * d;
-        for (int64_t p = 0; p < half; p++) {
-            int64_t a = interleaved ? 2 * p : p, b = interleaved ? 2 * p + 1 : p + half;
-            int64_t ta = (w == d ? a : p) * ts[rank - 1], tb = (w == d ? b : p) * ts[rank - 1];
-            float xa = xr[a], xb = xr[b];
-            yr[a] = xa * c[ta] - xb * s[ta];
-            yr[b] = xb * c[tb] + xa * s[tb];
-        }
+        fused_rope_row(X + r * d, Y + r * d, d, w, C + tbase, S + tbase, ts[rank - 1], interleaved);
     }
     return true;
 }

@@ -1,10 +1,12 @@
 /* Softmax with its usual producers folded in: FusedSoftmax (scale and additive mask) and
- * Attention (scaled dot product with mask, causal masking and grouped-query heads). */
+ * Attention (scaled dot product with mask, causal masking, grouped-query heads, either head
+ * layout and rotary embedding of Q and K). */
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/fused_util.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* ---- FusedSoftmax: softmax(scale * X + mask) along axis ---- */
 
@@ -45,13 +47,35 @@ bool kn_cpu_FusedSoftmax(const kn_call *call)
 
 /* ---- Attention: softmax(scale * Q @ K^T + mask) @ V ----
  *
- * Q [B, Hq, S, D], K [B, Hkv, T, D], V [B, Hkv, T, Dv]; query head h reads key/value head
- * h / (Hq / Hkv). Causal masking is aligned to the bottom right: query i sees keys j <= i + T - S,
- * so a decoder step (S = 1) sees the whole cache. One head's [S, T] score matrix is the only
- * intermediate. */
+ * Q, K, V and Y are seen as [B, H, S, D] through strides, whatever their layout ("BHSD", or
+ * "BSHD": a head's rows are then H * D apart, which the GEMMs take as their row stride). Query
+ * head h reads key/value head h / (Hq / Hkv). Causal masking is aligned to the bottom right: query
+ * i sees keys j <= i + T - S, so a decoder step (S = 1) sees the whole cache. With rotary tables,
+ * Q and K are first rotated into copies (in their own layout); then one head's [S, T] score matrix
+ * is the only intermediate. */
+
+/* Where element (b, h, i, c) of a [B, H, L, D] view lies: b * sb + h * sh + i * row + c. */
+typedef struct {
+    int64_t b, h, len, d; /* the logical dims */
+    int64_t sb, sh, row;  /* strides in elements */
+} heads;
+
+static heads heads_of(const kn_tensor *t, bool bshd)
+{
+    const int64_t *x = t->dims;
+    if (bshd)
+        return (heads){x[0], x[2], x[1], x[3], x[1] * x[2] * x[3], x[3], x[2] * x[3]};
+    return (heads){x[0], x[1], x[2], x[3], x[1] * x[2] * x[3], x[2] * x[3], x[3]};
+}
+
+/* The offset of head h of batch b. */
+static int64_t head_at(const heads *v, int64_t b, int64_t h)
+{
+    return b * v->sb + h * v->sh;
+}
 
 typedef struct {
-    int64_t batch, hq, hkv, s, t, d, dv;
+    heads q, k, v, y;
     float scale;
     bool causal;
     const float *mask;
@@ -62,60 +86,97 @@ typedef struct {
 static void attention_scores(const attention *at, const float *q, const float *k, int64_t b,
                              int64_t h, float *p)
 {
-    kn_gemm_f32(false, true, at->s, at->t, at->d, at->scale, q, at->d, k, at->d, 0.0f, p, at->t);
+    int64_t s = at->q.len, t = at->k.len;
+    kn_gemm_f32(false, true, s, t, at->q.d, at->scale, q, at->q.row, k, at->k.row, 0.0f, p, t);
     if (at->mask) {
         const int64_t *ms = at->mask_strides;
-        for (int64_t i = 0; i < at->s; i++) {
+        for (int64_t i = 0; i < s; i++) {
             const float *m = at->mask + b * ms[0] + h * ms[1] + i * ms[2];
-            for (int64_t j = 0; j < at->t; j++)
-                p[i * at->t + j] += m[j * ms[3]];
+            for (int64_t j = 0; j < t; j++)
+                p[i * t + j] += m[j * ms[3]];
         }
     }
     if (at->causal)
-        for (int64_t i = 0; i < at->s; i++) {
-            int64_t first = i + at->t - at->s + 1; /* the first key query i may not see */
-            for (int64_t j = first > 0 ? first : 0; j < at->t; j++)
-                p[i * at->t + j] = -INFINITY;
+        for (int64_t i = 0; i < s; i++) {
+            int64_t first = i + t - s + 1; /* the first key query i may not see */
+            for (int64_t j = first > 0 ? first : 0; j < t; j++)
+                p[i * t + j] = -INFINITY;
         }
-    kn_softmax_f32(p, p, at->s, at->t, 1);
+    kn_softmax_f32(p, p, s, t, 1);
+}
+
+/* A rotated copy of x (viewed as v) by the rotate-half RoPE with tables cos/sin broadcasting to
+ * [B, H, L, W]; NULL when out of memory. */
+static float *rotated(const kn_tensor *x, const heads *v, const kn_tensor *ct, const kn_tensor *st)
+{
+    float *out = malloc((size_t)(x->numel > 0 ? x->numel : 1) * sizeof *out);
+    if (!out)
+        return NULL;
+    int64_t ts[4], w = ct->dims[ct->rank - 1];
+    fused_bcast_strides(ct, 4, ts); /* sin has cos's shape (inference checked) */
+    const float *X = x->data, *C = ct->data, *S = st->data;
+    for (int64_t b = 0; b < v->b; b++)
+        for (int64_t h = 0; h < v->h; h++)
+            for (int64_t i = 0; i < v->len; i++) {
+                int64_t at = head_at(v, b, h) + i * v->row;
+                int64_t tbase = b * ts[0] + h * ts[1] + i * ts[2];
+                fused_rope_row(X + at, out + at, v->d, w, C + tbase, S + tbase, ts[3], false);
+            }
+    return out;
+}
+
+static bool attention_run(const kn_call *call, const attention *at, const float *Q, const float *K)
+{
+    float *p = malloc((size_t)(at->q.len * at->k.len > 0 ? at->q.len * at->k.len : 1) * sizeof *p);
+    if (!p)
+        return kn_fail(call, "out of memory for the %lld x %lld scores", (long long)at->q.len,
+                       (long long)at->k.len);
+    int64_t group = at->q.h / at->k.h;
+    const float *V = call->inputs[2].data;
+    float *Y = call->outputs[0].data;
+    for (int64_t b = 0; b < at->q.b; b++)
+        for (int64_t h = 0; h < at->q.h; h++) {
+            int64_t kvh = h / group;
+            attention_scores(at, Q + head_at(&at->q, b, h), K + head_at(&at->k, b, kvh), b, h, p);
+            kn_gemm_f32(false, false, at->q.len, at->v.d, at->k.len, 1.0f, p, at->k.len,
+                        V + head_at(&at->v, b, kvh), at->v.row, 0.0f, Y + head_at(&at->y, b, h),
+                        at->y.row);
+        }
+    free(p);
+    return true;
 }
 
 bool kn_cpu_Attention(const kn_call *call)
 {
-    const kn_tensor *q = &call->inputs[0], *k = &call->inputs[1], *v = &call->inputs[2];
-    const kn_tensor *mask = call->ninputs > 3 && call->inputs[3].data ? &call->inputs[3] : NULL;
+    const kn_tensor *in = call->inputs;
+    bool bshd = strcmp(ir_get_string(call->node, "layout"), "BSHD") == 0;
+    const kn_tensor *mask = call->ninputs > 3 && in[3].data ? &in[3] : NULL;
+    bool rotary = call->ninputs > 5 && in[4].data && in[5].data;
     attention at = {
-        .batch = q->dims[0], .hq = q->dims[1], .hkv = k->dims[1], .s = q->dims[2],
-        .t = k->dims[2], .d = q->dims[3], .dv = v->dims[3],
+        .q = heads_of(&in[0], bshd),
+        .k = heads_of(&in[1], bshd),
+        .v = heads_of(&in[2], bshd),
+        .y = heads_of(&call->outputs[0], bshd),
         .scale = (float)ir_get_float(call->node, "scale"),
         .causal = ir_get_int(call->node, "causal") != 0,
         .mask = mask ? mask->data : NULL,
     };
-    if (at.hkv < 1 || at.hq % at.hkv != 0)
-        return kn_fail(call, "Q's %lld heads are not a multiple of K's %lld", (long long)at.hq,
-                       (long long)at.hkv);
-    if (!kn_check_numel(call, 0, at.batch * at.hq * at.s * at.dv))
+    if (at.k.h < 1 || at.q.h % at.k.h != 0)
+        return kn_fail(call, "Q's %lld heads are not a multiple of K's %lld", (long long)at.q.h,
+                       (long long)at.k.h);
+    if (!kn_check_numel(call, 0, at.q.b * at.q.h * at.q.len * at.v.d))
         return false;
     if (at.scale == 0.0f)
-        at.scale = (float)(1.0 / sqrt((double)(at.d ? at.d : 1)));
+        at.scale = (float)(1.0 / sqrt((double)(at.q.d ? at.q.d : 1)));
     if (mask)
         fused_bcast_strides(mask, 4, at.mask_strides);
-    float *p = malloc((size_t)(at.s * at.t > 0 ? at.s * at.t : 1) * sizeof *p);
-    if (!p)
-        return kn_fail(call, "out of memory for the %lld x %lld scores", (long long)at.s,
-                       (long long)at.t);
-    int64_t group = at.hq / at.hkv;
-    const float *Q = q->data, *K = k->data, *V = v->data;
-    float *Y = call->outputs[0].data;
-    for (int64_t b = 0; b < at.batch; b++) {
-        for (int64_t h = 0; h < at.hq; h++) {
-            int64_t kvh = b * at.hkv + h / group;
-            const float *qh = Q + (b * at.hq + h) * at.s * at.d;
-            attention_scores(&at, qh, K + kvh * at.t * at.d, b, h, p);
-            kn_gemm_f32(false, false, at.s, at.dv, at.t, 1.0f, p, at.t, V + kvh * at.t * at.dv,
-                        at.dv, 0.0f, Y + (b * at.hq + h) * at.s * at.dv, at.dv);
-        }
-    }
-    free(p);
-    return true;
+    if (!rotary)
+        return attention_run(call, &at, in[0].data, in[1].data);
+    float *q = rotated(&in[0], &at.q, &in[4], &in[5]);
+    float *k = q ? rotated(&in[1], &at.k, &in[4], &in[5]) : NULL;
+    bool ok =
+        k ? attention_run(call, &at, q, k) : kn_fail(call, "out of memory for the rotated Q and K");
+    free(q);
+    free(k);
+    return ok;
 }

@@ -168,3 +168,16 @@ void fused_rows_offsets(const fused_rows *r, int64_t row, int64_t *off)
             off[k] += idx * r->strides[k][i];
     }
 }
+
+void fused_rope_row(const float *x, float *y, int64_t d, int64_t w, const float *c, const float *s,
+                    int64_t tstep, bool interleaved)
+{
+    int64_t half = d / 2;
+    for (int64_t p = 0; p < half; p++) {
+        int64_t a = interleaved ? 2 * p : p, b = interleaved ? 2 * p + 1 : p + half;
+        int64_t ta = (w == d ? a : p) * tstep, tb = (w == d ? b : p) * tstep;
+        float xa = x[a], xb = x[b];
+        y[a] = xa * c[ta] - xb * s[ta];
+        y[b] = xb * c[tb] + xa * s[tb];
+    }
+}

@@ -73,4 +73,12 @@ int64_t fused_prod(const int64_t *dims, int from, int to);
  * (or lacks), t's own stride elsewhere. */
 void fused_bcast_strides(const kn_tensor *t, int rank, int64_t *strides);
 
+/* ---- RoPE (kernels/cpu/fused_llm.c, and Attention's rotary inputs) ---------------------------- */
+
+/* Rotates one row of D elements (D even): the pairs are (i, i + D/2), or (2i, 2i + 1) when
+ * interleaved; c and s point at the row's table entries, tstep elements apart, W = D (one entry
+ * per element) or D/2 (one per pair). y may be x. */
+void fused_rope_row(const float *x, float *y, int64_t d, int64_t w, const float *c, const float *s,
+                    int64_t tstep, bool interleaved);
+
 #endif

@@ -166,9 +166,11 @@ bool kn_cuda_supports_ElementwiseChain(const ir_graph *g, const ir_node *n, char
     return same_float(n, 0, n->ninputs, why_not);
 }
 
+/* Either layout, the mask and the rotary tables: the kernel reads Q, K, V and Y through strides
+ * and rotates Q and K as it loads them. */
 bool kn_cuda_supports_Attention(const ir_graph *g, const ir_node *n, char *why_not)
 {
-    if (!same_float(n, 0, 4, why_not))
+    if (!same_float(n, 0, 6, why_not))
         return false;
     for (uint32_t i = 0; i < 3; i++)
         if (!rank_is(n, i, 4, 4, i == 0 ? "Q" : i == 1 ? "K" : "V", why_not))
@@ -177,7 +179,8 @@ bool kn_cuda_supports_Attention(const ir_graph *g, const ir_node *n, char *why_n
     if (d > KN_CUDA_ATTENTION_MAX_HEAD_DIM || dv > KN_CUDA_ATTENTION_MAX_HEAD_DIM)
         return why(why_not, "head dims %lld and %lld; the CUDA kernel handles up to %d",
                    (long long)d, (long long)dv, KN_CUDA_ATTENTION_MAX_HEAD_DIM);
-    int64_t b = static_dim(n, 0, 0), h = static_dim(n, 0, 1);
+    bool bshd = strcmp(ir_get_string(n, "layout"), "BSHD") == 0;
+    int64_t b = static_dim(n, 0, 0), h = static_dim(n, 0, bshd ? 2 : 1);
     if (b > 65535 || h > 65535)
         return why(why_not, "batch %lld or heads %lld above the 65535 of the kernel's grid",
                    (long long)b, (long long)h);

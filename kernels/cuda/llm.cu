@@ -126,18 +126,50 @@ bool kc_rope(kc_context *ctx, const kc_tensor *x, const kc_tensor *cos_t, const 
 // values stream through shared memory in tiles of 32 (one key per lane for the scores), and each
 // warp keeps its row's running max, running sum and output accumulator (Dv/32 values per lane) in
 // registers, rescaling them when the max grows (the online softmax). No score matrix is stored.
+// Q, K, V and Y are read through strides (att_view), so [B, H, S, D] and [B, S, H, D] are the same
+// kernel; with rotary tables, Q and K are rotated as they are loaded into shared memory.
 
 enum { ATT_ROWS = 4, ATT_TILE = 32, ATT_MAXD = KC_ATTENTION_MAX_HEAD_DIM };
 enum { ATT_PER_LANE = ATT_MAXD / 32 };
 
+// Element (b, h, i, c) of a [B, H, L, D] view is at b * sb + h * sh + i * row + c.
+struct att_view {
+    int64_t sb, sh, row;
+};
+
+static att_view att_view_of(const kc_tensor *t, bool bshd)
+{
+    const int64_t *x = t->dims;
+    if (bshd)
+        return {x[1] * x[2] * x[3], x[3], x[2] * x[3]};
+    return {x[1] * x[2] * x[3], x[2] * x[3], x[3]};
+}
+
 template <typename T> struct att_args {
-    const T *q, *k, *v, *mask;
-    kc_bcast mb; // to [B, Hq, S, T]
+    const T *q, *k, *v, *mask, *cos_t, *sin_t;
+    att_view qv, kv, vv, yv;
+    kc_bcast mb;     // the mask to [B, Hq, S, T]
+    kc_bcast cq, ck; // the tables (sin has cos's shape) to [B, Hq, S, W] and [B, Hkv, T, W]
     T *y;
-    int64_t b, hq, hkv, s, t, d, dv;
+    int64_t b, hq, hkv, s, t, d, dv, w;
     float scale;
     bool causal;
 };
+
+// Element c of the row x (D elements) after the rotate-half RoPE, as docs/kernels.md's RoPE with
+// W = D or D/2; `trow` is the flat index of the row's first entry in the broadcast table.
+template <typename T>
+__device__ __forceinline__ float att_rotated(const att_args<T> &p, const T *x, int64_t c,
+                                             const kc_bcast &tb, int64_t trow)
+{
+    const int64_t half = p.d / 2;
+    const bool first = c < half;
+    const float xc = kc_to_f32(x[c]), xp = kc_to_f32(x[first ? c + half : c - half]);
+    const int64_t at = trow + (p.w == p.d || first ? c : c - half);
+    const float cs = kc_to_f32(p.cos_t[kc_bcast_offset(tb, at)]);
+    const float sn = kc_to_f32(p.sin_t[kc_bcast_offset(tb, at)]);
+    return first ? xc * cs - xp * sn : xc * cs + xp * sn;
+}
 
 template <typename T>
 __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
@@ -150,12 +182,14 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
     const int64_t hk = h / (p.hq / p.hkv); // grouped-query attention
     const int64_t s0 = (int64_t)blockIdx.x * ATT_ROWS, s = s0 + warp;
     const bool active = s < p.s;
-    const T *kbase = p.k + (bi * p.hkv + hk) * p.t * p.d;
-    const T *vbase = p.v + (bi * p.hkv + hk) * p.t * p.dv;
-    const int64_t qrow = ((bi * p.hq + h) * p.s + s);
-    if (active)
+    const T *kbase = p.k + bi * p.kv.sb + hk * p.kv.sh;
+    const T *vbase = p.v + bi * p.vv.sb + hk * p.vv.sh;
+    const int64_t qrow = ((bi * p.hq + h) * p.s + s); // in the logical [B, Hq, S, .]
+    if (active) {
+        const T *qx = p.q + bi * p.qv.sb + h * p.qv.sh + s * p.qv.row;
         for (int64_t c = lane; c < p.d; c += 32)
-            qs[warp][c] = kc_to_f32(p.q[qrow * p.d + c]);
+            qs[warp][c] = p.cos_t ? att_rotated(p, qx, c, p.cq, qrow * p.w) : kc_to_f32(qx[c]);
+    }
     // With the causal mask, query s sees keys up to s + T - S: later tiles are skipped.
     int64_t s_last = s0 + ATT_ROWS - 1 < p.s - 1 ? s0 + ATT_ROWS - 1 : p.s - 1;
     int64_t kend = p.causal ? s_last + p.t - p.s + 1 : p.t;
@@ -167,12 +201,18 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
     for (int64_t t0 = 0; t0 < kend; t0 += ATT_TILE) {
         __syncthreads(); // the previous tile (and the q rows) are complete / no longer read
         for (int64_t i = threadIdx.x; i < (int64_t)ATT_TILE * p.d; i += blockDim.x) {
-            int64_t j = i / p.d, c = i - j * p.d;
-            ks[j][c] = t0 + j < p.t ? kc_to_f32(kbase[(t0 + j) * p.d + c]) : 0.0f;
+            int64_t j = i / p.d, c = i - j * p.d, tj = t0 + j;
+            float kval = 0.0f;
+            if (tj < p.t) {
+                const T *kx = kbase + tj * p.kv.row;
+                kval = p.cos_t ? att_rotated(p, kx, c, p.ck, ((bi * p.hkv + hk) * p.t + tj) * p.w)
+                               : kc_to_f32(kx[c]);
+            }
+            ks[j][c] = kval;
         }
         for (int64_t i = threadIdx.x; i < (int64_t)ATT_TILE * p.dv; i += blockDim.x) {
             int64_t j = i / p.dv, c = i - j * p.dv;
-            vs[j][c] = t0 + j < p.t ? kc_to_f32(vbase[(t0 + j) * p.dv + c]) : 0.0f;
+            vs[j][c] = t0 + j < p.t ? kc_to_f32(vbase[(t0 + j) * p.vv.row + c]) : 0.0f;
         }
         __syncthreads();
         if (!active)
@@ -208,18 +248,21 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
         return;
     // A row whose keys were all masked has l = 0 and gives NaN, as the unfused softmax does.
     float inv = 1.0f / l;
+    T *yrow = p.y + bi * p.yv.sb + h * p.yv.sh + s * p.yv.row;
 #pragma unroll
     for (int c = 0; c < ATT_PER_LANE; c++)
         if (lane + 32 * c < p.dv)
-            p.y[qrow * p.dv + lane + 32 * c] = kc_from_f32<T>(acc[c] * inv);
+            yrow[lane + 32 * c] = kc_from_f32<T>(acc[c] * inv);
 }
 
 bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const kc_tensor *v,
-                  const kc_tensor *mask, kc_tensor *y, float scale, bool causal)
+                  const kc_tensor *mask, const kc_tensor *cos_t, const kc_tensor *sin_t,
+                  kc_tensor *y, float scale, bool causal, bool bshd)
 {
     if (q->rank != 4 || k->rank != 4 || v->rank != 4)
         return KC_FAIL(ctx, "attention: Q, K and V must have rank 4");
-    int64_t hq = q->dims[1], hkv = k->dims[1];
+    const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2; // the dims of heads and positions
+    int64_t hq = q->dims[hd], hkv = k->dims[hd];
     if (hkv < 1 || hq % hkv != 0)
         return KC_FAIL(ctx, "attention: %lld query heads for %lld key heads", (long long)hq,
                        (long long)hkv);
@@ -227,13 +270,18 @@ bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const
         return KC_FAIL(ctx, "attention: head dims above %d", ATT_MAXD);
     if (q->dims[0] > 65535 || hq > 65535)
         return KC_FAIL(ctx, "attention: batch or heads above 65535");
+    bool rotary = cos_t && cos_t->data && sin_t && sin_t->data;
+    if (rotary && (q->dims[3] % 2 != 0 || cos_t->rank < 1))
+        return KC_FAIL(ctx, "attention: rotary needs an even head size and tables of rank >= 1");
     if (y->numel == 0)
         return true;
     return kc_dispatch_float(ctx, q->dtype, [&]<typename T>() {
         att_args<T> p = {};
         p.q = (const T *)q->data, p.k = (const T *)k->data, p.v = (const T *)v->data;
         p.y = (T *)y->data;
-        p.b = q->dims[0], p.hq = hq, p.hkv = hkv, p.s = q->dims[2], p.t = k->dims[2];
+        p.qv = att_view_of(q, bshd), p.kv = att_view_of(k, bshd), p.vv = att_view_of(v, bshd);
+        p.yv = att_view_of(y, bshd);
+        p.b = q->dims[0], p.hq = hq, p.hkv = hkv, p.s = q->dims[sd], p.t = k->dims[sd];
         p.d = q->dims[3], p.dv = v->dims[3];
         p.scale = scale != 0.0f ? scale : 1.0f / sqrtf((float)p.d);
         p.causal = causal;
@@ -242,6 +290,15 @@ bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const
             if (!kc_bcast_make(mask, dims, 4, &p.mb))
                 return KC_FAIL(ctx, "attention: the mask does not broadcast to [B, Hq, S, T]");
             p.mask = (const T *)mask->data;
+        }
+        if (rotary) {
+            p.w = cos_t->dims[cos_t->rank - 1];
+            int64_t qdims[4] = {p.b, p.hq, p.s, p.w}, kdims[4] = {p.b, p.hkv, p.t, p.w};
+            if ((p.w != p.d && 2 * p.w != p.d) || !kc_bcast_make(cos_t, qdims, 4, &p.cq) ||
+                !kc_bcast_make(cos_t, kdims, 4, &p.ck))
+                return KC_FAIL(ctx, "attention: the rotary tables do not broadcast to Q and K");
+            p.cos_t = (const T *)cos_t->data;
+            p.sin_t = (const T *)sin_t->data;
         }
         dim3 grid((unsigned)((p.s + ATT_ROWS - 1) / ATT_ROWS), (unsigned)p.hq, (unsigned)p.b);
         attention_kernel<T><<<grid, ATT_ROWS * 32, 0, ctx->stream>>>(p);

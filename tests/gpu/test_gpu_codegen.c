@@ -115,6 +115,12 @@ static void test_supports(void)
     CHECK(!supported("graph t {\n input q : f32[1,2,4,256]\n input k : f32[1,1,4,256]\n"
                      " input v : f32[1,1,4,256]\n y = Attention(q, k, v)\n output y\n}\n", why));
     CHECK_STR(why, "head dims 256 and 256; the CUDA kernel handles up to 128");
+    /* BSHD: the heads are dim 2 (70000 of them, past the grid's 65535), the positions dim 1 */
+    CHECK(supported("graph t {\n input q : f32[1,70000,2,64]\n input c : f32[70000,32]\n"
+                    " y = Attention(q, q, q, _, c, c) {layout=\"BSHD\"}\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input q : f32[1,70000,2,64]\n"
+                     " y = Attention(q, q, q)\n output y\n}\n", why));
+    CHECK_STR(why, "batch 1 or heads 70000 above the 65535 of the kernel's grid");
     CHECK(!supported("graph t {\n input a : i8[4,30]\n input as : f32[]\n input b : i8[30,8]\n"
                      " input bs : f32[]\n y = QGemm(a, as, b, bs)\n output y\n}\n", why));
     CHECK_STR(why, "K = 30 and N = 8 must be multiples of 4 for cuBLASLt's int8 GEMM");

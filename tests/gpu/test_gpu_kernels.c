@@ -107,6 +107,19 @@ static const gpu_case cases[] = {
     {"attention_mqa_f16_d128",
      "graph t {\n input q : f16[1,8,33,128]\n input k : f16[1,1,33,128]\n"
      " input v : f16[1,1,33,128]\n y = Attention(q, k, v) {causal=1}\n output y\n}\n", F16_ANY},
+    {"attention_bshd_gqa_mask",
+     "graph t {\n input q : f32[2,9,6,32]\n input k : f32[2,13,2,32]\n input v : f32[2,13,2,24]\n"
+     " input m : f32[2,1,1,13]\n y = Attention(q, k, v, m) {layout=\"BSHD\"}\n output y\n}\n",
+     F32_REDUCE},
+    {"attention_rotary_half_table_causal",
+     "graph t {\n input q : f32[1,4,37,64]\n input k : f32[1,2,37,64]\n input v : f32[1,2,37,64]\n"
+     " input c : f32[37,32]\n input s : f32[37,32]\n"
+     " y = Attention(q, k, v, _, c, s) {causal=1}\n output y\n}\n", F32_REDUCE},
+    {"attention_bshd_rotary_f16_d128",
+     "graph t {\n input q : f16[1,16,28,128]\n input k : f16[1,16,4,128]\n"
+     " input v : f16[1,16,4,128]\n input m : f16[16,16]\n input c : f16[16,128]\n"
+     " input s : f16[16,128]\n y = Attention(q, k, v, m, c, s) {layout=\"BSHD\"}\n output y\n}\n",
+     F16_ANY},
     {"gemm_bias_relu_f32",
      "graph t {\n input a : f32[2,7,64]\n const b : f32[64,36] = random(seed=2)\n"
      " const c : f32[36] = random(seed=3)\n y = GemmEpilogue(a, b, c) {act=\"Relu\"}\n"

@@ -491,6 +491,74 @@ static void test_softmax(void)
     }
 }
 
+/* ---- RoPE ----------------------------------------------------------------------------------- */
+
+static ir_value *slice_last(ir_graph *g, ir_value *x, const char *name, int64_t from, int64_t to)
+{
+    char buf[3][64];
+    snprintf(buf[0], sizeof buf[0], "%s_from", name);
+    snprintf(buf[1], sizeof buf[1], "%s_to", name);
+    snprintf(buf[2], sizeof buf[2], "%s_axes", name);
+    return rtt_op(g, IR_OP_Slice, name,
+                  IN(x, rtt_ints(g, buf[0], (double[]){(double)from}, 1),
+                     rtt_ints(g, buf[1], (double[]){(double)to}, 1),
+                     rtt_ints(g, buf[2], (double[]){-1}, 1)));
+}
+
+static ir_value *concat_last(ir_graph *g, const char *name, ir_value *a, ir_value *b)
+{
+    ir_value *y = rtt_op(g, IR_OP_Concat, name, IN(a, b));
+    ir_set_attr_int(g, y->producer, "axis", -1);
+    return y;
+}
+
+/* Rotate-half reference: y = x * cos + cat(-x2, x1) * sin, tables widened to D if given as D/2.
+ * Its values are named after `prefix` (several in one graph). */
+static ir_value *ref_rope_half(ir_graph *g, const char *prefix, ir_value *x, ir_value *c,
+                               ir_value *s, int64_t d, bool half_table)
+{
+    char n[8][64];
+    static const char *const names[8] = {"cos_full", "sin_full", "x1", "x2", "neg_x2", "rot",
+                                         "xc", "rs"};
+    for (int i = 0; i < 8; i++)
+        snprintf(n[i], sizeof n[i], "%s%s", prefix, names[i]);
+    if (half_table) {
+        c = concat_last(g, n[0], c, c);
+        s = concat_last(g, n[1], s, s);
+    }
+    ir_value *x1 = slice_last(g, x, n[2], 0, d / 2), *x2 = slice_last(g, x, n[3], d / 2, d);
+    ir_value *rot = concat_last(g, n[5], rtt_op(g, IR_OP_Neg, n[4], IN(x2)), x1);
+    char y[64];
+    snprintf(y, sizeof y, "%sy", prefix);
+    return rtt_op(g, IR_OP_Add, y,
+                  IN(rtt_op(g, IR_OP_Mul, n[6], IN(x, c)), rtt_op(g, IR_OP_Mul, n[7], IN(rot, s))));
+}
+
+/* Interleaved reference with a D/2 table: pairs (2i, 2i+1) as a trailing dim of 2. */
+static ir_value *ref_rope_interleaved(ir_graph *g, ir_value *x, ir_value *c, ir_value *s,
+                                      const int64_t *xdims, int rank)
+{
+    double pairs[IR_MAX_RANK + 1], flat[IR_MAX_RANK];
+    for (int i = 0; i < rank; i++)
+        pairs[i] = flat[i] = (double)xdims[i];
+    pairs[rank - 1] = (double)(xdims[rank - 1] / 2);
+    pairs[rank] = 2;
+    ir_value *pairs_v = rtt_ints(g, "pairs", pairs, (size_t)rank + 1);
+    ir_value *xp = rtt_op(g, IR_OP_Reshape, "xp", IN(x, pairs_v));
+    ir_value *xe = slice_last(g, xp, "xe", 0, 1), *xo = slice_last(g, xp, "xo", 1, 2);
+    ir_value *axes = rtt_ints(g, "last", (double[]){-1}, 1);
+    ir_value *c1 = rtt_op(g, IR_OP_Unsqueeze, "c1", IN(c, axes));
+    ir_value *s1 = rtt_op(g, IR_OP_Unsqueeze, "s1", IN(s, axes));
+    ir_value *xec = rtt_op(g, IR_OP_Mul, "xec", IN(xe, c1));
+    ir_value *xos = rtt_op(g, IR_OP_Mul, "xos", IN(xo, s1));
+    ir_value *xoc = rtt_op(g, IR_OP_Mul, "xoc", IN(xo, c1));
+    ir_value *xes = rtt_op(g, IR_OP_Mul, "xes", IN(xe, s1));
+    ir_value *ye = rtt_op(g, IR_OP_Sub, "ye", IN(xec, xos));
+    ir_value *yo = rtt_op(g, IR_OP_Add, "yo", IN(xoc, xes));
+    ir_value *yp = concat_last(g, "yp", ye, yo);
+    return rtt_op(g, IR_OP_Reshape, "y", IN(yp, rtt_ints(g, "flat", flat, (size_t)rank)));
+}
+
 /* ---- Attention ------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -499,6 +567,8 @@ typedef struct {
     bool causal;
     double scale; /* 0: 1/sqrt(d) */
     ir_dtype dt;
+    bool bshd;  /* Q, K, V and Y as [B, S, H, D] (the reference transposes them) */
+    int rotary; /* 0: none, else rotate-half tables [S, W] (1, W = D) or [B, 1, S, W/2] (2) */
 } attn_case;
 
 /* The unfused reference: heads of K and V repeated for GQA, Q @ K^T * scale + mask (+ causal),
@@ -548,24 +618,64 @@ static ir_value *ref_attention(ir_graph *g, const attn_case *c, ir_value *q, ir_
     return rtt_op(g, IR_OP_MatMul, "y", IN(p, v));
 }
 
+/* Transpose{perm=[0,2,1,3]}: [B, S, H, D] <-> [B, H, S, D]. */
+static ir_value *swap_heads(ir_graph *g, const char *name, ir_value *x)
+{
+    ir_value *y = rtt_op(g, IR_OP_Transpose, name, IN(x));
+    ir_set_attr_ints(g, y->producer, "perm", (int64_t[]){0, 2, 1, 3}, 4);
+    return y;
+}
+
+static ir_value *heads_input(ir_graph *g, const char *name, const attn_case *c, int64_t h,
+                             int64_t len, int64_t d)
+{
+    if (c->bshd)
+        return rtt_input(g, name, c->dt, DIMS(c->b, len, h, d));
+    return rtt_input(g, name, c->dt, DIMS(c->b, h, len, d));
+}
+
+/* The fused Attention, or its unfused form: the operands transposed to [B, H, S, D] when given
+ * as [B, S, H, D], RoPE (from primitives) on Q and K, the reference attention, the output
+ * transposed back. */
 static void attn_graph(ir_graph *g, const attn_case *c, bool fused)
 {
     ir_dtype dt = c->dt;
-    ir_value *q = rtt_input(g, "q", dt, DIMS(c->b, c->hq, c->s, c->d));
-    ir_value *k = rtt_input(g, "k", dt, DIMS(c->b, c->hkv, c->t, c->d));
-    ir_value *v = rtt_input(g, "v", dt, DIMS(c->b, c->hkv, c->t, c->dv));
-    ir_value *mask = NULL;
+    ir_value *q = heads_input(g, "q", c, c->hq, c->s, c->d);
+    ir_value *k = heads_input(g, "k", c, c->hkv, c->t, c->d);
+    ir_value *v = heads_input(g, "v", c, c->hkv, c->t, c->dv);
+    ir_value *mask = NULL, *cs = NULL, *sn = NULL;
     if (c->mask_rank == 4)
         mask = rtt_random_range(g, "mask", dt, 16, -3, 0, DIMS(c->b, 1, 1, c->t));
     else if (c->mask_rank == 2)
         mask = rtt_random_range(g, "mask", dt, 16, -3, 0, DIMS(c->s, c->t));
+    int64_t w = c->rotary == 2 ? c->d / 2 : c->d;
+    if (c->rotary == 1) {
+        cs = rtt_random(g, "cos", dt, 17, DIMS(c->s, w));
+        sn = rtt_random(g, "sin", dt, 18, DIMS(c->s, w));
+    } else if (c->rotary == 2) {
+        cs = rtt_random(g, "cos", dt, 17, DIMS(c->b, 1, c->s, w));
+        sn = rtt_random(g, "sin", dt, 18, DIMS(c->b, 1, c->s, w));
+    }
     ir_value *y;
     if (fused) {
-        y = rtt_op(g, IR_OP_Attention, "y", IN(q, k, v, mask));
+        y = rtt_op(g, IR_OP_Attention, "y", IN(q, k, v, mask, cs, sn));
         ir_set_attr_float(g, y->producer, "scale", c->scale);
         ir_set_attr_int(g, y->producer, "causal", c->causal);
+        if (c->bshd)
+            ir_set_attr_string(g, y->producer, "layout", "BSHD");
     } else {
+        if (c->bshd) {
+            q = swap_heads(g, "q_bhsd", q);
+            k = swap_heads(g, "k_bhsd", k);
+            v = swap_heads(g, "v_bhsd", v);
+        }
+        if (c->rotary) {
+            q = ref_rope_half(g, "q_", q, cs, sn, c->d, c->rotary == 2);
+            k = ref_rope_half(g, "k_", k, cs, sn, c->d, c->rotary == 2);
+        }
         y = ref_attention(g, c, q, k, v, mask);
+        if (c->bshd)
+            y = swap_heads(g, "y_seq", y);
     }
     ir_add_output(g, y);
 }
@@ -584,6 +694,18 @@ static void test_attention(void)
          .dt = IR_F32},                                                               /* decode */
         {.b = 2, .hq = 4, .hkv = 2, .s = 5, .t = 5, .d = 8, .dv = 8, .mask_rank = 4,
          .causal = true, .dt = IR_F16},
+        {.b = 2, .hq = 4, .hkv = 4, .s = 5, .t = 7, .d = 8, .dv = 6, .mask_rank = 4,
+         .dt = IR_F32, .bshd = true},                                                 /* BSHD */
+        {.b = 2, .hq = 6, .hkv = 2, .s = 3, .t = 9, .d = 8, .dv = 8, .mask_rank = 2,
+         .causal = true, .dt = IR_F32, .bshd = true},                                 /* + GQA */
+        {.b = 1, .hq = 4, .hkv = 2, .s = 6, .t = 6, .d = 8, .dv = 8, .causal = true,
+         .dt = IR_F32, .rotary = 1},                                                  /* RoPE */
+        {.b = 2, .hq = 4, .hkv = 1, .s = 5, .t = 5, .d = 8, .dv = 4, .mask_rank = 4,
+         .dt = IR_F32, .rotary = 2},                                  /* half, batched tables */
+        {.b = 2, .hq = 6, .hkv = 2, .s = 5, .t = 5, .d = 16, .dv = 8, .mask_rank = 2,
+         .dt = IR_F32, .bshd = true, .rotary = 1},                       /* Qwen2's: all at once */
+        {.b = 1, .hq = 4, .hkv = 2, .s = 5, .t = 5, .d = 8, .dv = 8, .causal = true,
+         .dt = IR_F16, .bshd = true, .rotary = 2},
     };
     for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
         ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
@@ -593,66 +715,6 @@ static void test_attention(void)
         snprintf(what, sizeof what, "Attention case %zu", i);
         check_pair(f, r, tol_for(cases[i].dt), what);
     }
-}
-
-/* ---- RoPE ----------------------------------------------------------------------------------- */
-
-static ir_value *slice_last(ir_graph *g, ir_value *x, const char *name, int64_t from, int64_t to)
-{
-    char buf[3][64];
-    snprintf(buf[0], sizeof buf[0], "%s_from", name);
-    snprintf(buf[1], sizeof buf[1], "%s_to", name);
-    snprintf(buf[2], sizeof buf[2], "%s_axes", name);
-    return rtt_op(g, IR_OP_Slice, name,
-                  IN(x, rtt_ints(g, buf[0], (double[]){(double)from}, 1),
-                     rtt_ints(g, buf[1], (double[]){(double)to}, 1),
-                     rtt_ints(g, buf[2], (double[]){-1}, 1)));
-}
-
-static ir_value *concat_last(ir_graph *g, const char *name, ir_value *a, ir_value *b)
-{
-    ir_value *y = rtt_op(g, IR_OP_Concat, name, IN(a, b));
-    ir_set_attr_int(g, y->producer, "axis", -1);
-    return y;
-}
-
-/* Rotate-half reference: y = x * cos + cat(-x2, x1) * sin, tables widened to D if given as D/2. */
-static ir_value *ref_rope_half(ir_graph *g, ir_value *x, ir_value *c, ir_value *s, int64_t d,
-                               bool half_table)
-{
-    if (half_table) {
-        c = concat_last(g, "cos_full", c, c);
-        s = concat_last(g, "sin_full", s, s);
-    }
-    ir_value *x1 = slice_last(g, x, "x1", 0, d / 2), *x2 = slice_last(g, x, "x2", d / 2, d);
-    ir_value *rot = concat_last(g, "rot", rtt_op(g, IR_OP_Neg, "neg_x2", IN(x2)), x1);
-    return rtt_op(g, IR_OP_Add, "y",
-                  IN(rtt_op(g, IR_OP_Mul, "xc", IN(x, c)), rtt_op(g, IR_OP_Mul, "rs", IN(rot, s))));
-}
-
-/* Interleaved reference with a D/2 table: pairs (2i, 2i+1) as a trailing dim of 2. */
-static ir_value *ref_rope_interleaved(ir_graph *g, ir_value *x, ir_value *c, ir_value *s,
-                                      const int64_t *xdims, int rank)
-{
-    double pairs[IR_MAX_RANK + 1], flat[IR_MAX_RANK];
-    for (int i = 0; i < rank; i++)
-        pairs[i] = flat[i] = (double)xdims[i];
-    pairs[rank - 1] = (double)(xdims[rank - 1] / 2);
-    pairs[rank] = 2;
-    ir_value *pairs_v = rtt_ints(g, "pairs", pairs, (size_t)rank + 1);
-    ir_value *xp = rtt_op(g, IR_OP_Reshape, "xp", IN(x, pairs_v));
-    ir_value *xe = slice_last(g, xp, "xe", 0, 1), *xo = slice_last(g, xp, "xo", 1, 2);
-    ir_value *axes = rtt_ints(g, "last", (double[]){-1}, 1);
-    ir_value *c1 = rtt_op(g, IR_OP_Unsqueeze, "c1", IN(c, axes));
-    ir_value *s1 = rtt_op(g, IR_OP_Unsqueeze, "s1", IN(s, axes));
-    ir_value *xec = rtt_op(g, IR_OP_Mul, "xec", IN(xe, c1));
-    ir_value *xos = rtt_op(g, IR_OP_Mul, "xos", IN(xo, s1));
-    ir_value *xoc = rtt_op(g, IR_OP_Mul, "xoc", IN(xo, c1));
-    ir_value *xes = rtt_op(g, IR_OP_Mul, "xes", IN(xe, s1));
-    ir_value *ye = rtt_op(g, IR_OP_Sub, "ye", IN(xec, xos));
-    ir_value *yo = rtt_op(g, IR_OP_Add, "yo", IN(xoc, xes));
-    ir_value *yp = concat_last(g, "yp", ye, yo);
-    return rtt_op(g, IR_OP_Reshape, "y", IN(yp, rtt_ints(g, "flat", flat, (size_t)rank)));
 }
 
 static void rope_graph(ir_graph *g, bool half_table, bool interleaved, bool batched_table,
@@ -672,7 +734,7 @@ static void rope_graph(ir_graph *g, bool half_table, bool interleaved, bool batc
     } else if (interleaved) {
         y = ref_rope_interleaved(g, x, c, s, x->type.dims, x->type.rank);
     } else {
-        y = ref_rope_half(g, x, c, s, d, half_table);
+        y = ref_rope_half(g, "", x, c, s, d, half_table);
     }
     ir_add_output(g, y);
 }
@@ -1199,10 +1261,48 @@ static void test_inference_errors(void)
     expect_invalid(g, "Attention: Q's 6 heads are not a multiple of K's 4 heads");
 
     g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(1, 4, 6, 8));
+    ir_value *y = rtt_op(g, IR_OP_Attention, "y", IN(q, q, q));
+    ir_set_attr_string(g, y->producer, "layout", "BHDS");
+    ir_add_output(g, y);
+    expect_invalid(g, "Attention: layout \"BHDS\" is not \"BHSD\" or \"BSHD\"");
+
+    /* BSHD: Q [1,4,6,8] is 6 heads of 4 positions, K [1,5,3,8] 3 heads of 5: fine; V's 2 heads
+     * are not K's 3 */
+    g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(1, 4, 6, 8));
+    k = rtt_input(g, "k", IR_F32, DIMS(1, 5, 3, 8));
+    ir_value *v = rtt_input(g, "v", IR_F32, DIMS(1, 5, 2, 8));
+    y = rtt_op(g, IR_OP_Attention, "y", IN(q, k, v));
+    ir_set_attr_string(g, y->producer, "layout", "BSHD");
+    ir_add_output(g, y);
+    expect_invalid(g, "Attention: Q [1,4,6,8], K [1,5,3,8] and V [1,5,2,8] (BSHD) must agree");
+
+    g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(1, 4, 6, 8));
+    ir_value *cs = rtt_random(g, "cos", IR_F32, 1, DIMS(6, 8));
+    ir_add_output(g, rtt_op(g, IR_OP_Attention, "y", IN(q, q, q, NULL, cs)));
+    expect_invalid(g, "Attention: the rotary tables cos and sin go together; sin is missing");
+
+    /* rotary with S != T: K's 9 positions are not covered by tables of Q's 6 */
+    g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(1, 4, 6, 8));
+    k = rtt_input(g, "k", IR_F32, DIMS(1, 4, 9, 8));
+    cs = rtt_random(g, "cos", IR_F32, 1, DIMS(6, 4));
+    ir_add_output(g, rtt_op(g, IR_OP_Attention, "y", IN(q, k, k, NULL, cs, cs)));
+    expect_invalid(g, "Attention: cos (for K)");
+
+    g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(1, 4, 6, 8));
+    cs = rtt_random(g, "cos", IR_F32, 1, DIMS(6, 3));
+    ir_add_output(g, rtt_op(g, IR_OP_Attention, "y", IN(q, q, q, NULL, cs, cs)));
+    expect_invalid(g, "Attention: cos/sin's last dim must be D = 8 or D/2, not 3");
+
+    g = ir_graph_new("bad");
     ir_value *x = rtt_input(g, "x", IR_F32, DIMS(1, 2, 5, 5));
     ir_value *w = rtt_random(g, "w", IR_F32, 1, DIMS(4, 2, 3, 3));
     ir_value *z = rtt_input(g, "z", IR_F32, DIMS(1, 4, 5, 5));
-    ir_value *y = rtt_op(g, IR_OP_FusedConvAct, "y", IN(x, w, NULL, z));
+    y = rtt_op(g, IR_OP_FusedConvAct, "y", IN(x, w, NULL, z));
     ir_set_attr_ints(g, y->producer, "strides", (int64_t[]){2, 2}, 2);
     ir_add_output(g, y);
     expect_invalid(g, "FusedConvAct: the residual Z has shape [1,4,5,5]; the output has [1,4,2,2]");

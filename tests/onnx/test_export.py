@@ -29,7 +29,7 @@ EXPECTED_OPS = {
         "com.microsoft.Gelu", "com.microsoft.FastGelu", "com.microsoft.FusedMatMul"],
     "fused_other": [
         "fuserule.RMSNorm", "fuserule.FusedQKV", "fuserule.RoPE", "fuserule.RoPE",
-        "fuserule.Attention", "fuserule.FusedSoftmax", "fuserule.SwiGLU",
+        "fuserule.Attention", "fuserule.Attention", "fuserule.FusedSoftmax", "fuserule.SwiGLU",
         "fuserule.ElementwiseChain", "fuserule.GemmEpilogue", "fuserule.FusedConvAct",
         "fuserule.AddLayerNorm"],
 }
