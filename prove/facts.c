@@ -29,6 +29,18 @@ static bool int_literal(const dsl_expr *e, int64_t *out)
     return true;
 }
 
+/* Grows a list of `size`-byte items in the arena to hold one more (`cap` is its capacity). */
+static void *grow(ar_arena *arena, void *items, uint32_t n, uint32_t *cap, size_t size)
+{
+    if (n < *cap)
+        return items;
+    *cap = *cap ? 2 * *cap : 4;
+    void *grown = ar_alloc(arena, *cap * size);
+    if (n)
+        memcpy(grown, items, n * size);
+    return grown;
+}
+
 /* `rank(@c) == N` and `numel(@c) == 1`, either way round. */
 static void shape_equalities(pv_facts *f, const dsl_expr *a, const dsl_expr *b)
 {
@@ -70,17 +82,28 @@ static void attr_equality(pv_facts *f, ar_arena *arena, const dsl_expr *a, const
     ir_attr value;
     if (!attr_literal(b, a->attr_name, arena, &value))
         return;
-    if (f->nattrs == *cap) {
-        *cap = *cap ? 2 * *cap : 4;
-        pv_attr_hint *grown = ar_alloc(arena, *cap * sizeof *grown);
-        if (f->nattrs)
-            memcpy(grown, f->attrs, f->nattrs * sizeof *grown);
-        f->attrs = grown;
-    }
+    f->attrs = grow(arena, f->attrs, f->nattrs, cap, sizeof *f->attrs);
     f->attrs[f->nattrs++] = (pv_attr_hint){capture_of(a->args[0])->node, value};
 }
 
-static void walk_guard(pv_facts *f, ar_arena *arena, const dsl_expr *e, uint32_t *cap)
+/* `shape(@a) == shape(@b)`: each may take the other's shape. */
+static void shape_equality(pv_facts *f, ar_arena *arena, const dsl_expr *a, const dsl_expr *b,
+                           uint32_t *cap)
+{
+    if (!is_call(a, DSL_FN_SHAPE) || !is_call(b, DSL_FN_SHAPE))
+        return;
+    const dsl_pattern *x = capture_of(a->args[0])->node, *y = capture_of(b->args[0])->node;
+    f->same = grow(arena, f->same, f->nsame, cap, sizeof *f->same);
+    f->same[f->nsame++] = (pv_same_shape){x, y};
+    f->same = grow(arena, f->same, f->nsame, cap, sizeof *f->same);
+    f->same[f->nsame++] = (pv_same_shape){y, x};
+}
+
+typedef struct {
+    uint32_t attrs, same; /* capacities */
+} caps;
+
+static void walk_guard(pv_facts *f, ar_arena *arena, const dsl_expr *e, caps *cap)
 {
     if (!e)
         return;
@@ -91,8 +114,9 @@ static void walk_guard(pv_facts *f, ar_arena *arena, const dsl_expr *e, uint32_t
     if (e->kind == DSL_EXPR_BINARY && e->op == DSL_OP_EQ) {
         shape_equalities(f, e->args[0], e->args[1]);
         shape_equalities(f, e->args[1], e->args[0]);
-        attr_equality(f, arena, e->args[0], e->args[1], cap);
-        attr_equality(f, arena, e->args[1], e->args[0], cap);
+        attr_equality(f, arena, e->args[0], e->args[1], &cap->attrs);
+        attr_equality(f, arena, e->args[1], e->args[0], &cap->attrs);
+        shape_equality(f, arena, e->args[0], e->args[1], &cap->same);
     }
     if (e->kind == DSL_EXPR_CALL || e->kind == DSL_EXPR_UNARY || e->kind == DSL_EXPR_BINARY ||
         e->kind == DSL_EXPR_LIST)
@@ -109,7 +133,7 @@ void pv_facts_compute(const dsl_rule *r, ar_arena *arena, pv_facts *f)
         f->nodes[i] = (pv_node_facts){
             .is_const = p->preds.is_const, .rank = p->preds.rank, .dtype = p->preds.dtype};
     }
-    uint32_t cap = 0;
+    caps cap = {0};
     walk_guard(f, arena, r->guard, &cap);
     for (uint32_t i = 0; i < r->repl.nattrs; i++) {
         const dsl_rattr *a = &r->repl.attrs[i];

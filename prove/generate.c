@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,12 +39,20 @@ bool pv_rng_chance(pv_rng *r, double p)
 
 /* ---- leaves ---- */
 
+/* x rounded to `places` decimals: constants print short in a counterexample, and the literal is
+ * what the graph holds. */
+static double decimals(double x, int places)
+{
+    double scale = pow(10, places);
+    return round(x * scale) / scale;
+}
+
 /* One random element of a constant in its domain. */
 static double draw(pv_gen *gen, pv_domain domain, ir_dtype dt)
 {
     switch (domain) {
-    case PV_DOM_POSITIVE: return pv_rng_uniform(gen->rng, 0.5, 1.5);
-    case PV_DOM_SCALE: return pv_rng_uniform(gen->rng, 0.01, 0.1);
+    case PV_DOM_POSITIVE: return decimals(pv_rng_uniform(gen->rng, 0.5, 1.5), 3);
+    case PV_DOM_SCALE: return decimals(pv_rng_uniform(gen->rng, 0.01, 0.1), 4);
     case PV_DOM_INT:
         if (ir_dtype_is_float(dt))
             return 2 + pv_rng_below(gen->rng, 2);
@@ -58,7 +67,7 @@ static double draw(pv_gen *gen, pv_domain domain, ir_dtype dt)
         return pv_rng_below(gen->rng, 2);
     if (!ir_dtype_is_float(dt))
         return (double)pv_rng_below(gen->rng, 7) - 3;
-    return pv_rng_uniform(gen->rng, -1, 1);
+    return decimals(pv_rng_uniform(gen->rng, -1, 1), 3);
 }
 
 /* The values of a new constant leaf: the guard's for a one-element constant it reads, else exact
@@ -89,6 +98,16 @@ static ir_value *make_leaf(pv_gen *gen, const pv_operand *o, const dsl_pattern *
                            const pv_node_facts *nf)
 {
     ir_type t = o->type;
+    const pv_facts *f = gen->facts;
+    for (uint32_t i = 0; leaf && i < f->nsame; i++) {
+        const ir_value *other = gen->values[f->same[i].b->id];
+        if (f->same[i].a == leaf && other && pv_rng_chance(gen->rng, 0.7)) {
+            ir_dtype dt = t.dtype;
+            t = other->type;
+            t.dtype = dt;
+            break;
+        }
+    }
     if (leaf && leaf->preds.dtype != IR_DTYPE_UNKNOWN)
         t.dtype = leaf->preds.dtype;
     if (leaf && leaf->preds.layout != IR_LAYOUT_NONE)

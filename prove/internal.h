@@ -39,11 +39,18 @@ typedef struct pv_attr_hint {
     ir_attr value; /* value.name is the attribute */
 } pv_attr_hint;
 
+/* `shape(@a) == shape(@b)` in the guard: a leaf built after the other takes its shape. */
+typedef struct pv_same_shape {
+    const dsl_pattern *a, *b;
+} pv_same_shape;
+
 typedef struct pv_facts {
     const dsl_rule *rule;
     pv_node_facts *nodes; /* per rule->nodes[i] */
     pv_attr_hint *attrs;
     uint32_t nattrs;
+    pv_same_shape *same; /* both ways round */
+    uint32_t nsame;
 } pv_facts;
 
 /* facts->nodes and facts->attrs are allocated in the arena. */

@@ -247,7 +247,7 @@ static bool propose_matmul(pv_gen *gen, ir_node *n, const pv_node_facts *const *
     if (a && !b) {
         if (a->rank < 1)
             return false;
-        int rank = a->rank >= 3 && pv_rng_chance(gen->rng, 0.3) ? a->rank : 2;
+        int rank = a->rank >= 3 && pv_rng_chance(gen->rng, 0.5) ? a->rank : 2;
         ir_type w = {.dtype = a->dtype, .rank = (int8_t)rank};
         memcpy(w.dims, a->dims, (size_t)(rank - 2) * sizeof *w.dims);
         w.dims[rank - 2] = a->dims[a->rank - 1];
@@ -322,10 +322,14 @@ static bool propose_transpose(pv_gen *gen, ir_node *n, const pv_node_facts *cons
     if (!x || (count && count != (uint32_t)x->rank))
         return false;
     if (!count) {
+        /* the identity, the last two axes swapped (a K^T), or a random permutation */
         int64_t p[IR_MAX_RANK];
         for (int i = 0; i < x->rank; i++)
             p[i] = i;
-        for (int i = x->rank - 1; i > 0 && pv_rng_chance(gen->rng, 0.6); i--) {
+        uint32_t kind = pv_rng_below(gen->rng, 3);
+        if (kind == 1 && x->rank >= 2)
+            p[x->rank - 1] = x->rank - 2, p[x->rank - 2] = x->rank - 1;
+        for (int i = x->rank - 1; kind == 2 && i > 0; i--) {
             uint32_t j = pv_rng_below(gen->rng, (uint32_t)i + 1);
             int64_t t = p[i];
             p[i] = p[j], p[j] = t;
@@ -465,7 +469,8 @@ static bool propose_elementwise(pv_gen *gen, ir_node *n, const pv_node_facts *co
     if (!x)
         return false;
     if (n->op == IR_OP_Clip) {
-        double bound[2] = {pv_rng_uniform(gen->rng, -1, 0), pv_rng_uniform(gen->rng, 0, 1)};
+        double bound[2] = {-0.1 * (1 + pv_rng_below(gen->rng, 9)),
+                           0.1 * (1 + pv_rng_below(gen->rng, 9))};
         for (uint32_t i = 1; i < 3; i++)
             if (open_slot(n, out, i)) {
                 propose(&out[i], (ir_type){.dtype = x->dtype}, true, PV_DOM_ANY);
@@ -477,7 +482,7 @@ static bool propose_elementwise(pv_gen *gen, ir_node *n, const pv_node_facts *co
         if (open_slot(n, out, i)) /* Dropout's ratio, ...: a scalar */
             propose(&out[i], (ir_type){.dtype = x->dtype}, true, PV_DOM_POSITIVE);
     if (free_attr(n, "alpha") && n->op == IR_OP_LeakyRelu)
-        ir_set_attr_float(gen->g, n, "alpha", pv_rng_uniform(gen->rng, 0.01, 0.3));
+        ir_set_attr_float(gen->g, n, "alpha", 0.05 * (1 + pv_rng_below(gen->rng, 6)));
     if (free_attr(n, "approximate") && pv_rng_chance(gen->rng, 0.5))
         ir_set_attr_string(gen->g, n, "approximate", "tanh");
     return true;

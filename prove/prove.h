@@ -27,8 +27,8 @@
 #include <stdio.h>
 
 enum {
-    PV_DEFAULT_INSTANCES = 8,  /* instances a rule must fire on to be proved */
-    PV_DEFAULT_ATTEMPTS = 400, /* candidate graphs built per rule at most */
+    PV_DEFAULT_INSTANCES = 8,   /* instances a rule must fire on to be proved */
+    PV_DEFAULT_ATTEMPTS = 1000, /* candidate graphs built per rule at most */
 };
 
 typedef struct pv_options {
