@@ -21,6 +21,7 @@ typedef struct prover {
     const mt_automaton *automaton;
     pv_result *res;
     int64_t smallest; /* elements of the smallest failing instance so far */
+    uint64_t seed;    /* the executor's seed for the current instance's inputs */
     VEC(refusal) refusals;
 } prover;
 
@@ -110,6 +111,7 @@ static int64_t instance_elements(const ir_graph *g)
 static void record_failure(prover *pv, ir_graph *g, const rt_result *inputs, char *failure,
                            const rt_tensor *got, const rt_tensor *want, size_t at)
 {
+    uint64_t seed = pv->seed;
     pv_result *res = pv->res;
     res->failures++;
     int64_t elements = instance_elements(g);
@@ -126,6 +128,9 @@ static void record_failure(prover *pv, ir_graph *g, const rt_result *inputs, cha
     FR_CHECK(f != NULL);
     fprintf(f, "smallest failing instance (%" PRId64 " elements):\n", elements);
     ir_print(g, f);
+    if (inputs && inputs->ninputs)
+        fprintf(f, "inputs (what `fuserule verify --seed %" PRIu64 "` draws for this graph):\n",
+                seed);
     for (size_t i = 0; inputs && i < inputs->ninputs; i++) {
         const rt_tensor *t = &inputs->inputs[i];
         fprintf(f, "%s = [", t->name);
@@ -208,6 +213,7 @@ static void try_instance(prover *pv, ir_graph *g, ir_graph *fused, uint64_t seed
     rw_report rep = {0};
     rt_options ro = {.seed = seed};
     rt_result want = {0}, got = {0};
+    pv->seed = seed;
     if (!ir_validate(g, dg) || !ir_validate(fused, dg))
         goto done; /* not a well-typed graph after all: draw again */
     bool rewrote = rw_apply(fused, pv->automaton, &opts, &rep, dg);
