@@ -145,6 +145,10 @@ static bool prove_file(const char *path, const pv_options *opts, prove_counts *c
     dg_context *dg = dg_new();
     dsl_load_file(rs, path, dg);
     bool ok = dsl_check(rs, dg) && !dg_has_errors(dg);
+    if (ok) { /* a rule the automaton cannot express is an error, as `apply` reports it */
+        mt_free(mt_compile(rs, dg));
+        ok = !dg_has_errors(dg);
+    }
     for (uint32_t i = 0; ok && i < rs->nrules; i++) {
         pv_result res;
         pv_prove(rs->rules[i], opts, &res);

@@ -165,9 +165,18 @@ static void pattern_attrs(pv_gen *gen, const dsl_pattern *p, ir_node *n)
             ir_set_attr(gen->g, n, &f->attrs[i].value);
 }
 
+/* Choice k of n for pattern node p: mostly the one whose turn it is (each node offset by its id,
+ * so that two sets do not move in lockstep), sometimes a random one. */
+static uint32_t choose(pv_gen *gen, const dsl_pattern *p, uint32_t n)
+{
+    if (pv_rng_chance(gen->rng, 0.75))
+        return (gen->turn + p->id) % n;
+    return pv_rng_below(gen->rng, n);
+}
+
 static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
 {
-    if (p->optional && pv_rng_chance(gen->rng, 0.5)) {
+    if (p->optional && choose(gen, p, 2) == 1) {
         /* absent: operand 0 stands in its place */
         const dsl_pattern *x = p->operands[0];
         if (!gen->values[x->id]) {
@@ -177,7 +186,7 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
         gen->values[p->id] = gen->values[x->id];
         return gen->values[p->id] != NULL;
     }
-    ir_op op = p->ops[pv_rng_below(gen->rng, p->nops)];
+    ir_op op = p->ops[choose(gen, p, p->nops)];
     const ir_op_info *info = ir_op_info_get(op);
     uint32_t nin = input_count(gen, p, op);
     if (nin < info->min_inputs || (info->max_inputs != IR_VARIADIC && nin > info->max_inputs))
@@ -200,12 +209,12 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
     memset(hints, 0, (nin + 1) * sizeof *hints);
     for (uint32_t k = 0; k < p->noperands; k++) {
         const dsl_pattern *o = p->operands[k];
-        if (gen->values[o->id])
+        if (gen->values[o->id]) {
             ir_set_input(n, slot_of[k], gen->values[o->id]);
-        else if (o->kind == DSL_PAT_ANY)
+        } else {
+            FR_CHECK(o->kind == DSL_PAT_ANY); /* pattern order builds operand ops first */
             leaf[slot_of[k]] = o, hints[slot_of[k]] = &gen->facts->nodes[o->id];
-        else
-            return false; /* an operand op not built: cannot happen in pattern order */
+        }
     }
 
     pv_operand *prop = ar_alloc(gen->g->arena, (nin + 1) * sizeof *prop);
@@ -261,11 +270,11 @@ static void draw_pool(pv_gen *gen)
     }
 }
 
-ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng)
+ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn)
 {
     const dsl_rule *r = facts->rule;
     ir_graph *g = ir_graph_new("instance");
-    pv_gen gen = {.g = g, .facts = facts, .rng = rng};
+    pv_gen gen = {.g = g, .facts = facts, .rng = rng, .turn = turn};
     gen.values = calloc(r->nnodes + 1, sizeof *gen.values);
     dg_context *dg = dg_new(); /* inference errors only reject the draw */
     draw_pool(&gen);

@@ -66,11 +66,14 @@ typedef struct pv_gen {
     int64_t pool[3];   /* the dims this candidate draws from (shared dims line up often) */
     ir_value **values; /* per pattern node: the value it stands for once built */
     uint32_t names;    /* counter for fresh value names */
+    uint32_t turn;     /* see pv_generate */
 } pv_gen;
 
 /* Builds a candidate instance of the rule, or NULL when this draw gives no well-typed graph. The
- * same rng state gives the same graph. */
-ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng);
+ * same rng state and `turn` give the same graph. `turn` (the instances found so far) makes the
+ * choices of alternatives and optional ops cycle, so that N instances cover up to N members of a
+ * set rather than a random few. */
+ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn);
 
 /* What the op knowledge proposes for an operand that is not built yet. */
 typedef enum {

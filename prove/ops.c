@@ -423,10 +423,8 @@ static bool propose_slice(pv_gen *gen, ir_node *n, const pv_node_facts *const *h
 }
 
 /* The dtype the pattern gives slot i's leaf, else `dflt`. */
-static ir_dtype hint_dtype(const ir_node *n, const pv_node_facts *const *hints, uint32_t i,
-                           ir_dtype dflt)
+static ir_dtype hint_dtype(const pv_node_facts *const *hints, uint32_t i, ir_dtype dflt)
 {
-    (void)n;
     return hints[i] && hints[i]->dtype != IR_DTYPE_UNKNOWN ? hints[i]->dtype : dflt;
 }
 
@@ -438,12 +436,12 @@ static bool propose_quant(pv_gen *gen, ir_node *n, const pv_node_facts *const *h
     bool dq = n->op == IR_OP_DequantizeLinear;
     if (open_slot(n, out, 0)) {
         out[0].type = pv_random_type(gen, hint_rank(hints, 0, 1, 3, gen));
-        out[0].type.dtype = dq ? hint_dtype(n, hints, 0, IR_I8) : IR_F32;
+        out[0].type.dtype = dq ? hint_dtype(hints, 0, IR_I8) : IR_F32;
     }
     const ir_type *x = slot_type(n, out, 0);
     if (!x)
         return false;
-    ir_dtype qt = dq ? x->dtype : hint_dtype(n, hints, 2, IR_I8);
+    ir_dtype qt = dq ? x->dtype : hint_dtype(hints, 2, IR_I8);
     if (open_slot(n, out, 1)) {
         int64_t axis = normal_axis(ir_get_int(n, "axis"), x->rank);
         bool per_channel = axis >= 0 && axis < x->rank && !(hints[1] && hints[1]->one_element) &&

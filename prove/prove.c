@@ -3,6 +3,7 @@
 
 #include "base/check.h"
 #include "rewrite/rewrite.h"
+#include "runtime/runtime.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -273,8 +274,8 @@ void pv_prove(dsl_rule *rule, const pv_options *opts, pv_result *out)
         uint64_t seed = base + i * 0x9e3779b97f4a7c15u;
         out->attempts++;
         pv_rng rng = {seed}, twin = {seed};
-        ir_graph *g = pv_generate(&facts, &rng);
-        ir_graph *fused = g ? pv_generate(&facts, &twin) : NULL;
+        ir_graph *g = pv_generate(&facts, &rng, out->instances);
+        ir_graph *fused = g ? pv_generate(&facts, &twin, out->instances) : NULL;
         if (fused)
             try_instance(&pv, g, fused, seed);
         ir_graph_free(g);

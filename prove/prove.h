@@ -20,7 +20,6 @@
 #define FUSERULE_PROVE_PROVE_H
 
 #include "dsl/dsl.h"
-#include "runtime/runtime.h"
 
 #include <stdbool.h>
 #include <stdint.h>

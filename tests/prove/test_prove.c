@@ -46,10 +46,11 @@ static const dsl_pattern *node_of(const dsl_rule *r, const char *capture)
  * above a bound. */
 static void test_solver(void)
 {
-    loaded l = load("rule r: Slice(Slice(@x, @z:const, @h:const, @a:const), @s:const, @e:const, @k:const)\n"
-                    "  => @x where value(@h) * 2 == dim(@x, -1) && value(@a) == -1 &&\n"
-                    "  value(@z) == 0 && value(@e) >= dim(@x, -1) && value(@s) > 0.7 &&\n"
-                    "  value(@s) < 0.8 && value(@k) > 2\n");
+    loaded l = load(
+        "rule r: Slice(Slice(@x, @z:const, @h:const, @a:const), @s:const, @e:const, @k:const)\n"
+        "  => @x where value(@h) * 2 == dim(@x, -1) && value(@a) == -1 &&\n"
+        "  value(@z) == 0 && value(@e) >= dim(@x, -1) && value(@s) > 0.7 &&\n"
+        "  value(@s) < 0.8 && value(@k) > 2\n");
     const dsl_rule *r = l.rs->rules[0];
     ar_arena *arena = ar_new();
     pv_facts facts;
@@ -86,7 +87,8 @@ static void test_generator_deterministic(void)
     uint32_t built = 0;
     for (uint64_t seed = 0; seed < 20; seed++) {
         pv_rng a = {seed}, b = {seed};
-        ir_graph *ga = pv_generate(&facts, &a), *gb = pv_generate(&facts, &b);
+        ir_graph *ga = pv_generate(&facts, &a, (uint32_t)seed),
+                 *gb = pv_generate(&facts, &b, (uint32_t)seed);
         CHECK((ga == NULL) == (gb == NULL));
         if (ga && gb) {
             built++;
@@ -131,7 +133,8 @@ static void test_instances(void)
 /* A wrong rule fails with a counterexample: the graph, its inputs and the worst element. */
 static void test_counterexample(void)
 {
-    loaded l = load("rule r: Sigmoid(Tanh(@x)) => ElementwiseChain(@x) {expr = \"tanh(sigmoid(x0))\"}\n");
+    loaded l =
+        load("rule r: Sigmoid(Tanh(@x)) => ElementwiseChain(@x) {expr = \"tanh(sigmoid(x0))\"}\n");
     pv_result res;
     pv_prove(l.rs->rules[0], NULL, &res);
     CHECK_INT(res.verdict, PV_FAILED);
@@ -147,8 +150,9 @@ static void test_counterexample(void)
 /* A guard no small instance satisfies: unproven after the whole budget. */
 static void test_unproven(void)
 {
-    loaded l = load("rule r: Relu(@x) > Sigmoid => ElementwiseChain(@x) {expr = \"sigmoid(relu(x0))\"}\n"
-                    "  where numel(@x) > 100000\n");
+    loaded l =
+        load("rule r: Relu(@x) > Sigmoid => ElementwiseChain(@x) {expr = \"sigmoid(relu(x0))\"}\n"
+             "  where numel(@x) > 100000\n");
     pv_options opts = {.attempts = 50};
     pv_result res;
     pv_prove(l.rs->rules[0], &opts, &res);
