@@ -92,8 +92,9 @@ static double *const_values(pv_gen *gen, const pv_operand *o, const dsl_pattern 
     return v;
 }
 
-/* Creates the value for input slot `slot` of n from its proposal: a pattern leaf (named after its
- * capture) or an operand the pattern leaves unconstrained. */
+/* Creates a graph input or constant from a proposal, for a pattern leaf (named after its capture;
+ * nf is what the rule asks of it) or, with leaf and nf NULL, for an operand the pattern leaves
+ * unconstrained (a constant exactly when the op wants one). */
 static ir_value *make_leaf(pv_gen *gen, const pv_operand *o, const dsl_pattern *leaf,
                            const pv_node_facts *nf)
 {
