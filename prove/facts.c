@@ -86,24 +86,7 @@ static void attr_equality(pv_facts *f, ar_arena *arena, const dsl_expr *a, const
     f->attrs[f->nattrs++] = (pv_attr_hint){capture_of(a->args[0])->node, value};
 }
 
-/* `shape(@a) == shape(@b)`: each may take the other's shape. */
-static void shape_equality(pv_facts *f, ar_arena *arena, const dsl_expr *a, const dsl_expr *b,
-                           uint32_t *cap)
-{
-    if (!is_call(a, DSL_FN_SHAPE) || !is_call(b, DSL_FN_SHAPE))
-        return;
-    const dsl_pattern *x = capture_of(a->args[0])->node, *y = capture_of(b->args[0])->node;
-    f->same = grow(arena, f->same, f->nsame, cap, sizeof *f->same);
-    f->same[f->nsame++] = (pv_same_shape){x, y};
-    f->same = grow(arena, f->same, f->nsame, cap, sizeof *f->same);
-    f->same[f->nsame++] = (pv_same_shape){y, x};
-}
-
-typedef struct {
-    uint32_t attrs, same; /* capacities */
-} caps;
-
-static void walk_guard(pv_facts *f, ar_arena *arena, const dsl_expr *e, caps *cap)
+static void walk_guard(pv_facts *f, ar_arena *arena, const dsl_expr *e, uint32_t *cap)
 {
     if (!e)
         return;
@@ -114,9 +97,8 @@ static void walk_guard(pv_facts *f, ar_arena *arena, const dsl_expr *e, caps *ca
     if (e->kind == DSL_EXPR_BINARY && e->op == DSL_OP_EQ) {
         shape_equalities(f, e->args[0], e->args[1]);
         shape_equalities(f, e->args[1], e->args[0]);
-        attr_equality(f, arena, e->args[0], e->args[1], &cap->attrs);
-        attr_equality(f, arena, e->args[1], e->args[0], &cap->attrs);
-        shape_equality(f, arena, e->args[0], e->args[1], &cap->same);
+        attr_equality(f, arena, e->args[0], e->args[1], cap);
+        attr_equality(f, arena, e->args[1], e->args[0], cap);
     }
     if (e->kind == DSL_EXPR_CALL || e->kind == DSL_EXPR_UNARY || e->kind == DSL_EXPR_BINARY ||
         e->kind == DSL_EXPR_LIST)
@@ -133,7 +115,7 @@ void pv_facts_compute(const dsl_rule *r, ar_arena *arena, pv_facts *f)
         f->nodes[i] = (pv_node_facts){
             .is_const = p->preds.is_const, .rank = p->preds.rank, .dtype = p->preds.dtype};
     }
-    caps cap = {0};
+    uint32_t cap = 0;
     walk_guard(f, arena, r->guard, &cap);
     for (uint32_t i = 0; i < r->repl.nattrs; i++) {
         const dsl_rattr *a = &r->repl.attrs[i];

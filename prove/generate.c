@@ -52,7 +52,7 @@ static double draw(pv_gen *gen, pv_domain domain, ir_dtype dt)
 {
     switch (domain) {
     case PV_DOM_POSITIVE: return decimals(pv_rng_uniform(gen->rng, 0.5, 1.5), 3);
-    case PV_DOM_SCALE: return decimals(pv_rng_uniform(gen->rng, 0.01, 0.1), 4);
+    case PV_DOM_SCALE: return decimals(pv_rng_uniform(gen->rng, 0.002, 0.01), 4);
     case PV_DOM_INT:
         if (ir_dtype_is_float(dt))
             return 2 + pv_rng_below(gen->rng, 2);
@@ -99,15 +99,10 @@ static ir_value *make_leaf(pv_gen *gen, const pv_operand *o, const dsl_pattern *
                            const pv_node_facts *nf)
 {
     ir_type t = o->type;
-    const pv_facts *f = gen->facts;
-    for (uint32_t i = 0; leaf && i < f->nsame; i++) {
-        const ir_value *other = gen->values[f->same[i].b->id];
-        if (f->same[i].a == leaf && other && pv_rng_chance(gen->rng, 0.7)) {
-            ir_dtype dt = t.dtype;
-            t = other->type;
-            t.dtype = dt;
-            break;
-        }
+    ir_type asked;
+    if (leaf && pv_rng_chance(gen->rng, 0.7) && pv_solve_shape(gen, leaf, &asked)) {
+        asked.dtype = t.dtype;
+        t = asked;
     }
     if (leaf && leaf->preds.dtype != IR_DTYPE_UNKNOWN)
         t.dtype = leaf->preds.dtype;
@@ -220,6 +215,7 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
 
     pv_operand *prop = ar_alloc(gen->g->arena, (nin + 1) * sizeof *prop);
     memset(prop, 0, (nin + 1) * sizeof *prop);
+    gen->node = p;
     if (!pv_op_propose(gen, n, hints, prop))
         return false;
     for (uint32_t i = 0; i < nin; i++) {

@@ -39,18 +39,11 @@ typedef struct pv_attr_hint {
     ir_attr value; /* value.name is the attribute */
 } pv_attr_hint;
 
-/* `shape(@a) == shape(@b)` in the guard: a leaf built after the other takes its shape. */
-typedef struct pv_same_shape {
-    const dsl_pattern *a, *b;
-} pv_same_shape;
-
 typedef struct pv_facts {
     const dsl_rule *rule;
     pv_node_facts *nodes; /* per rule->nodes[i] */
     pv_attr_hint *attrs;
     uint32_t nattrs;
-    pv_same_shape *same; /* both ways round */
-    uint32_t nsame;
 } pv_facts;
 
 /* facts->nodes and facts->attrs are allocated in the arena. */
@@ -63,10 +56,13 @@ typedef struct pv_gen {
     ir_graph *g;
     const pv_facts *facts;
     pv_rng *rng;
-    int64_t pool[3];   /* the dims this candidate draws from (shared dims line up often) */
-    ir_value **values; /* per pattern node: the value it stands for once built */
-    uint32_t names;    /* counter for fresh value names */
-    uint32_t turn;     /* see pv_generate */
+    int64_t pool[3];      /* the dims this candidate draws from (shared dims line up often) */
+    ir_type primaries[8]; /* the primary data types drawn so far, reused to line up operands */
+    uint32_t nprimaries;
+    ir_value **values;       /* per pattern node: the value it stands for once built */
+    uint32_t names;          /* counter for fresh value names */
+    uint32_t turn;           /* see pv_generate */
+    const dsl_pattern *node; /* the op node being built */
 } pv_gen;
 
 /* Builds a candidate instance of the rule, or NULL when this draw gives no well-typed graph. The
@@ -79,7 +75,9 @@ ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn);
 typedef enum {
     PV_DOM_ANY,      /* uniform in [-1, 1) */
     PV_DOM_POSITIVE, /* [0.5, 1.5): variances, divisors that must not be tiny */
-    PV_DOM_SCALE,    /* [0.01, 0.1): quantization scales */
+    PV_DOM_SCALE,    /* [0.002, 0.01): quantization scales (full-range i8 data dequantizes
+                      * to about [-1.3, 1.3], like float data: the f32 original of a QGemm
+                      * then rounds within the absolute tolerance) */
     PV_DOM_INT,      /* small integers: zero points [-3, 3], exponents {2, 3} */
 } pv_domain;
 
@@ -101,6 +99,11 @@ ir_type pv_random_type(pv_gen *gen, int rank);
 bool pv_attr_is_set(const ir_node *n, const char *name);
 
 /* ---- the guard (solve.c) ---- */
+
+/* A shape the guard asks `node` to have, `shape(@n) == shape(@y)` with @y built or
+ * `shape(@n) == [e0, e1, ...]` with every element computable from what is built; false when
+ * there is none. Leaves take it, and a Reshape takes it as its target. */
+bool pv_solve_shape(const pv_gen *gen, const dsl_pattern *node, ir_type *out);
 
 /* A value for the one-element constant of `dtype` that leaf `node` becomes, as the guard's
  * comparisons with value(@c) ask for it, evaluated with what is built so far; false when the

@@ -67,11 +67,27 @@ static int hint_rank(const pv_node_facts *const *hints, uint32_t i, int lo, int 
 
 /* Proposes slot i as primary data of rank lo..hi (or the pattern's rank) if it is open; returns
  * its type either way (NULL when not built, not proposed, and not open). */
+/* A type for primary data of `rank`: mostly one drawn before for another leaf of that rank
+ * (independent inputs of one pattern, Q, K and V, usually agree in a model), else a new one. */
+static ir_type primary_type(pv_gen *gen, int rank)
+{
+    uint32_t same[FR_COUNT_OF(gen->primaries)], n = 0;
+    for (uint32_t i = 0; i < gen->nprimaries; i++)
+        if (gen->primaries[i].rank == rank)
+            same[n++] = i;
+    if (n && pv_rng_chance(gen->rng, 0.6))
+        return gen->primaries[same[pv_rng_below(gen->rng, n)]];
+    ir_type t = pv_random_type(gen, rank);
+    if (gen->nprimaries < FR_COUNT_OF(gen->primaries))
+        gen->primaries[gen->nprimaries++] = t;
+    return t;
+}
+
 static const ir_type *primary(pv_gen *gen, const ir_node *n, const pv_node_facts *const *hints,
                               pv_operand *out, uint32_t i, int lo, int hi)
 {
     if (open_slot(n, out, i))
-        out[i].type = pv_random_type(gen, hint_rank(hints, i, lo, hi, gen));
+        out[i].type = primary_type(gen, hint_rank(hints, i, lo, hi, gen));
     return slot_type(n, out, i);
 }
 
@@ -168,8 +184,26 @@ static bool propose_binary(pv_gen *gen, ir_node *n, const pv_node_facts *const *
 
 /* ---- ops ---- */
 
+/* The output type of a Conv-like node: [N, M, (D + pads - dilation * (k - 1) - 1) / stride + 1...]. */
+static ir_type conv_output(const ir_node *n, const ir_type *x, const ir_type *w)
+{
+    const int64_t *pads, *strides, *dilations;
+    int spatial = x->rank - 2;
+    uint32_t np = ir_get_ints(n, "pads", &pads), ns = ir_get_ints(n, "strides", &strides);
+    uint32_t nd = ir_get_ints(n, "dilations", &dilations);
+    ir_type y = {.dtype = x->dtype, .rank = x->rank, .dims = {x->dims[0], w->dims[0]}};
+    for (int i = 0; i < spatial; i++) {
+        int64_t pad = np == (uint32_t)(2 * spatial) ? pads[i] + pads[spatial + i] : 0;
+        int64_t stride = ns == (uint32_t)spatial ? strides[i] : 1;
+        int64_t dilation = nd == (uint32_t)spatial ? dilations[i] : 1;
+        y.dims[2 + i] = (x->dims[2 + i] + pad - dilation * (w->dims[2 + i] - 1) - 1) / stride + 1;
+    }
+    return y;
+}
+
 /* Conv(X[N,C,D...], W[M,C/group,k...], B[M]?) with k 1 or 3 (padded to keep the size), strides 1
- * or 2, and sometimes a depthwise group. */
+ * or 2, and sometimes a depthwise group; FusedConvAct the same, with a residual of the output's
+ * shape and sometimes an activation. */
 static bool propose_conv(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                          pv_operand *out)
 {
@@ -206,6 +240,10 @@ static bool propose_conv(pv_gen *gen, ir_node *n, const pv_node_facts *const *hi
     const ir_type *w = slot_type(n, out, 1);
     if (w && w->rank >= 1 && open_slot(n, out, 2))
         propose(&out[2], vector_type(x->dtype, w->dims[0]), true, PV_DOM_ANY);
+    if (w && w->rank == x->rank && open_slot(n, out, 3)) /* FusedConvAct's residual */
+        propose(&out[3], conv_output(n, x, w), false, PV_DOM_ANY);
+    if (free_attr(n, "act") && pv_rng_chance(gen->rng, 0.5))
+        ir_set_attr_string(gen->g, n, "act", pv_rng_chance(gen->rng, 0.5) ? "Relu" : "Sigmoid");
     return true;
 }
 
@@ -339,9 +377,9 @@ static bool propose_transpose(pv_gen *gen, ir_node *n, const pv_node_facts *cons
     return true;
 }
 
-/* Reshape(X, shape): the target is X's element count as one dim, as [d0, -1], reversed, or the
- * shape of an earlier value of the candidate with as many elements (so that a Reshape back to an
- * original shape is drawn often). */
+/* Reshape(X, shape): the shape the guard asks of the result (`shape(@r) == shape(@x)`,
+ * `shape(@r) == [...]`) most often; else X with two adjacent dims merged, X's element count as one
+ * dim, [d0, -1], X's dims reversed, or the shape of an earlier value with as many elements. */
 static bool propose_reshape(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                             pv_operand *out)
 {
@@ -349,11 +387,24 @@ static bool propose_reshape(pv_gen *gen, ir_node *n, const pv_node_facts *const 
     int64_t numel;
     if (!x || !ir_type_numel(x, &numel) || !open_slot(n, out, 1))
         return x != NULL;
-    ir_type c[8];
+    ir_type asked;
+    if (pv_rng_chance(gen->rng, 0.8) && pv_solve_shape(gen, gen->node, &asked)) {
+        propose_ints(gen, &out[1], asked.dims, asked.rank);
+        return true;
+    }
+    ir_type c[12];
     uint32_t nc = 0;
-    c[nc++] = (ir_type){.rank = 1, .dims = {numel}};
-    if (x->rank >= 2)
+    if (x->rank >= 2) {
+        int at = (int)pv_rng_below(gen->rng, (uint32_t)x->rank - 1); /* dims at, at + 1 merge */
+        ir_type merged = {.rank = (int8_t)(x->rank - 1)};
+        for (int i = 0; i < x->rank - 1; i++)
+            merged.dims[i] = i < at    ? x->dims[i]
+                             : i == at ? x->dims[i] * x->dims[i + 1]
+                                       : x->dims[i + 1];
+        c[nc++] = merged, c[nc++] = merged;
         c[nc++] = (ir_type){.rank = 2, .dims = {x->dims[0], -1}};
+    }
+    c[nc++] = (ir_type){.rank = 1, .dims = {numel}};
     ir_type rev = {.rank = x->rank};
     for (int i = 0; i < x->rank; i++)
         rev.dims[i] = x->dims[x->rank - 1 - i];
@@ -367,6 +418,60 @@ static bool propose_reshape(pv_gen *gen, ir_node *n, const pv_node_facts *const 
     }
     const ir_type *t = &c[pv_rng_below(gen->rng, nc)];
     propose_ints(gen, &out[1], t->dims, t->rank);
+    return true;
+}
+
+/* Unsqueeze(X, axes): one new axis anywhere in the result. */
+static bool propose_unsqueeze(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                              pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
+    if (!x)
+        return false;
+    if (open_slot(n, out, 1)) {
+        int64_t axis = random_axis(gen, x->rank + 1);
+        propose_ints(gen, &out[1], &axis, 1);
+    } else if (n->ninputs == 1 && free_attr(n, "axes")) {
+        int64_t axis = random_axis(gen, x->rank + 1);
+        ir_set_attr_ints(gen->g, n, "axes", &axis, 1);
+    }
+    return true;
+}
+
+/* Expand(X, shape): X's dims of size 1 widened (each to a pool dim, or kept). */
+static bool propose_expand(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                           pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
+    if (!x || !open_slot(n, out, 1))
+        return x != NULL;
+    int64_t dims[IR_MAX_RANK];
+    for (int i = 0; i < x->rank; i++)
+        dims[i] = x->dims[i] == 1 && pv_rng_chance(gen->rng, 0.8) ? pool_dim(gen) : x->dims[i];
+    propose_ints(gen, &out[1], dims, x->rank);
+    return true;
+}
+
+/* Pad(X, pads, value?): zeros on the batch and channel axes, 0..2 on the others (the spatial
+ * padding a Conv after it can take over). */
+static bool propose_pad(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 3, 4);
+    if (!x)
+        return false;
+    if (open_slot(n, out, 1)) {
+        int64_t pads[2 * IR_MAX_RANK] = {0};
+        for (int i = 2; i < x->rank; i++) {
+            pads[i] = pv_rng_below(gen->rng, 3);
+            pads[x->rank + i] = pv_rng_below(gen->rng, 3);
+        }
+        propose_ints(gen, &out[1], pads, 2 * x->rank);
+    }
+    if (open_slot(n, out, 2)) {
+        propose(&out[2], (ir_type){.dtype = x->dtype}, true, PV_DOM_ANY);
+        out[2].values = ar_alloc(gen->g->arena, sizeof(double));
+        out[2].values[0] = 0;
+    }
     return true;
 }
 
@@ -446,9 +551,11 @@ static bool propose_quant(pv_gen *gen, ir_node *n, const pv_node_facts *const *h
         int64_t axis = normal_axis(ir_get_int(n, "axis"), x->rank);
         bool per_channel = axis >= 0 && axis < x->rank && !(hints[1] && hints[1]->one_element) &&
                            pv_rng_chance(gen->rng, 0.4);
+        /* a quantizing scale near 1 keeps float data of about [-10, 10] unsaturated and far
+         * from rounding ties (within float rounding of one, the two sides may round apart) */
         propose(&out[1],
                 per_channel ? vector_type(IR_F32, x->dims[axis]) : (ir_type){.dtype = IR_F32}, true,
-                PV_DOM_SCALE);
+                dq ? PV_DOM_SCALE : PV_DOM_POSITIVE);
     }
     const ir_type *s = slot_type(n, out, 1);
     if (s && open_slot(n, out, 2)) {
@@ -498,6 +605,83 @@ static bool propose_softmax(pv_gen *gen, ir_node *n, const pv_node_facts *const 
     return true;
 }
 
+/* Attention(Q, K, V, mask?, cos?, sin?): in BHSD, Q [B, Hq, S, D], K [B, Hkv, T, D] with Hq a
+ * multiple of Hkv, V [B, Hkv, T, Dv], the mask [S, T] or [B, 1, S, T], the tables [S, D]. BSHD
+ * swaps axes 1 and 2 of each. Built from whichever of Q and K exists first. */
+static bool propose_attention(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                              pv_operand *out)
+{
+    bool bshd = strcmp(ir_get_string(n, "layout"), "BSHD") == 0;
+    int h = bshd ? 2 : 1, s = bshd ? 1 : 2; /* where heads and positions are */
+    const ir_type *q = slot_type(n, out, 0), *k = slot_type(n, out, 1);
+    if (!q && !k)
+        q = primary(gen, n, hints, out, 0, 4, 4);
+    if ((q && q->rank != 4) || (k && k->rank != 4))
+        return false;
+    if (!k) {
+        ir_type t = *q;
+        if (pv_rng_chance(gen->rng, 0.3)) /* grouped-query: fewer key/value heads */
+            t.dims[h] = 1;
+        if (pv_rng_chance(gen->rng, 0.3))
+            t.dims[s] = pool_dim(gen);
+        propose(&out[1], t, false, PV_DOM_ANY);
+        k = &out[1].type;
+    }
+    if (!q) {
+        ir_type t = *k;
+        t.dims[h] = k->dims[h] * (pv_rng_chance(gen->rng, 0.7) ? 1 : 2);
+        propose(&out[0], t, false, PV_DOM_ANY);
+        q = &out[0].type;
+    }
+    if (open_slot(n, out, 2))
+        propose(&out[2], *k, false, PV_DOM_ANY);
+    if (open_slot(n, out, 3)) {
+        ir_type square = {.dtype = q->dtype, .rank = 2, .dims = {q->dims[s], k->dims[s]}};
+        ir_type padding = {
+            .dtype = q->dtype, .rank = 4, .dims = {q->dims[0], 1, q->dims[s], k->dims[s]}};
+        propose(&out[3], pv_rng_chance(gen->rng, 0.5) ? square : padding, false, PV_DOM_ANY);
+    }
+    ir_type table = {.dtype = q->dtype, .rank = 2, .dims = {q->dims[s], q->dims[3]}};
+    for (uint32_t i = 4; i < 6; i++)
+        if (open_slot(n, out, i))
+            propose(&out[i], table, false, PV_DOM_ANY);
+    return true;
+}
+
+/* RoPE(X [..., S, D], cos, sin [S, D] or [S, D/2]) with D even; X from the tables when they exist
+ * first (a second RoPE sharing them). */
+static bool propose_rope(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                         pv_operand *out)
+{
+    const ir_type *x = slot_type(n, out, 0), *table = slot_type(n, out, 1);
+    if (!table)
+        table = slot_type(n, out, 2);
+    if (!x && table && table->rank >= 2) {
+        ir_type t = pv_random_type(gen, hint_rank(hints, 0, 3, 4, gen));
+        int64_t width = table->dims[table->rank - 1];
+        t.dims[t.rank - 2] = table->dims[table->rank - 2];
+        t.dims[t.rank - 1] = pv_rng_chance(gen->rng, 0.7) ? width : 2 * width;
+        propose(&out[0], t, false, PV_DOM_ANY);
+        x = &out[0].type;
+    }
+    if (!x) {
+        out[0].type = pv_random_type(gen, hint_rank(hints, 0, 3, 4, gen));
+        out[0].type.dims[out[0].type.rank - 1] = 2 * pool_dim(gen);
+        x = &out[0].type;
+    }
+    if (x->rank < 2)
+        return false;
+    int64_t d = x->dims[x->rank - 1];
+    bool half = d % 2 == 0 && pv_rng_chance(gen->rng, 0.3);
+    ir_type t = {.dtype = x->dtype, .rank = 2, .dims = {x->dims[x->rank - 2], half ? d / 2 : d}};
+    if (table)
+        t = *table;
+    for (uint32_t i = 1; i < 3; i++)
+        if (open_slot(n, out, i))
+            propose(&out[i], t, false, PV_DOM_ANY);
+    return true;
+}
+
 /* Any other op: the first operand is primary data, the others take its type. */
 static bool propose_default(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                             pv_operand *out)
@@ -517,7 +701,13 @@ static bool propose_default(pv_gen *gen, ir_node *n, const pv_node_facts *const 
 bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, pv_operand *out)
 {
     switch (n->op) {
-    case IR_OP_Conv: return propose_conv(gen, n, hints, out);
+    case IR_OP_Conv:
+    case IR_OP_FusedConvAct: return propose_conv(gen, n, hints, out);
+    case IR_OP_Attention: return propose_attention(gen, n, hints, out);
+    case IR_OP_RoPE: return propose_rope(gen, n, hints, out);
+    case IR_OP_Unsqueeze: return propose_unsqueeze(gen, n, hints, out);
+    case IR_OP_Expand: return propose_expand(gen, n, hints, out);
+    case IR_OP_Pad: return propose_pad(gen, n, hints, out);
     case IR_OP_BatchNormalization: return propose_batchnorm(gen, n, hints, out);
     case IR_OP_LayerNormalization:
     case IR_OP_RMSNorm: return propose_norm(gen, n, hints, out, 1);

@@ -1,11 +1,12 @@
-/* Choosing constants the guard can accept. A guard like
+/* Choosing constants and shapes the guard can accept. A guard like
  *
  *     value(@h1) * 2 == dim(@x, -1) && value(@e2) >= dim(@x, -1) && value(@r) > 0.7071067 && ...
  *
  * is read as constraints on each constant: every comparison with one side linear in value(@c)
  * (a * value(@c) + b) and the other side computable from what the candidate has built so far gives
- * an equality, a lower or an upper bound. The matcher evaluates the guard for real afterwards: this
- * only makes instances likely, so it may over-approximate (`||` branches all count). */
+ * an equality, a lower or an upper bound. Likewise `shape(@n) == shape(@y)` or `shape(@n) == [...]`
+ * gives a shape. The matcher evaluates the guard for real afterwards: this only makes instances
+ * likely, so it may over-approximate (`||` branches all count). */
 #include "prove/internal.h"
 
 #include <math.h>
@@ -202,5 +203,64 @@ bool pv_solve_value(const pv_gen *gen, const dsl_pattern *node, ir_dtype dtype, 
     }
     if (integral)
         *out = round(*out);
+    return true;
+}
+
+/* ---- shapes ---- */
+
+/* Whether e is shape(@node). */
+static bool is_shape_of(const dsl_expr *e, const dsl_pattern *node)
+{
+    return e->kind == DSL_EXPR_CALL && e->fn == DSL_FN_SHAPE &&
+           e->args[0]->kind == DSL_EXPR_CAPTURE && e->args[0]->v.capture->node == node;
+}
+
+/* The shape `other` denotes, if it is computable now: shape(@y) of a built value, or a list of
+ * computable non-negative integers. */
+static bool shape_of(const pv_gen *gen, const dsl_expr *other, ir_type *out)
+{
+    if (other->kind == DSL_EXPR_CALL && other->fn == DSL_FN_SHAPE) {
+        const ir_value *v = bound(gen, other->args[0]);
+        if (!v || !ir_type_is_static(&v->type))
+            return false;
+        *out = v->type;
+        return true;
+    }
+    if (other->kind != DSL_EXPR_LIST || other->nargs > IR_MAX_RANK)
+        return false;
+    *out = (ir_type){.dtype = IR_F32, .rank = (int8_t)other->nargs};
+    for (uint32_t i = 0; i < other->nargs; i++) {
+        double d;
+        if (!eval(gen, other->args[i], &d) || d < 0 || d != floor(d))
+            return false;
+        out->dims[i] = (int64_t)d;
+    }
+    return true;
+}
+
+static void collect_shapes(const pv_gen *gen, const dsl_expr *e, const dsl_pattern *node,
+                           ir_type *found, uint32_t *n, uint32_t cap)
+{
+    if (!e)
+        return;
+    if (e->kind == DSL_EXPR_BINARY && e->op == DSL_OP_EQ) {
+        for (int side = 0; side < 2 && *n < cap; side++)
+            if (is_shape_of(e->args[side], node) && shape_of(gen, e->args[1 - side], &found[*n]))
+                (*n)++;
+        return;
+    }
+    if (e->kind == DSL_EXPR_BINARY || e->kind == DSL_EXPR_UNARY)
+        for (uint32_t i = 0; i < e->nargs; i++)
+            collect_shapes(gen, e->args[i], node, found, n, cap);
+}
+
+bool pv_solve_shape(const pv_gen *gen, const dsl_pattern *node, ir_type *out)
+{
+    ir_type found[MAX_EQ];
+    uint32_t n = 0;
+    collect_shapes(gen, gen->facts->rule->guard, node, found, &n, MAX_EQ);
+    if (!n)
+        return false;
+    *out = found[pv_rng_below(gen->rng, n)];
     return true;
 }
