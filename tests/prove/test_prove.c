@@ -77,6 +77,35 @@ static void test_solver(void)
     unload(&l);
 }
 
+/* A guard's shape(@r) == [list] and shape(@y) == shape(@x) give shapes once @x is built. */
+static void test_shape_solver(void)
+{
+    loaded l =
+        load("rule r: Add(Reshape@r(@x, _:const), @y) => ElementwiseChain(@x, @y) {expr = "
+             "\"add(x0, x1)\"}\n"
+             "  where shape(@r) == [dim(@x, 1), dim(@x, 0) * 2] && shape(@y) == shape(@x)\n");
+    const dsl_rule *r = l.rs->rules[0];
+    ar_arena *arena = ar_new();
+    pv_facts facts;
+    pv_facts_compute(r, arena, &facts);
+    pv_rng rng = {1};
+    ir_graph *g = ir_graph_new("t");
+    ir_type t = {.dtype = IR_F32, .rank = 2, .dims = {3, 8}}, got;
+    pv_gen gen = {.g = g, .facts = &facts, .rng = &rng};
+    gen.values = calloc(r->nnodes, sizeof *gen.values);
+    CHECK(!pv_solve_shape(&gen, node_of(r, "r"), &got)); /* nothing built yet */
+    gen.values[node_of(r, "x")->id] = ir_add_input(g, "x", &t);
+    CHECK(pv_solve_shape(&gen, node_of(r, "r"), &got));
+    CHECK_INT(got.rank, 2);
+    CHECK_INT(got.dims[0], 8);
+    CHECK_INT(got.dims[1], 6);
+    CHECK(pv_solve_shape(&gen, node_of(r, "y"), &got) && ir_type_equal(&got, &t));
+    free(gen.values);
+    ir_graph_free(g);
+    ar_free(arena);
+    unload(&l);
+}
+
 /* The same rng state draws the same graph (the prover runs a twin of each candidate). */
 static void test_generator_deterministic(void)
 {
@@ -168,6 +197,7 @@ static void test_unproven(void)
 int main(void)
 {
     RUN(test_solver);
+    RUN(test_shape_solver);
     RUN(test_generator_deterministic);
     RUN(test_instances);
     RUN(test_counterexample);
