@@ -611,7 +611,8 @@ static bool propose_softmax(pv_gen *gen, ir_node *n, const pv_node_facts *const 
 static bool propose_attention(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                               pv_operand *out)
 {
-    bool bshd = strcmp(ir_get_string(n, "layout"), "BSHD") == 0;
+    const char *layout = ir_op_attr_schema(n->op, "layout") ? ir_get_string(n, "layout") : NULL;
+    bool bshd = layout && strcmp(layout, "BSHD") == 0;
     int h = bshd ? 2 : 1, s = bshd ? 1 : 2; /* where heads and positions are */
     const ir_type *q = slot_type(n, out, 0), *k = slot_type(n, out, 1);
     if (!q && !k)
