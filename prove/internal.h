@@ -96,7 +96,6 @@ bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, p
 
 /* A static type of `rank` dims drawn from the pool ("primary" data: the first tensor of a chain). */
 ir_type pv_random_type(pv_gen *gen, int rank);
-bool pv_attr_is_set(const ir_node *n, const char *name);
 
 /* ---- the guard (solve.c) ---- */
 

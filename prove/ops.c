@@ -11,7 +11,8 @@
 
 /* ---- helpers ---- */
 
-bool pv_attr_is_set(const ir_node *n, const char *name)
+/* Whether the node has the attribute set (not only its catalog default). */
+static bool attr_is_set(const ir_node *n, const char *name)
 {
     for (uint32_t i = 0; i < n->nattrs; i++)
         if (strcmp(n->attrs[i].name, name) == 0)
@@ -22,7 +23,7 @@ bool pv_attr_is_set(const ir_node *n, const char *name)
 /* Whether the op has the attribute and the pattern did not set it. */
 static bool free_attr(const ir_node *n, const char *name)
 {
-    return ir_op_attr_schema(n->op, name) && !pv_attr_is_set(n, name);
+    return ir_op_attr_schema(n->op, name) && !attr_is_set(n, name);
 }
 
 static int64_t pool_dim(pv_gen *gen)
