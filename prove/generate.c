@@ -104,6 +104,8 @@ static ir_value *make_leaf(pv_gen *gen, const pv_operand *o, const dsl_pattern *
         asked.dtype = t.dtype;
         t = asked;
     }
+    if (leaf && pv_rng_chance(gen->rng, 0.8))
+        pv_solve_dims(gen, leaf, &t);
     if (leaf && leaf->preds.dtype != IR_DTYPE_UNKNOWN)
         t.dtype = leaf->preds.dtype;
     if (leaf && leaf->preds.layout != IR_LAYOUT_NONE)

@@ -63,6 +63,7 @@ typedef struct pv_gen {
     uint32_t names;          /* counter for fresh value names */
     uint32_t turn;           /* see pv_generate */
     const dsl_pattern *node; /* the op node being built */
+    ir_dtype half;           /* the 16-bit float type of a mixed-precision candidate, once drawn */
 } pv_gen;
 
 /* Builds a candidate instance of the rule, or NULL when this draw gives no well-typed graph. The
@@ -103,6 +104,10 @@ ir_type pv_random_type(pv_gen *gen, int rank);
  * `shape(@n) == [e0, e1, ...]` with every element computable from what is built; false when
  * there is none. Leaves take it, and a Reshape takes it as its target. */
 bool pv_solve_shape(const pv_gen *gen, const dsl_pattern *node, ir_type *out);
+
+/* Sets the dims of t (the type leaf `node` is about to get) that the guard fixes with
+ * `dim(@n, k) == e`, e computable from what is built (`dim(@scale, 0) == dim(@x, -1)`). */
+void pv_solve_dims(const pv_gen *gen, const dsl_pattern *node, ir_type *t);
 
 /* A value for the one-element constant of `dtype` that leaf `node` becomes, as the guard's
  * comparisons with value(@c) ask for it, evaluated with what is built so far; false when the

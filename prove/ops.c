@@ -684,6 +684,38 @@ static bool propose_rope(pv_gen *gen, ir_node *n, const pv_node_facts *const *hi
     return true;
 }
 
+/* The 16-bit float type of this candidate (f16 mostly, else bf16), drawn once. */
+static ir_dtype half_type(pv_gen *gen)
+{
+    if (gen->half == IR_DTYPE_UNKNOWN)
+        gen->half = pv_rng_chance(gen->rng, 0.7) ? IR_F16 : IR_BF16;
+    return gen->half;
+}
+
+/* The ONNX TensorProto.DataType code of a float dtype (Cast's `to`). */
+static int64_t onnx_float_code(ir_dtype dt)
+{
+    return dt == IR_F16 ? 10 : dt == IR_BF16 ? 16 : 1;
+}
+
+/* Cast(X) {to}, as mixed-precision models use it: a 16-bit value widened to f32, or an f32 value
+ * narrowed back to the candidate's 16-bit type. */
+static bool propose_cast(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                         pv_operand *out)
+{
+    if (open_slot(n, out, 0)) {
+        primary(gen, n, hints, out, 0, 1, 3);
+        out[0].type.dtype = hint_dtype(hints, 0, half_type(gen));
+    }
+    const ir_type *x = slot_type(n, out, 0);
+    if (!x)
+        return false;
+    if (free_attr(n, "to"))
+        ir_set_attr_int(gen->g, n, "to",
+                        onnx_float_code(x->dtype == IR_F32 ? half_type(gen) : IR_F32));
+    return true;
+}
+
 /* Any other op: the first operand is primary data, the others take its type. */
 static bool propose_default(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                             pv_operand *out)
@@ -710,6 +742,7 @@ bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, p
     case IR_OP_Unsqueeze: return propose_unsqueeze(gen, n, hints, out);
     case IR_OP_Expand: return propose_expand(gen, n, hints, out);
     case IR_OP_Pad: return propose_pad(gen, n, hints, out);
+    case IR_OP_Cast: return propose_cast(gen, n, hints, out);
     case IR_OP_BatchNormalization: return propose_batchnorm(gen, n, hints, out);
     case IR_OP_LayerNormalization:
     case IR_OP_RMSNorm: return propose_norm(gen, n, hints, out, 1);

@@ -264,3 +264,36 @@ bool pv_solve_shape(const pv_gen *gen, const dsl_pattern *node, ir_type *out)
     *out = found[pv_rng_below(gen->rng, n)];
     return true;
 }
+
+/* ---- dims ---- */
+
+/* `dim(@node, k) == e` with k and e computable: dim k of t becomes e (t's rank must
+ * hold k). Comparisons inside `||` count too: an over-approximation, like the rest. */
+static void collect_dims(const pv_gen *gen, const dsl_expr *e, const dsl_pattern *node, ir_type *t)
+{
+    if (!e)
+        return;
+    if (e->kind == DSL_EXPR_BINARY && e->op == DSL_OP_EQ) {
+        for (int side = 0; side < 2; side++) {
+            const dsl_expr *call = e->args[side];
+            double k, v;
+            if (call->kind != DSL_EXPR_CALL || call->fn != DSL_FN_DIM ||
+                call->args[0]->kind != DSL_EXPR_CAPTURE || call->args[0]->v.capture->node != node ||
+                !eval(gen, call->args[1], &k) || !eval(gen, e->args[1 - side], &v) || v < 1 ||
+                v != floor(v))
+                continue;
+            int64_t axis = k < 0 ? (int64_t)k + t->rank : (int64_t)k;
+            if (axis >= 0 && axis < t->rank)
+                t->dims[axis] = (int64_t)v;
+        }
+        return;
+    }
+    if (e->kind == DSL_EXPR_BINARY || e->kind == DSL_EXPR_UNARY)
+        for (uint32_t i = 0; i < e->nargs; i++)
+            collect_dims(gen, e->args[i], node, t);
+}
+
+void pv_solve_dims(const pv_gen *gen, const dsl_pattern *node, ir_type *t)
+{
+    collect_dims(gen, gen->facts->rule->guard, node, t);
+}

@@ -106,6 +106,35 @@ static void test_shape_solver(void)
     unload(&l);
 }
 
+/* A guard's dim(@b, k) == e sets dim k of @b's type once e can be computed. */
+static void test_dim_solver(void)
+{
+    loaded l = load("rule r: Mul(@x, @b) => ElementwiseChain(@x, @b) {expr = \"mul(x0, x1)\"}\n"
+                    "  where rank(@b) == 2 && dim(@b, 0) == dim(@x, -1) && dim(@b, -1) == 7\n");
+    const dsl_rule *r = l.rs->rules[0];
+    ar_arena *arena = ar_new();
+    pv_facts facts;
+    pv_facts_compute(r, arena, &facts);
+    CHECK_INT(facts.nodes[node_of(r, "b")->id].rank, 2);
+    pv_rng rng = {1};
+    ir_graph *g = ir_graph_new("t");
+    ir_type t = {.dtype = IR_F32, .rank = 2, .dims = {3, 8}};
+    pv_gen gen = {.g = g, .facts = &facts, .rng = &rng};
+    gen.values = calloc(r->nnodes, sizeof *gen.values);
+    ir_type b = {.dtype = IR_F32, .rank = 2, .dims = {2, 2}};
+    pv_solve_dims(&gen, node_of(r, "b"), &b); /* @x not built: only the literal */
+    CHECK_INT(b.dims[0], 2);
+    CHECK_INT(b.dims[1], 7);
+    gen.values[node_of(r, "x")->id] = ir_add_input(g, "x", &t);
+    pv_solve_dims(&gen, node_of(r, "b"), &b);
+    CHECK_INT(b.dims[0], 8);
+    CHECK_INT(b.dims[1], 7);
+    free(gen.values);
+    ir_graph_free(g);
+    ar_free(arena);
+    unload(&l);
+}
+
 /* The same rng state draws the same graph (the prover runs a twin of each candidate). */
 static void test_generator_deterministic(void)
 {
@@ -198,6 +227,7 @@ int main(void)
 {
     RUN(test_solver);
     RUN(test_shape_solver);
+    RUN(test_dim_solver);
     RUN(test_generator_deterministic);
     RUN(test_instances);
     RUN(test_counterexample);
