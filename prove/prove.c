@@ -18,7 +18,6 @@ typedef struct refusal {
 } refusal;
 
 typedef struct prover {
-    dsl_rule *rule;
     const mt_automaton *automaton;
     pv_result *res;
     int64_t smallest; /* elements of the smallest failing instance so far */
@@ -268,7 +267,7 @@ void pv_prove(dsl_rule *rule, const pv_options *opts, pv_result *out)
     ar_arena *arena = ar_new();
     pv_facts facts;
     pv_facts_compute(rule, arena, &facts);
-    prover pv = {.rule = rule, .automaton = a, .res = out, .smallest = INT64_MAX};
+    prover pv = {.automaton = a, .res = out, .smallest = INT64_MAX};
     uint64_t base = rule_seed(rule, opts ? opts->seed : 0);
     for (uint32_t i = 0; !dg_has_errors(dg) && i < attempts && out->instances < want; i++) {
         uint64_t seed = base + i * 0x9e3779b97f4a7c15u;

@@ -56,7 +56,9 @@ typedef struct pv_result {
     uint32_t refusals; /* how many times it refused for that reason */
 } pv_result;
 
-/* Proves one checked rule. Never fails: what goes wrong is the verdict. */
+/* Proves one checked rule. Never fails: what goes wrong is the verdict (a rule the automaton
+ * cannot express, which `fuserule check --prove` reports as an error first, is unproven after no
+ * attempt). */
 void pv_prove(dsl_rule *rule, const pv_options *opts, pv_result *out);
 void pv_result_free(pv_result *res);
 
