@@ -29,22 +29,6 @@ typedef struct {
     kn_backend target;
 } verify_args;
 
-/* The tolerances of ONNX Runtime's fused-kernel tests (shared/ANCHORS.md): a fused kernel adds
- * in another order, and only float rounding may differ. */
-typedef struct {
-    double atol, rtol;
-} tolerance;
-
-static tolerance tolerance_of(ir_dtype dt)
-{
-    switch (dt) {
-    case IR_F32: return (tolerance){1e-5, 1e-4};
-    case IR_F16: return (tolerance){2.5e-3, 1e-3};
-    case IR_BF16: return (tolerance){0.02, 0.01};
-    default: return (tolerance){0, 0};
-    }
-}
-
 static bool is_rules_file(const char *path)
 {
     size_t n = strlen(path);
@@ -92,41 +76,7 @@ static int parse_args(int argc, char **argv, verify_args *va)
     return -1;
 }
 
-/* ---- comparing ---- */
-
-typedef struct {
-    size_t bad;         /* elements out of tolerance */
-    size_t special;     /* NaN / infinity disagreements */
-    double worst_diff;  /* the largest |fused - original| */
-    double worst_ratio; /* the largest |diff| / allowed */
-    size_t at;          /* where worst_ratio is */
-} comparison;
-
-static comparison compare(const rt_tensor *fused, const rt_tensor *ref)
-{
-    comparison c = {0};
-    tolerance tol = tolerance_of(ref->type.dtype);
-    size_t n = rt_tensor_numel(ref);
-    for (size_t i = 0; i < n; i++) {
-        double a = rt_tensor_get(fused, i), b = rt_tensor_get(ref, i);
-        if (isnan(a) || isnan(b) || isinf(a) || isinf(b)) {
-            bool same = (isnan(a) && isnan(b)) || (isinf(a) && isinf(b) && signbit(a) == signbit(b));
-            if (!same && c.special++ == 0)
-                c.at = i;
-            continue;
-        }
-        double diff = fabs(a - b), allowed = tol.atol + tol.rtol * fabs(b);
-        double ratio = allowed > 0 ? diff / allowed : (diff > 0 ? INFINITY : 0);
-        if (diff > c.worst_diff)
-            c.worst_diff = diff;
-        if (ratio > c.worst_ratio && !c.special) {
-            c.worst_ratio = ratio;
-            c.at = i;
-        }
-        c.bad += diff > allowed;
-    }
-    return c;
-}
+/* ---- reporting ---- */
 
 /* A number as printed in the report: NaN and infinities spelled the same on every platform. */
 static const char *number(double x, char *buf, size_t size)
@@ -148,8 +98,8 @@ static bool report_output(const ir_graph *g, const rt_tensor *fused, const rt_te
         printf("%s: %s: the fused graph gives another type: MISMATCH\n", ref->name, type);
         return false;
     }
-    comparison c = compare(fused, ref);
-    tolerance tol = tolerance_of(ref->type.dtype);
+    rt_comparison c = rt_compare(fused, ref);
+    rt_tolerance tol = rt_tolerance_of(ref->type.dtype);
     printf("%s: %s max |diff| %.3g", ref->name, type, c.worst_diff);
     if (c.special)
         printf(", %zu NaN/Inf disagreements (first at %zu: %s vs %s)", c.special, c.at,
@@ -191,9 +141,9 @@ int cmd_verify(int argc, char **argv)
     bool rewrote = fused && rw_apply(fused, a, &opts, &rep, dg);
     rt_options ro = {.seed = va.seed};
     rt_result want = {0}, got = {0};
-    bool ran = rewrote && rt_run_cpu(original, NULL, 0, &ro, &want, dg) &&
-               (va.target == KN_BACKEND_CUDA ? rt_run_cuda : rt_run_cpu)(fused, NULL, 0, &ro, &got,
-                                                                         dg);
+    bool ran =
+        rewrote && rt_run_cpu(original, NULL, 0, &ro, &want, dg) &&
+        (va.target == KN_BACKEND_CUDA ? rt_run_cuda : rt_run_cpu)(fused, NULL, 0, &ro, &got, dg);
     bool agree = true;
     if (ran) {
         printf("fused: nodes %zu -> %zu, kernels %zu -> %zu\n", rep.before.nodes, rep.after.nodes,

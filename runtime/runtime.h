@@ -84,4 +84,26 @@ const rt_tensor *rt_result_find(const rt_result *r, const char *name);
 double rt_tensor_get(const rt_tensor *t, size_t i);
 size_t rt_tensor_numel(const rt_tensor *t);
 
+/* ---- comparing results ---------------------------------------------------------------------- */
+
+/* |got - want| <= atol + rtol * |want| per element: f32 1e-5 + 1e-4|x|, f16 2.5e-3 + 1e-3|x|,
+ * bf16 0.02 + 0.01|x|, integers and bool exactly. */
+typedef struct rt_tolerance {
+    double atol, rtol;
+} rt_tolerance;
+
+rt_tolerance rt_tolerance_of(ir_dtype dt);
+
+/* How `got` differs from `want` (same type): NaN and infinities (with their sign) must sit at the
+ * same places, then every element must be within want's dtype tolerance. */
+typedef struct rt_comparison {
+    size_t bad;         /* elements out of tolerance */
+    size_t special;     /* NaN / infinity disagreements */
+    double worst_diff;  /* the largest |got - want| */
+    double worst_ratio; /* the largest |diff| / allowed */
+    size_t at;          /* the first NaN/Inf disagreement, else where worst_ratio is */
+} rt_comparison;
+
+rt_comparison rt_compare(const rt_tensor *got, const rt_tensor *want);
+
 #endif

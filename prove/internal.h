@@ -1,0 +1,117 @@
+/* Internals of the rule prover: the seeded generator, what a rule asks of its leaves, the op
+ * knowledge that proposes operands, and the guard solver. */
+#ifndef FUSERULE_PROVE_INTERNAL_H
+#define FUSERULE_PROVE_INTERNAL_H
+
+#include "prove/prove.h"
+
+#include "dsl/dsl.h"
+#include "ir/ir.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- random numbers (splitmix64: small, seedable, the same on every machine) ---- */
+
+typedef struct pv_rng {
+    uint64_t state;
+} pv_rng;
+
+uint64_t pv_rng_next(pv_rng *r);
+uint32_t pv_rng_below(pv_rng *r, uint32_t n); /* uniform in [0, n), n > 0 */
+double pv_rng_uniform(pv_rng *r, double lo, double hi);
+bool pv_rng_chance(pv_rng *r, double p);
+
+/* ---- what the rule asks of each pattern node (computed once per rule: facts.c) ---- */
+
+typedef struct pv_node_facts {
+    bool is_const;    /* `:const`, read by value(), or feeds a `{attr = @c}` */
+    bool one_element; /* read by value(), `numel(@c) == 1`, or a `{attr = @c}` */
+    bool positive;    /* feeds `{epsilon = @c}`: var + eps must be positive */
+    int8_t rank;      /* `:rankN` or `rank(@c) == N`; -1 = any */
+    ir_dtype dtype;   /* `:i8`, ...; IR_DTYPE_UNKNOWN = any */
+    bool exported;    /* `exports @c`: also made a graph output on some candidates */
+} pv_node_facts;
+
+/* An attribute value the guard compares attr(@n, name) with. */
+typedef struct pv_attr_hint {
+    const dsl_pattern *node;
+    ir_attr value; /* value.name is the attribute */
+} pv_attr_hint;
+
+typedef struct pv_facts {
+    const dsl_rule *rule;
+    pv_node_facts *nodes; /* per rule->nodes[i] */
+    pv_attr_hint *attrs;
+    uint32_t nattrs;
+} pv_facts;
+
+/* facts->nodes and facts->attrs are allocated in the arena. */
+void pv_facts_compute(const dsl_rule *r, ar_arena *arena, pv_facts *facts);
+
+/* ---- building one candidate (generate.c, ops.c) ---- */
+
+/* The generator's state for one candidate graph. */
+typedef struct pv_gen {
+    ir_graph *g;
+    const pv_facts *facts;
+    pv_rng *rng;
+    int64_t pool[3];      /* the dims this candidate draws from (shared dims line up often) */
+    ir_type primaries[8]; /* the primary data types drawn so far, reused to line up operands */
+    uint32_t nprimaries;
+    ir_value **values;       /* per pattern node: the value it stands for once built */
+    uint32_t names;          /* counter for fresh value names */
+    uint32_t turn;           /* see pv_generate */
+    const dsl_pattern *node; /* the op node being built */
+    ir_dtype half;           /* the 16-bit float type of a mixed-precision candidate, once drawn */
+} pv_gen;
+
+/* Builds a candidate instance of the rule, or NULL when this draw gives no well-typed graph. The
+ * same rng state and `turn` give the same graph. `turn` (the instances found so far) makes the
+ * choices of alternatives and optional ops cycle, so that N instances cover up to N members of a
+ * set rather than a random few. */
+ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn);
+
+/* What the op knowledge proposes for an operand that is not built yet. */
+typedef enum {
+    PV_DOM_ANY,      /* uniform in [-1, 1) */
+    PV_DOM_POSITIVE, /* [0.5, 1.5): variances, divisors that must not be tiny */
+    PV_DOM_SCALE,    /* [0.002, 0.01): quantization scales (full-range i8 data dequantizes
+                      * to about [-1.3, 1.3], like float data: the f32 original of a QGemm
+                      * then rounds within the absolute tolerance) */
+    PV_DOM_INT,      /* small integers: zero points [-3, 3], exponents {2, 3} */
+} pv_domain;
+
+typedef struct pv_operand {
+    ir_type type;
+    bool want_const; /* a parameter: weights, statistics, axes, shapes, scales */
+    pv_domain domain;
+    double *values; /* exact values (axes, shapes, slice bounds), numel of type; or NULL */
+} pv_operand;
+
+/* Sets the attributes node n needs that are not set yet, and proposes every input that is not
+ * set yet (n->inputs[i] NULL) from the ones that are, into out[i]. hints[i] is what the pattern
+ * asks of the leaf in slot i (NULL for an op node or a slot the pattern leaves unconstrained).
+ * False when the op cannot be instantiated with these inputs. */
+bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, pv_operand *out);
+
+/* A static type of `rank` dims drawn from the pool ("primary" data: the first tensor of a chain). */
+ir_type pv_random_type(pv_gen *gen, int rank);
+
+/* ---- the guard (solve.c) ---- */
+
+/* A shape the guard asks `node` to have, `shape(@n) == shape(@y)` with @y built or
+ * `shape(@n) == [e0, e1, ...]` with every element computable from what is built; false when
+ * there is none. Leaves take it, and a Reshape takes it as its target. */
+bool pv_solve_shape(const pv_gen *gen, const dsl_pattern *node, ir_type *out);
+
+/* Sets the dims of t (the type leaf `node` is about to get) that the guard fixes with
+ * `dim(@n, k) == e`, e computable from what is built (`dim(@scale, 0) == dim(@x, -1)`). */
+void pv_solve_dims(const pv_gen *gen, const dsl_pattern *node, ir_type *t);
+
+/* A value for the one-element constant of `dtype` that leaf `node` becomes, as the guard's
+ * comparisons with value(@c) ask for it, evaluated with what is built so far; false when the
+ * guard says nothing usable about it. */
+bool pv_solve_value(const pv_gen *gen, const dsl_pattern *node, ir_dtype dtype, double *out);
+
+#endif
