@@ -17,7 +17,6 @@
 
 #include <ctype.h>
 #include <errno.h>
-#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -361,33 +360,21 @@ static void check_firings(const rule_test *t, const rw_report *rep, failures *f)
         fail(f, "%zu kernels after fusion, expected %ld", rep->after.kernels, t->kernels);
 }
 
-/* verify's comparison (docs/matcher.md): NaN and infinities at the same places, then
+/* verify's comparison (rt_compare): NaN and infinities at the same places, then
  * |fused - original| <= atol + rtol * |original| with the dtype's tolerances. */
 static void compare_outputs(const rt_result *got, const rt_result *want, failures *f)
 {
     for (size_t i = 0; i < want->noutputs; i++) {
         const rt_tensor *a = &got->outputs[i], *b = &want->outputs[i];
-        ir_dtype dt = b->type.dtype;
-        double atol = dt == IR_F32 ? 1e-5 : dt == IR_F16 ? 2.5e-3 : dt == IR_BF16 ? 0.02 : 0;
-        double rtol = dt == IR_F32 ? 1e-4 : dt == IR_F16 ? 1e-3 : dt == IR_BF16 ? 0.01 : 0;
         if (!ir_type_equal(&a->type, &b->type)) {
             fail(f, "verify: output '%s' has another type after fusion", b->name);
             continue;
         }
-        size_t n = rt_tensor_numel(b), bad = 0, at = 0;
-        for (size_t k = 0; k < n; k++) {
-            double x = rt_tensor_get(a, k), y = rt_tensor_get(b, k);
-            bool ok;
-            if (!isfinite(x) || !isfinite(y))
-                ok = (isnan(x) && isnan(y)) || (x == y);
-            else
-                ok = fabs(x - y) <= atol + rtol * fabs(y);
-            if (!ok && bad++ == 0)
-                at = k;
-        }
-        if (bad)
-            fail(f, "verify: output '%s' differs in %zu of %zu elements (first at %zu: %.9g vs %.9g)",
-                 b->name, bad, n, at, rt_tensor_get(a, at), rt_tensor_get(b, at));
+        rt_comparison c = rt_compare(a, b);
+        if (c.bad || c.special)
+            fail(f, "verify: output '%s' differs in %zu of %zu elements (worst at %zu: %.9g vs %.9g)",
+                 b->name, c.bad + c.special, rt_tensor_numel(b), c.at, rt_tensor_get(a, c.at),
+                 rt_tensor_get(b, c.at));
     }
 }
 
