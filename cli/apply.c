@@ -52,12 +52,6 @@ static int parse_rounds(const char *s, uint32_t *out)
     return 0;
 }
 
-static bool is_rules_file(const char *path)
-{
-    size_t n = strlen(path);
-    return n > 6 && strcmp(path + n - 6, ".rules") == 0;
-}
-
 /* Returns -1 when the arguments are fine, else the exit status. */
 static int parse_args(int argc, char **argv, apply_args *aa)
 {
@@ -93,7 +87,7 @@ static int parse_args(int argc, char **argv, apply_args *aa)
             aa->time = true;
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("apply", usage, "unknown option '%s'", a);
-        } else if (is_rules_file(a)) {
+        } else if (cli_is_rules_file(a)) {
             vec_push(&aa->rules, a); /* -r a.rules b.rules GRAPH */
         } else if (aa->graph) {
             return cli_usage_error("apply", usage, "one graph at a time ('%s' and '%s')",

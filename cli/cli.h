@@ -40,6 +40,10 @@ const char *cli_value(cli_args *a, const char *opt);
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Whether a command-line operand names a rules file (ends in ".rules"): `-r a.rules b.rules GRAPH`
+ * takes every such operand after -r as a rule file. */
+bool cli_is_rules_file(const char *path);
+
 /* Whether `out` names the same file as `in` (by device and inode); if so, reports that writing it
  * would destroy the input. For commands whose output has another format than their input. */
 bool cli_output_overwrites(const char *in, const char *out, dg_context *dg);

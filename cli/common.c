@@ -125,3 +125,9 @@ bool cli_write_atomic(const char *path, bool (*write_fn)(FILE *out, void *ctx), 
     free(tmp);
     return ok;
 }
+
+bool cli_is_rules_file(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 6 && strcmp(path + n - 6, ".rules") == 0;
+}

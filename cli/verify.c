@@ -29,12 +29,6 @@ typedef struct {
     kn_backend target;
 } verify_args;
 
-static bool is_rules_file(const char *path)
-{
-    size_t n = strlen(path);
-    return n > 6 && strcmp(path + n - 6, ".rules") == 0;
-}
-
 static int parse_args(int argc, char **argv, verify_args *va)
 {
     cli_args args = cli_args_start(argc, argv);
@@ -61,7 +55,7 @@ static int parse_args(int argc, char **argv, verify_args *va)
             }
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("verify", usage, "unknown option '%s'", a);
-        } else if (is_rules_file(a)) {
+        } else if (cli_is_rules_file(a)) {
             vec_push(&va->rules, a);
         } else if (va->graph) {
             return cli_usage_error("verify", usage, "one graph at a time");
