@@ -217,6 +217,28 @@ static void check_fold_attention(dsl_rule_check *rc, dsl_token at)
                        ir_op_name(rule->repl.op));
 }
 
+/* fold_pad: a Pad (not optional) whose output is operand 0 of a Conv or FusedConvAct (not
+ * optional), and a target with a `pads` attribute to take the amounts. Mode, value and amounts
+ * are checked on the graph when the rule fires. */
+static void check_fold_pad(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    bool found = false;
+    for (uint32_t i = 0; i < rule->nnodes && !found; i++) {
+        const dsl_pattern *p = rule->nodes[i];
+        found = only_ops(p, IR_OP_Conv, IR_OP_FusedConvAct) && !p->optional && p->noperands >= 1 &&
+                is_single(p->operands[0], IR_OP_Pad) && !p->operands[0]->optional;
+    }
+    if (!found)
+        dsl_rule_error(rc, at.offset, at.len,
+                       "fold_pad needs a Pad feeding the data input of a Conv or FusedConvAct, as "
+                       "in Pad > Conv");
+    else if (rc->target_ok && !ir_op_attr_schema(rule->repl.op, "pads"))
+        dsl_rule_error(rc, at.offset, at.len,
+                       "fold_pad needs a target with a 'pads' attribute, and %s has none",
+                       ir_op_name(rule->repl.op));
+}
+
 typedef void (*action_check)(dsl_rule_check *rc, dsl_token at);
 
 static const action_check checks[DSL_ACTION_COUNT] = {
@@ -225,6 +247,7 @@ static const action_check checks[DSL_ACTION_COUNT] = {
     [DSL_ACTION_FOLD_SCALE] = check_fold_scale,
     [DSL_ACTION_FOLD_TRANSPOSE] = check_fold_transpose,
     [DSL_ACTION_FOLD_ATTENTION] = check_fold_attention,
+    [DSL_ACTION_FOLD_PAD] = check_fold_pad,
 };
 
 void dsl_check_actions(dsl_rule_check *rc)

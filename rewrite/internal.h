@@ -157,5 +157,6 @@ bool rw_action_concat_weights(rw_plan *p, char *why);
 bool rw_action_fold_scale(rw_plan *p, char *why);
 bool rw_action_fold_transpose(rw_plan *p, char *why);
 bool rw_action_fold_attention(rw_plan *p, char *why);
+bool rw_action_fold_pad(rw_plan *p, char *why);
 
 #endif
