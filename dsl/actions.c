@@ -239,6 +239,28 @@ static void check_fold_pad(dsl_rule_check *rc, dsl_token at)
                        ir_op_name(rule->repl.op));
 }
 
+/* separable: a Conv or FusedConvAct (not optional) whose operand 0 is another (not optional),
+ * and SeparableConv as the target. Depthwise and pointwise shapes are checked on the graph. */
+static void check_separable(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    bool found = false;
+    for (uint32_t i = 0; i < rule->nnodes && !found; i++) {
+        const dsl_pattern *p = rule->nodes[i];
+        found = only_ops(p, IR_OP_Conv, IR_OP_FusedConvAct) && !p->optional && p->noperands >= 1 &&
+                only_ops(p->operands[0], IR_OP_Conv, IR_OP_FusedConvAct) &&
+                !p->operands[0]->optional;
+    }
+    if (!found)
+        dsl_rule_error(rc, at.offset, at.len,
+                       "separable needs a Conv or FusedConvAct feeding the data input of another, "
+                       "as in Conv > Conv");
+    else if (rc->target_ok && rule->repl.op != IR_OP_SeparableConv)
+        dsl_rule_error(rc, at.offset, at.len,
+                       "separable needs SeparableConv as the target, not %s",
+                       ir_op_name(rule->repl.op));
+}
+
 typedef void (*action_check)(dsl_rule_check *rc, dsl_token at);
 
 static const action_check checks[DSL_ACTION_COUNT] = {
@@ -248,6 +270,7 @@ static const action_check checks[DSL_ACTION_COUNT] = {
     [DSL_ACTION_FOLD_TRANSPOSE] = check_fold_transpose,
     [DSL_ACTION_FOLD_ATTENTION] = check_fold_attention,
     [DSL_ACTION_FOLD_PAD] = check_fold_pad,
+    [DSL_ACTION_SEPARABLE] = check_separable,
 };
 
 void dsl_check_actions(dsl_rule_check *rc)

@@ -177,6 +177,9 @@ static const kn_fused_entry entries[] = {
      {{"A", false}, {"a_scale", false}, {"B", false}, {"b_scale", false}, {"bias", true},
       {"y_scale", true}},
      {{"Y", false}}, false, CPU(QGemm, cpu_qgemm), CUDA(QGemm)},
+    {IR_OP_SeparableConv, "out_act(pointwise(act(depthwise(X, W_dw) + B_dw), W_pw) + B_pw)",
+     {{"X", false}, {"W_dw", false}, {"W_pw", false}, {"B_dw", true}, {"B_pw", true}},
+     {{"Y", false}}, false, CPU(SeparableConv, cpu_conv), CUDA(SeparableConv)},
 };
 
 #define IR_OP(name, ...) +1

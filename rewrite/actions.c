@@ -13,6 +13,7 @@ static const rw_action_impl actions[] = {
     {"fold_transpose", rw_action_fold_transpose},
     {"fold_attention", rw_action_fold_attention},
     {"fold_pad", rw_action_fold_pad},
+    {"separable", rw_action_separable},
 };
 
 const rw_action_impl *rw_action_find(const char *name)
