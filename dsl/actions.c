@@ -261,6 +261,17 @@ static void check_separable(dsl_rule_check *rc, dsl_token at)
                        ir_op_name(rule->repl.op));
 }
 
+/* match_dtype: a target with inputs besides input 0 to convert. Which inputs need it, and whether
+ * they are constants holding exact values, is known only on the graph. */
+static void check_match_dtype(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    if (rc->target_ok && ir_op_info_get(rule->repl.op)->max_inputs < 2)
+        dsl_rule_error(rc, at.offset, at.len,
+                       "match_dtype converts inputs after the first, and %s has only one",
+                       ir_op_name(rule->repl.op));
+}
+
 typedef void (*action_check)(dsl_rule_check *rc, dsl_token at);
 
 static const action_check checks[DSL_ACTION_COUNT] = {
@@ -271,6 +282,7 @@ static const action_check checks[DSL_ACTION_COUNT] = {
     [DSL_ACTION_FOLD_ATTENTION] = check_fold_attention,
     [DSL_ACTION_FOLD_PAD] = check_fold_pad,
     [DSL_ACTION_SEPARABLE] = check_separable,
+    [DSL_ACTION_MATCH_DTYPE] = check_match_dtype,
 };
 
 void dsl_check_actions(dsl_rule_check *rc)

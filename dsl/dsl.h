@@ -97,7 +97,9 @@ struct dsl_capture {
       "written as MatMul, Softmax and MatMul into Attention's K input and scale")                  \
     X(FOLD_PAD, "fold_pad", "fold a constant zero Pad into the pads of the Conv it feeds")         \
     X(SEPARABLE, "separable", "join a depthwise conv and the pointwise conv after it into one "   \
-      "SeparableConv")
+      "SeparableConv")                                                                            \
+    X(MATCH_DTYPE, "match_dtype", "convert the fused node's constant inputs of another float "    \
+      "dtype to its input 0's, exactly")
 
 typedef enum {
 #define DSL_ACTION_ENUM(id, name, summary) DSL_ACTION_##id,

@@ -251,7 +251,8 @@ bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
     if (x->rank < 3)
         return ir_node_error(g, n, dg, "input %s has rank %d; expected N, C and spatial dims",
                              ir_input_name(g, n, 0), x->rank);
-    if (!ir_check_rank(g, n, dg, 1, x->rank, x->rank) || !ir_check_rank(g, n, dg, 2, x->rank, x->rank))
+    if (!ir_check_rank(g, n, dg, 1, x->rank, x->rank) ||
+        !ir_check_rank(g, n, dg, 2, x->rank, x->rank))
         return false;
     ir_window win;
     if (!ir_window_read(g, n, dg, x->rank - 2, false, &win))
@@ -273,7 +274,8 @@ bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
                              "group %lld is not the input's %lld channels; the first conv must be "
                              "depthwise",
                              (long long)group, (long long)c);
-    if ((ir_dim_is_static(wd->dims[1]) && wd->dims[1] != 1) || (ir_dim_is_static(cd) && ir_dim_is_static(c) && cd % c != 0))
+    if ((ir_dim_is_static(wd->dims[1]) && wd->dims[1] != 1) ||
+        (ir_dim_is_static(cd) && ir_dim_is_static(c) && cd % c != 0))
         return ir_node_error(g, n, dg,
                              "the depthwise weight %s must be [k * %lld, 1, kernel...]: one input "
                              "channel per group",

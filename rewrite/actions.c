@@ -14,6 +14,7 @@ static const rw_action_impl actions[] = {
     {"fold_attention", rw_action_fold_attention},
     {"fold_pad", rw_action_fold_pad},
     {"separable", rw_action_separable},
+    {"match_dtype", rw_action_match_dtype},
 };
 
 const rw_action_impl *rw_action_find(const char *name)

@@ -159,5 +159,6 @@ bool rw_action_fold_transpose(rw_plan *p, char *why);
 bool rw_action_fold_attention(rw_plan *p, char *why);
 bool rw_action_fold_pad(rw_plan *p, char *why);
 bool rw_action_separable(rw_plan *p, char *why);
+bool rw_action_match_dtype(rw_plan *p, char *why);
 
 #endif
