@@ -261,7 +261,8 @@ bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
         int64_t unified;
         if (!ir_dim_unify(wd->dims[k + 2], win.kernel[k], &unified))
             return ir_node_error(g, n, dg,
-                                 "kernel_shape[%d] = %lld but the depthwise weight's kernel is %lld",
+                                 "kernel_shape[%d] = %lld but the depthwise weight's kernel is "
+                                 "%lld",
                                  k, (long long)win.kernel[k], (long long)wd->dims[k + 2]);
         if (ir_dim_is_static(wp->dims[k + 2]) && wp->dims[k + 2] != 1)
             return ir_node_error(g, n, dg, "the pointwise weight %s is not 1x1",
