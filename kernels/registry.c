@@ -182,6 +182,17 @@ static const kn_fused_entry entries[] = {
      {{"Y", false}}, false, CPU(SeparableConv, cpu_conv), CUDA(SeparableConv)},
 };
 
+/* The layout column: the fused ops whose kernels read only some layout tags (the rest read any).
+ * The convolutions read channels at dim 1 on both backends (the CPU loops; cuDNN is given NCHW),
+ * so a channels-last tag contradicts what they would do with the tensor. */
+static const struct {
+    ir_op op;
+    unsigned layouts;
+} layout_rows[] = {
+    {IR_OP_FusedConvAct, KN_CHANNELS_FIRST},
+    {IR_OP_SeparableConv, KN_CHANNELS_FIRST},
+};
+
 #define IR_OP(name, ...) +1
 enum { FUSED_COUNT = 0
 #include "ir/fused_ops.def"
@@ -250,6 +261,14 @@ bool kn_supports(const ir_graph *g, const ir_node *n, kn_backend backend, char *
         return why(why_not, "no %s kernel is registered for %s", kn_backend_name(backend),
                    ir_op_name(n->op));
     return check(g, n, why_not);
+}
+
+unsigned kn_layouts(ir_op op)
+{
+    for (size_t i = 0; i < FR_COUNT_OF(layout_rows); i++)
+        if (layout_rows[i].op == op)
+            return layout_rows[i].layouts;
+    return 0;
 }
 
 const char *kn_kernel_name(ir_op op, kn_backend backend)

@@ -96,6 +96,8 @@ bool rw_check_overlap(rw_plan *p, char *why);
 bool rw_check_interior(rw_plan *p, bool forward, char *why);
 bool rw_check_convex(rw_plan *p, char *why);
 bool rw_check_precision(rw_plan *p, char *why);
+/* The tentative fused node's inputs carry only layout tags its kernels read (kn_layouts). */
+bool rw_check_layout(const ir_node *fused, char *why);
 
 /* ---- the replacement (replace.c) ---- */
 

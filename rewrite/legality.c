@@ -145,6 +145,41 @@ bool rw_check_convex(rw_plan *p, char *why)
     return ok;
 }
 
+/* The tags of a layout set, for a message: "NC, NCW, NCHW, NCDHW". */
+static void layout_names(unsigned set, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int l = 1; l < IR_LAYOUT_COUNT && len < size; l++)
+        if (set & (1u << l))
+            len += (size_t)snprintf(out + len, size - len, "%s%s", len ? ", " : "",
+                                    ir_layout_name((ir_layout)l));
+}
+
+/* A layout tag says what each dim of a tensor is (NHWC: channels last). A fused kernel declares
+ * the tags it reads (kn_layouts: the convolutions read channels at dim 1, so only
+ * channels-first tags); an input of the fused node tagged otherwise would be read against its
+ * own description, and the fusion is refused. Untagged inputs pass. */
+bool rw_check_layout(const ir_node *fused, char *why)
+{
+    const kn_fused_entry *e = kn_fused_entry_get(fused->op);
+    unsigned layouts = kn_layouts(fused->op);
+    if (!e || !layouts)
+        return true;
+    for (uint32_t i = 0; i < fused->ninputs; i++) {
+        const ir_value *v = fused->inputs[i];
+        ir_layout l = v ? (ir_layout)v->type.layout : IR_LAYOUT_NONE;
+        if (l == IR_LAYOUT_NONE || (layouts & (1u << l)))
+            continue;
+        char names[80];
+        layout_names(layouts, names, sizeof names);
+        const char *port = i < KN_MAX_PORTS && e->inputs[i].name ? e->inputs[i].name : "input";
+        return rw_why(why, "layout: %s's %s '%s' is %s; its kernels read only %s data",
+                      ir_op_name(fused->op), port, v->name, ir_layout_name(l), names);
+    }
+    return true;
+}
+
 /* Whether every value of float dtype `from` is exactly a value of float dtype `to`: f32 holds
  * every f16 and bf16 value; f16 and bf16 hold neither each other's values nor f32's. */
 static bool float_widens(ir_dtype from, ir_dtype to)
