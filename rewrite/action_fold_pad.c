@@ -6,8 +6,10 @@
  *
  * A conv pads with zeros, so this is exact only when the Pad does too: mode "constant", the
  * value absent or 0, every amount >= 0 (a negative amount crops), the batch and channel axes
- * unpadded (a conv cannot pad those), and the conv's auto_pad NOTSET (SAME_* computes its own
- * pads, VALID none). Anything else refuses the fusion with its reason. The Pad's operands (pads,
+ * unpadded (a conv cannot pad those), and the conv's auto_pad NOTSET or VALID (VALID pads
+ * nothing, so the Pad's amounts become its pads and auto_pad NOTSET: TensorFlow's exports pad
+ * explicitly before a VALID conv). SAME_* computes its own pads from the padded size and is
+ * refused, as is anything else, with its reason. The Pad's operands (pads,
  * value, axes) leave the fused node's inputs; its data input takes the Pad's place. */
 #include "rewrite/internal.h"
 
@@ -105,13 +107,16 @@ static bool foldable(const fold_pad *f, char *why)
     return true;
 }
 
-/* The conv's pads (the plan's, which carried them over, or the conv's own), plus the Pad's. */
-static bool set_pads(rw_plan *p, const fold_pad *f, char *why)
+/* The conv's pads (the plan's, which carried them over, or the conv's own; none with VALID),
+ * plus the Pad's. */
+static bool set_pads(rw_plan *p, const fold_pad *f, bool valid, char *why)
 {
     int spatial = f->rank - 2;
     const ir_attr *a = rw_plan_attr(p, "pads");
     const int64_t *old = a ? a->v.ints : NULL;
     uint32_t nold = a ? a->count : ir_get_ints(f->conv, "pads", &old);
+    if (valid)
+        nold = 0;
     if (nold != 0 && nold != (uint32_t)(2 * spatial))
         return rw_why(why, "fold_pad: the conv's pads have %u values for %d spatial axes", nold,
                       spatial);
@@ -125,6 +130,17 @@ static bool set_pads(rw_plan *p, const fold_pad *f, char *why)
                                    .count = (uint32_t)(2 * spatial),
                                    .v.ints = sum});
     return true;
+}
+
+/* VALID folded into explicit pads: the fused node's auto_pad is the default, NOTSET (not written). */
+static void unset_auto_pad(rw_plan *p)
+{
+    for (size_t i = 0; i < p->attrs.len; i++)
+        if (strcmp(p->attrs.items[i].name, "auto_pad") == 0) {
+            p->attrs.items[i] = p->attrs.items[p->attrs.len - 1];
+            p->attrs.len--;
+            return;
+        }
 }
 
 /* The match is the Pad and the conv alone, fused into the conv's own op (Pad > FusedConvAct =>
@@ -162,16 +178,19 @@ bool rw_action_fold_pad(rw_plan *p, char *why)
                       mode);
     const ir_attr *auto_pad = rw_plan_attr(p, "auto_pad");
     const char *ap = auto_pad ? auto_pad->v.s : ir_get_string(f->conv, "auto_pad");
-    if (strcmp(ap, "NOTSET") != 0)
-        return rw_why(why, "fold_pad: the conv's auto_pad is %s; its pads are not explicit", ap);
+    bool valid = strcmp(ap, "VALID") == 0;
+    if (strcmp(ap, "NOTSET") != 0 && !valid)
+        return rw_why(why, "fold_pad: the conv's auto_pad is %s; it computes its own pads", ap);
     ir_value *x = f->pad->inputs[0];
     f->rank = x->type.rank;
     if (f->rank < 3)
         return rw_why(why, "fold_pad: the padded data '%s' has no spatial axes of known rank",
                       x->name);
     if (!zero_value(p, f, why) || !read_amounts(p, f, why) || !foldable(f, why) ||
-        !set_pads(p, f, why))
+        !set_pads(p, f, valid, why))
         return false;
+    if (valid)
+        unset_auto_pad(p);
     for (uint32_t k = 1; k < f->pad->ninputs; k++)
         if (f->pad->inputs[k])
             rw_plan_remove_input(p, f->pad->inputs[k]);
