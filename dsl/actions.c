@@ -217,22 +217,34 @@ static void check_fold_attention(dsl_rule_check *rc, dsl_token at)
                        ir_op_name(rule->repl.op));
 }
 
-/* fold_pad: a Pad (not optional) whose output is operand 0 of a Conv or FusedConvAct (not
- * optional), and a target with a `pads` attribute to take the amounts. Mode, value and amounts
- * are checked on the graph when the rule fires. */
+/* The convolutions fold_pad pads: Conv, FusedConvAct and SeparableConv (every alternative). */
+static bool is_padded_conv(const dsl_pattern *p)
+{
+    if (p->kind != DSL_PAT_OP || p->optional || p->nops == 0)
+        return false;
+    for (uint32_t i = 0; i < p->nops; i++)
+        if (p->ops[i] != IR_OP_Conv && p->ops[i] != IR_OP_FusedConvAct &&
+            p->ops[i] != IR_OP_SeparableConv)
+            return false;
+    return true;
+}
+
+/* fold_pad: a Pad (not optional) whose output is operand 0 of a Conv, FusedConvAct or
+ * SeparableConv (not optional), and a target with a `pads` attribute to take the amounts. Mode,
+ * value and amounts are checked on the graph when the rule fires. */
 static void check_fold_pad(dsl_rule_check *rc, dsl_token at)
 {
     const dsl_rule *rule = rc->rule;
     bool found = false;
     for (uint32_t i = 0; i < rule->nnodes && !found; i++) {
         const dsl_pattern *p = rule->nodes[i];
-        found = only_ops(p, IR_OP_Conv, IR_OP_FusedConvAct) && !p->optional && p->noperands >= 1 &&
-                is_single(p->operands[0], IR_OP_Pad) && !p->operands[0]->optional;
+        found = is_padded_conv(p) && p->noperands >= 1 && is_single(p->operands[0], IR_OP_Pad) &&
+                !p->operands[0]->optional;
     }
     if (!found)
         dsl_rule_error(rc, at.offset, at.len,
-                       "fold_pad needs a Pad feeding the data input of a Conv or FusedConvAct, as "
-                       "in Pad > Conv");
+                       "fold_pad needs a Pad feeding the data input of a Conv, FusedConvAct or "
+                       "SeparableConv, as in Pad > Conv");
     else if (rc->target_ok && !ir_op_attr_schema(rule->repl.op, "pads"))
         dsl_rule_error(rc, at.offset, at.len,
                        "fold_pad needs a target with a 'pads' attribute, and %s has none",

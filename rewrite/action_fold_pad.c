@@ -1,5 +1,6 @@
 /* fold_pad: a constant-mode Pad whose output is the data input of a matched Conv (or
- * FusedConvAct) disappears into the conv's own zero padding:
+ * FusedConvAct, or SeparableConv, whose pads are its depthwise conv's) disappears into the conv's
+ * own zero padding:
  *
  *     Pad(x, pads, value?, axes?) {mode = "constant"} > Conv {pads = q}
  *         => Conv(x, ...) {pads = q + the Pad's spatial amounts}
@@ -24,12 +25,14 @@ typedef struct {
     int64_t end[IR_MAX_RANK];
 } fold_pad;
 
-/* The Pad of the match whose output is operand 0 of a matched Conv or FusedConvAct. */
+/* The Pad of the match whose output is operand 0 of a matched Conv, FusedConvAct or
+ * SeparableConv. */
 static bool find(rw_plan *p, fold_pad *f, char *why)
 {
     for (size_t i = 0; i < p->members.len; i++) {
         ir_node *conv = p->members.items[i];
-        if (conv->op != IR_OP_Conv && conv->op != IR_OP_FusedConvAct)
+        if (conv->op != IR_OP_Conv && conv->op != IR_OP_FusedConvAct &&
+            conv->op != IR_OP_SeparableConv)
             continue;
         const ir_value *x = conv->inputs[0];
         if (x && x->kind == IR_VALUE_NODE && rw_is_member(p, x->producer) &&
