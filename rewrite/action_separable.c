@@ -151,7 +151,7 @@ static void set_inputs(rw_plan *p, const separable *s)
 
 bool rw_action_separable(rw_plan *p, char *why)
 {
-    separable s;
+    separable s = {0};
     if (!find(p, &s, why) || !check_depthwise(&s, why) || !check_pointwise(&s, why))
         return false;
     set_attrs(p, &s);
