@@ -50,7 +50,8 @@ __global__ void separable_kernel(const T *x, const T *w_dw, const T *w_pw, const
         float s = b_pw ? kc_to_f32(b_pw[j]) : 0.0f;
         for (int64_t c = 0; c < g.mid; c++)
             s += kc_to_f32(wj[c]) * buf[c * g.tile + t];
-        y[(n * g.out_channels + j) * g.positions + t0 + t] = kc_from_f32<T>(kc_apply_act(out_act, s));
+        y[(n * g.out_channels + j) * g.positions + t0 + t] =
+            kc_from_f32<T>(kc_apply_act(out_act, s));
     }
 }
 
@@ -70,8 +71,8 @@ static bool make_geom(kc_context *ctx, const kc_tensor *x, const kc_tensor *w_dw
         return KC_FAIL(ctx, "separable conv: channels %lld -> %lld -> %lld do not fit",
                        (long long)g->channels, (long long)g->mid, (long long)g->out_channels);
     if (g->mid > KC_SEPARABLE_MAX_CHANNELS)
-        return KC_FAIL(ctx, "separable conv: %lld depthwise channels exceed %d",
-                       (long long)g->mid, (int)KC_SEPARABLE_MAX_CHANNELS);
+        return KC_FAIL(ctx, "separable conv: %lld depthwise channels exceed %d", (long long)g->mid,
+                       (int)KC_SEPARABLE_MAX_CHANNELS);
     if (x->dims[0] > 65535)
         return KC_FAIL(ctx, "separable conv: batch %lld exceeds the grid", (long long)x->dims[0]);
     g->multiplier = g->mid / g->channels;
@@ -108,8 +109,8 @@ bool kc_separable_conv(kc_context *ctx, const kc_tensor *x, const kc_tensor *w_d
         const T *bd = b_dw && b_dw->data ? (const T *)b_dw->data : nullptr;
         const T *bp = b_pw && b_pw->data ? (const T *)b_pw->data : nullptr;
         separable_kernel<T><<<grid, KC_THREADS, shared, ctx->stream>>>(
-            (const T *)x->data, (const T *)w_dw->data, (const T *)w_pw->data, bd, bp,
-            (T *)y->data, g, p->act, p->out_act);
+            (const T *)x->data, (const T *)w_dw->data, (const T *)w_pw->data, bd, bp, (T *)y->data,
+            g, p->act, p->out_act);
         return KC_LAUNCHED(ctx);
     });
 }
