@@ -301,8 +301,8 @@ static void check_sep(const sep_case *c, const act_case *act, const act_case *ou
     check_pair(f, r, tol_for(dt), what);
 }
 
-/* 2-D (MobileNet: 3x3, stride 2) and 1-D (Conformer: k 31 over 100 frames, more positions than a
- * tile) with and without biases and activations, a depth multiplier, dilation, and the
+/* 2-D (MobileNet: 3x3, stride 2; tiles of several rows, or of row segments when a row is longer
+ * than a tile) and 1-D (Conformer: k 31 over 100 frames, more positions than a tile) with and without biases and activations, a depth multiplier, dilation, and the
  * activation pairs (one Clip or Silu each: their reference ops are named once per graph). */
 static void test_separable(void)
 {
@@ -312,6 +312,7 @@ static void test_separable(void)
         {2, 3, 1, 5, 6, 1, 1, 1, 0, false, false},     /* 1x1 depthwise, no biases */
         {1, 16, 1, 16, 100, 31, 1, 1, 15, true, true}, /* Conformer conv module */
         {1, 6, 3, 4, 20, 5, 3, 2, 3, true, false},     /* 1-D, strided, dilated, multiplier 3 */
+        {2, 3, 1, 4, 70, 3, 1, 1, 1, true, true},      /* rows longer than a tile: segments */
     };
     const act_case *pairs[][2] = {
         {&acts[0], &acts[0]}, {&acts[1], &acts[6]},  {&acts[9], &acts[0]},
