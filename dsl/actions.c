@@ -217,6 +217,73 @@ static void check_fold_attention(dsl_rule_check *rc, dsl_token at)
                        ir_op_name(rule->repl.op));
 }
 
+/* The convolutions fold_pad pads: Conv, FusedConvAct and SeparableConv (every alternative). */
+static bool is_padded_conv(const dsl_pattern *p)
+{
+    if (p->kind != DSL_PAT_OP || p->optional || p->nops == 0)
+        return false;
+    for (uint32_t i = 0; i < p->nops; i++)
+        if (p->ops[i] != IR_OP_Conv && p->ops[i] != IR_OP_FusedConvAct &&
+            p->ops[i] != IR_OP_SeparableConv)
+            return false;
+    return true;
+}
+
+/* fold_pad: a Pad (not optional) whose output is operand 0 of a Conv, FusedConvAct or
+ * SeparableConv (not optional), and a target with a `pads` attribute to take the amounts. Mode,
+ * value and amounts are checked on the graph when the rule fires. */
+static void check_fold_pad(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    bool found = false;
+    for (uint32_t i = 0; i < rule->nnodes && !found; i++) {
+        const dsl_pattern *p = rule->nodes[i];
+        found = is_padded_conv(p) && p->noperands >= 1 && is_single(p->operands[0], IR_OP_Pad) &&
+                !p->operands[0]->optional;
+    }
+    if (!found)
+        dsl_rule_error(rc, at.offset, at.len,
+                       "fold_pad needs a Pad feeding the data input of a Conv, FusedConvAct or "
+                       "SeparableConv, as in Pad > Conv");
+    else if (rc->target_ok && !ir_op_attr_schema(rule->repl.op, "pads"))
+        dsl_rule_error(rc, at.offset, at.len,
+                       "fold_pad needs a target with a 'pads' attribute, and %s has none",
+                       ir_op_name(rule->repl.op));
+}
+
+/* separable: a Conv or FusedConvAct (not optional) whose operand 0 is another (not optional),
+ * and SeparableConv as the target. Depthwise and pointwise shapes are checked on the graph. */
+static void check_separable(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    bool found = false;
+    for (uint32_t i = 0; i < rule->nnodes && !found; i++) {
+        const dsl_pattern *p = rule->nodes[i];
+        found = only_ops(p, IR_OP_Conv, IR_OP_FusedConvAct) && !p->optional && p->noperands >= 1 &&
+                only_ops(p->operands[0], IR_OP_Conv, IR_OP_FusedConvAct) &&
+                !p->operands[0]->optional;
+    }
+    if (!found)
+        dsl_rule_error(rc, at.offset, at.len,
+                       "separable needs a Conv or FusedConvAct feeding the data input of another, "
+                       "as in Conv > Conv");
+    else if (rc->target_ok && rule->repl.op != IR_OP_SeparableConv)
+        dsl_rule_error(rc, at.offset, at.len,
+                       "separable needs SeparableConv as the target, not %s",
+                       ir_op_name(rule->repl.op));
+}
+
+/* match_dtype: a target with inputs besides input 0 to convert. Which inputs need it, and whether
+ * they are constants holding exact values, is known only on the graph. */
+static void check_match_dtype(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    if (rc->target_ok && ir_op_info_get(rule->repl.op)->max_inputs < 2)
+        dsl_rule_error(rc, at.offset, at.len,
+                       "match_dtype converts inputs after the first, and %s has only one",
+                       ir_op_name(rule->repl.op));
+}
+
 typedef void (*action_check)(dsl_rule_check *rc, dsl_token at);
 
 static const action_check checks[DSL_ACTION_COUNT] = {
@@ -225,6 +292,9 @@ static const action_check checks[DSL_ACTION_COUNT] = {
     [DSL_ACTION_FOLD_SCALE] = check_fold_scale,
     [DSL_ACTION_FOLD_TRANSPOSE] = check_fold_transpose,
     [DSL_ACTION_FOLD_ATTENTION] = check_fold_attention,
+    [DSL_ACTION_FOLD_PAD] = check_fold_pad,
+    [DSL_ACTION_SEPARABLE] = check_separable,
+    [DSL_ACTION_MATCH_DTYPE] = check_match_dtype,
 };
 
 void dsl_check_actions(dsl_rule_check *rc)

@@ -94,7 +94,12 @@ struct dsl_capture {
       "Conv, MatMul or Gemm before it")                                                          \
     X(FOLD_TRANSPOSE, "fold_transpose", "fold a Transpose of a GEMM operand into transA/transB") \
     X(FOLD_ATTENTION, "fold_attention", "fold the scores' K transpose and scale of attention "   \
-      "written as MatMul, Softmax and MatMul into Attention's K input and scale")
+      "written as MatMul, Softmax and MatMul into Attention's K input and scale")                  \
+    X(FOLD_PAD, "fold_pad", "fold a constant zero Pad into the pads of the Conv it feeds")         \
+    X(SEPARABLE, "separable", "join a depthwise conv and the pointwise conv after it into one "   \
+      "SeparableConv")                                                                            \
+    X(MATCH_DTYPE, "match_dtype", "convert the fused node's constant inputs of another float "    \
+      "dtype to its input 0's, exactly")
 
 typedef enum {
 #define DSL_ACTION_ENUM(id, name, summary) DSL_ACTION_##id,

@@ -89,6 +89,22 @@ const uint32_t ir_nattrs_SwiGLU = 0;
 const ir_attr_schema ir_attrs_QGemm[] = {{"", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0}};
 const uint32_t ir_nattrs_QGemm = 0;
 
+/* The depthwise conv's window (group is its channel count), the activation between the two convs
+ * (act), and the one after the pointwise conv (out_act), each with FusedConvAct's parameters. */
+const ir_attr_schema ir_attrs_SeparableConv[] = {
+    {"auto_pad", IR_ATTR_STRING, false, 0, 0, "NOTSET", NULL, 0},
+    {"dilations", IR_ATTR_INTS, false, 0, 0, NULL, NULL, 0},
+    {"group", IR_ATTR_INT, false, 1, 0, NULL, NULL, 0},
+    {"kernel_shape", IR_ATTR_INTS, false, 0, 0, NULL, NULL, 0},
+    {"pads", IR_ATTR_INTS, false, 0, 0, NULL, NULL, 0},
+    {"strides", IR_ATTR_INTS, false, 0, 0, NULL, NULL, 0},
+    ACT_ATTRS,
+    {"out_act", IR_ATTR_STRING, false, 0, 0, "Identity", NULL, 0},
+    {"out_act_alpha", IR_ATTR_FLOAT, false, 0, NAN, NULL, NULL, 0},
+    {"out_act_beta", IR_ATTR_FLOAT, false, 0, NAN, NULL, NULL, 0},
+};
+const uint32_t ir_nattrs_SeparableConv = FR_COUNT_OF(ir_attrs_SeparableConv);
+
 /* ---- helpers --------------------------------------------------------------------------------- */
 
 /* Arity, and every present input a float of input 0's dtype. */
@@ -145,9 +161,10 @@ static const char *const activations[] = {
     "Gelu", "GeluTanh", "Silu", "HardSwish", "HardSigmoid",
 };
 
-static bool check_act(ir_graph *g, const ir_node *n, dg_context *dg)
+/* The activation named by attribute `attr` ("act", or SeparableConv's "out_act"). */
+static bool check_act_named(ir_graph *g, const ir_node *n, dg_context *dg, const char *attr)
 {
-    const char *act = ir_get_string(n, "act");
+    const char *act = ir_get_string(n, attr);
     for (size_t i = 0; i < FR_COUNT_OF(activations); i++)
         if (strcmp(act, activations[i]) == 0)
             return true;
@@ -155,6 +172,11 @@ static bool check_act(ir_graph *g, const ir_node *n, dg_context *dg)
                          "unknown activation \"%s\" (expected Identity, Relu, LeakyRelu, Sigmoid, "
                          "Tanh, Clip, Gelu, GeluTanh, Silu, HardSwish or HardSigmoid)",
                          act);
+}
+
+static bool check_act(ir_graph *g, const ir_node *n, dg_context *dg)
+{
+    return check_act_named(g, n, dg, "act");
 }
 
 /* ---- FusedConvAct ---------------------------------------------------------------------------- */
@@ -210,6 +232,69 @@ bool ir_infer_FusedConvAct(ir_graph *g, ir_node *n, dg_context *dg)
             return ir_node_error(g, n, dg, "the residual Z has shape %s; the output has %s",
                                  ir_shape_str(g, z), ir_shape_str(g, &y));
     }
+    n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- SeparableConv --------------------------------------------------------------------------- */
+
+/* SeparableConv(X[N,C,D...], W_dw[C*k,1,kernel...], W_pw[M,C*k,1...], B_dw[C*k]?, B_pw[M]?)
+ * -> Y[N,M,D'...]: a depthwise conv (group = C, k output channels per input channel) with the
+ * window attributes, act, then a 1x1 conv over all its channels, out_act. D' is the depthwise
+ * conv's output size (the pointwise conv keeps it). */
+bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!float_inputs(g, n, dg) || !check_act(g, n, dg) || !check_act_named(g, n, dg, "out_act"))
+        return false;
+    const ir_type *x = ir_in(n, 0), *wd = ir_in(n, 1), *wp = ir_in(n, 2);
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, x->dtype);
+    if (x->rank < 3)
+        return ir_node_error(g, n, dg, "input %s has rank %d; expected N, C and spatial dims",
+                             ir_input_name(g, n, 0), x->rank);
+    if (!ir_check_rank(g, n, dg, 1, x->rank, x->rank) ||
+        !ir_check_rank(g, n, dg, 2, x->rank, x->rank))
+        return false;
+    ir_window win;
+    if (!ir_window_read(g, n, dg, x->rank - 2, false, &win))
+        return false;
+    for (int k = 0; k < win.spatial; k++) {
+        int64_t unified;
+        if (!ir_dim_unify(wd->dims[k + 2], win.kernel[k], &unified))
+            return ir_node_error(g, n, dg,
+                                 "kernel_shape[%d] = %lld but the depthwise weight's kernel is "
+                                 "%lld",
+                                 k, (long long)win.kernel[k], (long long)wd->dims[k + 2]);
+        if (ir_dim_is_static(wp->dims[k + 2]) && wp->dims[k + 2] != 1)
+            return ir_node_error(g, n, dg, "the pointwise weight %s is not 1x1",
+                                 ir_shape_str(g, wp));
+        win.kernel[k] = unified;
+    }
+    int64_t group = ir_get_int(n, "group"), c = x->dims[1], cd = wd->dims[0];
+    if (ir_dim_is_static(c) && group != c)
+        return ir_node_error(g, n, dg,
+                             "group %lld is not the input's %lld channels; the first conv must be "
+                             "depthwise",
+                             (long long)group, (long long)c);
+    if ((ir_dim_is_static(wd->dims[1]) && wd->dims[1] != 1) ||
+        (ir_dim_is_static(cd) && ir_dim_is_static(c) && cd % c != 0))
+        return ir_node_error(g, n, dg,
+                             "the depthwise weight %s must be [k * %lld, 1, kernel...]: one input "
+                             "channel per group",
+                             ir_shape_str(g, wd), (long long)c);
+    if (!dims_agree(wp->dims[1], cd))
+        return ir_node_error(g, n, dg,
+                             "the pointwise weight %s reads %lld channels; the depthwise conv "
+                             "gives %lld",
+                             ir_shape_str(g, wp), (long long)wp->dims[1], (long long)cd);
+    if (!check_vector(g, n, dg, 3, cd, "the depthwise bias") ||
+        !check_vector(g, n, dg, 4, wp->dims[0], "the pointwise bias"))
+        return false;
+    ir_type y = *x;
+    y.dims[1] = wp->dims[0];
+    for (int k = 0; k < win.spatial; k++)
+        if (!ir_window_out(g, n, dg, &win, k, x->dims[k + 2], &y.dims[k + 2]))
+            return false;
     n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
 }

@@ -82,6 +82,12 @@ typedef struct kn_cuda_impl {
 
 enum { KN_MAX_PORTS = 6 };
 
+/* Layout tags (docs/graph-format.md) as a set: bit (1 << IR_LAYOUT_x). A tag names what each dim
+ * of a tensor is; the kernels of convolutions read the channels at dim 1, so they declare the
+ * channels-first tags. 0 means every tag. */
+#define KN_LAYOUT(name) (1u << IR_LAYOUT_##name)
+#define KN_CHANNELS_FIRST (KN_LAYOUT(NC) | KN_LAYOUT(NCW) | KN_LAYOUT(NCHW) | KN_LAYOUT(NCDHW))
+
 typedef struct kn_fused_entry {
     ir_op op;
     const char *summary;              /* one line: what it computes */
@@ -96,6 +102,11 @@ typedef struct kn_fused_entry {
 const kn_fused_entry *kn_fused_entries(size_t *count);
 /* The entry of a fused op; NULL for a plain ONNX op. */
 const kn_fused_entry *kn_fused_entry_get(ir_op op);
+
+/* The layout tags the inputs of op's kernels may carry, on either backend (KN_LAYOUT bits; 0:
+ * any); an untagged input always passes. The rewriter refuses a fusion whose inputs carry
+ * another tag (rewrite/legality.c). */
+unsigned kn_layouts(ir_op op);
 
 /* Whether `backend` can run node n (any op); on false, why_not (KN_WHY_SIZE bytes) says why. */
 bool kn_supports(const ir_graph *g, const ir_node *n, kn_backend backend, char *why_not);

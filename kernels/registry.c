@@ -179,6 +179,20 @@ static const kn_fused_entry entries[] = {
      {{"A", false}, {"a_scale", false}, {"B", false}, {"b_scale", false}, {"bias", true},
       {"y_scale", true}},
      {{"Y", false}}, false, CPU(QGemm, cpu_qgemm), CUDA(QGemm)},
+    {IR_OP_SeparableConv, "out_act(pointwise(act(depthwise(X, W_dw) + B_dw), W_pw) + B_pw)",
+     {{"X", false}, {"W_dw", false}, {"W_pw", false}, {"B_dw", true}, {"B_pw", true}},
+     {{"Y", false}}, false, CPU(SeparableConv, cpu_conv), CUDA(SeparableConv)},
+};
+
+/* The layout column: the fused ops whose kernels read only some layout tags (the rest read any).
+ * The convolutions read channels at dim 1 on both backends (the CPU loops; cuDNN is given NCHW),
+ * so a channels-last tag contradicts what they would do with the tensor. */
+static const struct {
+    ir_op op;
+    unsigned layouts;
+} layout_rows[] = {
+    {IR_OP_FusedConvAct, KN_CHANNELS_FIRST},
+    {IR_OP_SeparableConv, KN_CHANNELS_FIRST},
 };
 
 #define IR_OP(name, ...) +1
@@ -249,6 +263,14 @@ bool kn_supports(const ir_graph *g, const ir_node *n, kn_backend backend, char *
         return why(why_not, "no %s kernel is registered for %s", kn_backend_name(backend),
                    ir_op_name(n->op));
     return check(g, n, why_not);
+}
+
+unsigned kn_layouts(ir_op op)
+{
+    for (size_t i = 0; i < FR_COUNT_OF(layout_rows); i++)
+        if (layout_rows[i].op == op)
+            return layout_rows[i].layouts;
+    return 0;
 }
 
 const char *kn_kernel_name(ir_op op, kn_backend backend)

@@ -12,6 +12,9 @@ static const rw_action_impl actions[] = {
     {"fold_scale", rw_action_fold_scale},
     {"fold_transpose", rw_action_fold_transpose},
     {"fold_attention", rw_action_fold_attention},
+    {"fold_pad", rw_action_fold_pad},
+    {"separable", rw_action_separable},
+    {"match_dtype", rw_action_match_dtype},
 };
 
 const rw_action_impl *rw_action_find(const char *name)

@@ -96,6 +96,8 @@ bool rw_check_overlap(rw_plan *p, char *why);
 bool rw_check_interior(rw_plan *p, bool forward, char *why);
 bool rw_check_convex(rw_plan *p, char *why);
 bool rw_check_precision(rw_plan *p, char *why);
+/* The tentative fused node's inputs carry only layout tags its kernels read (kn_layouts). */
+bool rw_check_layout(const ir_node *fused, char *why);
 
 /* ---- the replacement (replace.c) ---- */
 
@@ -157,5 +159,8 @@ bool rw_action_concat_weights(rw_plan *p, char *why);
 bool rw_action_fold_scale(rw_plan *p, char *why);
 bool rw_action_fold_transpose(rw_plan *p, char *why);
 bool rw_action_fold_attention(rw_plan *p, char *why);
+bool rw_action_fold_pad(rw_plan *p, char *why);
+bool rw_action_separable(rw_plan *p, char *why);
+bool rw_action_match_dtype(rw_plan *p, char *why);
 
 #endif

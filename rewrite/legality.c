@@ -145,9 +145,75 @@ bool rw_check_convex(rw_plan *p, char *why)
     return ok;
 }
 
+/* The tags of a layout set, for a message: "NC, NCW, NCHW, NCDHW". */
+static void layout_names(unsigned set, char *out, size_t size)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    for (int l = 1; l < IR_LAYOUT_COUNT && len < size; l++)
+        if (set & (1u << l))
+            len += (size_t)snprintf(out + len, size - len, "%s%s", len ? ", " : "",
+                                    ir_layout_name((ir_layout)l));
+}
+
+/* A layout tag says what each dim of a tensor is (NHWC: channels last). A fused kernel declares
+ * the tags it reads (kn_layouts: the convolutions read channels at dim 1, so only
+ * channels-first tags); an input of the fused node tagged otherwise would be read against its
+ * own description, and the fusion is refused. Untagged inputs pass. */
+bool rw_check_layout(const ir_node *fused, char *why)
+{
+    const kn_fused_entry *e = kn_fused_entry_get(fused->op);
+    unsigned layouts = kn_layouts(fused->op);
+    if (!e || !layouts)
+        return true;
+    for (uint32_t i = 0; i < fused->ninputs; i++) {
+        const ir_value *v = fused->inputs[i];
+        ir_layout l = v ? (ir_layout)v->type.layout : IR_LAYOUT_NONE;
+        if (l == IR_LAYOUT_NONE || (layouts & (1u << l)))
+            continue;
+        char names[80];
+        layout_names(layouts, names, sizeof names);
+        const char *port = i < KN_MAX_PORTS && e->inputs[i].name ? e->inputs[i].name : "input";
+        return rw_why(why, "layout: %s's %s '%s' is %s; its kernels read only %s data",
+                      ir_op_name(fused->op), port, v->name, ir_layout_name(l), names);
+    }
+    return true;
+}
+
+/* Whether every value of float dtype `from` is exactly a value of float dtype `to`: f32 holds
+ * every f16 and bf16 value; f16 and bf16 hold neither each other's values nor f32's. */
+static bool float_widens(ir_dtype from, ir_dtype to)
+{
+    return from == to || to == IR_F32;
+}
+
+/* A Cast the rule names may still not fuse: the fused kernel computes in f32 (docs/kernels.md),
+ * so a Cast that widens to f32 (an f16 model computing a LayerNorm in f32) only says what the
+ * kernel does anyway, and a Cast that narrows the match's result back (to f16) is the rounding
+ * of the fused node's own output. A Cast that narrows inside the match (an f32 model computing a
+ * step in f16) is a rounding the fused kernel would skip, and a Cast from or to an integer or
+ * bool type is no float arithmetic at all: both change the numbers, and are refused. */
+static bool cast_fuses(rw_plan *p, const ir_node *n, ir_dtype in, ir_dtype out, char *why)
+{
+    if (!ir_dtype_is_float(in) || !ir_dtype_is_float(out))
+        return rw_why(why,
+                      "precision: '%s' (Cast) converts %s to %s; only float Casts fuse into a "
+                      "kernel that computes in f32",
+                      node_name(n), ir_dtype_name(in), ir_dtype_name(out));
+    if (float_widens(in, out))
+        return true;
+    for (size_t i = 0; i < p->outputs.len; i++)
+        if (p->outputs.items[i] == n->outputs[0])
+            return true;
+    return rw_why(why,
+                  "precision: '%s' (Cast) narrows %s to %s inside the match; the fused kernel, "
+                  "computing in f32, would skip that rounding",
+                  node_name(n), ir_dtype_name(in), ir_dtype_name(out));
+}
+
 /* A node inside the match that changes the element type (a Cast, a quantization) may only be
  * fused when the rule names its op alone: an op set or alternative must not carry a fusion across
- * a precision change by accident. */
+ * a precision change by accident. A named Cast must also keep the numbers (cast_fuses). */
 bool rw_check_precision(rw_plan *p, char *why)
 {
     const dsl_rule *r = p->rule;
@@ -166,6 +232,8 @@ bool rw_check_precision(rw_plan *p, char *why)
                           "precision: '%s' (%s) changes %s to %s inside the match; name the op in "
                           "the pattern to fuse across it",
                           node_name(n), ir_op_name(n->op), ir_dtype_name(in), ir_dtype_name(out));
+        if (n->op == IR_OP_Cast && !cast_fuses(p, n, in, out, why))
+            return false;
     }
     return true;
 }

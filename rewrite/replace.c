@@ -672,6 +672,8 @@ static bool check_tentative(rw_plan *p, char *why)
                           ir_type_format(p->g, want, b, sizeof b));
         }
     }
+    if (!rw_check_layout(t, why))
+        return false;
     char kn_why[KN_WHY_SIZE] = "";
     if (!kn_supports(p->g, t, p->ctx->opts.target, kn_why))
         return rw_why(why, "kernel: %s", kn_why);

@@ -349,12 +349,13 @@ static bool device_tensor(executor *ex, const ir_node *n, ir_value *v, void *ptr
     return true;
 }
 
-static kc_act read_act(executor *ex, const ir_node *n, bool *ok)
+/* The activation named by attribute `attr` ("act"; SeparableConv's "out_act"). */
+static kc_act read_act_named(executor *ex, const ir_node *n, const char *attr, bool *ok)
 {
     kn_call call = {.graph = ex->g, .node = n, .dg = ex->dg};
     fused_act a = {0};
     kc_act out = {KC_ACT_IDENTITY, 0, 0};
-    *ok = fused_act_read(&call, &a);
+    *ok = fused_act_read_named(&call, attr, &a);
     static const kc_act_kind map[] = {
         [ACT_IDENTITY] = KC_ACT_IDENTITY,   [ACT_RELU] = KC_ACT_RELU,
         [ACT_LEAKY_RELU] = KC_ACT_LEAKY_RELU, [ACT_SIGMOID] = KC_ACT_SIGMOID,
@@ -368,6 +369,11 @@ static kc_act read_act(executor *ex, const ir_node *n, bool *ok)
         out = (kc_act){map[a.kind], a.alpha, a.beta};
     }
     return out;
+}
+
+static kc_act read_act(executor *ex, const ir_node *n, bool *ok)
+{
+    return read_act_named(ex, n, "act", ok);
 }
 
 /* The normalized axis of a rank-r tensor; false after reporting when out of range. */
@@ -399,6 +405,34 @@ static bool run_conv(executor *ex, const ir_node *n, const kc_tensor *in, kc_ten
     p.act = read_act(ex, n, &ok);
     return ok && (kc_conv_act(ex->kc, &in[0], &in[1], &in[2], &in[3], &out[0], &p) ||
                   cuda_failed(ex, n));
+}
+
+/* SeparableConv, 1-D as 2-D of height 1 (the supports check refused SAME_* auto_pad). */
+static bool run_separable(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
+{
+    kc_separable_params p = {.kernel = {1, 1}, .strides = {1, 1}, .dilations = {1, 1}};
+    int spatial = in[0].rank - 2, first = 2 - spatial; /* 1-D fills the w slot only */
+    if (spatial < 1 || spatial > 2)
+        return report(ex, n, "the CUDA SeparableConv runs 1-D or 2-D convolutions");
+    const int64_t *v;
+    bool valid = strcmp(ir_get_string(n, "auto_pad"), "VALID") == 0;
+    for (int d = 0; d < spatial; d++)
+        p.kernel[first + d] = in[1].dims[2 + d];
+    if (!valid && ir_get_ints(n, "pads", &v) == 2u * (uint32_t)spatial)
+        for (int d = 0; d < spatial; d++)
+            p.pads[first + d] = v[d];
+    if (ir_get_ints(n, "strides", &v) == (uint32_t)spatial)
+        for (int d = 0; d < spatial; d++)
+            p.strides[first + d] = v[d];
+    if (ir_get_ints(n, "dilations", &v) == (uint32_t)spatial)
+        for (int d = 0; d < spatial; d++)
+            p.dilations[first + d] = v[d];
+    bool ok, out_ok;
+    p.act = read_act(ex, n, &ok);
+    p.out_act = read_act_named(ex, n, "out_act", &out_ok);
+    return ok && out_ok &&
+           (kc_separable_conv(ex->kc, &in[0], &in[1], &in[2], &in[3], &in[4], &out[0], &p) ||
+            cuda_failed(ex, n));
 }
 
 static bool run_gemm(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
@@ -436,6 +470,7 @@ static bool run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_t
     int axis;
     switch (n->op) {
     case IR_OP_FusedConvAct: return run_conv(ex, n, in, out);
+    case IR_OP_SeparableConv: return run_separable(ex, n, in, out);
     case IR_OP_GemmEpilogue: return run_gemm(ex, n, in, out);
     case IR_OP_FusedQKV: {
         kc_tensor *outs[3] = {&out[0], &out[1], n->noutputs > 2 ? &out[2] : NULL};

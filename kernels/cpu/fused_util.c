@@ -6,6 +6,7 @@
 #include "kernels/cpu/cpu_util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const struct {
@@ -26,22 +27,30 @@ static const struct {
     {"HardSigmoid", ACT_HARD_SIGMOID, 0.2f, 0.5f},
 };
 
-bool fused_act_read(const kn_call *call, fused_act *out)
+bool fused_act_read_named(const kn_call *call, const char *attr, fused_act *out)
 {
-    const char *name = ir_get_string(call->node, "act");
+    char alpha[32], beta[32];
+    snprintf(alpha, sizeof alpha, "%s_alpha", attr);
+    snprintf(beta, sizeof beta, "%s_beta", attr);
+    const char *name = ir_get_string(call->node, attr);
     for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
         if (strcmp(name, acts[i].name) != 0)
             continue;
         out->kind = acts[i].kind;
         out->alpha = acts[i].alpha;
         out->beta = acts[i].beta;
-        if (ir_node_attr(call->node, "act_alpha"))
-            out->alpha = (float)ir_get_float(call->node, "act_alpha");
-        if (ir_node_attr(call->node, "act_beta"))
-            out->beta = (float)ir_get_float(call->node, "act_beta");
+        if (ir_node_attr(call->node, alpha))
+            out->alpha = (float)ir_get_float(call->node, alpha);
+        if (ir_node_attr(call->node, beta))
+            out->beta = (float)ir_get_float(call->node, beta);
         return true;
     }
     return kn_fail(call, "unknown activation '%s'", name);
+}
+
+bool fused_act_read(const kn_call *call, fused_act *out)
+{
+    return fused_act_read_named(call, "act", out);
 }
 
 void fused_act_apply(const fused_act *act, float *y, int64_t n)

@@ -31,6 +31,9 @@ typedef struct fused_act {
 /* Reads the node's activation; false (after reporting) for a name the catalog does not know,
  * which inference has already refused, so only a built-but-unvalidated node gets there. */
 bool fused_act_read(const kn_call *call, fused_act *out);
+/* The same for the activation named by attribute `attr`, with `attr`_alpha and `attr`_beta
+ * (SeparableConv's "out_act"). */
+bool fused_act_read_named(const kn_call *call, const char *attr, fused_act *out);
 
 /* y[i] = act(y[i]) for i < n. */
 void fused_act_apply(const fused_act *act, float *y, int64_t n);

@@ -108,6 +108,19 @@ typedef struct kc_conv_params {
 bool kc_conv_act(kc_context *ctx, const kc_tensor *x, const kc_tensor *w, const kc_tensor *bias,
                  const kc_tensor *z, kc_tensor *y, const kc_conv_params *p);
 
+/* SeparableConv, 1-D or 2-D (a 1-D conv is a 2-D one of height 1): one kernel per call; each block
+ * computes a tile of output positions of one image, the depthwise conv of every channel into
+ * shared memory (+ B_dw, act), then the pointwise 1x1 conv from there (+ B_pw, out_act), in fp32.
+ * x [N, C, (H,) W], w_dw [C*k, 1, (kh,) kw], w_pw [M, C*k, 1, (1)], b_dw [C*k]?, b_pw [M]?, y. */
+enum { KC_SEPARABLE_MAX_CHANNELS = 12288 }; /* C*k floats of one tile position in 48 KiB */
+typedef struct kc_separable_params {
+    int64_t kernel[2], strides[2], dilations[2], pads[2]; /* (h, w); pads: the begins */
+    kc_act act, out_act;
+} kc_separable_params;
+bool kc_separable_conv(kc_context *ctx, const kc_tensor *x, const kc_tensor *w_dw,
+                       const kc_tensor *w_pw, const kc_tensor *b_dw, const kc_tensor *b_pw,
+                       kc_tensor *y, const kc_separable_params *p);
+
 /* GemmEpilogue on cuBLASLt: y [batch.., M, N] = act(alpha op(A) op(B) + bias + beta residual).
  * A [batch.., M, K] (transA: [.., K, M]), B [K, N] (transB: [N, K]), bias [N]?, residual y's shape
  * or broadcasting to it?. The bias and Relu / GeluTanh run in cuBLASLt's epilogue, the residual

@@ -27,5 +27,7 @@ const char *kn_cuda_ewchain_source(ar_arena *arena, const ir_ew_program *prog);
 enum { KN_CUDA_EW_MAX_INPUTS = 32 };
 /* Head dims the CUDA attention kernel handles (KC_ATTENTION_MAX_HEAD_DIM). */
 enum { KN_CUDA_ATTENTION_MAX_HEAD_DIM = 128 };
+/* Depthwise channels the CUDA SeparableConv keeps per tile position (KC_SEPARABLE_MAX_CHANNELS). */
+enum { KN_CUDA_SEPARABLE_MAX_CHANNELS = 12288 };
 
 #endif

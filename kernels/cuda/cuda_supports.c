@@ -113,6 +113,29 @@ bool kn_cuda_supports_FusedConvAct(const ir_graph *g, const ir_node *n, char *wh
     return true;
 }
 
+/* SeparableConv: one kernel of kernels/cuda/separable.cu, 1-D or 2-D, explicit pads (the begins:
+ * a SAME_* auto_pad would have to be resolved per shape), the depthwise channels of one tile
+ * position in shared memory, the batch in the grid's y dimension. */
+bool kn_cuda_supports_SeparableConv(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    if (!same_float(n, 0, 5, why_not))
+        return false;
+    const ir_type *x = in_type(n, 0);
+    if (x && x->rank >= 0 && x->rank != 3 && x->rank != 4)
+        return why(why_not, "the CUDA kernel runs 1-D or 2-D convolutions; X has rank %d", x->rank);
+    const char *pad = ir_get_string(n, "auto_pad");
+    if (strcmp(pad, "SAME_UPPER") == 0 || strcmp(pad, "SAME_LOWER") == 0)
+        return why(why_not, "auto_pad %s: the CUDA kernel takes explicit pads", pad);
+    int64_t mid = static_dim(n, 1, 0), batch = static_dim(n, 0, 0);
+    if (mid > KN_CUDA_SEPARABLE_MAX_CHANNELS)
+        return why(why_not, "%lld depthwise channels; the CUDA kernel keeps at most %d per tile "
+                            "position in shared memory",
+                   (long long)mid, (int)KN_CUDA_SEPARABLE_MAX_CHANNELS);
+    if (batch > 65535)
+        return why(why_not, "batch %lld exceeds the CUDA grid (65535)", (long long)batch);
+    return true;
+}
+
 /* GEMM rows: A's last dim (K, or M with transA), B's last dim and Y's (N) row alignment. */
 bool kn_cuda_supports_GemmEpilogue(const ir_graph *g, const ir_node *n, char *why_not)
 {

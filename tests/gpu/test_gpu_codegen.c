@@ -126,6 +126,18 @@ static void test_supports(void)
     CHECK_STR(why, "K = 30 and N = 8 must be multiples of 4 for cuBLASLt's int8 GEMM");
     CHECK(supported("graph t {\n input x : bf16[3,5]\n input s : bf16[5]\n"
                     " y = RMSNorm(x, s)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input x : f32[1,4,10]\n input wd : f32[4,1,3]\n"
+                    " input wp : f32[6,4,1]\n y = SeparableConv(x, wd, wp) {group=4}\n"
+                    " output y\n}\n", why));
+    CHECK(!supported("graph t {\n input x : f32[1,4,6,6,6]\n input wd : f32[4,1,3,3,3]\n"
+                     " input wp : f32[6,4,1,1,1]\n y = SeparableConv(x, wd, wp) {group=4}\n"
+                     " output y\n}\n", why));
+    CHECK_STR(why, "the CUDA kernel runs 1-D or 2-D convolutions; X has rank 5");
+    CHECK(!supported("graph t {\n input x : f32[1,4,6,6]\n input wd : f32[4,1,3,3]\n"
+                     " input wp : f32[6,4,1,1]\n"
+                     " y = SeparableConv(x, wd, wp) {group=4, auto_pad=\"SAME_UPPER\"}\n"
+                     " output y\n}\n", why));
+    CHECK_STR(why, "auto_pad SAME_UPPER: the CUDA kernel takes explicit pads");
 }
 
 int main(void)

@@ -162,6 +162,23 @@ static const gpu_case cases[] = {
      " const b : bf16[4] = random(seed=3)\n"
      " y = FusedConvAct(x, w, b) {kernel_shape=[3,3], act=\"Clip\", act_alpha=-0.5,"
      " act_beta=0.5}\n output y\n}\n", BF16_ANY},
+    {"separable_mobilenet_f32",
+     "graph t {\n input x : f32[2,16,15,15]\n const wd : f32[16,1,3,3] = random(seed=2)\n"
+     " const wp : f32[24,16,1,1] = random(seed=3)\n const bd : f32[16] = random(seed=4)\n"
+     " const bp : f32[24] = random(seed=5)\n"
+     " y = SeparableConv(x, wd, wp, bd, bp) {group=16, kernel_shape=[3,3], pads=[1,1,1,1],"
+     " strides=[2,2], act=\"Clip\", act_alpha=0, act_beta=6, out_act=\"Relu\"}\n"
+     " output y\n}\n", F32_GEMM},
+    {"separable_conformer_1d_f32",
+     "graph t {\n input x : f32[1,64,100]\n const wd : f32[64,1,31] = random(seed=2)\n"
+     " const wp : f32[64,64,1] = random(seed=3)\n const bd : f32[64] = random(seed=4)\n"
+     " y = SeparableConv(x, wd, wp, bd) {group=64, kernel_shape=[31], pads=[15,15],"
+     " act=\"Silu\"}\n output y\n}\n", F32_GEMM},
+    {"separable_multiplier_dilated_f16",
+     "graph t {\n input x : f16[1,8,12,10]\n const wd : f16[16,1,3,3] = random(seed=2)\n"
+     " const wp : f16[8,16,1,1] = random(seed=3)\n"
+     " y = SeparableConv(x, wd, wp) {group=8, kernel_shape=[3,3], pads=[2,2,2,2],"
+     " dilations=[2,2]}\n output y\n}\n", F16_ANY},
     {"qgemm_f32_per_channel",
      "graph t {\n input a : i8[6,64]\n const as : f32[] = 0.02\n"
      " const b : i8[64,12] = random(seed=2, lo=-128, hi=128)\n"

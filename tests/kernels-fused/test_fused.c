@@ -226,6 +226,106 @@ static void test_conv_half_storage(void)
     check_conv(&c, &acts[1], IR_BF16); /* Relu */
 }
 
+/* ---- SeparableConv -------------------------------------------------------------------------- */
+
+typedef struct {
+    int spatial; /* 1 (Conformer) or 2 (MobileNet) */
+    int64_t c, mult, m, size, k, stride, dilation, pad;
+    bool bias_dw, bias_pw;
+} sep_case;
+
+/* The depthwise conv's window: pads `pad` before and `pad + 1` after on the first axis. */
+static void sep_window(ir_graph *g, ir_node *n, const sep_case *c)
+{
+    int64_t one[2] = {c->stride, c->stride}, dil[2] = {c->dilation, c->dilation};
+    int64_t pads[4] = {c->pad, c->pad, c->pad + 1, c->pad};
+    if (c->spatial == 1)
+        pads[1] = c->pad + 1;
+    ir_set_attr_int(g, n, "group", c->c);
+    ir_set_attr_ints(g, n, "strides", one, (uint32_t)c->spatial);
+    ir_set_attr_ints(g, n, "dilations", dil, (uint32_t)c->spatial);
+    ir_set_attr_ints(g, n, "pads", pads, 2u * (uint32_t)c->spatial);
+}
+
+static void set_out_act(ir_graph *g, ir_node *n, const act_case *a)
+{
+    ir_set_attr_string(g, n, "out_act", a->act);
+    if (a->has_params) {
+        ir_set_attr_float(g, n, "out_act_alpha", a->alpha);
+        ir_set_attr_float(g, n, "out_act_beta", a->beta);
+    }
+}
+
+static void sep_graph(ir_graph *g, const sep_case *c, const act_case *act, const act_case *out_act,
+                      ir_dtype dt, bool fused)
+{
+    int64_t mid = c->c * c->mult;
+    ir_value *x = c->spatial == 1 ? rtt_input(g, "x", dt, DIMS(2, c->c, c->size))
+                                  : rtt_input(g, "x", dt, DIMS(2, c->c, c->size, c->size + 1));
+    ir_value *wd = c->spatial == 1 ? rtt_random(g, "wd", dt, 3, DIMS(mid, 1, c->k))
+                                   : rtt_random(g, "wd", dt, 3, DIMS(mid, 1, c->k, c->k));
+    ir_value *wp = c->spatial == 1 ? rtt_random(g, "wp", dt, 5, DIMS(c->m, mid, 1))
+                                   : rtt_random(g, "wp", dt, 5, DIMS(c->m, mid, 1, 1));
+    ir_value *bd = c->bias_dw ? rtt_random(g, "bd", dt, 4, DIMS(mid)) : NULL;
+    ir_value *bp = c->bias_pw ? rtt_random(g, "bp", dt, 6, DIMS(c->m)) : NULL;
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_SeparableConv, "y", IN(x, wd, wp, bd, bp));
+        sep_window(g, y->producer, c);
+        set_act(g, y->producer, act);
+        set_out_act(g, y->producer, out_act);
+    } else {
+        ir_value *dw = bd ? rtt_op(g, IR_OP_Conv, "dw", IN(x, wd, bd))
+                          : rtt_op(g, IR_OP_Conv, "dw", IN(x, wd));
+        sep_window(g, dw->producer, c);
+        ir_value *a = ref_act(g, act, dw, dt, "dw_act");
+        ir_value *pw = bp ? rtt_op(g, IR_OP_Conv, "pw", IN(a, wp, bp))
+                          : rtt_op(g, IR_OP_Conv, "pw", IN(a, wp));
+        y = ref_act(g, out_act, pw, dt, "y");
+    }
+    ir_add_output(g, y);
+}
+
+static void check_sep(const sep_case *c, const act_case *act, const act_case *out_act, ir_dtype dt)
+{
+    char what[200];
+    snprintf(what, sizeof what,
+             "SeparableConv %d-D %s, %s / %s, C %lld x %lld -> %lld, k %lld stride %lld dilation "
+             "%lld%s%s",
+             c->spatial, ir_dtype_name(dt), act->act, out_act->act, (long long)c->c,
+             (long long)c->mult, (long long)c->m, (long long)c->k, (long long)c->stride,
+             (long long)c->dilation, c->bias_dw ? " B_dw" : "", c->bias_pw ? " B_pw" : "");
+    ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+    sep_graph(f, c, act, out_act, dt, true);
+    sep_graph(r, c, act, out_act, dt, false);
+    check_pair(f, r, tol_for(dt), what);
+}
+
+/* 2-D (MobileNet: 3x3, stride 2; tiles of several rows, or of row segments when a row is longer
+ * than a tile) and 1-D (Conformer: k 31 over 100 frames, more positions than a tile) with and without biases and activations, a depth multiplier, dilation, and the
+ * activation pairs (one Clip or Silu each: their reference ops are named once per graph). */
+static void test_separable(void)
+{
+    static const sep_case cases[] = {
+        {2, 8, 1, 12, 9, 3, 2, 1, 1, true, true},      /* MobileNet block, stride 2 */
+        {2, 4, 2, 6, 7, 3, 1, 2, 2, false, true},      /* depth multiplier 2, dilated */
+        {2, 3, 1, 5, 6, 1, 1, 1, 0, false, false},     /* 1x1 depthwise, no biases */
+        {1, 16, 1, 16, 100, 31, 1, 1, 15, true, true}, /* Conformer conv module */
+        {1, 6, 3, 4, 20, 5, 3, 2, 3, true, false},     /* 1-D, strided, dilated, multiplier 3 */
+        {2, 3, 1, 4, 70, 3, 1, 1, 1, true, true},      /* rows longer than a tile: segments */
+    };
+    const act_case *pairs[][2] = {
+        {&acts[0], &acts[0]}, {&acts[1], &acts[6]},  {&acts[9], &acts[0]},
+        {&acts[6], &acts[1]}, {&acts[10], &acts[3]}, {&acts[7], &acts[4]},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++)
+        for (size_t j = 0; j < FR_COUNT_OF(pairs); j++)
+            check_sep(&cases[i], pairs[j][0], pairs[j][1], IR_F32);
+    check_sep(&cases[0], &acts[6], &acts[1], IR_F16); /* Clip (ReLU6-like) / Relu */
+    check_sep(&cases[3], &acts[9], &acts[0], IR_F16); /* Silu / Identity */
+    check_sep(&cases[1], &acts[1], &acts[0], IR_BF16);
+}
+
 /* ---- GemmEpilogue --------------------------------------------------------------------------- */
 
 typedef struct {
@@ -1328,6 +1428,67 @@ static void test_inference_errors(void)
     ir_value *c = rtt_random(g, "c", IR_F32, 1, DIMS(5, 2));
     ir_add_output(g, rtt_op(g, IR_OP_RoPE, "y", IN(x, c, c)));
     expect_invalid(g, "RoPE: cos/sin's last dim must be D = 6 or D/2, not 2");
+
+    /* SeparableConv: the first conv must be depthwise, the second 1x1 over its channels */
+    g = ir_graph_new("bad");
+    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
+    y = rtt_op(g, IR_OP_SeparableConv, "y",
+               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(4, 1, 3, 3)),
+                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 1, 1))));
+    ir_set_attr_int(g, y->producer, "group", 2);
+    ir_add_output(g, y);
+    expect_invalid(g, "SeparableConv: group 2 is not the input's 4 channels; the first conv must "
+                      "be depthwise");
+
+    g = ir_graph_new("bad");
+    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
+    y = rtt_op(g, IR_OP_SeparableConv, "y",
+               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(4, 2, 3, 3)),
+                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 1, 1))));
+    ir_set_attr_int(g, y->producer, "group", 4);
+    ir_add_output(g, y);
+    expect_invalid(g,
+                   "SeparableConv: the depthwise weight [4,2,3,3] must be [k * 4, 1, kernel...]");
+
+    g = ir_graph_new("bad");
+    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
+    y = rtt_op(g, IR_OP_SeparableConv, "y",
+               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(8, 1, 3, 3)),
+                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 1, 1))));
+    ir_set_attr_int(g, y->producer, "group", 4);
+    ir_add_output(g, y);
+    expect_invalid(g, "SeparableConv: the pointwise weight [8,4,1,1] reads 4 channels; the "
+                      "depthwise conv gives 8");
+
+    g = ir_graph_new("bad");
+    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
+    y = rtt_op(g, IR_OP_SeparableConv, "y",
+               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(4, 1, 3, 3)),
+                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 3, 3))));
+    ir_set_attr_int(g, y->producer, "group", 4);
+    ir_add_output(g, y);
+    expect_invalid(g, "SeparableConv: the pointwise weight [8,4,3,3] is not 1x1");
+
+    g = ir_graph_new("bad");
+    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
+    y = rtt_op(g, IR_OP_SeparableConv, "y",
+               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(4, 1, 3, 3)),
+                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 1, 1)), NULL,
+                  rtt_random(g, "bp", IR_F32, 3, DIMS(4))));
+    ir_set_attr_int(g, y->producer, "group", 4);
+    ir_set_attr_string(g, y->producer, "out_act", "Swish");
+    ir_add_output(g, y);
+    expect_invalid(g, "SeparableConv: unknown activation \"Swish\"");
+
+    g = ir_graph_new("bad");
+    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
+    y = rtt_op(g, IR_OP_SeparableConv, "y",
+               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(4, 1, 3, 3)),
+                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 1, 1)), NULL,
+                  rtt_random(g, "bp", IR_F32, 3, DIMS(4))));
+    ir_set_attr_int(g, y->producer, "group", 4);
+    ir_add_output(g, y);
+    expect_invalid(g, "SeparableConv: the pointwise bias has shape [4]; expected [8]");
 }
 
 int main(void)
@@ -1335,6 +1496,7 @@ int main(void)
     RUN(test_conv_every_activation);
     RUN(test_conv_geometry);
     RUN(test_conv_half_storage);
+    RUN(test_separable);
     RUN(test_gemm_every_activation);
     RUN(test_gemm_variants);
     RUN(test_qkv);
