@@ -248,6 +248,55 @@ static bool propose_conv(pv_gen *gen, ir_node *n, const pv_node_facts *const *hi
     return true;
 }
 
+/* SeparableConv(X[N,C,D...], W_dw[C*mult,1,k...], W_pw[M,C*mult,1...], B_dw[C*mult]?, B_pw[M]?):
+ * the depthwise conv's group is C, its kernel 1 or 3 (padded to keep the size), mult 1 or 2;
+ * sometimes an activation between the convs and one after. */
+static bool propose_separable(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                              pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 3, 4);
+    if (!x || x->rank < 3)
+        return false;
+    int spatial = x->rank - 2;
+    int64_t c = x->dims[1];
+    if (free_attr(n, "group"))
+        ir_set_attr_int(gen->g, n, "group", c);
+    if (open_slot(n, out, 1)) {
+        int64_t k = pv_rng_chance(gen->rng, 0.7) ? 3 : 1;
+        ir_type w = {.dtype = x->dtype,
+                     .rank = x->rank,
+                     .dims = {c * (pv_rng_chance(gen->rng, 0.3) ? 2 : 1), 1}};
+        for (int i = 0; i < spatial; i++)
+            w.dims[2 + i] = k;
+        propose(&out[1], w, true, PV_DOM_ANY);
+        if (free_attr(n, "pads")) {
+            int64_t pads[2 * IR_MAX_RANK];
+            for (int i = 0; i < 2 * spatial; i++)
+                pads[i] = k / 2;
+            ir_set_attr_ints(gen->g, n, "pads", pads, (uint32_t)(2 * spatial));
+        }
+    }
+    const ir_type *wd = slot_type(n, out, 1);
+    if (!wd || wd->rank != x->rank)
+        return false;
+    if (open_slot(n, out, 2)) {
+        ir_type w = {.dtype = x->dtype, .rank = x->rank, .dims = {pool_dim(gen), wd->dims[0]}};
+        for (int i = 0; i < spatial; i++)
+            w.dims[2 + i] = 1;
+        propose(&out[2], w, true, PV_DOM_ANY);
+    }
+    const ir_type *wp = slot_type(n, out, 2);
+    if (open_slot(n, out, 3))
+        propose(&out[3], vector_type(x->dtype, wd->dims[0]), true, PV_DOM_ANY);
+    if (wp && wp->rank >= 1 && open_slot(n, out, 4))
+        propose(&out[4], vector_type(x->dtype, wp->dims[0]), true, PV_DOM_ANY);
+    if (free_attr(n, "act") && pv_rng_chance(gen->rng, 0.5))
+        ir_set_attr_string(gen->g, n, "act", pv_rng_chance(gen->rng, 0.5) ? "Relu" : "Silu");
+    if (free_attr(n, "out_act") && pv_rng_chance(gen->rng, 0.3))
+        ir_set_attr_string(gen->g, n, "out_act", "Relu");
+    return true;
+}
+
 /* BatchNormalization(X[N,C,...], scale, B, mean, var: [C]); var positive. */
 static bool propose_batchnorm(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                               pv_operand *out)
@@ -737,6 +786,7 @@ bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, p
     switch (n->op) {
     case IR_OP_Conv:
     case IR_OP_FusedConvAct: return propose_conv(gen, n, hints, out);
+    case IR_OP_SeparableConv: return propose_separable(gen, n, hints, out);
     case IR_OP_Attention: return propose_attention(gen, n, hints, out);
     case IR_OP_RoPE: return propose_rope(gen, n, hints, out);
     case IR_OP_Unsqueeze: return propose_unsqueeze(gen, n, hints, out);
