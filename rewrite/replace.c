@@ -674,8 +674,11 @@ static bool check_tentative(rw_plan *p, char *why)
     }
     if (!rw_check_layout(t, why))
         return false;
+    /* A plain ONNX op has no backend kernel to ask about: every executor runs it (the CUDA one on
+     * its CPU reference kernel, as it ran the plain ops the match replaces), so conv_bn's Conv or
+     * layernorm's LayerNormalization fuse on every target and later rules can take them further. */
     char kn_why[KN_WHY_SIZE] = "";
-    if (!kn_supports(p->g, t, p->ctx->opts.target, kn_why))
+    if (kn_fused_entry_get(t->op) && !kn_supports(p->g, t, p->ctx->opts.target, kn_why))
         return rw_why(why, "kernel: %s", kn_why);
     return true;
 }

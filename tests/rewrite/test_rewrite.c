@@ -276,6 +276,17 @@ static void test_kernel_support(void)
         CHECK(why && strncmp(why, "kernel: ", 8) == 0);
     rw_report_free(&rep);
     gk_free(t);
+    /* a plain op replacement (conv_bn's Conv) fuses on every target: every executor runs plain
+     * ops, the CUDA one on their CPU kernels, as it ran the Conv and BatchNormalization before */
+    t = gk_parse("graph g {\n  input x : f32[1,2,4,4]\n  const w : f32[2,2,1,1] = random(seed=1)\n"
+                 "  const s : f32[2] = [1,2]\n  const b : f32[2] = [0,1]\n"
+                 "  const m : f32[2] = [0,0]\n  const v : f32[2] = [1,1]\n"
+                 "  c = Conv(x, w)\n  y = BatchNormalization(c, s, b, m, v)\n  output y\n}\n");
+    rep = apply_with(t, &r, opts);
+    CHECK_INT(fired(&rep, "conv_bn"), 1);
+    CHECK(ir_find_value(t->g, "y")->producer->op == IR_OP_Conv);
+    rw_report_free(&rep);
+    gk_free(t);
     rules_free(&r);
 }
 
