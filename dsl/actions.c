@@ -141,18 +141,19 @@ static void check_concat_weights(dsl_rule_check *rc, dsl_token at)
     }
 }
 
-/* A Conv, MatMul or Gemm (every alternative), present in every match. */
+/* A Conv, MatMul, Gemm or GemmEpilogue (every alternative), present in every match. */
 static bool is_weighted(const dsl_pattern *p)
 {
     if (p->kind != DSL_PAT_OP || p->optional || p->nops == 0)
         return false;
     for (uint32_t i = 0; i < p->nops; i++)
-        if (p->ops[i] != IR_OP_Conv && p->ops[i] != IR_OP_MatMul && p->ops[i] != IR_OP_Gemm)
+        if (p->ops[i] != IR_OP_Conv && p->ops[i] != IR_OP_MatMul && p->ops[i] != IR_OP_Gemm &&
+            p->ops[i] != IR_OP_GemmEpilogue)
             return false;
     return true;
 }
 
-/* fold_scale: a Mul (either order) or Div of a Conv/MatMul/Gemm output by a scale that is an
+/* fold_scale: a Mul (either order) or Div of a Conv/MatMul/Gemm/GemmEpilogue output by a scale that is an
  * input of the match (its constness and shape are checked on the graph). */
 static void check_fold_scale(dsl_rule_check *rc, dsl_token at)
 {
@@ -167,8 +168,8 @@ static void check_fold_scale(dsl_rule_check *rc, dsl_token at)
                 return;
     }
     dsl_rule_error(rc, at.offset, at.len,
-                   "fold_scale needs a Mul or Div of a Conv, MatMul or Gemm output by a scale "
-                   "that is an input of the pattern, as in Mul(Conv, @s:const)");
+                   "fold_scale needs a Mul or Div of a Conv, MatMul, Gemm or GemmEpilogue output by "
+                   "a scale that is an input of the pattern, as in Mul(Conv, @s:const)");
 }
 
 /* fold_transpose: a Transpose feeding operand A or B of a MatMul or Gemm, and a target whose

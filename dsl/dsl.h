@@ -91,7 +91,7 @@ struct dsl_capture {
     X(FOLD_BN, "fold_bn", "fold a BatchNormalization into the weights and bias of the Conv before it") \
     X(CONCAT_WEIGHTS, "concat_weights", "concatenate the constant weights of parallel MatMuls")    \
     X(FOLD_SCALE, "fold_scale", "fold a Mul or Div by a constant scale into the weights of the "  \
-      "Conv, MatMul or Gemm before it")                                                          \
+      "Conv, MatMul, Gemm or GemmEpilogue before it")                                                       \
     X(FOLD_TRANSPOSE, "fold_transpose", "fold a Transpose of a GEMM operand into transA/transB") \
     X(FOLD_ATTENTION, "fold_attention", "fold the scores' K transpose and scale of attention "   \
       "written as MatMul, Softmax and MatMul into Attention's K input and scale")                  \

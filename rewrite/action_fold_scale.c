@@ -1,10 +1,13 @@
-/* fold_scale: y = G(x) * s (or G(x) / s), where G is a matched Conv, MatMul or Gemm with a
- * constant weight and s a constant scalar or per-output-channel vector, becomes G with the scale
- * folded into its weight (and bias):
+/* fold_scale: y = G(x) * s (or G(x) / s), where G is a matched Conv, MatMul, Gemm or
+ * GemmEpilogue with a constant weight and s a constant scalar or per-output-channel vector,
+ * becomes G with the scale folded into its weight (and bias):
  *
  *     Conv   W [M, C/group, k...]: W'[m] = W[m] * s[m];  B'[m] = B[m] * s[m]
  *     MatMul W [K, N]:             W'[:, n] = W[:, n] * s[n]
  *     Gemm   B [K, N] or [N, K] (transB): the same per output column n; C' = C * s per column
+ *     GemmEpilogue: as Gemm, its bias as C; only without an activation or a residual, which
+ *            the scale does not distribute over (act(z) * s is not act(z * s); (z + r) * s adds
+ *            r * s)
  *
  * s is per channel when all its dims but the output's channel axis (Conv: 1, GEMM: the last) are
  * 1. The scaled output must keep G's shape (a scale that broadcasts G's output bigger is refused),
@@ -12,6 +15,7 @@
 #include "rewrite/internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
     ir_node *g, *s_node;
@@ -94,7 +98,8 @@ static bool find(rw_plan *p, fold_scale *f, char *why)
                 (s->op == IR_OP_Div && k != 0))
                 continue;
             ir_op op = v->producer->op;
-            if (op == IR_OP_Conv || op == IR_OP_MatMul || op == IR_OP_Gemm) {
+            if (op == IR_OP_Conv || op == IR_OP_MatMul || op == IR_OP_Gemm ||
+                op == IR_OP_GemmEpilogue) {
                 f->g = v->producer;
                 f->s_node = s;
                 f->s = s->inputs[1 - k];
@@ -103,8 +108,8 @@ static bool find(rw_plan *p, fold_scale *f, char *why)
             }
         }
     }
-    return rw_why(why, "fold_scale: no Mul or Div of the match scales a matched Conv, MatMul or "
-                       "Gemm");
+    return rw_why(why, "fold_scale: no Mul or Div of the match scales a matched Conv, MatMul, "
+                       "Gemm or GemmEpilogue");
 }
 
 /* Whether s is one value, or one per channel along `axis` of a result of rank `rank`. */
@@ -118,8 +123,9 @@ static bool shape_of_scale(fold_scale *f, int axis, int rank, char *why)
     for (int i = 0; f->per_channel && i < t->rank; i++) {
         int out_axis = rank - t->rank + i;
         if (t->dims[i] != (out_axis == axis ? f->channels : 1))
-            return rw_why(why, "fold_scale: '%s' is neither a scalar nor one value per output "
-                               "channel",
+            return rw_why(why,
+                          "fold_scale: '%s' is neither a scalar nor one value per output "
+                          "channel",
                           f->s->name);
     }
     return true;
@@ -131,6 +137,12 @@ bool rw_action_fold_scale(rw_plan *p, char *why)
     if (!find(p, f, why))
         return false;
     ir_node *g = f->g;
+    if (g->op == IR_OP_GemmEpilogue &&
+        ((g->ninputs > 3 && g->inputs[3]) || strcmp(ir_get_string(g, "act"), "Identity") != 0))
+        return rw_why(why,
+                      "fold_scale: '%s' adds a residual or applies an activation, which a "
+                      "scale after it does not distribute over",
+                      g->outputs[0]->name);
     f->w = g->inputs[1];
     f->b = g->ninputs > 2 ? g->inputs[2] : NULL;
     const ir_type *wt = &f->w->type, *out = &g->outputs[0]->type;
@@ -140,11 +152,12 @@ bool rw_action_fold_scale(rw_plan *p, char *why)
                            "constants");
     if (!ir_type_is_static(wt) || !ir_dtype_is_float(wt->dtype) || out->rank < 1 ||
         (g->op != IR_OP_Conv && wt->rank != 2))
-        return rw_why(why, "fold_scale: the weight '%s' has a shape it cannot fold into", f->w->name);
+        return rw_why(why, "fold_scale: the weight '%s' has a shape it cannot fold into",
+                      f->w->name);
     if (!ir_type_equal(&f->s_node->outputs[0]->type, out))
         return rw_why(why, "fold_scale: scaling by '%s' changes the shape of '%s'", f->s->name,
                       g->outputs[0]->name);
-    f->trans_b = g->op == IR_OP_Gemm && ir_get_int(g, "transB");
+    f->trans_b = (g->op == IR_OP_Gemm || g->op == IR_OP_GemmEpilogue) && ir_get_int(g, "transB");
     f->channels = g->op == IR_OP_Conv ? wt->dims[0] : f->trans_b ? wt->dims[0] : wt->dims[1];
     if (!shape_of_scale(f, g->op == IR_OP_Conv ? 1 : out->rank - 1, out->rank, why))
         return false;
@@ -156,7 +169,8 @@ bool rw_action_fold_scale(rw_plan *p, char *why)
         const ir_type *bt = &f->b->type;
         int64_t bn;
         if (!ir_type_numel(bt, &bn) ||
-            !(bn == 1 || (bt->rank >= 1 && bt->dims[bt->rank - 1] == f->channels && bn % f->channels == 0)))
+            !(bn == 1 ||
+              (bt->rank >= 1 && bt->dims[bt->rank - 1] == f->channels && bn % f->channels == 0)))
             return rw_why(why, "fold_scale: the bias '%s' is neither a scalar nor per channel",
                           f->b->name);
         ir_type scaled = *bt;
