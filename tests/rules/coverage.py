@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""coverage.py RULES_DIR TESTS_DIR: every rule of the standard library must fire in some rule
-test (`%% fired NAME N` with N > 0)."""
+"""coverage.py RULES_DIR TESTS_DIR: every rule of the standard library has a positive and a
+negative rule test: it fires in some test (`%% fired NAME N` with N > 0), and some test shows a
+near miss it must not fuse (`%% fired NAME 0`, `%% refused NAME REASON`, or a file
+NAME_refused.test of near misses that asserts NAME's exact count beside one genuine instance)."""
 import glob
 import os
 import re
@@ -14,16 +16,24 @@ for path in sorted(glob.glob(os.path.join(rules_dir, "*.rules"))):
         if m:
             rules.append((os.path.basename(path), m.group(1)))
 
-fires = set()
+fires, misses = set(), set()
 for path in glob.glob(os.path.join(tests_dir, "*.test")):
+    refused_file = os.path.basename(path)[:-len("_refused.test")] if path.endswith(
+        "_refused.test") else None
     for line in open(path, encoding="utf-8"):
         m = re.match(r"%%\s+(fired|refused)\s+(\S+)\s+(\S+)", line)
         if not m:
             continue
         if m.group(1) == "fired" and m.group(3) != "0":
             fires.add(m.group(2))
+        else:
+            misses.add(m.group(2))
+        if m.group(2) == refused_file:
+            misses.add(refused_file)
 
-missing = [f"{f}: {r} never fires in a test" for f, r in rules if r not in fires]
-if missing:
-    sys.exit("\n".join(missing))
-print(f"{len(rules)} rules, each fired by a test")
+problems = [f"{f}: {r} never fires in a test" for f, r in rules if r not in fires]
+problems += [f"{f}: {r} has no negative test (fired {r} 0, refused {r} REASON, or {r}_refused.test)"
+             for f, r in rules if r not in misses]
+if problems:
+    sys.exit("\n".join(problems))
+print(f"{len(rules)} rules, each fired by a test and each kept from a near miss by another")
