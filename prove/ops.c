@@ -202,6 +202,25 @@ static ir_type conv_output(const ir_node *n, const ir_type *x, const ir_type *w)
     return y;
 }
 
+/* A conv weight [m, cin, k...] of x's rank with k 3 (with probability p3) or 1, proposed for slot
+ * i; when the pattern left the pads free, they keep the spatial size (k / 2 each side). */
+static void propose_window_weight(pv_gen *gen, ir_node *n, const ir_type *x, pv_operand *o,
+                                  int64_t m, int64_t cin, double p3)
+{
+    int spatial = x->rank - 2;
+    int64_t k = pv_rng_chance(gen->rng, p3) ? 3 : 1;
+    ir_type w = {.dtype = x->dtype, .rank = x->rank, .dims = {m, cin}};
+    for (int i = 0; i < spatial; i++)
+        w.dims[2 + i] = k;
+    propose(o, w, true, PV_DOM_ANY);
+    if (free_attr(n, "pads")) {
+        int64_t pads[2 * IR_MAX_RANK];
+        for (int i = 0; i < 2 * spatial; i++)
+            pads[i] = k / 2;
+        ir_set_attr_ints(gen->g, n, "pads", pads, (uint32_t)(2 * spatial));
+    }
+}
+
 /* Conv(X[N,C,D...], W[M,C/group,k...], B[M]?) with k 1 or 3 (padded to keep the size), strides 1
  * or 2, and sometimes a depthwise group; FusedConvAct the same, with a residual of the output's
  * shape and sometimes an activation. */
@@ -218,20 +237,8 @@ static bool propose_conv(pv_gen *gen, ir_node *n, const pv_node_facts *const *hi
     int64_t group = ir_get_int(n, "group");
     if (group <= 0 || c % group)
         return false;
-    if (open_slot(n, out, 1)) {
-        int64_t k = pv_rng_chance(gen->rng, 0.5) ? 3 : 1;
-        ir_type w = {
-            .dtype = x->dtype, .rank = x->rank, .dims = {group * pool_dim(gen), c / group}};
-        for (int i = 0; i < spatial; i++)
-            w.dims[2 + i] = k;
-        propose(&out[1], w, true, PV_DOM_ANY);
-        if (free_attr(n, "pads")) {
-            int64_t pads[2 * IR_MAX_RANK];
-            for (int i = 0; i < 2 * spatial; i++)
-                pads[i] = k / 2;
-            ir_set_attr_ints(gen->g, n, "pads", pads, (uint32_t)(2 * spatial));
-        }
-    }
+    if (open_slot(n, out, 1))
+        propose_window_weight(gen, n, x, &out[1], group * pool_dim(gen), c / group, 0.5);
     if (free_attr(n, "strides") && pv_rng_chance(gen->rng, 0.3)) {
         int64_t strides[IR_MAX_RANK];
         for (int i = 0; i < spatial; i++)
@@ -261,21 +268,9 @@ static bool propose_separable(pv_gen *gen, ir_node *n, const pv_node_facts *cons
     int64_t c = x->dims[1];
     if (free_attr(n, "group"))
         ir_set_attr_int(gen->g, n, "group", c);
-    if (open_slot(n, out, 1)) {
-        int64_t k = pv_rng_chance(gen->rng, 0.7) ? 3 : 1;
-        ir_type w = {.dtype = x->dtype,
-                     .rank = x->rank,
-                     .dims = {c * (pv_rng_chance(gen->rng, 0.3) ? 2 : 1), 1}};
-        for (int i = 0; i < spatial; i++)
-            w.dims[2 + i] = k;
-        propose(&out[1], w, true, PV_DOM_ANY);
-        if (free_attr(n, "pads")) {
-            int64_t pads[2 * IR_MAX_RANK];
-            for (int i = 0; i < 2 * spatial; i++)
-                pads[i] = k / 2;
-            ir_set_attr_ints(gen->g, n, "pads", pads, (uint32_t)(2 * spatial));
-        }
-    }
+    if (open_slot(n, out, 1)) /* depthwise: one input channel per group, multiplier 1 or 2 */
+        propose_window_weight(gen, n, x, &out[1], c * (pv_rng_chance(gen->rng, 0.3) ? 2 : 1), 1,
+                              0.7);
     const ir_type *wd = slot_type(n, out, 1);
     if (!wd || wd->rank != x->rank)
         return false;
