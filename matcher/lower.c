@@ -256,21 +256,22 @@ static void lower_structure(lowering *L, const dsl_pattern *root, const join_pat
 static void lower_value_preds(lowering *L)
 {
     const dsl_rule *r = L->rule;
-    VEC(const dsl_pattern *) todo = {0};
+    VEC(const dsl_pattern *) bound = {0};
     for (uint32_t k = 0; k < r->nnodes; k++) {
         const dsl_pattern *q = r->nodes[k];
         if (L->reg_of[q->id] >= 0 && !L->preds_done[q->id])
-            vec_push(&todo, q);
+            vec_push(&bound, q);
     }
     /* insertion sort by register (stable: node order breaks ties); lists are short */
-    for (size_t i = 1; i < todo.len; i++)
-        for (size_t j = i; j > 0 && L->reg_of[todo.items[j - 1]->id] > L->reg_of[todo.items[j]->id]; j--) {
-            const dsl_pattern *t = todo.items[j];
-            todo.items[j] = todo.items[j - 1];
-            todo.items[j - 1] = t;
+    for (size_t i = 1; i < bound.len; i++)
+        for (size_t j = i; j > 0 && L->reg_of[bound.items[j - 1]->id] > L->reg_of[bound.items[j]->id];
+             j--) {
+            const dsl_pattern *t = bound.items[j];
+            bound.items[j] = bound.items[j - 1];
+            bound.items[j - 1] = t;
         }
-    for (size_t i = 0; i < todo.len; i++) {
-        const dsl_pattern *q = todo.items[i];
+    for (size_t i = 0; i < bound.len; i++) {
+        const dsl_pattern *q = bound.items[i];
         uint32_t reg = (uint32_t)L->reg_of[q->id];
         const dsl_value_preds *pr = &q->preds;
         L->preds_done[q->id] = 1;
@@ -283,7 +284,7 @@ static void lower_value_preds(lowering *L)
         if (pr->rank >= 0)
             check2(L, MI_RANK, q, reg, (uint32_t)pr->rank);
     }
-    vec_free(&todo);
+    vec_free(&bound);
 }
 
 /* The first node of root's pattern, in pre-order, that an earlier root bound; fills the path of

@@ -19,7 +19,7 @@
 #include "kernels/kernels.h"
 #include "runtime/inputs.h"
 #include "runtime/pool.h"
-#include "runtime/shapes.h"
+#include "runtime/exec_common.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -138,7 +138,24 @@ static bool bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven)
     return true;
 }
 
-/* ---- shapes at run time (runtime/shapes.h) ---- */
+/* ---- values' bytes ---- */
+
+/* v's data in its storage dtype, a constant's read on first use; NULL when v is not defined
+ * yet, or after reporting a constant that could not be read. */
+static const void *value_data(executor *ex, ir_value *v)
+{
+    slot *s = &ex->slots[v->id];
+    if (!s->data && v->kind == IR_VALUE_CONST) {
+        s->data = ir_const_data(ex->g, v, ex->dg);
+        s->type = v->type;
+        int64_t nbytes = 0;
+        FR_CHECK(!s->data || ir_type_nbytes(&v->type, &nbytes));
+        s->nbytes = (size_t)nbytes;
+    }
+    return s->data;
+}
+
+/* ---- shapes at run time (runtime/exec_common.h) ---- */
 
 static const ir_type *defined_type(void *user, const ir_value *v)
 {
@@ -149,9 +166,10 @@ static const ir_type *defined_type(void *user, const ir_value *v)
 static const void *host_data(void *user, ir_value *v, const ir_node *reader, size_t *nbytes)
 {
     (void)reader;
-    const slot *s = &((executor *)user)->slots[v->id];
-    *nbytes = s->nbytes;
-    return s->data;
+    executor *ex = user;
+    const void *data = value_data(ex, v);
+    *nbytes = ex->slots[v->id].nbytes;
+    return data;
 }
 
 /* Runs n's inference on the run-time types of its inputs and sizes its outputs' slots. */
@@ -177,19 +195,6 @@ static bool infer_node(executor *ex, ir_node *n)
 }
 
 /* ---- running a node ---- */
-
-static const void *value_data(executor *ex, ir_value *v)
-{
-    slot *s = &ex->slots[v->id];
-    if (!s->data && v->kind == IR_VALUE_CONST) {
-        s->data = ir_const_data(ex->g, v, ex->dg);
-        s->type = v->type;
-        int64_t nbytes = 0;
-        FR_CHECK(!s->data || ir_type_nbytes(&v->type, &nbytes));
-        s->nbytes = (size_t)nbytes;
-    }
-    return s->data;
-}
 
 static kn_tensor kernel_view(const ir_type *t, void *data)
 {
@@ -350,25 +355,11 @@ static bool run_node(executor *ex, ir_node *n)
 
 static bool collect_outputs(executor *ex)
 {
-    rt_result *res = ex->res;
-    ir_graph *g = ex->g;
-    res->noutputs = g->outputs.len;
-    res->outputs = ar_alloc_array(res->arena, g->outputs.len ? g->outputs.len : 1,
-                                  sizeof *res->outputs);
-    for (size_t k = 0; k < g->outputs.len; k++) {
-        ir_value *v = g->outputs.items[k];
-        const void *data = value_data(ex, v);
-        if (!data)
-            return false;
-        const slot *s = &ex->slots[v->id];
-        rt_tensor *t = &res->outputs[k];
-        *t = (rt_tensor){v->name, s->type, ar_try_alloc(res->arena, s->nbytes ? s->nbytes : 1),
-                         s->nbytes};
-        if (!t->data)
-            return error_value(ex, v, "out of memory for output '%s'", v->name);
-        memcpy(t->data, data, s->nbytes);
-    }
-    return true;
+    rt_value_source src = {defined_type, host_data, ex};
+    const ir_value *oom = NULL;
+    if (rt_collect_outputs(ex->g, ex->res, &src, &oom))
+        return true;
+    return oom ? error_value(ex, oom, "out of memory for output '%s'", oom->name) : false;
 }
 
 /* Every buffer still held (graph outputs) goes back, and the pool is emptied. */

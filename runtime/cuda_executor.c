@@ -51,7 +51,7 @@ bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_grap
 #include "kernels/kernels.h"
 #include "runtime/inputs.h"
 #include "runtime/pool.h"
-#include "runtime/shapes.h"
+#include "runtime/exec_common.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -281,7 +281,7 @@ static void *ensure_dev(executor *ex, ir_value *v, const ir_node *n)
     return s->dev->ptr;
 }
 
-/* ---- shapes at run time (runtime/shapes.h) ---- */
+/* ---- shapes at run time (runtime/exec_common.h) ---- */
 
 static const ir_type *defined_type(void *user, const ir_value *v)
 {
@@ -716,28 +716,14 @@ static bool run_nodes(executor *ex)
     return true;
 }
 
-/* The outputs, downloaded; then every value's run buffers go back to the pools. */
+/* The outputs, downloaded to the host. */
 static bool collect_outputs(executor *ex)
 {
-    rt_result *res = ex->res;
-    ir_graph *g = ex->g;
-    res->noutputs = g->outputs.len;
-    res->outputs = ar_alloc_array(res->arena, g->outputs.len ? g->outputs.len : 1,
-                                  sizeof *res->outputs);
-    for (size_t k = 0; k < g->outputs.len; k++) {
-        ir_value *v = g->outputs.items[k];
-        const void *data = ensure_host(ex, v, NULL);
-        if (!data)
-            return false;
-        const slot *s = &ex->slots[v->id];
-        rt_tensor *t = &res->outputs[k];
-        *t = (rt_tensor){v->name, s->type, ar_try_alloc(res->arena, s->nbytes ? s->nbytes : 1),
-                         s->nbytes};
-        if (!t->data)
-            return report(ex, NULL, "out of memory for output '%s'", v->name);
-        memcpy(t->data, data, s->nbytes);
-    }
-    return true;
+    rt_value_source src = {defined_type, host_data, ex};
+    const ir_value *oom = NULL;
+    if (rt_collect_outputs(ex->g, ex->res, &src, &oom))
+        return true;
+    return oom ? report(ex, NULL, "out of memory for output '%s'", oom->name) : false;
 }
 
 static void end_run(executor *ex)

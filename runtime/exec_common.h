@@ -1,13 +1,13 @@
-/* Shapes at run time: shared by the CPU and CUDA executors.
+/* What the CPU and CUDA executors share: shapes at run time, the outputs' copies, timing totals.
  *
- * Every node's inference runs again during a run, on the bound, static types of
+ * Shapes. Every node's inference runs again during a run, on the bound, static types of
  * its inputs. Small integer tensors and scalars computed at run time (shapes,
  * axes, indices: rt_is_shape_tensor) are shown to inference as in-memory
  * constants for the duration of the call, so a Reshape or Expand fed by a Shape
  * computation resolves too. The executors differ only in where a value's bytes
  * are, which they tell through rt_value_source. */
-#ifndef FUSERULE_RUNTIME_SHAPES_H
-#define FUSERULE_RUNTIME_SHAPES_H
+#ifndef FUSERULE_RUNTIME_EXEC_COMMON_H
+#define FUSERULE_RUNTIME_EXEC_COMMON_H
 
 #include "runtime/runtime.h"
 
@@ -42,6 +42,12 @@ typedef enum rt_infer_status {
  */
 rt_infer_status rt_infer_node(ir_graph *g, ir_node *n, dg_context *dg, const rt_value_source *src,
                               ir_value **unknown);
+
+/* Copies every graph output (src->host, then src->defined for its run-time type) into
+ * res->outputs, in g->outputs order. False after a fetch that failed (reported), or with *oom set
+ * to the output whose copy could not be allocated (not reported: the caller says it its way). */
+bool rt_collect_outputs(ir_graph *g, rt_result *res, const rt_value_source *src,
+                        const ir_value **oom);
 
 /* Fills res->times from per-op totals: the ops that ran, most time first. */
 void rt_collect_times(rt_result *res, const rt_op_time times[IR_OP_COUNT]);

@@ -1,9 +1,10 @@
-/* Shapes at run time (runtime/shapes.h). */
-#include "runtime/shapes.h"
+/* Shapes at run time (runtime/exec_common.h). */
+#include "runtime/exec_common.h"
 
 #include "base/check.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 bool rt_is_shape_tensor(const ir_value *v, const ir_type *t)
 {
@@ -68,6 +69,30 @@ rt_infer_status rt_infer_node(ir_graph *g, ir_node *n, dg_context *dg, const rt_
         }
     }
     return RT_INFER_OK;
+}
+
+bool rt_collect_outputs(ir_graph *g, rt_result *res, const rt_value_source *src,
+                        const ir_value **oom)
+{
+    res->noutputs = g->outputs.len;
+    res->outputs =
+        ar_alloc_array(res->arena, g->outputs.len ? g->outputs.len : 1, sizeof *res->outputs);
+    for (size_t k = 0; k < g->outputs.len; k++) {
+        ir_value *v = g->outputs.items[k];
+        size_t nbytes = 0;
+        const void *data = src->host(src->user, v, NULL, &nbytes);
+        if (!data)
+            return false;
+        rt_tensor *t = &res->outputs[k];
+        *t = (rt_tensor){v->name, *src->defined(src->user, v),
+                         ar_try_alloc(res->arena, nbytes ? nbytes : 1), nbytes};
+        if (!t->data) {
+            *oom = v;
+            return false;
+        }
+        memcpy(t->data, data, nbytes);
+    }
+    return true;
 }
 
 static int by_time_desc(const void *a, const void *b)
