@@ -122,6 +122,14 @@ bool dg_has_errors(const dg_context *ctx)
     return ctx->errors > 0;
 }
 
+const char *dg_first_error(const dg_context *ctx)
+{
+    for (size_t i = 0; i < ctx->items.len; i++)
+        if (ctx->items.items[i].sev == DG_ERROR)
+            return ctx->items.items[i].message;
+    return NULL;
+}
+
 void dg_line_col(const dg_source *src, size_t offset, unsigned *line, unsigned *col)
 {
     unsigned l = 1;

@@ -48,6 +48,9 @@ void dg_error_path(dg_context *ctx, const char *path, const char *fmt, ...)
 size_t dg_error_count(const dg_context *ctx);
 size_t dg_warning_count(const dg_context *ctx);
 bool dg_has_errors(const dg_context *ctx);
+/* The message of the first stored error, without its location ("x.graph:3:5: error: "): what a
+ * caller that reports the failure in its own words quotes. NULL when none is stored. */
+const char *dg_first_error(const dg_context *ctx);
 
 /* Prints every stored diagnostic in report order, then a "N errors" summary line when more were
  * reported than stored. */

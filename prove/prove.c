@@ -27,18 +27,13 @@ typedef struct prover {
 
 /* ---- text helpers ---- */
 
-/* The first line of what dg holds (the generated graphs have no source to point into). */
+/* The first error dg holds, as a string of its own (the generated graphs have no source to point
+ * into, so the location would say nothing). */
 static char *first_diagnostic(const dg_context *dg)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    FR_CHECK(f != NULL);
-    dg_print(dg, f);
-    fclose(f);
-    char *nl = strchr(text, '\n');
-    if (nl)
-        *nl = '\0';
+    const char *msg = dg_first_error(dg);
+    char *text = strdup(msg ? msg : "no reason given");
+    FR_CHECK(text != NULL);
     return text;
 }
 

@@ -596,18 +596,11 @@ static bool check_attrs(rw_plan *p, char *why)
 
 /* ---- the tentative node -------------------------------------------------------------------------- */
 
+/* The first error dg holds, quoted into out (a generic reason when it holds none). */
 static void first_error(dg_context *dg, char *out, size_t size)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    FR_CHECK(f != NULL);
-    dg_print(dg, f);
-    fclose(f);
-    const char *msg = text ? strstr(text, "error: ") : NULL;
-    msg = msg ? msg + strlen("error: ") : "the op's inference failed";
-    snprintf(out, size, "%.*s", (int)strcspn(msg, "\n"), msg);
-    free(text);
+    const char *msg = dg_first_error(dg);
+    snprintf(out, size, "%s", msg ? msg : "the op's inference failed");
 }
 
 static bool same_type(const ir_type *a, const ir_type *b)

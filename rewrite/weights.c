@@ -10,25 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The first error message a context holds, without its location ("x.graph:3:5: error: "). */
-static void first_message(dg_context *dg, char *out, size_t size)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    if (!f) {
-        snprintf(out, size, "cannot read it");
-        return;
-    }
-    dg_print(dg, f);
-    fclose(f);
-    const char *msg = text ? strstr(text, "error: ") : NULL;
-    msg = msg ? msg + strlen("error: ") : (text ? text : "");
-    size_t n = strcspn(msg, "\n");
-    snprintf(out, size, "%.*s", (int)n, msg);
-    free(text);
-}
-
 double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
 {
     if (!v || v->kind != IR_VALUE_CONST)
@@ -46,10 +27,10 @@ double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
     dg_context *dg = dg_new();
     const void *data = ir_const_data(p->g, v, dg);
     if (!data) {
-        char msg[RW_WHY_SIZE / 2];
-        first_message(dg, msg, sizeof msg);
+        const char *msg = dg_first_error(dg);
+        rw_why(why, "constant: '%s' cannot be read: %s", v->name, msg ? msg : "no reason given");
         dg_free(dg);
-        return rw_why(why, "constant: '%s' cannot be read: %s", v->name, msg), NULL;
+        return NULL;
     }
     dg_free(dg);
     double *x = malloc((*numel ? (size_t)*numel : 1) * sizeof *x);
