@@ -1352,6 +1352,31 @@ static void expect_invalid(ir_graph *g, const char *message)
     ir_graph_free(g);
 }
 
+/* A SeparableConv of x [1,4,6,6] that inference must refuse with `message`: the depthwise and
+ * pointwise weights' dims, the group, a pointwise bias of 4 values when `bias`, and out_act when
+ * not NULL. */
+typedef struct {
+    int64_t wd[4], wp[4], group;
+    bool bias;
+    const char *out_act, *message;
+} bad_separable;
+
+static void expect_separable_invalid(const bad_separable *c)
+{
+    ir_graph *g = ir_graph_new("bad");
+    ir_value *x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
+    ir_value *wd = rtt_random(g, "wd", IR_F32, 1, 4, c->wd);
+    ir_value *wp = rtt_random(g, "wp", IR_F32, 2, 4, c->wp);
+    ir_value *y = c->bias ? rtt_op(g, IR_OP_SeparableConv, "y",
+                                   IN(x, wd, wp, NULL, rtt_random(g, "bp", IR_F32, 3, DIMS(4))))
+                          : rtt_op(g, IR_OP_SeparableConv, "y", IN(x, wd, wp));
+    ir_set_attr_int(g, y->producer, "group", c->group);
+    if (c->out_act)
+        ir_set_attr_string(g, y->producer, "out_act", c->out_act);
+    ir_add_output(g, y);
+    expect_invalid(g, c->message);
+}
+
 static void test_inference_errors(void)
 {
     ir_graph *g = ir_graph_new("bad");
@@ -1430,65 +1455,22 @@ static void test_inference_errors(void)
     expect_invalid(g, "RoPE: cos/sin's last dim must be D = 6 or D/2, not 2");
 
     /* SeparableConv: the first conv must be depthwise, the second 1x1 over its channels */
-    g = ir_graph_new("bad");
-    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
-    y = rtt_op(g, IR_OP_SeparableConv, "y",
-               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(4, 1, 3, 3)),
-                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 1, 1))));
-    ir_set_attr_int(g, y->producer, "group", 2);
-    ir_add_output(g, y);
-    expect_invalid(g, "SeparableConv: group 2 is not the input's 4 channels; the first conv must "
-                      "be depthwise");
-
-    g = ir_graph_new("bad");
-    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
-    y = rtt_op(g, IR_OP_SeparableConv, "y",
-               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(4, 2, 3, 3)),
-                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 1, 1))));
-    ir_set_attr_int(g, y->producer, "group", 4);
-    ir_add_output(g, y);
-    expect_invalid(g,
-                   "SeparableConv: the depthwise weight [4,2,3,3] must be [k * 4, 1, kernel...]");
-
-    g = ir_graph_new("bad");
-    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
-    y = rtt_op(g, IR_OP_SeparableConv, "y",
-               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(8, 1, 3, 3)),
-                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 1, 1))));
-    ir_set_attr_int(g, y->producer, "group", 4);
-    ir_add_output(g, y);
-    expect_invalid(g, "SeparableConv: the pointwise weight [8,4,1,1] reads 4 channels; the "
-                      "depthwise conv gives 8");
-
-    g = ir_graph_new("bad");
-    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
-    y = rtt_op(g, IR_OP_SeparableConv, "y",
-               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(4, 1, 3, 3)),
-                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 3, 3))));
-    ir_set_attr_int(g, y->producer, "group", 4);
-    ir_add_output(g, y);
-    expect_invalid(g, "SeparableConv: the pointwise weight [8,4,3,3] is not 1x1");
-
-    g = ir_graph_new("bad");
-    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
-    y = rtt_op(g, IR_OP_SeparableConv, "y",
-               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(4, 1, 3, 3)),
-                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 1, 1)), NULL,
-                  rtt_random(g, "bp", IR_F32, 3, DIMS(4))));
-    ir_set_attr_int(g, y->producer, "group", 4);
-    ir_set_attr_string(g, y->producer, "out_act", "Swish");
-    ir_add_output(g, y);
-    expect_invalid(g, "SeparableConv: unknown activation \"Swish\"");
-
-    g = ir_graph_new("bad");
-    x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 6, 6));
-    y = rtt_op(g, IR_OP_SeparableConv, "y",
-               IN(x, rtt_random(g, "wd", IR_F32, 1, DIMS(4, 1, 3, 3)),
-                  rtt_random(g, "wp", IR_F32, 2, DIMS(8, 4, 1, 1)), NULL,
-                  rtt_random(g, "bp", IR_F32, 3, DIMS(4))));
-    ir_set_attr_int(g, y->producer, "group", 4);
-    ir_add_output(g, y);
-    expect_invalid(g, "SeparableConv: the pointwise bias has shape [4]; expected [8]");
+    static const bad_separable separable[] = {
+        {{4, 1, 3, 3}, {8, 4, 1, 1}, 2, false, NULL,
+         "SeparableConv: group 2 is not the input's 4 channels; the first conv must be depthwise"},
+        {{4, 2, 3, 3}, {8, 4, 1, 1}, 4, false, NULL,
+         "SeparableConv: the depthwise weight [4,2,3,3] must be [k * 4, 1, kernel...]"},
+        {{8, 1, 3, 3}, {8, 4, 1, 1}, 4, false, NULL,
+         "SeparableConv: the pointwise weight [8,4,1,1] reads 4 channels; the depthwise conv "
+         "gives 8"},
+        {{4, 1, 3, 3}, {8, 4, 3, 3}, 4, false, NULL,
+         "SeparableConv: the pointwise weight [8,4,3,3] is not 1x1"},
+        {{4, 1, 3, 3}, {8, 4, 1, 1}, 4, true, "Swish", "SeparableConv: unknown activation \"Swish\""},
+        {{4, 1, 3, 3}, {8, 4, 1, 1}, 4, true, NULL,
+         "SeparableConv: the pointwise bias has shape [4]; expected [8]"},
+    };
+    for (size_t i = 0; i < sizeof separable / sizeof separable[0]; i++)
+        expect_separable_invalid(&separable[i]);
 }
 
 int main(void)
