@@ -8,6 +8,8 @@
 #include "base/check.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +37,26 @@ double pv_rng_uniform(pv_rng *r, double lo, double hi)
 bool pv_rng_chance(pv_rng *r, double p)
 {
     return pv_rng_uniform(r, 0, 1) < p;
+}
+
+bool pv_why(pv_gen *gen, const char *fmt, ...)
+{
+    if (gen->trace->why[0])
+        return false;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(gen->trace->why, sizeof gen->trace->why, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+uint32_t pv_cycle(pv_gen *gen, uint32_t salt, uint32_t n)
+{
+    if (n <= 1)
+        return 0;
+    if (pv_rng_chance(gen->rng, 0.75))
+        return (gen->turn + salt + (gen->node ? gen->node->id * 5 : 0)) % n;
+    return pv_rng_below(gen->rng, n);
 }
 
 /* ---- leaves ---- */
@@ -124,8 +146,12 @@ static ir_value *make_leaf(pv_gen *gen, const pv_operand *o, const dsl_pattern *
                        : is_const                                      ? "k"
                                                                        : "in";
     const char *name = ir_fresh_name(gen->g, stem);
-    if (!is_const)
+    if (!is_const) {
+        size_t index = gen->g->inputs.len;
+        if (o->want_const && index < 64)
+            gen->trace->param_inputs |= (uint64_t)1 << index;
         return ir_add_input(gen->g, name, &t);
+    }
     ir_const *c = ir_const_new(gen->g, IR_CONST_LITERAL);
     c->literal = const_values(gen, o, leaf, nf, &t, numel);
     c->literal_count = (size_t)numel;
@@ -188,7 +214,8 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
     const ir_op_info *info = ir_op_info_get(op);
     uint32_t nin = input_count(gen, p, op);
     if (nin < info->min_inputs || (info->max_inputs != IR_VARIADIC && nin > info->max_inputs))
-        return false;
+        return pv_why(gen, "%s: %u operands written; the op takes %u to %u", info->name, nin,
+                      info->min_inputs, info->max_inputs);
     const char *out_name = ar_printf(gen->g->arena, "v%u", ++gen->names);
     ir_node *n = ir_add_node(gen->g, op, nin, &out_name, 1);
     if (!n)
@@ -219,23 +246,27 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
     memset(prop, 0, (nin + 1) * sizeof *prop);
     gen->node = p;
     if (!pv_op_propose(gen, n, hints, prop))
-        return false;
+        return pv_why(gen, "%s: no operands fit the ones already built", info->name);
     for (uint32_t i = 0; i < nin; i++) {
         if (n->inputs[i])
             continue;
         ir_value *v = leaf[i] ? gen->values[leaf[i]->id] : NULL; /* the same leaf twice */
         if (!v) {
             if (prop[i].type.dtype == IR_DTYPE_UNKNOWN)
-                return false;
+                return pv_why(gen, "%s: operand %u: no type proposed for it", info->name, i);
             if (!(v = make_leaf(gen, &prop[i], leaf[i], hints[i])))
-                return false;
+                return pv_why(gen, "%s: operand %u: the proposed type has no element count",
+                              info->name, i);
             if (leaf[i])
                 gen->values[leaf[i]->id] = v;
         }
         ir_set_input(n, i, v);
     }
-    if (!info->infer(gen->g, n, dg))
-        return false;
+    if (!info->infer(gen->g, n, dg)) {
+        const char *msg = dg_first_error(dg);
+        return pv_why(gen, "%s: its inference refuses the operands: %s", info->name,
+                      msg ? msg : "no reason given");
+    }
     gen->values[p->id] = n->outputs[0];
     return true;
 }
@@ -269,11 +300,15 @@ static void draw_pool(pv_gen *gen)
     }
 }
 
-ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn)
+ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn, pv_trace *trace)
 {
     const dsl_rule *r = facts->rule;
     ir_graph *g = ir_graph_new("instance");
-    pv_gen gen = {.g = g, .facts = facts, .rng = rng, .turn = turn};
+    pv_trace scratch;
+    if (!trace)
+        trace = &scratch;
+    *trace = (pv_trace){0};
+    pv_gen gen = {.g = g, .facts = facts, .rng = rng, .turn = turn, .trace = trace};
     gen.values = calloc(r->nnodes + 1, sizeof *gen.values);
     dg_context *dg = dg_new(); /* inference errors only reject the draw */
     draw_pool(&gen);

@@ -7,6 +7,7 @@
 
 #include "dsl/dsl.h"
 #include "ir/ir.h"
+#include "runtime/runtime.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -51,6 +52,12 @@ void pv_facts_compute(const dsl_rule *r, ar_arena *arena, pv_facts *facts);
 
 /* ---- building one candidate (generate.c, ops.c) ---- */
 
+/* What a draw tells the prover besides its graph. */
+typedef struct pv_trace {
+    uint64_t param_inputs; /* bit i: graph input i is a parameter (a weight made an input) */
+    char why[200];         /* a failed draw: the op, the operand and the reason */
+} pv_trace;
+
 /* The generator's state for one candidate graph. */
 typedef struct pv_gen {
     ir_graph *g;
@@ -64,13 +71,23 @@ typedef struct pv_gen {
     uint32_t turn;           /* see pv_generate */
     const dsl_pattern *node; /* the op node being built */
     ir_dtype half;           /* the 16-bit float type of a mixed-precision candidate, once drawn */
+    pv_trace *trace;         /* never NULL while building */
 } pv_gen;
 
-/* Builds a candidate instance of the rule, or NULL when this draw gives no well-typed graph. The
- * same rng state and `turn` give the same graph. `turn` (the instances found so far) makes the
- * choices of alternatives and optional ops cycle, so that N instances cover up to N members of a
- * set rather than a random few. */
-ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn);
+/* Builds a candidate instance of the rule, or NULL when this draw gives no well-typed graph (then
+ * trace->why says which op and operand stopped it, and why). The same rng state and `turn` give
+ * the same graph. `turn` (the instances found so far) makes the choices of alternatives, optional
+ * ops and the attributes the pattern leaves free cycle, so that N instances cover up to N options
+ * rather than a random few. trace may be NULL. */
+ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn, pv_trace *trace);
+
+/* Records why the draw fails (the first reason is kept) and returns false. */
+bool pv_why(pv_gen *gen, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Option k of n for an attribute or operand shape of the node being built: mostly the one whose
+ * turn it is (offset by `salt` and the node, so that two choices do not move in lockstep),
+ * sometimes a random one. */
+uint32_t pv_cycle(pv_gen *gen, uint32_t salt, uint32_t n);
 
 /* What the op knowledge proposes for an operand that is not built yet. */
 typedef enum {
@@ -113,5 +130,42 @@ void pv_solve_dims(const pv_gen *gen, const dsl_pattern *node, ir_type *t);
  * comparisons with value(@c) ask for it, evaluated with what is built so far; false when the
  * guard says nothing usable about it. */
 bool pv_solve_value(const pv_gen *gen, const dsl_pattern *node, ir_dtype dtype, double *out);
+
+/* ---- judging an output (judge.c) ---- */
+
+typedef struct pv_judgment {
+    bool ok;
+    size_t special;    /* elements where NaN or an infinity (with its sign) is on one side only */
+    size_t bad;        /* elements out of tolerance */
+    double worst_diff; /* the largest |rewritten - original| over the finite elements */
+    size_t at;         /* the worst element: the first NaN/Inf disagreement, else the one furthest
+                        * out of tolerance */
+} pv_judgment;
+
+/* Judges the rewritten graph's value of one output against the original's (same type), with the
+ * output dtype's tolerance times `slack` (1, or the scale of the inputs: judge.c). */
+pv_judgment pv_judge(const rt_tensor *original, const rt_tensor *rewritten, double slack);
+
+/* ---- the inputs an instance runs on (inputs.c) ---- */
+
+typedef enum {
+    PV_INPUTS_DRAWN,   /* what `fuserule verify --seed S` draws: floats uniform in [-1, 1) */
+    PV_INPUTS_TIMES8,  /* the same, float inputs scaled by 8 */
+    PV_INPUTS_TIMES64, /* ... by 64 */
+    PV_INPUTS_SPECIAL, /* the same, with a few NaN, +-inf, -0 and 0 planted in each float input */
+    PV_INPUTS_COUNT,
+} pv_inputs_kind;
+
+/* The factor a variant scales the float inputs by (1 for the others). */
+double pv_inputs_scale(pv_inputs_kind kind);
+
+/* A copy of `drawn` (the inputs the executor drew) made into variant `kind`, allocated in
+ * `arena`; `seed` places the planted values, which go only into data inputs (is_param[i] false:
+ * not a weight or other parameter the generator made a graph input). */
+rt_tensor *pv_inputs_variant(const rt_tensor *drawn, size_t n, pv_inputs_kind kind, uint64_t seed,
+                             const bool *is_param, ar_arena *arena);
+/* How a counterexample's inputs were made, for its header: "what `fuserule verify --seed 7` draws
+ * for this graph, scaled by 8". */
+void pv_inputs_describe(pv_inputs_kind kind, uint64_t seed, FILE *out);
 
 #endif

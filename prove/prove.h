@@ -54,6 +54,10 @@ typedef struct pv_result {
     /* UNPROVEN: the reason the rewriter refused the rule most often, or NULL if it never matched. */
     char *refusal;
     uint32_t refusals; /* how many times it refused for that reason */
+    /* UNPROVEN: why the generator could not build a candidate most often ("Tile: operand 1: ..."),
+     * or NULL. */
+    char *unbuilt;
+    uint32_t unbuilt_count;
 } pv_result;
 
 /* Proves one checked rule. Never fails: what goes wrong is the verdict (a rule the automaton

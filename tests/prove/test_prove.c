@@ -145,8 +145,8 @@ static void test_generator_deterministic(void)
     uint32_t built = 0;
     for (uint64_t seed = 0; seed < 20; seed++) {
         pv_rng a = {seed}, b = {seed};
-        ir_graph *ga = pv_generate(&facts, &a, (uint32_t)seed),
-                 *gb = pv_generate(&facts, &b, (uint32_t)seed);
+        ir_graph *ga = pv_generate(&facts, &a, (uint32_t)seed, NULL),
+                 *gb = pv_generate(&facts, &b, (uint32_t)seed, NULL);
         CHECK((ga == NULL) == (gb == NULL));
         if (ga && gb) {
             built++;
