@@ -69,10 +69,24 @@ static double decimals(double x, int places)
     return round(x * scale) / scale;
 }
 
+/* x rounded to three significant digits (an epsilon of 1e-7 keeps its value). */
+static double significant(double x)
+{
+    if (x == 0 || !isfinite(x))
+        return x;
+    double scale = pow(10, 2 - floor(log10(fabs(x))));
+    return round(x * scale) / scale;
+}
+
 /* One random element of a constant in its domain. */
 static double draw(pv_gen *gen, pv_domain domain, ir_dtype dt)
 {
+    static const double typical_eps[] = {1e-5, 1e-6, 1e-12};
     switch (domain) {
+    case PV_DOM_EPSILON:
+        if (pv_rng_chance(gen->rng, 0.4))
+            return typical_eps[pv_rng_below(gen->rng, FR_COUNT_OF(typical_eps))];
+        return significant(pow(10, pv_rng_uniform(gen->rng, -12, -1)));
     case PV_DOM_POSITIVE: return decimals(pv_rng_uniform(gen->rng, 0.5, 1.5), 3);
     case PV_DOM_SCALE: return decimals(pv_rng_uniform(gen->rng, 0.002, 0.01), 4);
     case PV_DOM_INT:
@@ -108,7 +122,7 @@ static double *const_values(pv_gen *gen, const pv_operand *o, const dsl_pattern 
         memcpy(v, o->values, (size_t)numel * sizeof *v);
         return v;
     }
-    pv_domain domain = nf && nf->positive ? PV_DOM_SCALE : o->domain;
+    pv_domain domain = nf && nf->positive ? PV_DOM_EPSILON : o->domain;
     for (int64_t i = 0; i < numel; i++)
         v[i] = draw(gen, domain, t->dtype);
     return v;

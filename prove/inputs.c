@@ -3,7 +3,8 @@
  * 0, 6) taken for Relu, x * (x/6 + 0.5) for HardSwish) or only at special values (Where(x > 0, x,
  * 0) for Relu at NaN), so every instance also runs with its float inputs scaled by 8 and by 64, and
  * with a few NaN, +-inf, -0 and 0 planted. Integer and bool inputs (indices, quantized data,
- * masks) stay as drawn. Special values go into data only, not into a weight the generator made
+ * masks) stay as drawn. Scaled by 1/1024 too: a normalization whose epsilon is misplaced differs
+ * where the statistics are small. Special values go into data only, not into a weight the generator made
  * a graph input: a kernel that skips a conv's padding (0 * inf) is not a wrong rule. */
 #include "prove/internal.h"
 
@@ -48,6 +49,12 @@ double pv_inputs_scale(pv_inputs_kind kind)
     return kind == PV_INPUTS_TIMES8 ? 8 : kind == PV_INPUTS_TIMES64 ? 64 : 1;
 }
 
+/* The factor the float inputs are multiplied by. */
+static double factor(pv_inputs_kind kind)
+{
+    return kind == PV_INPUTS_SMALL ? 1.0 / 1024 : pv_inputs_scale(kind);
+}
+
 rt_tensor *pv_inputs_variant(const rt_tensor *drawn, size_t n, pv_inputs_kind kind, uint64_t seed,
                              const bool *is_param, ar_arena *arena)
 {
@@ -59,7 +66,7 @@ rt_tensor *pv_inputs_variant(const rt_tensor *drawn, size_t n, pv_inputs_kind ki
         memcpy(v[i].data, drawn[i].data, drawn[i].nbytes);
         if (!is_float_storage(v[i].type.dtype))
             continue;
-        double scale = pv_inputs_scale(kind);
+        double scale = factor(kind);
         if (scale != 1)
             for (size_t k = 0; k < rt_tensor_numel(&v[i]); k++)
                 set_element(&v[i], k, scale * rt_tensor_get(&v[i], k));
@@ -75,6 +82,7 @@ void pv_inputs_describe(pv_inputs_kind kind, uint64_t seed, FILE *out)
     switch (kind) {
     case PV_INPUTS_TIMES8: fputs(", scaled by 8", out); break;
     case PV_INPUTS_TIMES64: fputs(", scaled by 64", out); break;
+    case PV_INPUTS_SMALL: fputs(", scaled by 1/1024", out); break;
     case PV_INPUTS_SPECIAL: fputs(", with NaN, infinities and zeros planted", out); break;
     default: break;
     }

@@ -28,7 +28,8 @@ bool pv_rng_chance(pv_rng *r, double p);
 typedef struct pv_node_facts {
     bool is_const;    /* `:const`, read by value(), or feeds a `{attr = @c}` */
     bool one_element; /* read by value(), `numel(@c) == 1`, or a `{attr = @c}` */
-    bool positive;    /* feeds `{epsilon = @c}`: var + eps must be positive */
+    bool positive;    /* an epsilon: feeds `{epsilon = @c}`, or is added under a Sqrt or Pow
+                       * (`Sqrt(Add(ms, @eps))`): drawn small and positive, on a log scale */
     int8_t rank;      /* `:rankN` or `rank(@c) == N`; -1 = any */
     ir_dtype dtype;   /* `:i8`, ...; IR_DTYPE_UNKNOWN = any */
     bool exported;    /* `exports @c`: also made a graph output on some candidates */
@@ -97,6 +98,9 @@ typedef enum {
                       * to about [-1.3, 1.3], like float data: the f32 original of a QGemm
                       * then rounds within the absolute tolerance) */
     PV_DOM_INT,      /* small integers: zero points [-3, 3], exponents {2, 3} */
+    PV_DOM_EPSILON,  /* epsilons: a typical 1e-5 or 1e-6 (1e-12 some exporters write), or
+                      * log-uniform in [1e-12, 1e-1]: an epsilon outside the square root or not
+                      * carried into the fused node shows at the large ones */
 } pv_domain;
 
 typedef struct pv_operand {
@@ -152,6 +156,8 @@ typedef enum {
     PV_INPUTS_DRAWN,   /* what `fuserule verify --seed S` draws: floats uniform in [-1, 1) */
     PV_INPUTS_TIMES8,  /* the same, float inputs scaled by 8 */
     PV_INPUTS_TIMES64, /* ... by 64 */
+    PV_INPUTS_SMALL,   /* ... by 1/1024: where a normalization's epsilon is not small beside the
+                        * statistics (an epsilon outside the square root, or not carried) */
     PV_INPUTS_SPECIAL, /* the same, with a few NaN, +-inf, -0 and 0 planted in each float input */
     PV_INPUTS_COUNT,
 } pv_inputs_kind;

@@ -329,7 +329,10 @@ void pv_prove(dsl_rule *rule, const pv_options *opts, pv_result *out)
     prover pv = {.automaton = a, .res = out, .smallest = INT64_MAX};
     uint64_t base = rule_seed(rule, opts ? opts->seed : 0);
     for (uint32_t i = 0; !dg_has_errors(dg) && i < attempts && out->instances < want; i++) {
-        uint64_t seed = base + i * 0x9e3779b97f4a7c15u;
+        /* each candidate's stream from a hash of its number: consecutive raw states would be one
+         * stream shifted by a draw, and neighbouring candidates would draw alike */
+        pv_rng mix = {base + i * 0x9e3779b97f4a7c15u};
+        uint64_t seed = pv_rng_next(&mix);
         out->attempts++;
         pv_rng rng = {seed}, twin = {seed};
         pv_trace trace;

@@ -6,6 +6,7 @@
 #include "prove/internal.h"
 #include "rewrite/rewrite.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 typedef struct {
@@ -42,8 +43,9 @@ static const dsl_pattern *node_of(const dsl_rule *r, const char *capture)
 }
 
 /* With @x built as f32[3,8], each constant gets what its comparisons ask: an equality through a
- * product with a dim, a literal, a bound on a dim, the midpoint of a range, an integer strictly
- * above a bound. */
+ * product with a dim, a literal; and across what bounds allow: an integer at or above a dim, a
+ * value inside a range, an integer strictly above a bound (over many draws, near the bound and
+ * far above it). */
 static void test_solver(void)
 {
     loaded l = load(
@@ -67,10 +69,44 @@ static void test_solver(void)
     CHECK(pv_solve_value(&gen, node_of(r, "h"), IR_I64, &v) && v == 4);
     CHECK(pv_solve_value(&gen, node_of(r, "a"), IR_I64, &v) && v == -1);
     CHECK(pv_solve_value(&gen, node_of(r, "z"), IR_I64, &v) && v == 0);
-    CHECK(pv_solve_value(&gen, node_of(r, "e"), IR_I64, &v) && v == 8);
-    CHECK(pv_solve_value(&gen, node_of(r, "s"), IR_F32, &v));
-    CHECK_NEAR(v, 0.75, 0, 1e-12);
-    CHECK(pv_solve_value(&gen, node_of(r, "k"), IR_I64, &v) && v == 3);
+    bool near = false, far = false;
+    for (int i = 0; i < 200; i++) {
+        CHECK(pv_solve_value(&gen, node_of(r, "e"), IR_I64, &v) && v >= 8 && v == (int64_t)v);
+        CHECK(pv_solve_value(&gen, node_of(r, "s"), IR_F32, &v) && v > 0.7 && v < 0.8);
+        CHECK(pv_solve_value(&gen, node_of(r, "k"), IR_I64, &v) && v > 2 && v == (int64_t)v);
+        near |= v == 3, far |= v >= 10;
+    }
+    CHECK(near && far);
+    free(gen.values);
+    ir_graph_free(g);
+    ar_free(arena);
+    unload(&l);
+}
+
+/* `value(@s) != 0` alone: values of both signs, small and large, never 0; `value(@a) > 0` reaches
+ * above 1 (a LeakyRelu slope the guard admits by mistake). */
+static void test_solver_ranges(void)
+{
+    loaded l =
+        load("rule r: Max(Mul(Relu(@x), @s:const), Mul(@x, @a:const)) => ElementwiseChain(@x, @s, "
+             "@a) {expr = \"relu(mul(x0, x1))\"}\n  where value(@s) != 0 && value(@a) > 0\n");
+    const dsl_rule *r = l.rs->rules[0];
+    ar_arena *arena = ar_new();
+    pv_facts facts;
+    pv_facts_compute(r, arena, &facts);
+    pv_rng rng = {3};
+    ir_graph *g = ir_graph_new("t");
+    pv_gen gen = {.g = g, .facts = &facts, .rng = &rng};
+    gen.values = calloc(r->nnodes, sizeof *gen.values);
+    bool negative = false, positive = false, large = false, above_one = false;
+    double v;
+    for (int i = 0; i < 200; i++) {
+        CHECK(pv_solve_value(&gen, node_of(r, "s"), IR_F32, &v) && v != 0);
+        negative |= v<0, positive |= v> 0, large |= fabs(v) > 2;
+        CHECK(pv_solve_value(&gen, node_of(r, "a"), IR_F32, &v) && v > 0);
+        above_one |= v > 1;
+    }
+    CHECK(negative && positive && large && above_one);
     free(gen.values);
     ir_graph_free(g);
     ar_free(arena);
@@ -226,6 +262,7 @@ static void test_unproven(void)
 int main(void)
 {
     RUN(test_solver);
+    RUN(test_solver_ranges);
     RUN(test_shape_solver);
     RUN(test_dim_solver);
     RUN(test_generator_deterministic);
