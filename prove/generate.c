@@ -302,7 +302,9 @@ static ir_value *consume(pv_gen *gen, ir_value *v, dg_context *dg)
  * built elsewhere) and give instances of a few dozen elements. */
 static void draw_pool(pv_gen *gen)
 {
-    static const int64_t sizes[] = {2, 3, 4, 5, 6, 8};
+    /* 1 (a dim that broadcasts, or makes a wrong axis harmless), small sizes, and primes above 8
+     * (no accidental divisibility or squares) */
+    static const int64_t sizes[] = {1, 2, 3, 4, 5, 6, 8, 11, 13};
     uint32_t n = 0;
     while (n < FR_COUNT_OF(gen->pool)) {
         int64_t d = sizes[pv_rng_below(gen->rng, FR_COUNT_OF(sizes))];

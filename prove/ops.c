@@ -33,9 +33,12 @@ static int64_t pool_dim(pv_gen *gen)
 
 ir_type pv_random_type(pv_gen *gen, int rank)
 {
+    /* sometimes square (every dim one size): a statistic kept without its dim (keepdims = 0)
+     * or a transposed value keeps the shape there, so a rule wrong only on such shapes fires */
+    bool square = pv_rng_chance(gen->rng, 0.2);
     ir_type t = {.dtype = IR_F32, .rank = (int8_t)rank};
     for (int i = 0; i < rank; i++)
-        t.dims[i] = pool_dim(gen);
+        t.dims[i] = square && i ? t.dims[0] : pool_dim(gen);
     return t;
 }
 
@@ -113,6 +116,28 @@ static int64_t random_axis(pv_gen *gen, int rank)
     return (int64_t)pv_rng_below(gen->rng, (uint32_t)(2 * rank)) - rank; /* [-rank, rank) */
 }
 
+/* Salts that keep the enumerated choices of one node from moving in lockstep (pv_cycle). */
+enum {
+    SALT_AXIS = 1,
+    SALT_KEEPDIMS = 2,
+    SALT_PERM = 3,
+    SALT_PARTNER = 5,
+    SALT_APPROX = 7,
+    SALT_ALPHA = 11,
+    SALT_BETA = 13,
+    SALT_QAXIS = 17
+};
+
+/* An axis enumerated over the turns: -1 (the usual last axis, counted from the end), then each axis
+ * 0 .. rank-1 by number; `with_unset` adds a first option -2: leave the attribute at its
+ * default. */
+static int64_t cycled_axis(pv_gen *gen, int rank, bool with_unset)
+{
+    uint32_t n = (uint32_t)rank + 1 + (with_unset ? 1 : 0);
+    int64_t k = (int64_t)pv_cycle(gen, SALT_AXIS, n) - (with_unset ? 1 : 0);
+    return k < 0 ? -2 : k == 0 ? -1 : k - 1;
+}
+
 static int64_t normal_axis(int64_t axis, int rank)
 {
     return axis < 0 ? axis + rank : axis;
@@ -131,8 +156,9 @@ static bool fits(const ir_type *t, const pv_node_facts *h)
     return !h->one_element || (ir_type_numel(t, &numel) && numel == 1);
 }
 
-/* A partner for a broadcast op with operand type s: the same shape (most often), a suffix of it
- * (a bias [C], a scalar), s with leading dims 1, or one value per channel [C, 1, 1]. */
+/* A partner for a broadcast op with operand type s, enumerated over the turns: the same shape
+ * (twice as often), a suffix of it (a bias [C], a scalar), [1], one value per channel [C, 1, 1]
+ * or [1, C, 1, 1], one per row [..., 1], s with a leading 1. */
 static ir_type broadcast_partner(pv_gen *gen, const ir_type *s, const pv_node_facts *h)
 {
     ir_type c[2 * IR_MAX_RANK + 4];
@@ -147,6 +173,13 @@ static ir_type broadcast_partner(pv_gen *gen, const ir_type *s, const pv_node_fa
     c[n++] = (ir_type){.dtype = s->dtype, .rank = 1, .dims = {1}};
     if (s->rank >= 3)
         c[n++] = (ir_type){.dtype = s->dtype, .rank = 3, .dims = {s->dims[s->rank - 3], 1, 1}};
+    if (s->rank == 4) /* one value per channel, batch dim kept: [1, C, 1, 1] */
+        c[n++] = (ir_type){.dtype = s->dtype, .rank = 4, .dims = {1, s->dims[1], 1, 1}};
+    if (s->rank >= 1) { /* [..., 1]: one value per row */
+        ir_type t = *s;
+        t.dims[t.rank - 1] = 1;
+        c[n++] = t;
+    }
     if (s->rank >= 2) {
         ir_type t = *s;
         t.dims[0] = 1;
@@ -158,8 +191,8 @@ static ir_type broadcast_partner(pv_gen *gen, const ir_type *s, const pv_node_fa
         if (fits(&c[i], h))
             fit[nfit++] = c[i];
     if (!nfit)
-        return c[pv_rng_below(gen->rng, n)];
-    return fit[pv_rng_below(gen->rng, nfit)];
+        return c[pv_cycle(gen, SALT_PARTNER, n)];
+    return fit[pv_cycle(gen, SALT_PARTNER, nfit)];
 }
 
 static bool propose_binary(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
@@ -382,15 +415,18 @@ static bool propose_reduce(pv_gen *gen, ir_node *n, const pv_node_facts *const *
     const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
     if (!x || x->rank < 1)
         return false;
+    /* the axes and keepdims a pattern leaves free are enumerated: a rule that forgot to pin them
+     * meets every axis and keepdims = 0 within a few instances */
     if (open_slot(n, out, 1)) {
-        int64_t axis = random_axis(gen, x->rank);
+        int64_t axis = cycled_axis(gen, x->rank, false);
         propose_ints(gen, &out[1], &axis, 1);
-    } else if (n->ninputs == 1 && free_attr(n, "axes") && pv_rng_chance(gen->rng, 0.6)) {
-        int64_t axis = random_axis(gen, x->rank);
-        ir_set_attr_ints(gen->g, n, "axes", &axis, 1);
+    } else if (n->ninputs == 1 && free_attr(n, "axes")) {
+        int64_t axis = cycled_axis(gen, x->rank, true);
+        if (axis != -2)
+            ir_set_attr_ints(gen->g, n, "axes", &axis, 1);
     }
     if (free_attr(n, "keepdims"))
-        ir_set_attr_int(gen->g, n, "keepdims", pv_rng_chance(gen->rng, 0.5));
+        ir_set_attr_int(gen->g, n, "keepdims", pv_cycle(gen, SALT_KEEPDIMS, 2));
     return true;
 }
 
@@ -405,19 +441,32 @@ static bool propose_transpose(pv_gen *gen, ir_node *n, const pv_node_facts *cons
     if (!x || (count && count != (uint32_t)x->rank))
         return false;
     if (!count) {
-        /* the identity, the last two axes swapped (a K^T), or a random permutation */
+        /* enumerated: the identity, the last two axes swapped (a K^T), the head split [0, 2, 1, 3],
+         * the layout changes [0, 2, 3, 1] and [0, 3, 1, 2], the reversal, then random ones */
+        int r = x->rank;
         int64_t p[IR_MAX_RANK];
-        for (int i = 0; i < x->rank; i++)
+        for (int i = 0; i < r; i++)
             p[i] = i;
-        uint32_t kind = pv_rng_below(gen->rng, 3);
-        if (kind == 1 && x->rank >= 2)
-            p[x->rank - 1] = x->rank - 2, p[x->rank - 2] = x->rank - 1;
-        for (int i = x->rank - 1; kind == 2 && i > 0; i--) {
+        uint32_t kind = pv_cycle(gen, SALT_PERM, 7);
+        if (kind == 1 && r >= 2)
+            p[r - 1] = r - 2, p[r - 2] = r - 1;
+        else if (kind == 2 && r >= 3)
+            p[1] = 2, p[2] = 1;
+        else if (kind == 3 && r >= 3)
+            for (int i = 1; i < r; i++)
+                p[i] = i == r - 1 ? 1 : i + 1;
+        else if (kind == 4 && r >= 3)
+            for (int i = 1; i < r; i++)
+                p[i] = i == 1 ? r - 1 : i - 1;
+        else if (kind == 5)
+            for (int i = 0; i < r; i++)
+                p[i] = r - 1 - i;
+        for (int i = r - 1; kind == 6 && i > 0; i--) {
             uint32_t j = pv_rng_below(gen->rng, (uint32_t)i + 1);
             int64_t t = p[i];
             p[i] = p[j], p[j] = t;
         }
-        ir_set_attr_ints(gen->g, n, "perm", p, (uint32_t)x->rank);
+        ir_set_attr_ints(gen->g, n, "perm", p, (uint32_t)r);
     }
     return true;
 }
@@ -592,6 +641,8 @@ static bool propose_quant(pv_gen *gen, ir_node *n, const pv_node_facts *const *h
     if (!x)
         return false;
     ir_dtype qt = dq ? x->dtype : hint_dtype(hints, 2, IR_I8);
+    if (free_attr(n, "axis") && x->rank >= 2 && pv_cycle(gen, SALT_QAXIS, 3) == 2)
+        ir_set_attr_int(gen->g, n, "axis", 0); /* per-channel along rows, not columns */
     if (open_slot(n, out, 1)) {
         int64_t axis = normal_axis(ir_get_int(n, "axis"), x->rank);
         bool per_channel = axis >= 0 && axis < x->rank && !(hints[1] && hints[1]->one_element) &&
@@ -631,9 +682,20 @@ static bool propose_elementwise(pv_gen *gen, ir_node *n, const pv_node_facts *co
     for (uint32_t i = 1; i < n->ninputs; i++)
         if (open_slot(n, out, i)) /* Dropout's ratio, ...: a scalar */
             propose(&out[i], (ir_type){.dtype = x->dtype}, true, PV_DOM_POSITIVE);
-    if (free_attr(n, "alpha") && n->op == IR_OP_LeakyRelu)
-        ir_set_attr_float(gen->g, n, "alpha", 0.05 * (1 + pv_rng_below(gen->rng, 6)));
-    if (free_attr(n, "approximate") && pv_rng_chance(gen->rng, 0.5))
+    /* the parameters a pattern leaves free are enumerated, the op's default among them */
+    static const double leaky[] = {0, 0.1, 0.2, 0.3}, hs_alpha[] = {0, 0.16666667, 0.5},
+                        hs_beta[] = {0, 0.5, 0.3};
+    uint32_t k;
+    if (free_attr(n, "alpha") && n->op == IR_OP_LeakyRelu &&
+        (k = pv_cycle(gen, SALT_ALPHA, FR_COUNT_OF(leaky))))
+        ir_set_attr_float(gen->g, n, "alpha", leaky[k]);
+    if (free_attr(n, "alpha") && n->op == IR_OP_HardSigmoid &&
+        (k = pv_cycle(gen, SALT_ALPHA, FR_COUNT_OF(hs_alpha))))
+        ir_set_attr_float(gen->g, n, "alpha", hs_alpha[k]);
+    if (free_attr(n, "beta") && n->op == IR_OP_HardSigmoid &&
+        (k = pv_cycle(gen, SALT_BETA, FR_COUNT_OF(hs_beta))))
+        ir_set_attr_float(gen->g, n, "beta", hs_beta[k]);
+    if (free_attr(n, "approximate") && pv_cycle(gen, SALT_APPROX, 2))
         ir_set_attr_string(gen->g, n, "approximate", "tanh");
     return true;
 }
@@ -645,8 +707,11 @@ static bool propose_softmax(pv_gen *gen, ir_node *n, const pv_node_facts *const 
     const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
     if (!x || x->rank < 1)
         return false;
-    if (free_attr(n, "axis") && pv_rng_chance(gen->rng, 0.3))
-        ir_set_attr_int(gen->g, n, "axis", random_axis(gen, x->rank));
+    if (free_attr(n, "axis")) { /* enumerated: the default, -1, then each axis by number */
+        int64_t axis = cycled_axis(gen, x->rank, true);
+        if (axis != -2)
+            ir_set_attr_int(gen->g, n, "axis", axis);
+    }
     return true;
 }
 
