@@ -175,7 +175,7 @@ static ir_value *make_leaf(pv_gen *gen, const pv_operand *o, const dsl_pattern *
 /* ---- op nodes ---- */
 
 /* How many inputs the node gets: the operands written, or for an open pattern at least the op's
- * minimum, sometimes with an optional bias or bounds. */
+ * minimum, sometimes with an optional bias, bounds, or a Dropout's ratio and training mode. */
 static uint32_t input_count(pv_gen *gen, const dsl_pattern *p, ir_op op)
 {
     const ir_op_info *info = ir_op_info_get(op);
@@ -184,7 +184,7 @@ static uint32_t input_count(pv_gen *gen, const dsl_pattern *p, ir_op op)
         return n;
     if (n < info->min_inputs)
         n = info->min_inputs;
-    if ((op == IR_OP_Conv || op == IR_OP_Clip) && n < info->max_inputs &&
+    if ((op == IR_OP_Conv || op == IR_OP_Clip || op == IR_OP_Dropout) && n < info->max_inputs &&
         pv_rng_chance(gen->rng, 0.5))
         n = info->max_inputs;
     return n;
@@ -287,15 +287,20 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
 
 /* A node reading a root's value, whose output becomes the graph output instead: a forwarding rule
  * (`=> @x`) cannot remove a node whose output is a graph output, and a root read by another node
- * is the usual case in a model. Neg changes no value's magnitude. */
+ * is the usual case in a model. Neg changes no value's magnitude (Not, for a bool value). */
 static ir_value *consume(pv_gen *gen, ir_value *v, dg_context *dg)
 {
     const char *name = ar_printf(gen->g->arena, "v%u", ++gen->names);
-    ir_node *n = ir_add_node(gen->g, IR_OP_Neg, 1, &name, 1);
+    ir_op op = v->type.dtype == IR_BOOL ? IR_OP_Not : IR_OP_Neg;
+    ir_node *n = ir_add_node(gen->g, op, 1, &name, 1);
     if (!n)
         return NULL;
     ir_set_input(n, 0, v);
-    return ir_op_info_get(IR_OP_Neg)->infer(gen->g, n, dg) ? n->outputs[0] : NULL;
+    if (ir_op_info_get(op)->infer(gen->g, n, dg))
+        return n->outputs[0];
+    pv_why(gen, "%s reading the root: its inference refuses %s", ir_op_name(op),
+           ir_dtype_name(v->type.dtype));
+    return NULL;
 }
 
 /* Three distinct dims from a small set: sizes that line up often (a MatMul's K with the weight

@@ -59,6 +59,14 @@ typedef struct pv_trace {
     char why[200];         /* a failed draw: the op, the operand and the reason */
 } pv_trace;
 
+/* What the Casts of a candidate do (drawn at its first Cast). */
+typedef enum {
+    PV_CASTS_UNDRAWN,
+    PV_CASTS_MIXED,   /* 16-bit data widened to f32, f32 narrowed back: mixed precision */
+    PV_CASTS_NARROW,  /* f32 narrowed to 16 bits (and back) */
+    PV_CASTS_INTEGER, /* f32 to i32 (and back) */
+} pv_casts;
+
 /* The generator's state for one candidate graph. */
 typedef struct pv_gen {
     ir_graph *g;
@@ -72,6 +80,7 @@ typedef struct pv_gen {
     uint32_t turn;           /* see pv_generate */
     const dsl_pattern *node; /* the op node being built */
     ir_dtype half;           /* the 16-bit float type of a mixed-precision candidate, once drawn */
+    pv_casts casts;          /* what its Casts do, once drawn */
     pv_trace *trace;         /* never NULL while building */
 } pv_gen;
 

@@ -125,7 +125,8 @@ enum {
     SALT_APPROX = 7,
     SALT_ALPHA = 11,
     SALT_BETA = 13,
-    SALT_QAXIS = 17
+    SALT_QAXIS = 17,
+    SALT_TRAINING = 23,
 };
 
 /* An axis enumerated over the turns: -1 (the usual last axis, counted from the end), then each axis
@@ -801,27 +802,204 @@ static ir_dtype half_type(pv_gen *gen)
     return gen->half;
 }
 
-/* The ONNX TensorProto.DataType code of a float dtype (Cast's `to`). */
-static int64_t onnx_float_code(ir_dtype dt)
+/* The ONNX TensorProto.DataType code of a dtype (Cast's `to`). */
+static int64_t onnx_code(ir_dtype dt)
 {
-    return dt == IR_F16 ? 10 : dt == IR_BF16 ? 16 : 1;
+    switch (dt) {
+    case IR_F16: return 10;
+    case IR_BF16: return 16;
+    case IR_I32: return 6;
+    case IR_I64: return 7;
+    case IR_I8: return 3;
+    default: return 1;
+    }
 }
 
-/* Cast(X) {to}, as mixed-precision models use it: a 16-bit value widened to f32, or an f32 value
- * narrowed back to the candidate's 16-bit type. */
+/* Cast(X) {to}. Each candidate is of one kind, drawn once: mostly as mixed-precision models use
+ * Casts (a 16-bit value widened to f32, an f32 value narrowed back to 16 bits), sometimes as a
+ * wrong rule might meet them (f32 narrowed to a 16-bit type and widened again; f32 to i32 and
+ * back). A Cast of a Cast mostly goes back to the first one's input type: the round trips
+ * `Cast(Cast(@x)) => @x` claims are no-ops, exact (f16 -> f32 -> f16) or not (f32 -> f16 -> f32,
+ * f32 -> i32 -> f32). */
 static bool propose_cast(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                          pv_operand *out)
 {
+    if (gen->casts == PV_CASTS_UNDRAWN) {
+        double u = pv_rng_uniform(gen->rng, 0, 1);
+        gen->casts = u < 0.6 ? PV_CASTS_MIXED : u < 0.85 ? PV_CASTS_NARROW : PV_CASTS_INTEGER;
+    }
     if (open_slot(n, out, 0)) {
         primary(gen, n, hints, out, 0, 1, 3);
-        out[0].type.dtype = hint_dtype(hints, 0, half_type(gen));
+        out[0].type.dtype =
+            hint_dtype(hints, 0, gen->casts == PV_CASTS_MIXED ? half_type(gen) : IR_F32);
     }
     const ir_type *x = slot_type(n, out, 0);
     if (!x)
-        return false;
-    if (free_attr(n, "to"))
-        ir_set_attr_int(gen->g, n, "to",
-                        onnx_float_code(x->dtype == IR_F32 ? half_type(gen) : IR_F32));
+        return pv_why(gen, "Cast: operand 0: no type");
+    if (free_attr(n, "to")) {
+        const ir_node *inner = n->inputs[0] ? n->inputs[0]->producer : NULL;
+        ir_dtype to;
+        if (inner && inner->op == IR_OP_Cast && inner->inputs[0] && pv_rng_chance(gen->rng, 0.8))
+            to = inner->inputs[0]->type.dtype; /* back where the first Cast started */
+        else if (x->dtype != IR_F32)
+            to = IR_F32;
+        else
+            to = gen->casts == PV_CASTS_INTEGER ? IR_I32 : half_type(gen);
+        ir_set_attr_int(gen->g, n, "to", onnx_code(to));
+    }
+    return true;
+}
+
+/* Tile(X, repeats): repeats an i64 vector of X's rank, 1 on every axis but one (the heads' axis 1
+ * of a rank-4 X, as grouped-query attention tiles K and V; else one enumerated), which repeats 2 or
+ * 3 times. The factor follows the turn alone, so two Tiles of one candidate (K and V) agree. */
+static bool propose_tile(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                         pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
+    if (!x || x->rank < 1)
+        return pv_why(gen, "Tile: operand 0: not a tensor of rank 1 or more");
+    if (open_slot(n, out, 1)) {
+        int64_t reps[IR_MAX_RANK];
+        for (int i = 0; i < x->rank; i++)
+            reps[i] = 1;
+        int axis = x->rank == 4 ? 1 : (int)((gen->turn / 2) % (uint32_t)x->rank);
+        reps[axis] = 2 + gen->turn % 2;
+        propose_ints(gen, &out[1], reps, x->rank);
+    }
+    return true;
+}
+
+/* Dropout(X, ratio?, training_mode?): the ratio an f32 scalar (0.1 or 0.5), training_mode a bool
+ * scalar, false or true by turns. In training mode with a ratio above 0 the executor refuses the
+ * op (it is random): a rule that removes it there is judged by that (prove.c). */
+static bool propose_dropout(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                            pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
+    if (!x)
+        return pv_why(gen, "Dropout: operand 0: no type");
+    if (open_slot(n, out, 1)) {
+        propose(&out[1], (ir_type){.dtype = IR_F32}, true, PV_DOM_POSITIVE);
+        out[1].values = ar_alloc(gen->g->arena, sizeof(double));
+        out[1].values[0] = pv_rng_chance(gen->rng, 0.5) ? 0.1 : 0.5;
+    }
+    if (open_slot(n, out, 2)) {
+        propose(&out[2], (ir_type){.dtype = IR_BOOL}, true, PV_DOM_INT);
+        out[2].values = ar_alloc(gen->g->arena, sizeof(double));
+        out[2].values[0] = pv_cycle(gen, SALT_TRAINING, 2);
+    }
+    return true;
+}
+
+/* Where(condition, x, y): the condition bool (usually computed by the pattern: Greater(@x, 0)),
+ * x and y float data of its shape or a broadcast partner of it, whichever is built first. */
+static bool propose_where(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                          pv_operand *out)
+{
+    const ir_type *c = slot_type(n, out, 0), *data = slot_type(n, out, 1);
+    if (!data)
+        data = slot_type(n, out, 2);
+    if (!c && !data)
+        data = primary(gen, n, hints, out, 1, 1, 4);
+    if (!data) {
+        ir_type t = *c;
+        t.dtype = IR_F32;
+        propose(&out[1], t, false, PV_DOM_ANY);
+        data = &out[1].type;
+    }
+    ir_type base = *data;
+    for (uint32_t i = 1; i < 3; i++)
+        if (open_slot(n, out, i))
+            propose(&out[i], broadcast_partner(gen, &base, hints[i]), pv_rng_chance(gen->rng, 0.4),
+                    PV_DOM_ANY);
+    if (open_slot(n, out, 0)) {
+        ir_type t = base;
+        t.dtype = IR_BOOL;
+        propose(&out[0], t, false, PV_DOM_ANY);
+    }
+    return true;
+}
+
+/* Not(X): bool data. */
+static bool propose_not(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, pv_operand *out)
+{
+    if (open_slot(n, out, 0)) {
+        primary(gen, n, hints, out, 0, 1, 4);
+        out[0].type.dtype = IR_BOOL;
+    }
+    return true;
+}
+
+/* MaxPool / AveragePool(X[N, C, D...]) {kernel_shape}: a window of 1 to 3 per spatial dim, no
+ * larger than the dim, when the pattern does not give one. */
+static bool propose_pool(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                         pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 3, 4);
+    if (!x || x->rank < 3)
+        return pv_why(gen, "%s: operand 0: rank %d; a pool needs [N, C, D...]", ir_op_name(n->op),
+                      x ? x->rank : -1);
+    if (free_attr(n, "kernel_shape")) {
+        int64_t k[IR_MAX_RANK];
+        int64_t size = 1 + pv_rng_below(gen->rng, 3);
+        for (int i = 2; i < x->rank; i++)
+            k[i - 2] = size < x->dims[i] ? size : x->dims[i];
+        ir_set_attr_ints(gen->g, n, "kernel_shape", k, (uint32_t)(x->rank - 2));
+    }
+    return true;
+}
+
+/* Gather(data, indices) {axis}: i64 indices inside the gathered axis, a vector of 1 to 3 (or a
+ * scalar). */
+static bool propose_gather(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                           pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 1, 3);
+    if (!x || x->rank < 1)
+        return pv_why(gen, "Gather: operand 0: rank 0; nothing to gather from");
+    int64_t axis = normal_axis(ir_get_int(n, "axis"), x->rank);
+    if (axis < 0 || axis >= x->rank || x->dims[axis] < 1)
+        return pv_why(gen, "Gather: axis %lld outside data of rank %d", (long long)axis, x->rank);
+    if (open_slot(n, out, 1)) {
+        int64_t idx[3] = {0, 0, 0};
+        uint32_t count = 1 + pv_rng_below(gen->rng, 3);
+        for (uint32_t i = 0; i < count; i++)
+            idx[i] = pv_rng_below(gen->rng, (uint32_t)x->dims[axis]);
+        propose_ints(gen, &out[1], idx, count);
+        if (count == 1 && pv_rng_chance(gen->rng, 0.3))
+            out[1].type.rank = 0;
+    }
+    return true;
+}
+
+/* ConstantOfShape(shape): an i64 vector of pool dims. */
+static bool propose_constant_of_shape(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                                      pv_operand *out)
+{
+    (void)hints;
+    if (open_slot(n, out, 0)) {
+        ir_type t = pv_random_type(gen, 1 + (int)pv_rng_below(gen->rng, 3));
+        propose_ints(gen, &out[0], t.dims, t.rank);
+    }
+    return true;
+}
+
+/* Range(start, limit, delta): scalars of one type (f32 or i64), 0 up to a pool dim by 1. */
+static bool propose_range(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                          pv_operand *out)
+{
+    const ir_type *known = slot_type(n, out, 0);
+    for (uint32_t i = 1; i < 3 && !known; i++)
+        known = slot_type(n, out, i);
+    ir_dtype dt = known ? known->dtype : hint_dtype(hints, 0, IR_F32);
+    double v[3] = {0, (double)pool_dim(gen), 1};
+    for (uint32_t i = 0; i < 3; i++)
+        if (open_slot(n, out, i)) {
+            propose(&out[i], (ir_type){.dtype = dt}, true, PV_DOM_INT);
+            out[i].values = ar_alloc(gen->g->arena, sizeof(double));
+            out[i].values[0] = v[i];
+        }
     return true;
 }
 
@@ -853,6 +1031,15 @@ bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, p
     case IR_OP_Expand: return propose_expand(gen, n, hints, out);
     case IR_OP_Pad: return propose_pad(gen, n, hints, out);
     case IR_OP_Cast: return propose_cast(gen, n, hints, out);
+    case IR_OP_Tile: return propose_tile(gen, n, hints, out);
+    case IR_OP_Dropout: return propose_dropout(gen, n, hints, out);
+    case IR_OP_Where: return propose_where(gen, n, hints, out);
+    case IR_OP_Not: return propose_not(gen, n, hints, out);
+    case IR_OP_MaxPool:
+    case IR_OP_AveragePool: return propose_pool(gen, n, hints, out);
+    case IR_OP_Gather: return propose_gather(gen, n, hints, out);
+    case IR_OP_ConstantOfShape: return propose_constant_of_shape(gen, n, hints, out);
+    case IR_OP_Range: return propose_range(gen, n, hints, out);
     case IR_OP_BatchNormalization: return propose_batchnorm(gen, n, hints, out);
     case IR_OP_LayerNormalization:
     case IR_OP_RMSNorm: return propose_norm(gen, n, hints, out, 1);
