@@ -54,7 +54,7 @@ uint32_t pv_cycle(pv_gen *gen, uint32_t salt, uint32_t n)
 {
     if (n <= 1)
         return 0;
-    if (pv_rng_chance(gen->rng, 0.75))
+    if (pv_rng_chance(gen->rng, 0.85))
         return (gen->turn + salt + (gen->node ? gen->node->id * 5 : 0)) % n;
     return pv_rng_below(gen->rng, n);
 }

@@ -94,8 +94,8 @@ ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn, pv_trac
 /* Records why the draw fails (the first reason is kept) and returns false. */
 bool pv_why(pv_gen *gen, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Option k of n for an attribute or operand shape of the node being built: mostly the one whose
- * turn it is (offset by `salt` and the node, so that two choices do not move in lockstep),
+/* Option k of n for an attribute or operand shape of the node being built: mostly (85%) the one
+ * whose turn it is (offset by `salt` and the node, so that two choices do not move in lockstep),
  * sometimes a random one. */
 uint32_t pv_cycle(pv_gen *gen, uint32_t salt, uint32_t n);
 
@@ -155,9 +155,12 @@ typedef struct pv_judgment {
                         * out of tolerance */
 } pv_judgment;
 
-/* Judges the rewritten graph's value of one output against the original's (same type), with the
- * output dtype's tolerance times `slack` (1, or the scale of the inputs: judge.c). */
-pv_judgment pv_judge(const rt_tensor *original, const rt_tensor *rewritten, double slack);
+/* The tolerance for an output of dtype dt when the inputs were scaled by `scale` (judge.c). */
+rt_tolerance pv_tolerance(ir_dtype dt, double scale);
+
+/* Judges the rewritten graph's value of one output against the original's (same type), run on
+ * inputs scaled by `scale` (1 for the others). */
+pv_judgment pv_judge(const rt_tensor *original, const rt_tensor *rewritten, double scale);
 
 /* ---- the inputs an instance runs on (inputs.c) ---- */
 

@@ -4,10 +4,11 @@
  *
  * Today the rewritten side is judged against the original with `fuserule verify`'s rules (as
  * rt_compare: NaN and infinities, with their sign, at the same places, then |rewritten -
- * original| <= atol + rtol |original| with the output dtype's tolerances), the tolerance times
- * `slack`: inputs scaled by s make the rounding of both sides up to s times larger relative to
- * their outputs (a softmax of scores 64^2 times larger), and a rule that is wrong only for large
- * magnitudes is wrong by far more than that.
+ * original| <= atol + rtol |original| with the output dtype's tolerances), widened for inputs
+ * scaled by s > 1: both sides' rounding grows with the magnitudes, relative to the output by up to
+ * s (a softmax of scores s^2 times larger), absolute by up to s^2 (a sum of products of two scaled
+ * inputs that cancels), so the tolerance is s^2 atol + s rtol |original|. A rule wrong only for
+ * large magnitudes is wrong by far more (Clip(x, 0, 6) for Relu: by x - 6).
  *
  * The planned judge (issue 17, item 5) evaluates the original pattern in f64 and judges both sides
  * against that reference: the rewritten side fails where it is further from the reference than the
@@ -19,10 +20,20 @@
 
 #include <math.h>
 
-pv_judgment pv_judge(const rt_tensor *original, const rt_tensor *rewritten, double slack)
+rt_tolerance pv_tolerance(ir_dtype dt, double scale)
+{
+    rt_tolerance tol = rt_tolerance_of(dt);
+    if (scale > 1) {
+        tol.atol *= scale * scale;
+        tol.rtol *= scale;
+    }
+    return tol;
+}
+
+pv_judgment pv_judge(const rt_tensor *original, const rt_tensor *rewritten, double scale)
 {
     pv_judgment j = {0};
-    rt_tolerance tol = rt_tolerance_of(original->type.dtype);
+    rt_tolerance tol = pv_tolerance(original->type.dtype, scale);
     double worst_ratio = 0;
     size_t n = rt_tensor_numel(original);
     for (size_t i = 0; i < n; i++) {
@@ -34,7 +45,7 @@ pv_judgment pv_judge(const rt_tensor *original, const rt_tensor *rewritten, doub
                 j.at = i;
             continue;
         }
-        double diff = fabs(a - b), allowed = slack * (tol.atol + tol.rtol * fabs(b));
+        double diff = fabs(a - b), allowed = tol.atol + tol.rtol * fabs(b);
         double ratio = allowed > 0 ? diff / allowed : (diff > 0 ? INFINITY : 0);
         if (diff > j.worst_diff)
             j.worst_diff = diff;

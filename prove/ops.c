@@ -33,12 +33,17 @@ static int64_t pool_dim(pv_gen *gen)
 
 ir_type pv_random_type(pv_gen *gen, int rank)
 {
-    /* sometimes square (every dim one size): a statistic kept without its dim (keepdims = 0)
-     * or a transposed value keeps the shape there, so a rule wrong only on such shapes fires */
-    bool square = pv_rng_chance(gen->rng, 0.2);
+    /* sometimes square (every dim one size, not 1): a statistic kept without its dim
+     * (keepdims = 0) or a transposed value keeps the shape there, so a rule wrong only on such
+     * shapes fires */
+    bool square = rank >= 2 && pv_rng_chance(gen->rng, 0.3);
     ir_type t = {.dtype = IR_F32, .rank = (int8_t)rank};
     for (int i = 0; i < rank; i++)
         t.dims[i] = square && i ? t.dims[0] : pool_dim(gen);
+    for (int tries = 0; square && t.dims[0] == 1 && tries < 4; tries++)
+        t.dims[0] = pool_dim(gen); /* a square of ones says nothing */
+    for (int i = 1; square && i < rank; i++)
+        t.dims[i] = t.dims[0];
     return t;
 }
 
@@ -413,11 +418,22 @@ static bool propose_gemm_epilogue(pv_gen *gen, ir_node *n, const pv_node_facts *
 static bool propose_reduce(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                            pv_operand *out)
 {
+    /* the axes and keepdims a pattern leaves free are enumerated: a rule that forgot to pin them
+     * meets every axis and keepdims = 0 within a few instances. keepdims = 0 is on two turns of
+     * three, and then new data is mostly square: only there does the statistic broadcast back to
+     * the data's shape, so that a rule wrong for it fires at all. */
+    bool drop = free_attr(n, "keepdims") && pv_cycle(gen, SALT_KEEPDIMS, 3) != 1;
+    bool was_open = open_slot(n, out, 0);
     const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
     if (!x || x->rank < 1)
-        return false;
-    /* the axes and keepdims a pattern leaves free are enumerated: a rule that forgot to pin them
-     * meets every axis and keepdims = 0 within a few instances */
+        return pv_why(gen, "%s: operand 0: no data of rank 1 or more", ir_op_name(n->op));
+    if (drop && was_open && x->rank >= 2 && pv_rng_chance(gen->rng, 0.7)) {
+        int64_t d = x->dims[0] > 1             ? x->dims[0]
+                    : x->dims[x->rank - 1] > 1 ? x->dims[x->rank - 1]
+                                               : 3;
+        for (int i = 0; i < out[0].type.rank; i++)
+            out[0].type.dims[i] = d;
+    }
     if (open_slot(n, out, 1)) {
         int64_t axis = cycled_axis(gen, x->rank, false);
         propose_ints(gen, &out[1], &axis, 1);
@@ -427,7 +443,7 @@ static bool propose_reduce(pv_gen *gen, ir_node *n, const pv_node_facts *const *
             ir_set_attr_ints(gen->g, n, "axes", &axis, 1);
     }
     if (free_attr(n, "keepdims"))
-        ir_set_attr_int(gen->g, n, "keepdims", pv_cycle(gen, SALT_KEEPDIMS, 2));
+        ir_set_attr_int(gen->g, n, "keepdims", !drop);
     return true;
 }
 
@@ -634,16 +650,21 @@ static bool propose_quant(pv_gen *gen, ir_node *n, const pv_node_facts *const *h
                           pv_operand *out)
 {
     bool dq = n->op == IR_OP_DequantizeLinear;
+    /* per-channel along rows (axis 0) on every other turn when the pattern leaves the axis free;
+     * its data then mostly square, so that a per-row scale has a per-column scale's length */
+    bool rows = free_attr(n, "axis") && pv_cycle(gen, SALT_QAXIS, 2) == 1;
     if (open_slot(n, out, 0)) {
         out[0].type = pv_random_type(gen, hint_rank(hints, 0, 1, 3, gen));
         out[0].type.dtype = dq ? hint_dtype(hints, 0, IR_I8) : IR_F32;
+        for (int i = 1; rows && i < out[0].type.rank && pv_rng_chance(gen->rng, 0.7); i++)
+            out[0].type.dims[i] = out[0].type.dims[0];
     }
     const ir_type *x = slot_type(n, out, 0);
     if (!x)
-        return false;
+        return pv_why(gen, "%s: operand 0: no type", ir_op_name(n->op));
     ir_dtype qt = dq ? x->dtype : hint_dtype(hints, 2, IR_I8);
-    if (free_attr(n, "axis") && x->rank >= 2 && pv_cycle(gen, SALT_QAXIS, 3) == 2)
-        ir_set_attr_int(gen->g, n, "axis", 0); /* per-channel along rows, not columns */
+    if (rows && x->rank >= 2)
+        ir_set_attr_int(gen->g, n, "axis", 0);
     if (open_slot(n, out, 1)) {
         int64_t axis = normal_axis(ir_get_int(n, "axis"), x->rank);
         bool per_channel = axis >= 0 && axis < x->rank && !(hints[1] && hints[1]->one_element) &&

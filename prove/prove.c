@@ -82,11 +82,11 @@ static void print_element_index(FILE *out, const rt_tensor *t, size_t i)
     fputc(']', out);
 }
 
-static void print_tolerance(FILE *out, ir_dtype dt, double slack)
+static void print_tolerance(FILE *out, ir_dtype dt, double scale)
 {
-    rt_tolerance tol = rt_tolerance_of(dt);
+    rt_tolerance tol = pv_tolerance(dt, scale);
     if (tol.atol > 0)
-        fprintf(out, "tolerance %g + %g*|x|", slack * tol.atol, slack * tol.rtol);
+        fprintf(out, "tolerance %g + %g*|x|", tol.atol, tol.rtol);
     else
         fputs("exact", out);
 }
@@ -164,7 +164,7 @@ static void record_failure(prover *pv, ir_graph *g, const run_inputs *inputs, ch
 static bool compare_outputs(prover *pv, ir_graph *g, const run_inputs *inputs,
                             const rt_result *want, const rt_result *got)
 {
-    double slack = pv_inputs_scale(inputs->kind);
+    double scale = pv_inputs_scale(inputs->kind);
     for (size_t i = 0; i < want->noutputs; i++) {
         const rt_tensor *w = &want->outputs[i], *o = &got->outputs[i];
         if (!ir_type_equal(&w->type, &o->type) || w->nbytes != o->nbytes) {
@@ -176,7 +176,7 @@ static bool compare_outputs(prover *pv, ir_graph *g, const run_inputs *inputs,
                            NULL, NULL, 0);
             return false;
         }
-        pv_judgment c = pv_judge(w, o, slack);
+        pv_judgment c = pv_judge(w, o, scale);
         if (!c.ok) {
             char *line = NULL;
             size_t len = 0;
@@ -189,7 +189,7 @@ static bool compare_outputs(prover *pv, ir_graph *g, const run_inputs *inputs,
                 fprintf(f, "outputs differ by %.3g in %zu elements of '%s'", c.worst_diff, c.bad,
                         w->name);
             fputs(" (", f);
-            print_tolerance(f, w->type.dtype, slack);
+            print_tolerance(f, w->type.dtype, scale);
             fputc(')', f);
             fclose(f);
             record_failure(pv, g, inputs, line, o, w, c.at);
