@@ -33,16 +33,18 @@ static bool is_float_storage(ir_dtype dt)
     return dt == IR_F32 || dt == IR_F16 || dt == IR_BF16;
 }
 
-/* Two elements of t (one for a one-element tensor) become special values at places drawn from
- * rng: a NaN, then one of +inf, -inf, -0 and 0. */
+/* Two elements of t (one for a one-element tensor) become special values at two places drawn from
+ * rng: a NaN, and one of +inf, -inf, -0 and 0. */
 static void plant(rt_tensor *t, pv_rng *rng)
 {
     static const double special[] = {INFINITY, -INFINITY, -0.0, 0.0};
     size_t n = rt_tensor_numel(t);
-    if (n)
-        set_element(t, pv_rng_below(rng, (uint32_t)n), NAN);
-    if (n > 1)
-        set_element(t, pv_rng_below(rng, (uint32_t)n),
+    if (!n)
+        return;
+    uint32_t at = pv_rng_below(rng, (uint32_t)n);
+    set_element(t, at, NAN);
+    if (n > 1) /* another place: the NaN stays */
+        set_element(t, (at + 1 + pv_rng_below(rng, (uint32_t)n - 1)) % n,
                     special[pv_rng_below(rng, FR_COUNT_OF(special))]);
 }
 
