@@ -259,8 +259,18 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
     pv_operand *prop = ar_alloc(gen->g->arena, (nin + 1) * sizeof *prop);
     memset(prop, 0, (nin + 1) * sizeof *prop);
     gen->node = p;
-    if (!pv_op_propose(gen, n, hints, prop))
-        return pv_why(gen, "%s: no operands fit the ones already built", info->name);
+    if (!pv_op_propose(gen, n, hints, prop)) {
+        /* the op knowledge gave no reason of its own: name the operands it had to fit */
+        char built[200] = "", t[120];
+        size_t len = 0;
+        for (uint32_t i = 0; i < nin && len < sizeof built; i++)
+            if (n->inputs[i])
+                len += (size_t)snprintf(built + len, sizeof built - len, "%soperand %u (%s)",
+                                        len ? ", " : "", i,
+                                        ir_type_format(gen->g, &n->inputs[i]->type, t, sizeof t));
+        return pv_why(gen, "%s: the op knowledge has no operands to go with %s", info->name,
+                      len ? built : "the pattern's predicates");
+    }
     for (uint32_t i = 0; i < nin; i++) {
         if (n->inputs[i])
             continue;
