@@ -158,6 +158,10 @@ static void put_random(ir_dtype dt, void *out, size_t i, double u, double lo, do
     double x = lo * (1 - u) + hi * u;
     if (x >= hi && hi > lo)
         x = nextafter(hi, lo);
+    if (dt == IR_F64) { /* x is already below hi */
+        memcpy((char *)out + 8 * i, &x, 8);
+        return;
+    }
     if (ir_dtype_is_float(dt)) {
         uint32_t bits = encode_float(dt, x);
         if (decode_float(dt, bits) >= hi) { /* rounding reached hi: take the value below it */
@@ -277,6 +281,8 @@ static bool const_size(ir_graph *g, const ir_value *v, dg_context *dg, int64_t *
 /* Why value x cannot be stored in dt, or NULL when it can. */
 static const char *literal_problem(ir_dtype dt, double x)
 {
+    if (dt == IR_F64) /* the literal was read as a double: it fits */
+        return NULL;
     if (ir_dtype_is_float(dt)) {
         uint32_t bits = encode_float(dt, x);
         return isfinite(x) && isinf(decode_float(dt, bits)) ? "overflows" : NULL;
@@ -290,7 +296,9 @@ static const char *literal_problem(ir_dtype dt, double x)
 
 static void put_literal(ir_dtype dt, void *out, size_t i, double x)
 {
-    if (ir_dtype_is_float(dt))
+    if (dt == IR_F64)
+        memcpy((char *)out + 8 * i, &x, 8);
+    else if (ir_dtype_is_float(dt))
         put_float_bits(dt, out, i, encode_float(dt, x));
     else
         put_int(dt, out, i, x);

@@ -181,6 +181,7 @@ bool ir_dtype_from_onnx(int64_t code, ir_dtype *out)
     case 7: *out = IR_I64; return true;
     case 9: *out = IR_BOOL; return true;
     case 10: *out = IR_F16; return true;
+    case 11: *out = IR_F64; return true;
     case 16: *out = IR_BF16; return true;
     default: return false;
     }
@@ -356,6 +357,11 @@ double ir_const_element(const void *data, ir_dtype dt, int64_t k)
         uint16_t h;
         memcpy(&h, p + 2 * k, 2);
         return bf16_to_f32(h);
+    }
+    case IR_F64: {
+        double d;
+        memcpy(&d, p + 8 * k, 8);
+        return d;
     }
     case IR_I8: return (int8_t)p[k];
     case IR_U8: return p[k];

@@ -32,6 +32,7 @@ typedef enum {
     IR_I32,
     IR_I64,
     IR_BOOL,
+    IR_F64, /* storage; arithmetic as docs/graph-format.md "Element types" says */
     IR_DTYPE_COUNT
 } ir_dtype;
 

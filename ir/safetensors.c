@@ -45,7 +45,7 @@ static const struct {
     {"U32", 32, IR_DTYPE_UNKNOWN},
     {"F32", 32, IR_F32},
     {"C64", 64, IR_DTYPE_UNKNOWN},
-    {"F64", 64, IR_DTYPE_UNKNOWN},
+    {"F64", 64, IR_F64},
     {"I64", 64, IR_I64},
     {"U64", 64, IR_DTYPE_UNKNOWN},
 };

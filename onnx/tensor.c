@@ -37,7 +37,7 @@ static const struct {
     {5, "INT16", IR_DTYPE_UNKNOWN}, {6, "INT32", IR_I32},
     {7, "INT64", IR_I64},         {8, "STRING", IR_DTYPE_UNKNOWN},
     {9, "BOOL", IR_BOOL},         {10, "FLOAT16", IR_F16},
-    {11, "DOUBLE", IR_DTYPE_UNKNOWN}, {12, "UINT32", IR_DTYPE_UNKNOWN},
+    {11, "DOUBLE", IR_F64}, {12, "UINT32", IR_DTYPE_UNKNOWN},
     {13, "UINT64", IR_DTYPE_UNKNOWN}, {14, "COMPLEX64", IR_DTYPE_UNKNOWN},
     {15, "COMPLEX128", IR_DTYPE_UNKNOWN}, {16, "BFLOAT16", IR_BF16},
     {17, "FLOAT8E4M3FN", IR_DTYPE_UNKNOWN}, {18, "FLOAT8E4M3FNUZ", IR_DTYPE_UNKNOWN},
@@ -198,6 +198,9 @@ static bool decode_typed(ox_report *r, const Onnx__TensorProto *t, const char *w
         break;
     case IR_I64:
         src = t->int64_data, field = "int64_data", count = t->n_int64_data;
+        break;
+    case IR_F64:
+        src = t->double_data, field = "double_data", count = t->n_double_data;
         break;
     default:
         field = "int32_data", count = t->n_int32_data;
