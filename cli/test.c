@@ -371,10 +371,13 @@ static void compare_outputs(const rt_result *got, const rt_result *want, failure
             continue;
         }
         rt_comparison c = rt_compare(a, b);
-        if (c.bad || c.special)
-            fail(f, "verify: output '%s' differs in %zu of %zu elements (worst at %zu: %.9g vs %.9g)",
-                 b->name, c.bad + c.special, rt_tensor_numel(b), c.at, rt_tensor_get(a, c.at),
-                 rt_tensor_get(b, c.at));
+        char index[160];
+        if (c.bad || c.special) /* the order of verify's report: original, then fused */
+            fail(f, "verify: output '%s' differs in %zu of %zu elements (worst at %s: original "
+                    "%.9g, fused %.9g)",
+                 b->name, c.bad + c.special, rt_tensor_numel(b),
+                 rt_format_index(&b->type, c.at, index, sizeof index), rt_tensor_get(b, c.at),
+                 rt_tensor_get(a, c.at));
     }
 }
 

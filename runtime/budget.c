@@ -162,6 +162,6 @@ bool rt_check_budget(ir_graph *g, const rt_tensor *given, size_t ngiven, const r
                  "input '%s' alone is %s: %s", largest_input->name, human(largest, a, sizeof a),
                  msg);
     else
-        dg_error_path(dg, g->name, "%s", msg);
+        dg_error_path(dg, g->src ? g->src->path : g->name, "%s", msg);
     return false;
 }

@@ -160,8 +160,9 @@ static bool bind_dims(binder *ex)
         while (i < ex->g->symbols.len && strcmp(ex->g->symbols.items[i], d->name) != 0)
             i++;
         if (i == ex->g->symbols.len) {
-            dg_error_path(ex->dg, ex->g->name, "--dim %s: the graph has no symbolic dim '%s'",
-                          d->name, d->name);
+            dg_error_path(ex->dg, ex->g->src ? ex->g->src->path : ex->g->name,
+                          "--dim %s: graph %s has no symbolic dim '%s'", d->name, ex->g->name,
+                          d->name);
             return false;
         }
         ex->symbols[i] = d->size;
