@@ -108,6 +108,18 @@ static void int_range(ir_dtype dt, double *min, double *max)
     case IR_I64: /* the largest double below 2^63 */
         *min = -0x1.0p63, *max = 0x1.fffffffffffffp62;
         return;
+    case IR_I16:
+        *min = INT16_MIN, *max = INT16_MAX;
+        return;
+    case IR_U16:
+        *min = 0, *max = UINT16_MAX;
+        return;
+    case IR_U32:
+        *min = 0, *max = UINT32_MAX;
+        return;
+    case IR_U64: /* the largest double below 2^64 */
+        *min = 0, *max = 0x1.fffffffffffffp63;
+        return;
     case IR_BOOL:
         *min = 0, *max = 1;
         return;
@@ -139,6 +151,26 @@ static void put_int(ir_dtype dt, void *out, size_t i, double x)
     }
     case IR_I64: {
         int64_t v = (int64_t)x;
+        memcpy(p + 8 * i, &v, 8);
+        return;
+    }
+    case IR_I16: {
+        int16_t v = (int16_t)x;
+        memcpy(p + 2 * i, &v, 2);
+        return;
+    }
+    case IR_U16: {
+        uint16_t v = (uint16_t)x;
+        memcpy(p + 2 * i, &v, 2);
+        return;
+    }
+    case IR_U32: {
+        uint32_t v = (uint32_t)x;
+        memcpy(p + 4 * i, &v, 4);
+        return;
+    }
+    case IR_U64: {
+        uint64_t v = (uint64_t)x;
         memcpy(p + 8 * i, &v, 8);
         return;
     }

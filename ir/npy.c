@@ -117,7 +117,8 @@ static bool descr(parser *ps, const char *d, ir_dtype *out)
         const char *code;
         ir_dtype dtype;
     } codes[] = {{"f2", IR_F16}, {"f4", IR_F32}, {"f8", IR_F64}, {"i1", IR_I8},
-                 {"u1", IR_U8},  {"i4", IR_I32}, {"i8", IR_I64}, {"b1", IR_BOOL}};
+                 {"u1", IR_U8},  {"i4", IR_I32}, {"i8", IR_I64}, {"b1", IR_BOOL},
+                 {"i2", IR_I16}, {"u2", IR_U16}, {"u4", IR_U32}, {"u8", IR_U64}};
     const uint16_t one = 1;
     bool little_host = *(const uint8_t *)&one == 1;
     char order = d[0];
@@ -138,7 +139,10 @@ static bool descr(parser *ps, const char *d, ir_dtype *out)
         *out = codes[i].dtype;
         return true;
     }
-    return fail(ps, "npy header: dtype '%s' is not supported (f2, f4, f8, i1, u1, i4, i8, b1)", d);
+    return fail(ps,
+                "npy header: dtype '%s' is not supported (f2, f4, f8, i1, u1, i2, u2, i4, u4, i8, "
+                "u8, b1)",
+                d);
 }
 
 static bool header(parser *ps, ir_type *t)

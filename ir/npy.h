@@ -7,7 +7,8 @@
  *
  * The reader accepts versions 1, 2 and 3; the keys descr, fortran_order and shape exactly once
  * each, in any order; little-endian (or byte-order-free) descrs of the IR's dtypes: <f2 <f4 <f8
- * |i1 |u1 <i4 <i8 |b1 ('=' counts as '<' on a little-endian host); C order; at most IR_MAX_RANK
+ * |i1 |u1 <i2 <u2 <i4 <u4 <i8 <u8 |b1 ('=' counts as '<' on a little-endian host); C order; at
+ * most IR_MAX_RANK
  * dims whose product is at most IR_MAX_NUMEL; and data that is exactly the shape's size. It
  * refuses anything else by name: a header over 65,536 bytes or past the end of the file, a
  * big-endian or unknown descr, Fortran order, object arrays, trailing or missing bytes. Every error

@@ -12,7 +12,8 @@ static const struct {
     [IR_DTYPE_UNKNOWN] = {"?", 0}, [IR_F32] = {"f32", 4}, [IR_F16] = {"f16", 2},
     [IR_BF16] = {"bf16", 2},       [IR_I8] = {"i8", 1},   [IR_U8] = {"u8", 1},
     [IR_I32] = {"i32", 4},         [IR_I64] = {"i64", 8}, [IR_BOOL] = {"bool", 1},
-    [IR_F64] = {"f64", 8},
+    [IR_F64] = {"f64", 8},         [IR_I16] = {"i16", 2}, [IR_U16] = {"u16", 2},
+    [IR_U32] = {"u32", 4},         [IR_U64] = {"u64", 8},
 };
 
 const char *ir_dtype_name(ir_dtype dt)

@@ -460,6 +460,22 @@ static void constant_of_shape(ox_exporter *ex, const ir_node *n, Onnx__NodeProto
     case IR_BOOL:
         buf[0] = (uint8_t)(int)v;
         break;
+    case IR_I16:
+    case IR_U16: {
+        uint16_t x = dt == IR_I16 ? (uint16_t)(int16_t)v : (uint16_t)v;
+        memcpy(buf, &x, 2);
+        break;
+    }
+    case IR_U32: {
+        uint32_t x = (uint32_t)v;
+        memcpy(buf, &x, 4);
+        break;
+    }
+    case IR_U64: {
+        uint64_t x = v < 0 ? 0 : (uint64_t)v;
+        memcpy(buf, &x, 8);
+        break;
+    }
     default:
         FR_UNREACHABLE();
     }

@@ -104,13 +104,49 @@ static const char *type_str(executor *ex, const ir_type *t)
 
 /* ---- storage conversion ---- */
 
-/* The float dtype a node's kernel sees its float operands in. */
-static ir_dtype compute_dtype(const executor *ex) { return ex->node_f64 ? IR_F64 : IR_F32; }
-
-/* Whether a float value stored as dt must be converted for the node's kernel. */
-static bool converts(const executor *ex, ir_dtype dt)
+/* Integer storage dtypes the kernels do not take: they compute as i64. */
+static bool is_wide_int(ir_dtype dt)
 {
-    return ir_dtype_is_float(dt) && dt != compute_dtype(ex);
+    return dt == IR_I16 || dt == IR_U16 || dt == IR_U32 || dt == IR_U64;
+}
+
+/* The dtype a node's kernel sees an operand stored as dt in: floats in the node's compute dtype
+ * (f32, or f64), i16/u16/u32/u64 as i64, the others as they are. */
+static ir_dtype kernel_dtype(const executor *ex, ir_dtype dt)
+{
+    if (ir_dtype_is_float(dt))
+        return ex->node_f64 ? IR_F64 : IR_F32;
+    return is_wide_int(dt) ? IR_I64 : dt;
+}
+
+/* Whether a value stored as dt must be converted for the node's kernel. */
+static bool converts(const executor *ex, ir_dtype dt) { return kernel_dtype(ex, dt) != dt; }
+
+/* Element i of integer data of dtype dt (i16, u16, u32, u64 or i64) as int64: u64 by its bit
+ * pattern, so that values from 2^63 compute as negative i64 (docs/graph-format.md). */
+static int64_t int_at(ir_dtype dt, const void *src, size_t i)
+{
+    switch (dt) {
+    case IR_I16: return ((const int16_t *)src)[i];
+    case IR_U16: return ((const uint16_t *)src)[i];
+    case IR_U32: return ((const uint32_t *)src)[i];
+    case IR_U64: return (int64_t)((const uint64_t *)src)[i];
+    case IR_I64: return ((const int64_t *)src)[i];
+    default: FR_UNREACHABLE(); return 0;
+    }
+}
+
+/* Stores v into element i of integer data of dtype dt, wrapping like a C conversion. */
+static void int_put(ir_dtype dt, void *dst, size_t i, int64_t v)
+{
+    switch (dt) {
+    case IR_I16: ((int16_t *)dst)[i] = (int16_t)(uint16_t)v; break;
+    case IR_U16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
+    case IR_U32: ((uint32_t *)dst)[i] = (uint32_t)v; break;
+    case IR_U64: ((uint64_t *)dst)[i] = (uint64_t)v; break;
+    case IR_I64: ((int64_t *)dst)[i] = v; break;
+    default: FR_UNREACHABLE();
+    }
 }
 
 /* x rounded to the nearest value of float dtype dt. */
@@ -136,10 +172,16 @@ static double float_at(ir_dtype dt, const void *src, size_t i)
     }
 }
 
-/* Converts n float values of dtype `from` into dtype `to` (f16, bf16, f32 or f64), each rounded
- * to the nearest value of `to` (f64 to a 16-bit dtype through f32). */
+/* Converts n values of dtype `from` into dtype `to`: floats (f16, bf16, f32, f64) each rounded to
+ * the nearest value of `to` (f64 to a 16-bit dtype through f32); the wide integers to and from
+ * i64, wrapping. */
 static void convert(ir_dtype from, const void *src, ir_dtype to, void *dst, size_t n)
 {
+    if (!ir_dtype_is_float(from)) { /* the wide integers, to and from i64 */
+        for (size_t i = 0; i < n; i++)
+            int_put(to, dst, i, int_at(from, src, i));
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
         double x = float_at(from, src, i);
         switch (to) {
@@ -267,17 +309,19 @@ static bool infer_node(executor *ex, ir_node *n)
 
 static kn_tensor kernel_view(const ir_type *t, void *data)
 {
-    kn_tensor k = {.dtype = ir_dtype_is_float(t->dtype) ? IR_F32 : t->dtype, .rank = t->rank,
+    kn_tensor k = {.dtype = ir_dtype_is_float(t->dtype) ? IR_F32
+                            : is_wide_int(t->dtype)   ? IR_I64
+                                                      : t->dtype,
+                   .rank = t->rank,
                    .data = data};
     memcpy(k.dims, t->dims, sizeof k.dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
     FR_CHECK(ir_type_numel(t, &k.numel));
     return k;
 }
 
-/* A scratch buffer of `numel` values of the node's compute dtype, released after the node. */
-static void *scratch(executor *ex, const ir_node *n, int64_t numel)
+/* A scratch buffer of `numel` values of dtype dt, released after the node. */
+static void *scratch(executor *ex, const ir_node *n, ir_dtype dt, int64_t numel)
 {
-    ir_dtype dt = compute_dtype(ex);
     rt_buffer *b = rt_pool_get(&ex->pool, (size_t)numel * ir_dtype_size(dt));
     if (!b) {
         error_at(ex, n, "out of memory for %lld %s values", (long long)numel, ir_dtype_name(dt));
@@ -301,9 +345,10 @@ static bool prepare_inputs(executor *ex, ir_node *n)
             const slot *s = &ex->slots[v->id];
             t = kernel_view(&s->type, (void *)data);
             if (converts(ex, s->type.dtype)) {
-                if (!(t.data = scratch(ex, n, t.numel)))
+                ir_dtype kdt = kernel_dtype(ex, s->type.dtype);
+                if (!(t.data = scratch(ex, n, kdt, t.numel)))
                     return false;
-                convert(s->type.dtype, data, compute_dtype(ex), t.data, (size_t)t.numel);
+                convert(s->type.dtype, data, kdt, t.data, (size_t)t.numel);
             }
         }
         ex->kin.items[ex->kin.len++] = t;
@@ -323,7 +368,8 @@ static bool prepare_outputs(executor *ex, ir_node *n)
                             s->nbytes);
         s->data = s->buf->data;
         kn_tensor t = kernel_view(&s->type, s->buf->data);
-        if (converts(ex, s->type.dtype) && !(t.data = scratch(ex, n, t.numel)))
+        if (converts(ex, s->type.dtype) &&
+            !(t.data = scratch(ex, n, kernel_dtype(ex, s->type.dtype), t.numel)))
             return false;
         ex->kout.items[ex->kout.len++] = t;
     }
@@ -338,7 +384,7 @@ static void store_outputs(executor *ex, ir_node *n)
         slot *s = &ex->slots[n->outputs[k]->id];
         size_t count = (size_t)ex->kout.items[k].numel;
         if (converts(ex, s->type.dtype))
-            convert(compute_dtype(ex), ex->kout.items[k].data, s->type.dtype, s->buf->data,
+            convert(kernel_dtype(ex, s->type.dtype), ex->kout.items[k].data, s->type.dtype, s->buf->data,
                     count);
         ir_dtype target = n->outputs[k]->type.dtype;
         if (ex->reference && n->op == IR_OP_Cast && ir_dtype_is_float(target) &&
@@ -592,6 +638,26 @@ double rt_tensor_get(const rt_tensor *t, size_t i)
     case IR_I8: return *(const int8_t *)p;
     case IR_U8: return *p;
     case IR_BOOL: return *p != 0;
+    case IR_I16: {
+        int16_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case IR_U16: {
+        uint16_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case IR_U32: {
+        uint32_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case IR_U64: {
+        uint64_t v;
+        memcpy(&v, p, sizeof v);
+        return (double)v;
+    }
     case IR_I32: {
         int32_t v;
         memcpy(&v, p, sizeof v);

@@ -237,7 +237,7 @@ static void test_unary(void)
     EXPECT_TYPE(N1(Sigmoid, input("f32[*]")), 0, "f32[*]");
     EXPECT_ERROR(N1(Sigmoid, input("i64[2]")), "Sigmoid: input 'x");
     EXPECT_ERROR(N1(Exp, input("i32[2]")), "is i32; expected f32, f16, bf16 or f64");
-    EXPECT_ERROR(N1(Relu, input("bool[2]")), "expected f32, f16, bf16, i8, i32, i64 or f64");
+    EXPECT_ERROR(N1(Relu, input("bool[2]")), "expected f32, f16, bf16, i8, i32, i64, f64 or i16");
     EXPECT_ERROR(N1(Not, input("f32[2]")), "expected bool");
     EXPECT_ERROR(N1(Neg, input("u8[2]")), "Neg");
     ir_node *gelu = N1(Gelu, x);

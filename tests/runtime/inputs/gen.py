@@ -24,7 +24,7 @@ npy("big_endian.npy", "{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3),
     struct.pack(">6f", 1, 2, 3, 4, 5, 6))
 npy("fortran.npy", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", f32)
 npy("object.npy", "{'descr': 'O', 'fortran_order': False, 'shape': (2, 3), }", f32)
-npy("uint16.npy", "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3), }", f32[:12])
+npy("complex.npy", "{'descr': '<c8', 'fortran_order': False, 'shape': (2, 3), }", f32 + f32)
 npy("truncated.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", f32[:20])
 npy("trailing.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", f32 + b"x")
 npy("unknown_key.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), 'x': 1}", f32)
@@ -43,3 +43,7 @@ header = b'{"x":{"dtype":"F32","shape":[2,3],"data_offsets":[0,24]}}'
 header += b" " * ((-len(header)) % 8)
 with open("x.safetensors", "wb") as f:
     f.write(struct.pack("<Q", len(header)) + header + f32)
+
+# u16 values for the storage-dtype test (run_storage.graph): 65535 wraps when 1 is added
+npy("u16.npy", "{'descr': '<u2', 'fortran_order': False, 'shape': (2, 3), }",
+    struct.pack("<6H", 0, 1, 2, 1000, 65534, 65535))
