@@ -160,20 +160,12 @@ static bool report_output(const verify_args *va, const ir_graph *g, const rt_ten
         return false;
     }
     rt_tolerance tol = tolerance(va, orig->type.dtype);
-    /* NaN and infinities: where the original run has them */
-    rt_comparison direct = rt_compare_with(fused, orig, tol, 0);
-    rt_comparison c = direct, base = {0};
-    if (ref) {
-        base = rt_compare_with(orig, ref, tol, 0);
-        c = rt_compare_with(fused, ref, tol, base.worst_diff);
-        c.special = direct.special;
-        if (direct.special)
-            c.at = direct.at;
-    }
-    size_t bad = c.special + c.bad;
+    rt_judgement j = rt_judge(orig, fused, ref, tol);
+    rt_comparison c = j.c;
+    size_t bad = j.bad;
     printf("%s: %s", orig->name, type);
     if (ref)
-        printf(" |original - f64| %.3g, |fused - f64| %.3g", base.worst_diff, c.worst_diff);
+        printf(" |original - f64| %.3g, |fused - f64| %.3g", j.original_distance, c.worst_diff);
     else
         printf(" max |diff| %.3g", c.worst_diff);
     if (c.special)

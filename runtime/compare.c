@@ -52,6 +52,23 @@ rt_comparison rt_compare(const rt_tensor *got, const rt_tensor *want)
     return rt_compare_with(got, want, rt_tolerance_of(want->type.dtype), 0);
 }
 
+rt_judgement rt_judge(const rt_tensor *original, const rt_tensor *fused, const rt_tensor *ref,
+                      rt_tolerance tol)
+{
+    rt_judgement j = {0};
+    rt_comparison direct = rt_compare_with(fused, original, tol, 0);
+    j.c = direct;
+    if (ref) {
+        j.original_distance = rt_compare_with(original, ref, tol, 0).worst_diff;
+        j.c = rt_compare_with(fused, ref, tol, j.original_distance);
+        j.c.special = direct.special; /* NaN/Inf: where the original run has them */
+        if (direct.special)
+            j.c.at = direct.at;
+    }
+    j.bad = j.c.special + j.c.bad;
+    return j;
+}
+
 const char *rt_format_index(const ir_type *t, size_t flat, char *buf, size_t size)
 {
     size_t index[IR_MAX_RANK] = {0};

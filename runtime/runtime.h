@@ -138,6 +138,20 @@ rt_comparison rt_compare(const rt_tensor *got, const rt_tensor *want);
  * narrower float type. */
 rt_comparison rt_compare_with(const rt_tensor *got, const rt_tensor *want, rt_tolerance tol,
                               double slack);
+/* How a fused run's output is judged (verify, `fuserule test`): NaN and infinities must sit where
+ * the original run has them; then, with a reference (`ref`: the f64 run of the original, NULL for
+ * none or for a non-float output), each element within tol of the reference plus the original's
+ * own worst distance from it, else within tol of the original. */
+typedef struct rt_judgement {
+    rt_comparison c;          /* the fused output against ref (or the original); c.special and
+                               * c.at count NaN/Inf disagreements with the original first */
+    double original_distance; /* max |original - ref| over finite elements; 0 without ref */
+    size_t bad;               /* elements that fail */
+} rt_judgement;
+
+rt_judgement rt_judge(const rt_tensor *original, const rt_tensor *fused, const rt_tensor *ref,
+                      rt_tolerance tol);
+
 /* Element `flat` of a tensor of type t as its index, "[0, 12, 7]" ("[]" for a scalar). */
 const char *rt_format_index(const ir_type *t, size_t flat, char *buf, size_t size);
 
