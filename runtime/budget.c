@@ -1,5 +1,5 @@
-/* The memory a run needs, checked against a budget before anything is allocated
- * (runtime/runtime.h, rt_check_budget).
+/* The checks before a run allocates anything (runtime/runtime.h, rt_check_budget): shapes with
+ * the symbolic dims bound, then the memory the run needs against a budget.
  *
  * The estimate: every graph input (a generated one is allocated, a given one copied), in a
  * reference run the f64 copies of every float input and constant, and the peak of node outputs
@@ -96,20 +96,64 @@ static const char *human(double bytes, char *buf, size_t size)
     return buf;
 }
 
+/* Runs every live node's inference again with the graph inputs' symbolic dims replaced by their
+ * bound sizes, so that a size that cannot work (--dim N=3 where a constant shape needs N=4) is
+ * reported before any input is made. Values computed at run time (a Shape feeding a Reshape) are
+ * not known here; inference leaves what depends on them unknown, and the run checks it. */
+static bool infer_bound(ir_graph *g, const int64_t *symbols, dg_context *dg)
+{
+    for (size_t k = 0; k < g->inputs.len; k++) {
+        ir_type *t = &g->inputs.items[k]->type;
+        for (int i = 0; i < t->rank; i++)
+            if (ir_dim_is_symbol(t->dims[i]) && symbols[ir_dim_symbol(t->dims[i])] >= 0)
+                t->dims[i] = symbols[ir_dim_symbol(t->dims[i])];
+    }
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        if (!n->dead && !ir_op_info_get(n->op)->infer(g, n, dg))
+            return false;
+    }
+    return true;
+}
+
+/* The bytes the run needs against the budget, on the types as they are now. */
+static bool fits(ir_graph *g, const int64_t *symbols, const rt_options *opts, bool reference,
+                 dg_context *dg);
+
 bool rt_check_budget(ir_graph *g, const rt_tensor *given, size_t ngiven, const rt_options *opts,
                      bool reference, dg_context *dg)
 {
-    if (!opts || !opts->memory_budget)
+    bool bound = opts && opts->ndims + ngiven > 0 && g->symbols.len > 0;
+    if (!opts || (!opts->memory_budget && !bound))
         return true;
     int64_t *symbols = malloc((g->symbols.len ? g->symbols.len : 1) * sizeof *symbols);
-    double *live = calloc(g->values.len ? g->values.len : 1, sizeof *live);
-    uint32_t *remaining = calloc(g->values.len ? g->values.len : 1, sizeof *remaining);
-    if (!symbols || !live || !remaining) {
-        free(symbols), free(live), free(remaining);
+    ir_type *saved = malloc((g->values.len ? g->values.len : 1) * sizeof *saved);
+    if (!symbols || !saved) {
+        free(symbols), free(saved);
         dg_error_path(dg, g->name, "out of memory while planning the run");
         return false;
     }
     bind_symbols(g, given, ngiven, opts, symbols);
+    for (size_t i = 0; i < g->values.len; i++)
+        saved[i] = g->values.items[i]->type;
+    bool ok = (!bound || infer_bound(g, symbols, dg)) &&
+              (!opts->memory_budget || fits(g, symbols, opts, reference, dg));
+    for (size_t i = 0; i < g->values.len; i++) /* a run leaves the graph as it found it */
+        g->values.items[i]->type = saved[i];
+    free(symbols), free(saved);
+    return ok;
+}
+
+static bool fits(ir_graph *g, const int64_t *symbols, const rt_options *opts, bool reference,
+                 dg_context *dg)
+{
+    double *live = calloc(g->values.len ? g->values.len : 1, sizeof *live);
+    uint32_t *remaining = calloc(g->values.len ? g->values.len : 1, sizeof *remaining);
+    if (!live || !remaining) {
+        free(live), free(remaining);
+        dg_error_path(dg, g->name, "out of memory while planning the run");
+        return false;
+    }
     ir_compute_uses(g);
     double fixed = 0, largest = 0, now = 0, peak = 0;
     const ir_value *largest_input = NULL;
@@ -146,7 +190,7 @@ bool rt_check_budget(ir_graph *g, const rt_tensor *given, size_t ngiven, const r
                 now -= live[v->id];
         }
     }
-    free(symbols), free(live), free(remaining);
+    free(live), free(remaining);
     double need = fixed + peak;
     if (need <= (double)opts->memory_budget)
         return true;

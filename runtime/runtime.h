@@ -84,10 +84,11 @@ bool rt_run_reference(ir_graph *g, const rt_tensor *inputs, size_t ninputs,
 
 /* The memory the machine has available now (MemAvailable), in bytes; 0 when unknown. */
 uint64_t rt_available_memory(void);
-/* Checks the bytes a run of g needs (inputs, intermediates at their peak; f64 copies in a
- * reference run) against opts->memory_budget before anything is allocated; reports and returns
- * false when they do not fit. Runs check it themselves; exposed for commands that allocate
- * before running. */
+/* The checks before a run allocates anything: with symbolic dims bound (opts->dims, the given
+ * tensors), every node's inference again on the bound sizes, so that sizes that cannot work are
+ * reported before any input is made; then the bytes the run needs (inputs, intermediates at their
+ * peak; f64 copies in a reference run) against opts->memory_budget. Reports and returns false
+ * when either fails; g's types are left as they were. Runs check it themselves. */
 bool rt_check_budget(ir_graph *g, const rt_tensor *given, size_t ngiven, const rt_options *opts,
                      bool reference, dg_context *dg);
 
