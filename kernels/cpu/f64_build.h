@@ -84,4 +84,9 @@ static inline size_t kn_f64_element_size(ir_dtype dt)
 #define tanhf      tanh
 #define truncf     trunc
 
+/* The f-suffixed functions not mapped above are refused, so that a kernel that starts using one
+ * fails to build instead of computing in float inside the f64 build: map it above. */
+#pragma GCC poison acoshf asinhf atanhf cbrtf frexpf ilogbf lgammaf llrintf llroundf logbf
+#pragma GCC poison lroundf modff nextafterf remquof scalbnf tgammaf
+
 #endif
