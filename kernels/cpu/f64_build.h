@@ -47,8 +47,11 @@ static inline size_t kn_f64_element_size(ir_dtype dt)
 #define cblas_sgemm   cblas_dgemm
 
 #define acosf      acos
+#define acoshf     acosh
 #define asinf      asin
+#define asinhf     asinh
 #define atanf      atan
+#define atanhf     atanh
 #define atan2f     atan2
 #define ceilf      ceil
 #define copysignf  copysign
@@ -86,7 +89,7 @@ static inline size_t kn_f64_element_size(ir_dtype dt)
 
 /* The f-suffixed functions not mapped above are refused, so that a kernel that starts using one
  * fails to build instead of computing in float inside the f64 build: map it above. */
-#pragma GCC poison acoshf asinhf atanhf cbrtf frexpf ilogbf lgammaf llrintf llroundf logbf
-#pragma GCC poison lroundf modff nextafterf remquof scalbnf tgammaf
+#pragma GCC poison cbrtf frexpf ilogbf lgammaf llrintf llroundf logbf lroundf modff nextafterf
+#pragma GCC poison remquof scalbnf tgammaf
 
 #endif
