@@ -144,6 +144,9 @@ static const char *made_scalar(ox_exporter *ex, const char *stem, ir_dtype dt, d
         memcpy(buf, &h, 2);
         break;
     }
+    case IR_F64:
+        memcpy(buf, &value, 8);
+        break;
     default:
         FR_UNREACHABLE();
     }
@@ -439,6 +442,9 @@ static void constant_of_shape(ox_exporter *ex, const ir_node *n, Onnx__NodeProto
         memcpy(buf, &h, 2);
         break;
     }
+    case IR_F64:
+        memcpy(buf, &v, 8);
+        break;
     case IR_I64: {
         int64_t x = (int64_t)v;
         memcpy(buf, &x, 8);
@@ -454,6 +460,22 @@ static void constant_of_shape(ox_exporter *ex, const ir_node *n, Onnx__NodeProto
     case IR_BOOL:
         buf[0] = (uint8_t)(int)v;
         break;
+    case IR_I16:
+    case IR_U16: {
+        uint16_t x = dt == IR_I16 ? (uint16_t)(int16_t)v : (uint16_t)v;
+        memcpy(buf, &x, 2);
+        break;
+    }
+    case IR_U32: {
+        uint32_t x = (uint32_t)v;
+        memcpy(buf, &x, 4);
+        break;
+    }
+    case IR_U64: {
+        uint64_t x = v < 0 ? 0 : (uint64_t)v;
+        memcpy(buf, &x, 8);
+        break;
+    }
     default:
         FR_UNREACHABLE();
     }

@@ -96,6 +96,9 @@ static bool literal_values(ar_arena *a, const ox_tensor_data *td, double **out, 
             v[i] = ox_float_to_double(td->type.dtype == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h));
             break;
         }
+        case IR_F64:
+            memcpy(&v[i], p, 8);
+            break;
         case IR_I8:
             v[i] = *(const int8_t *)p;
             break;
@@ -117,8 +120,8 @@ static bool literal_values(ar_arena *a, const ox_tensor_data *td, double **out, 
             v[i] = (double)x;
             break;
         }
-        default:
-            FR_UNREACHABLE();
+        default: /* i16, u16, u32, u64: kept as data */
+            return false;
         }
         if (!isfinite(v[i]))
             return false;
