@@ -22,7 +22,9 @@
 
 #include "base/check.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- the table ------------------------------------------------------------------------------ */
@@ -48,9 +50,38 @@ static const contrib_form forms[] = {
     {"BiasGelu", IR_OP_ElementwiseChain, {0, 1}, {0}, 2, 1, 2},
     {"Gelu", IR_OP_Gelu, {0}, {0}, 1, 1, 1},
     {"FastGelu", IR_OP_Gelu, {0, NO}, {0}, 2, 1, 1},
+    {"QuickGelu", IR_OP_ElementwiseChain, {0}, {0}, 1, 1, 1},
+    {"GemmFastGelu", IR_OP_GemmEpilogue, {0, 1, 2}, {0}, 3, 1, 4},
 };
 
+/* com.microsoft ops that are standard ops under another domain: ONNX Runtime's QuantizeLinear and
+ * DequantizeLinear take the inputs and `axis` of the standard ones at opset 13 (and wider element
+ * types, which the IR refuses by name). */
+static const struct {
+    const char *op_type;
+    ir_op op;
+    int64_t opset;
+} standard_twins[] = {
+    {"QuantizeLinear", IR_OP_QuantizeLinear, 13},
+    {"DequantizeLinear", IR_OP_DequantizeLinear, 13},
+};
+
+bool ox_contrib_standard(const char *op_type, ir_op *out, int64_t *opset)
+{
+    for (size_t i = 0; i < FR_COUNT_OF(standard_twins); i++) {
+        if (strcmp(standard_twins[i].op_type, op_type) == 0) {
+            *out = standard_twins[i].op;
+            *opset = standard_twins[i].opset;
+            return true;
+        }
+    }
+    return false;
+}
+
 static const char bias_gelu_expr[] = "gelu(add(x0, x1))";
+/* QuickGelu: x * sigmoid(alpha * x), alpha 1.702 unless given */
+static const char quick_gelu_format[] = "mul(x0, sigmoid(mul(x0, %.9g)))";
+static const double quick_gelu_alpha = 1.702;
 
 /* ONNX Runtime's epsilon when SkipLayerNormalization does not say (its schema's default). */
 static const double ort_skip_ln_epsilon = 1e-12;
@@ -319,6 +350,20 @@ static bool skip_ln_attrs(ox_importer *im, ox_pending *p)
     return true;
 }
 
+static bool quick_gelu_attrs(ox_importer *im, ox_pending *p)
+{
+    ir_graph *g = ox_importer_graph(im);
+    double alpha = quick_gelu_alpha;
+    for (size_t i = 0; i < p->proto->n_attribute; i++) {
+        const Onnx__AttributeProto *a = p->proto->attribute[i];
+        if (!is_attr(a, "alpha", ATTR_FLOAT) || !isfinite(a->f))
+            return false;
+        alpha = ox_float_to_double(a->f);
+    }
+    ir_set_attr_string(g, p->node, "expr", ar_printf(g->arena, quick_gelu_format, alpha));
+    return true;
+}
+
 static bool import_attrs(ox_importer *im, ox_pending *p, const contrib_form *f)
 {
     ir_graph *g = ox_importer_graph(im);
@@ -330,6 +375,10 @@ static bool import_attrs(ox_importer *im, ox_pending *p, const contrib_form *f)
     case IR_OP_GemmEpilogue:
         if (strcmp(f->op_type, "FusedMatMul") == 0)
             return fused_matmul_attrs(im, p);
+        if (strcmp(f->op_type, "GemmFastGelu") == 0) { /* FastGelu(X @ W + bias) */
+            ir_set_attr_string(g, p->node, "act", "GeluTanh");
+            return no_attrs(p);
+        }
         if (!fused_gemm_attrs(im, p, &act, &beta))
             return false;
         place_gemm_c(im, p, beta);
@@ -338,6 +387,8 @@ static bool import_attrs(ox_importer *im, ox_pending *p, const contrib_form *f)
     case IR_OP_AddRMSNorm:
         return skip_ln_attrs(im, p);
     case IR_OP_ElementwiseChain:
+        if (strcmp(f->op_type, "QuickGelu") == 0)
+            return quick_gelu_attrs(im, p);
         ir_set_attr_string(g, p->node, "expr", bias_gelu_expr);
         return no_attrs(p);
     case IR_OP_Gelu:
@@ -471,8 +522,26 @@ static bool export_skip_norm(ox_exporter *ex, const ir_node *n, const char *op_t
     return true;
 }
 
+/* ElementwiseChain "mul(x0, sigmoid(mul(x0, A)))" is QuickGelu with alpha A, when A is a float. */
+static bool export_quick_gelu(ox_exporter *ex, const ir_node *n)
+{
+    const char *expr = ir_get_string(n, "expr");
+    double alpha;
+    int end = 0;
+    if (n->ninputs != 1 ||
+        sscanf(expr, "mul(x0, sigmoid(mul(x0, %lf)))%n", &alpha, &end) != 1 ||
+        expr[end] != '\0' || !isfinite(alpha) || fabs(alpha) > FLT_MAX ||
+        ox_float_to_double((float)alpha) != alpha) /* import wrote a float's shortest text */
+        return false;
+    Onnx__NodeProto *np = ox_emit_node(ex, "com.microsoft", "QuickGelu", n);
+    ox_emit_attr_float(ex, np, "alpha", alpha);
+    return true;
+}
+
 static bool export_bias_gelu(ox_exporter *ex, const ir_node *n)
 {
+    if (n->ninputs == 1)
+        return export_quick_gelu(ex, n);
     if (n->ninputs != 2 || strcmp(ir_get_string(n, "expr"), bias_gelu_expr) != 0)
         return false;
     const ir_type *a = &n->inputs[0]->type, *b = &n->inputs[1]->type;

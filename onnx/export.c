@@ -624,9 +624,9 @@ static int64_t node_needs(const ir_node *n)
 
 static bool choose_opset(ox_exporter *ex, int64_t asked)
 {
-    if (asked && (asked < OX_EXPORT_MIN_OPSET || asked > OX_MAX_OPSET)) {
+    if (asked && (asked < OX_EXPORT_MIN_OPSET || asked > OX_EXPORT_MAX_OPSET)) {
         dg_error_path(ex->dg, ex->g->name, "export writes opsets %d to %d, not %" PRId64,
-                      OX_EXPORT_MIN_OPSET, OX_MAX_OPSET, asked);
+                      OX_EXPORT_MIN_OPSET, OX_EXPORT_MAX_OPSET, asked);
         return false;
     }
     int64_t need = 0;

@@ -38,6 +38,7 @@ struct ox_importer {
     VEC(ox_pending) pending;
     VEC(op_tally) unknown_ops;
     VEC(ir_node *) legacy_softmax;
+    VEC(ox_deferred_const) deferred;
     sm_map onnx_names; /* every name the model defines, which made-up names must avoid */
 };
 
@@ -164,6 +165,24 @@ ir_value *ox_const_i64(ox_importer *im, const char *stem, const int64_t *values,
                        bool scalar)
 {
     return made_const(im, stem, IR_I64, count ? (const void *)values : "", count, scalar);
+}
+
+ir_value *ox_const_scalar(ox_importer *im, const char *stem, ir_dtype dt, double value)
+{
+    ir_graph *g = im->g;
+    ir_const *c = ir_const_new(g, IR_CONST_LITERAL);
+    ir_type t = {.dtype = dt, .rank = 0};
+    ir_value *v = ir_add_const(g, ir_fresh_name(g, stem), &t, c);
+    FR_CHECK(v != NULL); /* the name is fresh */
+    c->literal = ar_alloc_array(g->arena, 1, sizeof *c->literal);
+    c->literal[0] = value;
+    c->literal_count = 1;
+    return v;
+}
+
+void ox_importer_defer_const(ox_importer *im, ir_node *n, uint32_t index, double value)
+{
+    vec_push(&im->deferred, ((ox_deferred_const){n, index, value}));
 }
 
 ir_value *ox_const_f32(ox_importer *im, const char *stem, double value)
@@ -394,7 +413,7 @@ static bool node_op(ox_importer *im, const Onnx__NodeProto *np, ir_op *op, int64
     }
     if (strcmp(domain, "com.microsoft") == 0) {
         *opset = im->ms_opset;
-        return ox_contrib_lookup(type, op);
+        return ox_contrib_lookup(type, op) || ox_contrib_standard(type, op, opset);
     }
     if (strcmp(domain, "fuserule") == 0) {
         *opset = OX_MAX_OPSET; /* fuserule ops have the catalog's (latest) semantics */
@@ -474,6 +493,14 @@ static ir_node *define_plain(ox_importer *im, const Onnx__NodeProto *np, ir_op o
     return ox_importer_add_node(im, op, (uint32_t)nin, names, (uint32_t)nout, label);
 }
 
+/* A com.microsoft op that becomes a fused op (contrib.c), not a standard op under that domain. */
+static bool is_contrib_form(const Onnx__NodeProto *np)
+{
+    ir_op op;
+    return np->domain && strcmp(np->domain, "com.microsoft") == 0 && np->op_type &&
+           ox_contrib_lookup(np->op_type, &op);
+}
+
 static bool define_node(ox_importer *im, const Onnx__NodeProto *np)
 {
     const char *label = node_label(im->g->arena, np);
@@ -485,8 +512,9 @@ static bool define_node(ox_importer *im, const Onnx__NodeProto *np)
         ox_invalid(im->r, "%s: the model imports no opset of the default domain", label);
         return false;
     }
-    if ((strcmp(domain, "com.microsoft") == 0 && !im->ms_opset) ||
-        (strcmp(domain, "fuserule") == 0 && !im->fuserule)) {
+    /* ONNX Runtime runs com.microsoft ops whether or not the model imports that domain (its
+     * optimizer writes them so), so import does too */
+    if (strcmp(domain, "fuserule") == 0 && !im->fuserule) {
         ox_invalid(im->r, "%s: the model imports no opset of domain '%s'", label, domain);
         return false;
     }
@@ -496,8 +524,8 @@ static bool define_node(ox_importer *im, const Onnx__NodeProto *np)
         tally_unknown(im, domain, np->op_type ? np->op_type : "");
         return true; /* reported with every other unknown op by report_unknown_ops */
     }
-    ir_node *n = strcmp(domain, "com.microsoft") == 0 ? ox_contrib_define(im, np, op, label)
-                                                      : define_plain(im, np, op, label);
+    ir_node *n = is_contrib_form(np) ? ox_contrib_define(im, np, op, label)
+                                     : define_plain(im, np, op, label);
     if (!n)
         return false;
     vec_push(&im->pending, ((ox_pending){np, n, opset, label}));
@@ -564,7 +592,8 @@ static bool copy_attr(ox_importer *im, ox_pending *p, const Onnx__AttributeProto
         return false;
     }
     const ir_attr_schema *s = ir_op_attr_schema(n->op, name);
-    if (!s) {
+    bool legacy = !s && ox_legacy_attr(n->op, p->opset, name); /* moved to an input by legacy.c */
+    if (!s && !legacy) {
         ox_unsupported(im->r, "%s: attribute '%s' is outside the catalog", p->label, name);
         return false;
     }
@@ -613,6 +642,8 @@ static bool copy_attr(ox_importer *im, ox_pending *p, const Onnx__AttributeProto
                        p->label, name);
         return false;
     }
+    if (legacy)
+        return true;
     if (kind != s->kind && !(kind == IR_ATTR_INT && s->kind == IR_ATTR_FLOAT)) {
         ox_invalid(im->r, "%s: attribute '%s' is %s %s, but %s takes %s %s", p->label, name,
                    kind == IR_ATTR_INT ? "an" : "a", attr_kind_name(kind), ir_op_name(n->op),
@@ -625,7 +656,7 @@ static bool copy_attr(ox_importer *im, ox_pending *p, const Onnx__AttributeProto
 
 static bool finish_node(ox_importer *im, ox_pending *p)
 {
-    if (strcmp(p->proto->domain ? p->proto->domain : "", "com.microsoft") == 0)
+    if (is_contrib_form(p->proto))
         return ox_contrib_import(im, p);
     if (!resolve_inputs(im, p))
         return false;
@@ -782,6 +813,7 @@ static void importer_free(ox_importer *im)
     vec_free(&im->pending);
     vec_free(&im->unknown_ops);
     vec_free(&im->legacy_softmax);
+    vec_free(&im->deferred);
     sm_free(&im->onnx_names);
 }
 
@@ -803,6 +835,9 @@ static ir_graph *import_model(ox_report *r, const Onnx__ModelProto *m, const cha
     const char *name = im.g->name;
     im.g->name = path;
     ok = ok && ir_validate(im.g, r->dg);
+    if (ok && im.deferred.len)
+        ok = ox_legacy_bounds_fixup(&im, im.deferred.items, im.deferred.len) &&
+             ir_validate(im.g, r->dg);
     if (ok && im.legacy_softmax.len)
         ok = ox_legacy_softmax_fixup(&im, im.legacy_softmax.items, im.legacy_softmax.len) &&
              ir_validate(im.g, r->dg);

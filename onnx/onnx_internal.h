@@ -90,6 +90,22 @@ typedef struct ox_pending {
     const char *label; /* "node 'name' (Op)" for messages */
 } ox_pending;
 
+/* A scalar constant of any float or integer element type made by import. */
+ir_value *ox_const_scalar(ox_importer *im, const char *stem, ir_dtype dt, double value);
+
+/* An input that an older form gave as a float attribute and the catalog takes as a scalar of the
+ * data's element type (input 0's), known only after validation. */
+typedef struct ox_deferred_const {
+    ir_node *node;
+    uint32_t index;
+    double value; /* NAN: the op's default for the absent attribute */
+} ox_deferred_const;
+void ox_importer_defer_const(ox_importer *im, ir_node *n, uint32_t index, double value);
+/* Makes the deferred inputs once validation has typed the graph (legacy.c). */
+bool ox_legacy_bounds_fixup(ox_importer *im, const ox_deferred_const *items, size_t count);
+/* Whether `name` is an attribute that an older form of op had and legacy.c moves to an input. */
+bool ox_legacy_attr(ir_op op, int64_t opset, const char *name);
+
 /* Opset conversions of a standard node (legacy.c): returns false after reporting. */
 bool ox_legacy_convert(ox_importer *im, ox_pending *p);
 /* The lowest default-domain opset whose form of `op` import reads (legacy.c). */
@@ -111,6 +127,9 @@ bool ox_importer_input(ox_importer *im, ox_pending *p, size_t slot, ir_value **o
 /* com.microsoft ops (contrib.c): the fused op a contrib op_type becomes, or false when import does
  * not know it. */
 bool ox_contrib_lookup(const char *op_type, ir_op *out);
+/* com.microsoft ops that are a standard op (QuantizeLinear, DequantizeLinear): the catalog op and
+ * the default-domain opset whose form they have; false for others. */
+bool ox_contrib_standard(const char *op_type, ir_op *out, int64_t *opset);
 /* Defines the IR node of a contrib node (its outputs mapped to the fused op's); NULL after
  * reporting. */
 ir_node *ox_contrib_define(ox_importer *im, const Onnx__NodeProto *np, ir_op op,

@@ -22,11 +22,14 @@
 #include <stdint.h>
 
 /* The default-domain opsets import accepts (older models load when each op they use has kept its
- * semantics since; see docs/onnx.md), and the ones export writes. */
+ * semantics since, or has a form legacy.c converts; see docs/onnx.md), and the ones export writes.
+ * Opsets 22 and 23 changed only element types of the catalog's ops (and added Attention,
+ * RMSNormalization and RotaryEmbedding, which import as fused ops). */
 enum {
     OX_MIN_OPSET = 11,
-    OX_MAX_OPSET = 21,
+    OX_MAX_OPSET = 23,
     OX_EXPORT_MIN_OPSET = 13,
+    OX_EXPORT_MAX_OPSET = 21,
     OX_EXPORT_DEFAULT_OPSET = 17,
 };
 
@@ -60,7 +63,7 @@ bool ox_read_tensor(const char *path, ir_dtype as, ar_arena *arena, ox_tensor *o
 
 typedef struct ox_export_options {
     /* Default-domain opset to write: 0 chooses the lowest one from OX_EXPORT_DEFAULT_OPSET up that
-     * expresses every node; otherwise OX_EXPORT_MIN_OPSET..OX_MAX_OPSET. */
+     * expresses every node; otherwise OX_EXPORT_MIN_OPSET..OX_EXPORT_MAX_OPSET. */
     int64_t opset;
 } ox_export_options;
 
