@@ -438,12 +438,12 @@ const char *ox_importer_fresh(ox_importer *im, const Onnx__NodeProto *np, size_t
 }
 
 /* Records the names of the model's node outputs before any node is defined. */
-static void collect_names(ox_importer *im, const Onnx__GraphProto *gp)
+static void collect_names(ox_importer *im, const Onnx__NodeProto *const *nodes, size_t count)
 {
-    for (size_t i = 0; i < gp->n_node; i++)
-        for (size_t k = 0; k < gp->node[i]->n_output; k++)
-            sm_put(&im->onnx_names, gp->node[i]->output[k], strlen(gp->node[i]->output[k]),
-                   gp->node[i]);
+    for (size_t i = 0; i < count; i++)
+        for (size_t k = 0; k < nodes[i]->n_output; k++)
+            sm_put(&im->onnx_names, nodes[i]->output[k], strlen(nodes[i]->output[k]),
+                   (void *)nodes[i]);
 }
 
 ir_node *ox_importer_add_node(ox_importer *im, ir_op op, uint32_t ninputs, const char **names,
@@ -744,14 +744,19 @@ static bool add_outputs(ox_importer *im, const Onnx__GraphProto *gp)
     return ok;
 }
 
-static bool import_graph(ox_importer *im, const Onnx__GraphProto *gp)
+static bool import_graph(ox_importer *im, const Onnx__ModelProto *m)
 {
+    const Onnx__GraphProto *gp = m->graph;
     if (!add_initializers(im, gp) || !add_inputs(im, gp))
         return false;
-    collect_names(im, gp);
+    const Onnx__NodeProto **nodes;
+    size_t count;
+    if (!ox_inline_functions(im->r, im->g->arena, m, im->opset, &nodes, &count))
+        return false;
+    collect_names(im, nodes, count);
     bool ok = true;
-    for (size_t i = 0; i < gp->n_node; i++)
-        ok = define_node(im, gp->node[i]) && ok;
+    for (size_t i = 0; i < count; i++)
+        ok = define_node(im, nodes[i]) && ok;
     if (!report_unknown_ops(im) || !ok)
         return false;
     for (size_t i = 0; i < im->pending.len; i++)
@@ -829,7 +834,7 @@ static ir_graph *import_model(ox_report *r, const Onnx__ModelProto *m, const cha
     im.g = ir_graph_new("model");
     im.g->name = graph_name(im.g->arena, m->graph->name, path);
     im.g->dir = ar_strdup(im.g->arena, dir);
-    bool ok = read_opsets(&im, m) && import_graph(&im, m->graph) && !dg_has_errors(r->dg);
+    bool ok = read_opsets(&im, m) && import_graph(&im, m) && !dg_has_errors(r->dg);
     /* validation prefixes its errors about a built graph with the graph's name: here they are
      * about the file */
     const char *name = im.g->name;

@@ -70,6 +70,14 @@ void ox_tensor_data_release(ox_tensor_data *d);
  * most weights as float32, and 1e-5f should come back as 1e-05, not 9.99999974737875e-06. */
 double ox_float_to_double(float f);
 
+/* ---- model-local functions (functions.c) ---------------------------------------------------- */
+
+/* The graph's nodes with every call of a model-local function replaced by the function's nodes
+ * (copies in `arena`, pointing into the message), recursively. False after reporting recursion,
+ * a call that does not fit its function, or a function of another default-domain opset. */
+bool ox_inline_functions(ox_report *r, ar_arena *arena, const Onnx__ModelProto *m, int64_t opset,
+                         const Onnx__NodeProto ***nodes, size_t *count);
+
 /* ---- import helpers (import.c, legacy.c, contrib.c) ----------------------------------------- */
 
 typedef struct ox_importer ox_importer;

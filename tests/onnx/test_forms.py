@@ -288,9 +288,91 @@ def gemm_fast_gelu(binary, tmp):
     testlib.assert_close("y", out["y"], want, 1e-5, 1e-5)
 
 
+# ---- model-local functions -----------------------------------------------------------------------
+
+def attr_ref(name, ref, kind=T.FLOAT):
+    a = onnx.AttributeProto()
+    a.name, a.ref_attr_name, a.type = name, ref, onnx.AttributeProto.FLOAT
+    return a
+
+
+def function_model(calls, functions):
+    x = f32("x", [2, 3])
+    m = model(calls, [x], [f32("y", [2, 3])], [], 17, [("local", 1)], name="functions")
+    m.functions.extend(functions)
+    return m
+
+
+def leaky_square():
+    """local.LeakySquare(x) {alpha}: LeakyRelu(x, alpha) squared."""
+    leaky = h.make_node("LeakyRelu", ["x"], ["t"])
+    leaky.attribute.append(attr_ref("alpha", "alpha"))
+    return h.make_function("local", "LeakySquare", ["x"], ["y"],
+                           [leaky, h.make_node("Mul", ["t", "t"], ["y"])],
+                           [h.make_opsetid("", 17)], ["alpha"])
+
+
+def functions_inlined(binary, tmp):
+    d = testlib.tempdir_under(tmp, "functions")
+    # Twice calls LeakySquare twice, passing its own alpha on; the graph calls Twice
+    inner = [h.make_node("LeakySquare", ["a"], ["b"], domain="local"),
+             h.make_node("LeakySquare", ["b"], ["c"], domain="local")]
+    for node in inner:
+        node.attribute.append(attr_ref("alpha", "slope"))
+    twice = h.make_function("local", "Twice", ["a"], ["c"], inner, [h.make_opsetid("", 17)],
+                            ["slope"])
+    calls = [h.make_node("Twice", ["x"], ["y"], domain="local", slope=0.25)]
+    path = save(function_model(calls, [leaky_square(), twice]), d, "fn")
+    text = fuserule_ok(binary, "fmt", path)
+    for want in ["y/b : f32[2,3] = Mul(y/b/t, y/b/t)", "y/t : f32[2,3] = LeakyRelu(y/b) {alpha=0.25}"]:
+        check(want in text, f"{want} not in\n{text}")
+    xs = RNG.standard_normal((2, 3)).astype(np.float32)
+    out = run_graph(binary, path, {"x": xs}, d, "fn")
+    ls = lambda v: np.where(v >= 0, v, np.float32(0.25) * v) ** 2  # noqa: E731
+    testlib.assert_close("y", out["y"], ls(ls(xs.astype(np.float64))), 1e-6, 1e-7)
+    # without the attribute, LeakyRelu's default alpha (0.01) applies
+    calls = [h.make_node("LeakySquare", ["x"], ["y"], domain="local")]
+    text = fuserule_ok(binary, "fmt", save(function_model(calls, [leaky_square()]), d, "dflt"))
+    check("y/t : f32[2,3] = LeakyRelu(x)\n" in text, text)
+
+
+def functions_refused(binary, tmp):
+    d = testlib.tempdir_under(tmp, "functions_bad")
+    ping = h.make_function("local", "Ping", ["a"], ["b"],
+                           [h.make_node("Pong", ["a"], ["b"], domain="local")],
+                           [h.make_opsetid("", 17)])
+    pong = h.make_function("local", "Pong", ["a"], ["b"],
+                           [h.make_node("Ping", ["a"], ["b"], domain="local")],
+                           [h.make_opsetid("", 17)])
+    cases = [
+        ([h.make_node("Ping", ["x"], ["y"], domain="local")], [ping, pong],
+         "function 'Ping' calls itself through 'Pong': recursion cannot be inlined"),
+        ([h.make_node("Missing", ["x"], ["y"], domain="local")], [leaky_square()],
+         "1 op type outside the catalog: local.Missing (1)"),
+    ]
+    # each level calls the one below twice: 2^30 nodes from a few kilobytes
+    levels = [h.make_function("local", "L0", ["a"], ["b"], [h.make_node("Relu", ["a"], ["b"])],
+                              [h.make_opsetid("", 17)])]
+    for k in range(1, 31):
+        levels.append(h.make_function(
+            "local", f"L{k}", ["a"], ["c"],
+            [h.make_node(f"L{k - 1}", ["a"], ["b"], domain="local"),
+             h.make_node(f"L{k - 1}", ["b"], ["c"], domain="local")], [h.make_opsetid("", 17)]))
+    cases.append(([h.make_node("L30", ["x"], ["y"], domain="local")], levels,
+                  "makes more than 1048576 nodes"))
+    for i, (calls, fns, want) in enumerate(cases):
+        path = save(function_model(calls, fns), d, f"bad{i}")
+        out = os.path.join(d, f"bad{i}.graph")
+        status, _, err = run([binary, "import", path, "-o", out])
+        check(status == 2 and err.startswith(f"{path}: error: ") and err.endswith(f"{want}\n")
+              and err.count("\n") == 1, f"exit {status}: {err}")
+        check(not os.path.exists(out), "a graph was written")
+
+
 if __name__ == "__main__":
     binary = os.path.abspath(sys.argv[1])
     cases = [values_survive, flt_max_text_reads_back, legacy_forms_agree, opsets_22_23,
-             contrib_without_opset, contrib_qdq, quick_gelu, gemm_fast_gelu]
+             contrib_without_opset, contrib_qdq, quick_gelu, gemm_fast_gelu, functions_inlined,
+             functions_refused]
     with tempfile.TemporaryDirectory() as tmp:
         sys.exit(testlib.main(cases, (binary, tmp)))
