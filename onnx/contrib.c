@@ -29,7 +29,10 @@
 
 /* ---- the table ------------------------------------------------------------------------------ */
 
-enum { NO = -1 }; /* an ONNX slot the fused op has no place for: it must be empty */
+/* NO: an ONNX slot the fused op has no place for: it must be empty. BIAS: skip normalization's
+ * bias, added to the sum: input + skip + bias is AddLayerNorm(Add(input, skip), bias), summed in
+ * ONNX Runtime's order. */
+enum { NO = -1, BIAS = -2 };
 
 typedef struct {
     const char *op_type;
@@ -44,8 +47,8 @@ static const contrib_form forms[] = {
     {"FusedConv", IR_OP_FusedConvAct, {0, 1, 2, 3}, {0}, 4, 1, 4},
     {"FusedGemm", IR_OP_GemmEpilogue, {0, 1, 2}, {0}, 3, 1, 4},
     {"FusedMatMul", IR_OP_GemmEpilogue, {0, 1}, {0}, 2, 1, 2},
-    {"SkipLayerNormalization", IR_OP_AddLayerNorm, {0, 1, 2, 3, NO}, {0, NO, NO, 1}, 5, 4, 4},
-    {"SkipSimplifiedLayerNormalization", IR_OP_AddRMSNorm, {0, 1, 2, NO}, {0, NO, NO, 1}, 4, 4,
+    {"SkipLayerNormalization", IR_OP_AddLayerNorm, {0, 1, 2, 3, BIAS}, {0, NO, NO, 1}, 5, 4, 4},
+    {"SkipSimplifiedLayerNormalization", IR_OP_AddRMSNorm, {0, 1, 2, BIAS}, {0, NO, NO, 1}, 4, 4,
      3},
     {"BiasGelu", IR_OP_ElementwiseChain, {0, 1}, {0}, 2, 1, 2},
     {"Gelu", IR_OP_Gelu, {0}, {0}, 1, 1, 1},
@@ -99,7 +102,9 @@ bool ox_contrib_lookup(const char *op_type, ir_op *out)
     const contrib_form *f = find_form(op_type);
     if (f)
         *out = f->op;
-    return f != NULL;
+    else if (ox_contrib_is_attention(op_type)) /* several nodes: contrib_attention.c */
+        *out = IR_OP_Attention;
+    return f != NULL || ox_contrib_is_attention(op_type);
 }
 
 /* ---- activations ---------------------------------------------------------------------------- */
@@ -130,6 +135,8 @@ static int find_act(const char *name)
 ir_node *ox_contrib_define(ox_importer *im, const Onnx__NodeProto *np, ir_op op,
                            const char *label)
 {
+    if (ox_contrib_is_attention(np->op_type))
+        return ox_contrib_attention_define(im, np, label);
     const contrib_form *f = find_form(np->op_type);
     ox_report *r = ox_importer_report(im);
     FR_CHECK(f && f->op == op);
@@ -160,6 +167,7 @@ ir_node *ox_contrib_define(ox_importer *im, const Onnx__NodeProto *np, ir_op op,
 static bool set_inputs(ox_importer *im, ox_pending *p, const contrib_form *f)
 {
     bool ok = true;
+    ir_value *bias = NULL;
     for (size_t k = 0; k < p->proto->n_input; k++) {
         if (!p->proto->input[k][0])
             continue;
@@ -171,8 +179,21 @@ static bool set_inputs(ox_importer *im, ox_pending *p, const contrib_form *f)
         ir_value *v;
         if (!ox_importer_input(im, p, k, &v))
             ok = false;
+        else if (f->in[k] == BIAS)
+            bias = v;
         else
             ir_set_input(p->node, (uint32_t)f->in[k], v);
+    }
+    if (ok && bias && p->node->inputs[0] && p->node->inputs[1]) {
+        ir_graph *g = ox_importer_graph(im);
+        const char *name = ir_fresh_name(
+            g, ar_printf(g->arena, "%s_input_skip", p->node->outputs[0]->name));
+        ir_node *sum = ir_add_node(g, IR_OP_Add, 2, &name, 1);
+        FR_CHECK(sum != NULL); /* the name is fresh */
+        ir_set_input(sum, 0, p->node->inputs[0]);
+        ir_set_input(sum, 1, p->node->inputs[1]);
+        ir_set_input(p->node, 0, sum->outputs[0]);
+        ir_set_input(p->node, 1, bias);
     }
     return ok;
 }
@@ -403,6 +424,8 @@ static bool import_attrs(ox_importer *im, ox_pending *p, const contrib_form *f)
 
 bool ox_contrib_import(ox_importer *im, ox_pending *p)
 {
+    if (ox_contrib_is_attention(p->proto->op_type))
+        return ox_contrib_attention_import(im, p);
     const contrib_form *f = find_form(p->proto->op_type);
     FR_CHECK(f != NULL);
     if (!set_inputs(im, p, f))

@@ -39,6 +39,7 @@ struct ox_importer {
     VEC(op_tally) unknown_ops;
     VEC(ir_node *) legacy_softmax;
     VEC(ox_deferred_const) deferred;
+    VEC(ox_fixup) fixups;
     sm_map onnx_names; /* every name the model defines, which made-up names must avoid */
 };
 
@@ -183,6 +184,22 @@ ir_value *ox_const_scalar(ox_importer *im, const char *stem, ir_dtype dt, double
 void ox_importer_defer_const(ox_importer *im, ir_node *n, uint32_t index, double value)
 {
     vec_push(&im->deferred, ((ox_deferred_const){n, index, value}));
+}
+
+void ox_importer_after_validation(ox_importer *im, ox_fixup_fn fn, void *ctx)
+{
+    vec_push(&im->fixups, ((ox_fixup){fn, ctx}));
+}
+
+/* Runs what waited for the graph's types; true when nothing did or all of it worked. */
+static bool run_fixups(ox_importer *im)
+{
+    bool ok = true;
+    if (im->deferred.len)
+        ok = ox_legacy_bounds_fixup(im, im->deferred.items, im->deferred.len);
+    for (size_t i = 0; i < im->fixups.len; i++)
+        ok = im->fixups.items[i].fn(im, im->fixups.items[i].ctx) && ok;
+    return ok;
 }
 
 ir_value *ox_const_f32(ox_importer *im, const char *stem, double value)
@@ -819,6 +836,7 @@ static void importer_free(ox_importer *im)
     vec_free(&im->unknown_ops);
     vec_free(&im->legacy_softmax);
     vec_free(&im->deferred);
+    vec_free(&im->fixups);
     sm_free(&im->onnx_names);
 }
 
@@ -840,9 +858,8 @@ static ir_graph *import_model(ox_report *r, const Onnx__ModelProto *m, const cha
     const char *name = im.g->name;
     im.g->name = path;
     ok = ok && ir_validate(im.g, r->dg);
-    if (ok && im.deferred.len)
-        ok = ox_legacy_bounds_fixup(&im, im.deferred.items, im.deferred.len) &&
-             ir_validate(im.g, r->dg);
+    if (ok && (im.deferred.len || im.fixups.len))
+        ok = run_fixups(&im) && !dg_has_errors(r->dg) && ir_validate(im.g, r->dg);
     if (ok && im.legacy_softmax.len)
         ok = ox_legacy_softmax_fixup(&im, im.legacy_softmax.items, im.legacy_softmax.len) &&
              ir_validate(im.g, r->dg);

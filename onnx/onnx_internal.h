@@ -109,6 +109,14 @@ typedef struct ox_deferred_const {
     double value; /* NAN: the op's default for the absent attribute */
 } ox_deferred_const;
 void ox_importer_defer_const(ox_importer *im, ir_node *n, uint32_t index, double value);
+/* Work that needs the graph's types (a constant of the data's element type, a check of a rank):
+ * run after the first validation, which is repeated afterwards. fn reports its own errors. */
+typedef bool (*ox_fixup_fn)(ox_importer *im, void *ctx);
+typedef struct ox_fixup {
+    ox_fixup_fn fn;
+    void *ctx;
+} ox_fixup;
+void ox_importer_after_validation(ox_importer *im, ox_fixup_fn fn, void *ctx);
 /* Makes the deferred inputs once validation has typed the graph (legacy.c). */
 bool ox_legacy_bounds_fixup(ox_importer *im, const ox_deferred_const *items, size_t count);
 /* Whether `name` is an attribute that an older form of op had and legacy.c moves to an input. */
@@ -142,6 +150,12 @@ bool ox_contrib_standard(const char *op_type, ir_op *out, int64_t *opset);
  * reporting. */
 ir_node *ox_contrib_define(ox_importer *im, const Onnx__NodeProto *np, ir_op op,
                            const char *label);
+/* com.microsoft Attention and MultiHeadAttention become several nodes (contrib_attention.c):
+ * define makes the nodes that carry the ONNX outputs, import the rest. */
+bool ox_contrib_is_attention(const char *op_type);
+ir_node *ox_contrib_attention_define(ox_importer *im, const Onnx__NodeProto *np,
+                                     const char *label);
+bool ox_contrib_attention_import(ox_importer *im, ox_pending *p);
 /* Sets the inputs and attributes of a contrib node's IR node; false after reporting. */
 bool ox_contrib_import(ox_importer *im, ox_pending *p);
 
