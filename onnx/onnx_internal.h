@@ -177,6 +177,28 @@ void ox_emit_attr_ints(ox_exporter *ex, Onnx__NodeProto *np, const char *name, c
                        uint32_t count);
 void ox_emit_attr_floats(ox_exporter *ex, Onnx__NodeProto *np, const char *name,
                          const double *v, uint32_t count);
+/* Building blocks of the subgraphs export_ort.c writes: a made-up value name, made-up
+ * initializers, a node over names (a constant of the graph named as an input is written), an
+ * error about a node (export goes on to find the others). */
+int64_t ox_emit_opset(const ox_exporter *ex);
+const char *ox_emit_temp(ox_exporter *ex, const char *stem);
+const char *ox_emit_const_i64(ox_exporter *ex, const char *stem, const int64_t *v, uint32_t n,
+                              bool scalar);
+const char *ox_emit_const_float(ox_exporter *ex, const char *stem, ir_dtype dt, double v);
+const char *ox_emit_const_data(ox_exporter *ex, const char *stem, const ir_type *t,
+                               const void *data, size_t nbytes);
+Onnx__NodeProto *ox_emit_raw(ox_exporter *ex, const char *domain, const char *op_type,
+                             const char *const *in, uint32_t nin, const char *const *out,
+                             uint32_t nout);
+void ox_emit_error(ox_exporter *ex, const ir_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* For ONNX Runtime (export_ort.c): writes fused node n, which has no contrib op of its exact
+ * semantics, as standard ops (and contrib ops) ONNX Runtime runs; reports an error otherwise. */
+void ox_ort_export(ox_exporter *ex, const ir_node *n);
+/* The opset the subgraph of n needs (0: any): 20 for a Gelu of another type than float32. */
+int64_t ox_ort_needs_opset(const ir_node *n);
+
 /* Copies the attributes of n that are listed in `names` (NULL-terminated), when present. */
 void ox_emit_copy_attrs(ox_exporter *ex, Onnx__NodeProto *np, const ir_node *n,
                         const char *const *names);
