@@ -426,7 +426,9 @@ static bool node_op(ox_importer *im, const Onnx__NodeProto *np, ir_op *op, int64
     const char *type = np->op_type ? np->op_type : "";
     if (!domain[0] || strcmp(domain, "ai.onnx") == 0) {
         *opset = im->opset;
-        return ir_op_lookup(type, strlen(type), op) && ir_op_info_get(*op)->cls != IR_CLASS_FUSED;
+        if (ir_op_lookup(type, strlen(type), op) && ir_op_info_get(*op)->cls != IR_CLASS_FUSED)
+            return true;
+        return ox_onnx23_lookup(type, im->opset, op); /* Attention, RMSNormalization, ... */
     }
     if (strcmp(domain, "com.microsoft") == 0) {
         *opset = im->ms_opset;
@@ -675,6 +677,9 @@ static bool finish_node(ox_importer *im, ox_pending *p)
 {
     if (is_contrib_form(p->proto))
         return ox_contrib_import(im, p);
+    const char *domain = p->proto->domain ? p->proto->domain : "";
+    if (strcmp(domain, "fuserule") != 0 && ir_op_info_get(p->node->op)->cls == IR_CLASS_FUSED)
+        return ox_onnx23_import(im, p); /* a default-domain op of opset 23 */
     if (!resolve_inputs(im, p))
         return false;
     bool ok = true;

@@ -140,6 +140,12 @@ ir_node *ox_importer_add_node(ox_importer *im, ir_op op, uint32_t ninputs, const
  * one. */
 bool ox_importer_input(ox_importer *im, ox_pending *p, size_t slot, ir_value **out);
 
+/* ONNX 23's Attention, RMSNormalization and RotaryEmbedding (onnx23.c): the fused op an op_type
+ * of the default domain at `opset` becomes, and its inputs and attributes (false after
+ * reporting). */
+bool ox_onnx23_lookup(const char *op_type, int64_t opset, ir_op *out);
+bool ox_onnx23_import(ox_importer *im, ox_pending *p);
+
 /* com.microsoft ops (contrib.c): the fused op a contrib op_type becomes, or false when import does
  * not know it. */
 bool ox_contrib_lookup(const char *op_type, ir_op *out);

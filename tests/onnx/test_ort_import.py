@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """ONNX Runtime as the judge of import: models in the forms that ONNX Runtime runs but the catalog
 does not have as such (com.microsoft Attention, MultiHeadAttention, SkipLayerNormalization with a
-bias, QuickGelu; Clip-6, Pad-2, Slice-1) run in onnxruntime and in `fuserule run`
+bias, QuickGelu; Clip-6, Pad-2, Slice-1; ONNX 23's Attention, RMSNormalization and
+RotaryEmbedding) run in onnxruntime and in `fuserule run`
 (which imports them) and must agree within ONNX Runtime's f32 tolerance.
 
     test_ort_import.py FUSERULE
@@ -41,7 +42,7 @@ def model(nodes, inputs, outputs, inits, opset=17, extra=MS):
     graph = h.make_graph(nodes, "m", inputs, outputs, inits)
     opsets = [h.make_opsetid("", opset)] + [h.make_opsetid(d, v) for d, v in extra]
     m = h.make_model(graph, opset_imports=opsets)
-    m.ir_version = 8
+    m.ir_version = 10 if opset >= 21 else 8
     return m
 
 
@@ -191,8 +192,59 @@ def other_cases(binary, tmp):
     return [skip_layer_norm_bias, quick_gelu, legacy9]
 
 
+def onnx23_cases(binary, tmp):
+    """ONNX 23's Attention, RMSNormalization and RotaryEmbedding (ONNX Runtime 1.22 and later)."""
+    def rms_normalization():
+        x = RNG.standard_normal((B, S, HID)).astype(np.float32)
+        node = h.make_node("RMSNormalization", ["x", "g"], ["y"], epsilon=1e-3)
+        text = agree(binary, tmp, "rmsnorm23", model([node], [f32("x", [B, S, HID])],
+                                                     [f32("y", [B, S, HID])], [w("g", (HID,))],
+                                                     23, []), {"x": x})
+        check("RMSNorm(x, g) {epsilon=0.001}" in text, text)
+
+    def attention23():
+        q = RNG.standard_normal((B, 4, S, 6)).astype(np.float32)
+        k = RNG.standard_normal((B, 2, S, 6)).astype(np.float32)  # GQA: 4 query heads, 2 kv
+        v = RNG.standard_normal((B, 2, S, 3)).astype(np.float32)
+        mask = RNG.standard_normal((S, S)).astype(np.float32)
+        node = h.make_node("Attention", ["q", "k", "v", "mask"], ["y"], is_causal=1, scale=0.4)
+        m = model([node], [f32("q", [B, 4, S, 6]), f32("k", [B, 2, S, 6]),
+                           f32("v", [B, 2, S, 3]), f32("mask", [S, S])],
+                  [f32("y", [B, 4, S, 3])], [], 23, [])
+        text = agree(binary, tmp, "attention23", m, {"q": q, "k": k, "v": v, "mask": mask})
+        check('Attention(q, k, v, mask) {scale=0.4, causal=1, layout="BHSD"}' in text, text)
+        # causal over a query shorter than the keys: ONNX's triangle is not the catalog's
+        node = h.make_node("Attention", ["q", "k", "v"], ["y"], is_causal=1)
+        path = os.path.join(tmp, "attention23_causal.onnx")
+        with open(path, "wb") as f:
+            f.write(model([node], [f32("q", [B, 4, 2, 6]), f32("k", [B, 2, S, 6]),
+                                   f32("v", [B, 2, S, 3])], [f32("y", [B, 4, 2, 3])], [], 23,
+                          []).SerializeToString())
+        status, _, err = run([binary, "fmt", path])
+        check(status == 2 and "ONNX aligns the causal mask top left" in err, f"exit {status}: {err}")
+
+    def rotary_embedding():
+        x = RNG.standard_normal((B, 2, S, 8)).astype(np.float32)
+        cos = RNG.standard_normal((B, S, 4)).astype(np.float32)
+        sin = RNG.standard_normal((B, S, 4)).astype(np.float32)
+        cache = RNG.standard_normal((10, 4)).astype(np.float32)
+        pos = np.array([[0, 3, 2, 9, 1], [4, 4, 5, 6, 7]], np.int64)
+        nodes = [h.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["a"]),
+                 h.make_node("RotaryEmbedding", ["x", "cos", "sin"], ["b"], interleaved=1),
+                 h.make_node("RotaryEmbedding", ["x", "cache", "cache2", "pos"], ["c"])]
+        m = model(nodes, [f32("x", [B, 2, S, 8]), f32("cos", [B, S, 4]), f32("sin", [B, S, 4]),
+                          f32("cache", [10, 4]), f32("cache2", [10, 4]),
+                          h.make_tensor_value_info("pos", T.INT64, [B, S])],
+                  [f32(n, [B, 2, S, 8]) for n in "abc"], [], 23, [])
+        agree(binary, tmp, "rope23", m, {"x": x, "cos": cos, "sin": sin, "cache": cache,
+                                         "cache2": cache[::-1].copy(), "pos": pos})
+
+    return [rms_normalization, attention23, rotary_embedding]
+
+
 if __name__ == "__main__":
     binary = os.path.abspath(sys.argv[1])
     print(f"onnxruntime {ort.__version__}")
     with tempfile.TemporaryDirectory() as tmp:
-        sys.exit(testlib.main(attention_cases(binary, tmp) + other_cases(binary, tmp), ()))
+        sys.exit(testlib.main(attention_cases(binary, tmp) + other_cases(binary, tmp) +
+                              onnx23_cases(binary, tmp), ()))
