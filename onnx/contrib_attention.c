@@ -11,7 +11,8 @@
  *             {num_heads, mask_filter_value, scale, unidirectional} -> Y, present_key?,
  *             present_value?
  *     q, k, v = query, key, value (+ their thirds of bias); key and value either [B, T, H*D] or
- *     already in heads [B, H, T, D] (then without bias, and transposed to BSHD);
+ *     already in heads [B, H, T, D] (then transposed to BSHD, and only the query's third of the
+ *     bias added, as ONNX Runtime does);
  *     present_key/value = k4/v4 transposed to [B, H, T, D].
  *
  * mask (mask_index or key_padding_mask) is ONNX Runtime's 2-D raw mask [B, T]: a key whose entry
@@ -19,9 +20,14 @@
  * Where(Greater(mask, 0), 0, mask_filter_value) unsqueezed to [B, 1, 1, T] adds; attention_bias
  * is added as it is. Because their constants take the data's element type, the mask is built
  * after the first validation (an after-validation fixup), as are the checks of ranks that only
- * inference knows. Everything else ONNX Runtime's ops take (a KV cache: past, past_key/value,
- * past_sequence_length; 1-D, 3-D or 4-D mask_index; packed QKV; rotary attributes; the qk output)
- * is refused by name. */
+ * inference knows.
+ *
+ * A KV cache (Attention's past [2, B, H, P, D], MHA's past_key/past_value [B, H, P, D]) puts its
+ * keys and values before the new ones: the operands are transposed to BHSD, concatenated along
+ * the sequence (the present outputs), and Attention runs in BHSD, its causal mask aligned to the
+ * bottom right as ONNX Runtime's (query i sees keys up to P + i). Everything else ONNX Runtime's
+ * ops take (past_sequence_length and cache_indirection, a shared buffer; 1-D, 3-D or 4-D
+ * mask_index; packed QKV; rotary attributes; the qk output) is refused by name. */
 #include "onnx/onnx_internal.h"
 
 #include "base/check.h"
@@ -42,6 +48,7 @@ typedef struct {
     ir_value *bias;      /* MHA: bias [hq + hk + hv] to split, or NULL */
     ir_node *reshape[3]; /* MHA: the head reshapes of q, k, v (bias goes before them) */
     bool key_in_heads;   /* MHA: key and value arrived as [B, H, T, D] */
+    ir_value *kv[2];     /* MHA: key and value as they came */
     double filter;       /* mask_filter_value */
 } mha_fixup;
 
@@ -228,11 +235,11 @@ static void merge_heads(ox_importer *im, ox_pending *p, ir_value *att)
 }
 
 static ir_node *attention_node(ox_importer *im, const char *stem, ir_value *const qkv[3],
-                               const mha_attrs *a)
+                               const mha_attrs *a, const char *layout)
 {
     ir_graph *g = ox_importer_graph(im);
     ir_node *att = add(im, IR_OP_Attention, stem, 3, qkv, 1);
-    ir_set_attr_string(g, att, "layout", "BSHD");
+    ir_set_attr_string(g, att, "layout", layout);
     if (a->unidirectional)
         ir_set_attr_int(g, att, "causal", 1);
     if (a->scale != 0)
@@ -240,17 +247,49 @@ static ir_node *attention_node(ox_importer *im, const char *stem, ir_value *cons
     return att;
 }
 
+/* A KV cache: Q, K and V (in heads, BSHD) transposed to BHSD, the cache's keys and values
+ * [B, H, P, D] put before the new ones along the sequence. heads[] becomes the BHSD operands. */
+static void append_to_cache(ox_importer *im, const char *stem, ir_value *heads[3],
+                            ir_value *past_k, ir_value *past_v)
+{
+    ir_graph *g = ox_importer_graph(im);
+    for (int i = 0; i < 3; i++)
+        heads[i] = transpose_heads(im, ar_printf(g->arena, "%s/%c_bhsd", stem, "qkv"[i]),
+                                   heads[i]);
+    ir_value *past[] = {past_k, past_v};
+    for (int i = 0; i < 2; i++) {
+        ir_value *in[] = {past[i], heads[1 + i]};
+        ir_node *cat = add(im, IR_OP_Concat, ar_printf(g->arena, "%s/%c_total", stem, "kv"[i]),
+                           2, in, 1);
+        ir_set_attr_int(g, cat, "axis", 2);
+        heads[1 + i] = cat->outputs[0];
+    }
+}
+
+/* The Attention node over the operands, its result in BSHD heads. */
+static ir_node *attend(ox_importer *im, const char *stem, ir_value *const heads[3],
+                       const mha_attrs *a, bool bhsd, ir_value **out)
+{
+    ir_graph *g = ox_importer_graph(im);
+    ir_node *att = attention_node(im, ar_printf(g->arena, "%s/attention", stem), heads, a,
+                                  bhsd ? "BHSD" : "BSHD");
+    *out = bhsd ? transpose_heads(im, ar_printf(g->arena, "%s/attention_bshd", stem),
+                                  att->outputs[0])
+                : att->outputs[0];
+    return att;
+}
+
 static bool import_attention(ox_importer *im, ox_pending *p, const mha_attrs *a, mha_fixup *fx)
 {
-    static const size_t cache[] = {4, 6};
+    static const size_t cache[] = {6};
     ox_report *r = ox_importer_report(im);
     ir_graph *g = ox_importer_graph(im);
-    if (!refuse_inputs(im, p, cache, 2, "past or past_sequence_length: a KV cache"))
+    if (!refuse_inputs(im, p, cache, 1, "past_sequence_length (a shared KV buffer)"))
         return false;
-    ir_value *x, *w, *bias, *mask, *abias;
+    ir_value *x, *w, *bias, *mask, *past, *abias;
     if (!ox_importer_input(im, p, 0, &x) || !ox_importer_input(im, p, 1, &w) ||
         !ox_importer_input(im, p, 2, &bias) || !ox_importer_input(im, p, 3, &mask) ||
-        !ox_importer_input(im, p, 5, &abias))
+        !ox_importer_input(im, p, 4, &past) || !ox_importer_input(im, p, 5, &abias))
         return false;
     if (!x || !w) {
         ox_invalid(r, "%s needs its input and weights", p->label);
@@ -284,16 +323,31 @@ static bool import_attention(ox_importer *im, ox_pending *p, const mha_attrs *a,
         heads[i] = split_heads(im, ar_printf(g->arena, "%s/%c4", stem, "qkv"[i]),
                                qkv->outputs[i], a->heads)
                        ->outputs[0];
-    ir_node *att = attention_node(im, ar_printf(g->arena, "%s/attention", stem), heads, a);
+    if (past) { /* [2, B, H, P, D]: its keys and values before the new ones */
+        ir_value *cache_kv[2];
+        for (int i = 0; i < 2; i++) {
+            int64_t index = i;
+            ir_value *gin[] = {past, ox_const_i64(im, ar_printf(g->arena, "%s/past_%c_index",
+                                                                stem, "kv"[i]),
+                                                  &index, 1, true)};
+            cache_kv[i] = add1(im, IR_OP_Gather,
+                               ar_printf(g->arena, "%s/past_%c", stem, "kv"[i]), 2, gin);
+        }
+        append_to_cache(im, stem, heads, cache_kv[0], cache_kv[1]);
+    }
+    ir_value *y;
+    ir_node *att = attend(im, stem, heads, a, past != NULL, &y);
     if (abias)
         set_input_at(im, att, 3, abias);
-    merge_heads(im, p, att->outputs[0]);
+    merge_heads(im, p, y);
     ir_node *present = output_node(im, p, 1);
     if (present) { /* [2, B, H, T, D]: K and V in heads, stacked */
         static const int64_t zero[] = {0};
         for (int i = 0; i < 2; i++) {
-            ir_value *t = transpose_heads(im, ar_printf(g->arena, "%s/%c_bnsh", stem, "kv"[i]),
-                                          heads[1 + i]);
+            ir_value *t = past ? heads[1 + i]
+                               : transpose_heads(im, ar_printf(g->arena, "%s/%c_bnsh", stem,
+                                                               "kv"[i]),
+                                                 heads[1 + i]);
             ir_value *uin[] = {t, i64s(im, ar_printf(g->arena, "%s/axes", stem), zero, 1)};
             ir_set_input(present, (uint32_t)i,
                          add1(im, IR_OP_Unsqueeze, ar_printf(g->arena, "%s/%c_1bnsh", stem,
@@ -309,18 +363,23 @@ static bool import_attention(ox_importer *im, ox_pending *p, const mha_attrs *a,
 
 static bool import_mha(ox_importer *im, ox_pending *p, const mha_attrs *a, mha_fixup *fx)
 {
-    static const size_t cache[] = {6, 7, 8, 9};
+    static const size_t cache[] = {8, 9};
     ox_report *r = ox_importer_report(im);
     ir_graph *g = ox_importer_graph(im);
-    if (!refuse_inputs(im, p, cache, 4,
-                       "past_key, past_value, past_sequence_length or cache_indirection: a KV "
-                       "cache"))
+    if (!refuse_inputs(im, p, cache, 2,
+                       "past_sequence_length or cache_indirection (a shared KV buffer, beam "
+                       "search)"))
         return false;
-    ir_value *q, *k, *v, *bias, *mask, *abias;
+    ir_value *q, *k, *v, *bias, *mask, *abias, *past_k, *past_v;
     if (!ox_importer_input(im, p, 0, &q) || !ox_importer_input(im, p, 1, &k) ||
         !ox_importer_input(im, p, 2, &v) || !ox_importer_input(im, p, 3, &bias) ||
-        !ox_importer_input(im, p, 4, &mask) || !ox_importer_input(im, p, 5, &abias))
+        !ox_importer_input(im, p, 4, &mask) || !ox_importer_input(im, p, 5, &abias) ||
+        !ox_importer_input(im, p, 6, &past_k) || !ox_importer_input(im, p, 7, &past_v))
         return false;
+    if (!past_k != !past_v) {
+        ox_invalid(r, "%s has one of past_key and past_value without the other", p->label);
+        return false;
+    }
     if (!q || !k || !v) {
         ox_unsupported(r, "%s: packed QKV or KV (no key or value input) is outside what the "
                           "catalog's Attention expresses",
@@ -329,8 +388,8 @@ static bool import_mha(ox_importer *im, ox_pending *p, const mha_attrs *a, mha_f
     }
     /* a graph input or constant has its rank now; anything else is checked after validation */
     bool in_heads = k->type.rank == 4 && v->type.rank == 4;
-    if (in_heads && bias) {
-        ox_unsupported(r, "%s: a bias with key and value already in heads [B, H, T, D] is "
+    if (in_heads && past_k) {
+        ox_unsupported(r, "%s: a KV cache with key and value already in heads [B, H, T, D] is "
                           "outside what import converts",
                        p->label);
         return false;
@@ -348,17 +407,20 @@ static bool import_mha(ox_importer *im, ox_pending *p, const mha_attrs *a, mha_f
                                  a->heads);
         heads[i] = reshape[i]->outputs[0];
     }
-    ir_node *att = attention_node(im, ar_printf(g->arena, "%s/attention", stem), heads, a);
+    if (past_k)
+        append_to_cache(im, stem, heads, past_k, past_v);
+    ir_value *y;
+    ir_node *att = attend(im, stem, heads, a, past_k != NULL, &y);
     if (abias)
         set_input_at(im, att, 3, abias);
-    merge_heads(im, p, att->outputs[0]);
+    merge_heads(im, p, y);
     for (int i = 0; i < 2; i++) {
         ir_node *present = output_node(im, p, (size_t)(1 + i));
         if (!present)
             continue;
-        if (in_heads) { /* present is the cache that came in */
+        if (in_heads || past_k) { /* the cache that came in, or the cache and the new */
             present->op = IR_OP_Identity;
-            ir_set_input(present, 0, in[1 + i]);
+            ir_set_input(present, 0, past_k ? heads[1 + i] : in[1 + i]);
         } else {
             static const int64_t perm[] = {0, 2, 1, 3};
             ir_set_input(present, 0, heads[1 + i]);
@@ -368,6 +430,8 @@ static bool import_mha(ox_importer *im, ox_pending *p, const mha_attrs *a, mha_f
     *fx = (mha_fixup){.kind = KIND_MHA, .label = p->label, .attention = att, .x = q,
                       .mask = mask, .bias = bias, .key_in_heads = in_heads, .filter = a->filter};
     memcpy(fx->reshape, reshape, sizeof reshape);
+    fx->kv[0] = k;
+    fx->kv[1] = v;
     return true;
 }
 
@@ -403,8 +467,12 @@ static bool split_bias(ox_importer *im, mha_fixup *fx)
     ir_graph *g = ox_importer_graph(im);
     int64_t widths[3], start = 0;
     for (int i = 0; i < 3; i++) {
-        const ir_type *t = &fx->reshape[i]->inputs[0]->type;
-        widths[i] = t->rank == 3 ? t->dims[2] : IR_DIM_UNKNOWN;
+        /* key and value already in heads [B, H, T, D] are H * D wide */
+        const ir_type *t = fx->reshape[i] ? &fx->reshape[i]->inputs[0]->type : &fx->kv[i - 1]->type;
+        widths[i] = t->rank == 3 ? t->dims[2]
+                    : t->rank == 4 && ir_dim_is_static(t->dims[1]) && ir_dim_is_static(t->dims[3])
+                        ? t->dims[1] * t->dims[3]
+                        : IR_DIM_UNKNOWN;
         if (!ir_dim_is_static(widths[i])) {
             ox_unsupported(ox_importer_report(im),
                            "%s: the bias needs the widths of query, key and value, which are "
@@ -424,6 +492,8 @@ static bool split_bias(ox_importer *im, mha_fixup *fx)
         const char *stem = ar_printf(g->arena, "%s_%c", fx->bias->name, "qkv"[i]);
         int64_t from = start, to = start + widths[i];
         start = to;
+        if (!fx->reshape[i])
+            continue; /* ONNX Runtime adds no bias to keys and values that come in heads */
         ir_value *sin[] = {fx->bias, i64s(im, ar_printf(g->arena, "%s_start", stem), &from, 1),
                            i64s(im, ar_printf(g->arena, "%s_end", stem), &to, 1)};
         ir_value *part = add1(im, IR_OP_Slice, stem, 3, sin);

@@ -139,9 +139,10 @@ def attention_cases(binary, tmp):
         """A KV cache, a 1-D mask_index and rotary attributes are refused by name."""
         x = f32("x", [B, S, HID])
         cases = [
-            (h.make_node("Attention", ["x", "w", "", "", "past"], ["y"], domain="com.microsoft",
-                         num_heads=H), [x, f32("past", [2, B, H, 3, 4])],
-             "input 4 (past or past_sequence_length: a KV cache) is outside what the catalog's "
+            (h.make_node("Attention", ["x", "w", "", "", "past", "", "plen"], ["y"],
+                         domain="com.microsoft", num_heads=H),
+             [x, f32("past", [2, B, H, 3, 4]), f32("plen", [1], T.INT32)],
+             "input 6 (past_sequence_length (a shared KV buffer)) is outside what the catalog's "
              "Attention expresses"),
             (h.make_node("Attention", ["x", "w", "", "lens"], ["y"], domain="com.microsoft",
                          num_heads=H), [x, f32("lens", [B], T.INT32)],
@@ -160,7 +161,44 @@ def attention_cases(binary, tmp):
             status, _, err = run([binary, "fmt", path])
             check(status == 2 and want in err, f"exit {status}: {err}")
 
-    return [attention, attention_bias, mha, mha_heads, refused]
+    def attention_past():
+        """Attention with a KV cache past [2, B, H, P, D], causal, a mask over P + S keys."""
+        P = 4
+        x = RNG.standard_normal((B, S, HID)).astype(np.float32)
+        past = RNG.standard_normal((2, B, H, P, 4)).astype(np.float32)
+        mask = np.ones((B, P + S), np.int32)
+        mask[0, :2] = 0
+        node = h.make_node("Attention", ["x", "w", "b", "mask", "past"], ["y", "present"],
+                           domain="com.microsoft", num_heads=H, unidirectional=1)
+        m = model([node], [f32("x", [B, S, HID]), f32("mask", [B, P + S], T.INT32),
+                           f32("past", [2, B, H, P, 4])],
+                  [f32("y", [B, S, HID]), f32("present", [2, B, H, P + S, 4])],
+                  [w("w", (HID, 24)), w("b", (24,))])
+        agree(binary, tmp, "attention_past", m, {"x": x, "mask": mask, "past": past})
+
+    def mha_past():
+        """MultiHeadAttention with past_key/past_value (a decoder step) and a causal mask; and a
+        cross attention whose keys come in heads with a bias (only the query's third applies)."""
+        P = 6
+        q = RNG.standard_normal((B, S, HID)).astype(np.float32)
+        k = RNG.standard_normal((B, S, HID)).astype(np.float32)
+        v = RNG.standard_normal((B, S, HID)).astype(np.float32)
+        pk = RNG.standard_normal((B, H, P, 4)).astype(np.float32)
+        pv = RNG.standard_normal((B, H, P, 4)).astype(np.float32)
+        self_attn = h.make_node("MultiHeadAttention", ["q", "k", "v", "bias", "", "", "pk", "pv"],
+                                ["y", "present_k", "present_v"], domain="com.microsoft",
+                                num_heads=H, unidirectional=1)
+        cross = h.make_node("MultiHeadAttention", ["y", "pk", "pv", "bias"], ["z"],
+                            domain="com.microsoft", num_heads=H)
+        m = model([self_attn, cross], [f32("q", [B, S, HID]), f32("k", [B, S, HID]),
+                                       f32("v", [B, S, HID]), f32("pk", [B, H, P, 4]),
+                                       f32("pv", [B, H, P, 4])],
+                  [f32("y", [B, S, HID]), f32("present_k", [B, H, P + S, 4]),
+                   f32("present_v", [B, H, P + S, 4]), f32("z", [B, S, HID])],
+                  [w("bias", (3 * HID,))])
+        agree(binary, tmp, "mha_past", m, {"q": q, "k": k, "v": v, "pk": pk, "pv": pv})
+
+    return [attention, attention_bias, mha, mha_heads, attention_past, mha_past, refused]
 
 
 def other_cases(binary, tmp):
