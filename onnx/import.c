@@ -601,6 +601,42 @@ static bool constant_of_shape_value(ox_importer *im, ox_pending *p, const Onnx__
     return ok;
 }
 
+/* Levenshtein distance of two short names, capped at 3. */
+static unsigned edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 3;
+    unsigned row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        unsigned diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned up = row[j];
+            unsigned best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb] < 3 ? row[lb] : 3;
+}
+
+/* The op's attribute that `name` misspells (at most 2 edits from it), or NULL. */
+static const char *misspelt_attr(ir_op op, const char *name)
+{
+    const ir_op_info *info = ir_op_info_get(op);
+    for (uint32_t i = 0; i < info->nattrs; i++)
+        if (edit_distance(name, info->attrs[i].name) <= 2 && strlen(name) > 3)
+            return info->attrs[i].name;
+    return NULL;
+}
+
 static bool copy_attr(ox_importer *im, ox_pending *p, const Onnx__AttributeProto *a)
 {
     ir_graph *g = im->g;
@@ -613,7 +649,12 @@ static bool copy_attr(ox_importer *im, ox_pending *p, const Onnx__AttributeProto
     const ir_attr_schema *s = ir_op_attr_schema(n->op, name);
     bool legacy = !s && ox_legacy_attr(n->op, p->opset, name); /* moved to an input by legacy.c */
     if (!s && !legacy) {
-        ox_unsupported(im->r, "%s: attribute '%s' is outside the catalog", p->label, name);
+        const char *near = misspelt_attr(n->op, name);
+        if (near) /* not valid ONNX either: the op has no such attribute */
+            ox_invalid(im->r, "%s: attribute '%s' is not one of %s's (a misspelling of '%s'?)",
+                       p->label, name, ir_op_name(n->op), near);
+        else
+            ox_unsupported(im->r, "%s: attribute '%s' is outside the catalog", p->label, name);
         return false;
     }
     if (!a->has_type) {

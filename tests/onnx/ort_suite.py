@@ -44,10 +44,14 @@ INVALID = [
     ("fuse-matmul-bn-directly-dont-fuse.onnx", "scale has 5 values but the input has 1 channels"),
     ("fuse-matmul-bn-only-reshape.onnx", "scale has 5 values but the input has 1 channels"),
     ("fuse-matmul-bn-only-transpose.onnx", "scale has 5 values but the input has 1 channels"),
-    ("attention_distilbert.onnx", "attribute 'epsion' is outside the catalog"),
-    ("attention_mask_no_cast.onnx", "attribute 'epsion' is outside the catalog"),
-    ("skip_layer_norm_no_beta.onnx", "attribute 'epsion' is outside the catalog"),
-    ("skip_layer_norm_no_beta_with_cast.onnx", "attribute 'epsion' is outside the catalog"),
+] + [(name + ".onnx", "attribute 'epsion' is not one of LayerNormalization's (a misspelling "
+         "of 'epsilon'?)") for name in [
+    "attention_distilbert", "attention_mask_no_cast", "skip_layer_norm_no_beta",
+    "skip_layer_norm_no_beta_with_cast", "gpt2_attention_add_opt_no_skiplayernorm",
+    "gpt2_attention_opt_no_skiplayernorm", "embed_layer_norm_multiple",
+    "embed_layer_norm_multiple_opset13", "embed_layer_norm_format3_no_cast",
+    "embed_layer_norm_format3_no_cast_opset13"] + [
+    f"embed_layer_norm_format{k}{v}" for k in (3, 5, 6, 7) for v in ("", "_opset13")]] + [
     ("gpt2_past.onnx", "value '284' is defined twice"),
     # com.microsoft Attention with num_heads 12 over a hidden size of 3
     ("embed_layer_norm_format1.onnx", "do not split into 12 heads"),
