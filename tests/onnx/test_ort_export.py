@@ -254,6 +254,19 @@ def flavours(binary, tmp):
     return [lossless_default_and_bad_name]
 
 
+GQA_GRAPH = """graph gqa {
+  input  q : f32[2,5,4,8]
+  input  k : f32[2,5,2,8]
+  input  v : f32[2,5,2,6]
+  const  m : f32[5,5] = random(seed=1, lo=-1, hi=0)
+  y = Attention(q, k, v, m) {causal=1, layout="BSHD"}
+  z = Attention(q, k, v) {scale=0.3, layout="BSHD"}
+  output y
+  output z
+}
+"""
+
+
 def make_cases(binary, tmp):
     cases = []
     for graph in sorted(glob.glob(os.path.join(ROOT, "examples", "*.graph"))):
@@ -269,6 +282,11 @@ def make_cases(binary, tmp):
         cases.append(example_case(binary, tmp, graph))
     for name in ["fused_cnn", "fused_transformer", "fused_other"]:
         cases.append(example_case(binary, tmp, os.path.join(HERE, name + ".graph")))
+    # grouped-query attention (4 query heads over 2 key/value heads), causal with a mask, BSHD
+    gqa = os.path.join(tmp, "gqa.graph")
+    with open(gqa, "w") as f:
+        f.write(GQA_GRAPH)
+    cases.append(example_case(binary, tmp, gqa))
     if os.path.isdir(SUITE):
         cases.append(suite_case(binary, tmp))
     return cases + flavours(binary, tmp)
