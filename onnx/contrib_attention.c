@@ -142,17 +142,17 @@ static bool read_attrs(ox_importer *im, ox_pending *p, mha_kind kind, mha_attrs 
             a->filter = ox_float_to_double(at->f);
         else if (strcmp(name, "scale") == 0 && is_float && at->f >= 0 && isfinite(at->f))
             a->scale = ox_float_to_double(at->f);
-        else if (kind == KIND_ATTENTION && strcmp(name, "qkv_hidden_sizes") == 0 &&
-                 at->has_type && at->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS &&
-                 at->n_ints == 3)
+        else if (kind == KIND_ATTENTION && strcmp(name, "qkv_hidden_sizes") == 0 && at->has_type &&
+                 at->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS && at->n_ints == 3)
             a->sizes = at->ints, a->nsizes = 3;
         else if ((strcmp(name, "do_rotary") == 0 || strcmp(name, "rotary_embedding_dim") == 0 ||
                   strcmp(name, "past_present_share_buffer") == 0) &&
                  is_int && at->i == 0)
             continue; /* the defaults: no rotary, separate past and present */
         else {
-            ox_unsupported(r, "%s: attribute '%s' (this value) is outside what the catalog's "
-                              "Attention expresses",
+            ox_unsupported(r,
+                           "%s: attribute '%s' (this value) is outside what the catalog's "
+                           "Attention expresses",
                            p->label, name);
             return false;
         }
@@ -181,16 +181,14 @@ static bool refuse_inputs(ox_importer *im, ox_pending *p, const size_t *slots, s
 
 /* ---- define: the nodes that carry the ONNX outputs ------------------------------------------ */
 
-ir_node *ox_contrib_attention_define(ox_importer *im, const Onnx__NodeProto *np,
-                                     const char *label)
+ir_node *ox_contrib_attention_define(ox_importer *im, const Onnx__NodeProto *np, const char *label)
 {
     ox_report *r = ox_importer_report(im);
     bool mha = strcmp(np->op_type, "MultiHeadAttention") == 0;
     size_t max_out = mha ? 3 : 2;
     for (size_t k = 0; k < np->n_output; k++) {
         if (np->output[k][0] && k >= max_out) {
-            ox_unsupported(r, "%s: output %zu of %s is outside the catalog", label, k,
-                           np->op_type);
+            ox_unsupported(r, "%s: output %zu of %s is outside the catalog", label, k, np->op_type);
             return NULL;
         }
     }
@@ -249,18 +247,17 @@ static ir_node *attention_node(ox_importer *im, const char *stem, ir_value *cons
 
 /* A KV cache: Q, K and V (in heads, BSHD) transposed to BHSD, the cache's keys and values
  * [B, H, P, D] put before the new ones along the sequence. heads[] becomes the BHSD operands. */
-static void append_to_cache(ox_importer *im, const char *stem, ir_value *heads[3],
-                            ir_value *past_k, ir_value *past_v)
+static void append_to_cache(ox_importer *im, const char *stem, ir_value *heads[3], ir_value *past_k,
+                            ir_value *past_v)
 {
     ir_graph *g = ox_importer_graph(im);
     for (int i = 0; i < 3; i++)
-        heads[i] = transpose_heads(im, ar_printf(g->arena, "%s/%c_bhsd", stem, "qkv"[i]),
-                                   heads[i]);
+        heads[i] = transpose_heads(im, ar_printf(g->arena, "%s/%c_bhsd", stem, "qkv"[i]), heads[i]);
     ir_value *past[] = {past_k, past_v};
     for (int i = 0; i < 2; i++) {
         ir_value *in[] = {past[i], heads[1 + i]};
-        ir_node *cat = add(im, IR_OP_Concat, ar_printf(g->arena, "%s/%c_total", stem, "kv"[i]),
-                           2, in, 1);
+        ir_node *cat =
+            add(im, IR_OP_Concat, ar_printf(g->arena, "%s/%c_total", stem, "kv"[i]), 2, in, 1);
         ir_set_attr_int(g, cat, "axis", 2);
         heads[1 + i] = cat->outputs[0];
     }
@@ -273,9 +270,9 @@ static ir_node *attend(ox_importer *im, const char *stem, ir_value *const heads[
     ir_graph *g = ox_importer_graph(im);
     ir_node *att = attention_node(im, ar_printf(g->arena, "%s/attention", stem), heads, a,
                                   bhsd ? "BHSD" : "BSHD");
-    *out = bhsd ? transpose_heads(im, ar_printf(g->arena, "%s/attention_bshd", stem),
-                                  att->outputs[0])
-                : att->outputs[0];
+    *out =
+        bhsd ? transpose_heads(im, ar_printf(g->arena, "%s/attention_bshd", stem), att->outputs[0])
+             : att->outputs[0];
     return att;
 }
 
@@ -298,19 +295,20 @@ static bool import_attention(ox_importer *im, ox_pending *p, const mha_attrs *a,
     int64_t sizes[3];
     if (a->nsizes == 3) {
         memcpy(sizes, a->sizes, sizeof sizes);
-    } else if (w->type.rank == 2 && ir_dim_is_static(w->type.dims[1]) &&
-               w->type.dims[1] % 3 == 0) {
+    } else if (w->type.rank == 2 && ir_dim_is_static(w->type.dims[1]) && w->type.dims[1] % 3 == 0) {
         sizes[0] = sizes[1] = sizes[2] = w->type.dims[1] / 3;
     } else {
-        ox_unsupported(r, "%s: the weights' width is not known at import and there is no "
-                          "qkv_hidden_sizes",
+        ox_unsupported(r,
+                       "%s: the weights' width is not known at import and there is no "
+                       "qkv_hidden_sizes",
                        p->label);
         return false;
     }
     if (sizes[0] != sizes[1] || sizes[0] <= 0 || sizes[2] <= 0 || sizes[0] % a->heads != 0 ||
         sizes[2] % a->heads != 0) {
-        ox_invalid(r, "%s: Q, K and V widths [%" PRId64 ", %" PRId64 ", %" PRId64 "] do not "
-                      "split into %" PRId64 " heads (with Q and K alike)",
+        ox_invalid(r,
+                   "%s: Q, K and V widths [%" PRId64 ", %" PRId64 ", %" PRId64 "] do not "
+                   "split into %" PRId64 " heads (with Q and K alike)",
                    p->label, sizes[0], sizes[1], sizes[2], a->heads);
         return false;
     }
@@ -320,18 +318,18 @@ static bool import_attention(ox_importer *im, ox_pending *p, const mha_attrs *a,
     ir_set_attr_ints(g, qkv, "sizes", sizes, 3);
     ir_value *heads[3];
     for (int i = 0; i < 3; i++)
-        heads[i] = split_heads(im, ar_printf(g->arena, "%s/%c4", stem, "qkv"[i]),
-                               qkv->outputs[i], a->heads)
+        heads[i] = split_heads(im, ar_printf(g->arena, "%s/%c4", stem, "qkv"[i]), qkv->outputs[i],
+                               a->heads)
                        ->outputs[0];
     if (past) { /* [2, B, H, P, D]: its keys and values before the new ones */
         ir_value *cache_kv[2];
         for (int i = 0; i < 2; i++) {
             int64_t index = i;
-            ir_value *gin[] = {past, ox_const_i64(im, ar_printf(g->arena, "%s/past_%c_index",
-                                                                stem, "kv"[i]),
-                                                  &index, 1, true)};
-            cache_kv[i] = add1(im, IR_OP_Gather,
-                               ar_printf(g->arena, "%s/past_%c", stem, "kv"[i]), 2, gin);
+            ir_value *gin[] = {
+                past, ox_const_i64(im, ar_printf(g->arena, "%s/past_%c_index", stem, "kv"[i]),
+                                   &index, 1, true)};
+            cache_kv[i] =
+                add1(im, IR_OP_Gather, ar_printf(g->arena, "%s/past_%c", stem, "kv"[i]), 2, gin);
         }
         append_to_cache(im, stem, heads, cache_kv[0], cache_kv[1]);
     }
@@ -344,20 +342,23 @@ static bool import_attention(ox_importer *im, ox_pending *p, const mha_attrs *a,
     if (present) { /* [2, B, H, T, D]: K and V in heads, stacked */
         static const int64_t zero[] = {0};
         for (int i = 0; i < 2; i++) {
-            ir_value *t = past ? heads[1 + i]
-                               : transpose_heads(im, ar_printf(g->arena, "%s/%c_bnsh", stem,
-                                                               "kv"[i]),
-                                                 heads[1 + i]);
+            ir_value *t =
+                past ? heads[1 + i]
+                     : transpose_heads(im, ar_printf(g->arena, "%s/%c_bnsh", stem, "kv"[i]),
+                                       heads[1 + i]);
             ir_value *uin[] = {t, i64s(im, ar_printf(g->arena, "%s/axes", stem), zero, 1)};
             ir_set_input(present, (uint32_t)i,
-                         add1(im, IR_OP_Unsqueeze, ar_printf(g->arena, "%s/%c_1bnsh", stem,
-                                                             "kv"[i]),
-                              2, uin));
+                         add1(im, IR_OP_Unsqueeze,
+                              ar_printf(g->arena, "%s/%c_1bnsh", stem, "kv"[i]), 2, uin));
         }
         ir_set_attr_int(g, present, "axis", 0);
     }
-    *fx = (mha_fixup){.kind = KIND_ATTENTION, .label = p->label, .attention = att, .x = x,
-                      .mask = mask, .filter = a->filter};
+    *fx = (mha_fixup){.kind = KIND_ATTENTION,
+                      .label = p->label,
+                      .attention = att,
+                      .x = x,
+                      .mask = mask,
+                      .filter = a->filter};
     return true;
 }
 
@@ -381,16 +382,18 @@ static bool import_mha(ox_importer *im, ox_pending *p, const mha_attrs *a, mha_f
         return false;
     }
     if (!q || !k || !v) {
-        ox_unsupported(r, "%s: packed QKV or KV (no key or value input) is outside what the "
-                          "catalog's Attention expresses",
+        ox_unsupported(r,
+                       "%s: packed QKV or KV (no key or value input) is outside what the "
+                       "catalog's Attention expresses",
                        p->label);
         return false;
     }
     /* a graph input or constant has its rank now; anything else is checked after validation */
     bool in_heads = k->type.rank == 4 && v->type.rank == 4;
     if (in_heads && past_k) {
-        ox_unsupported(r, "%s: a KV cache with key and value already in heads [B, H, T, D] is "
-                          "outside what import converts",
+        ox_unsupported(r,
+                       "%s: a KV cache with key and value already in heads [B, H, T, D] is "
+                       "outside what import converts",
                        p->label);
         return false;
     }
@@ -403,8 +406,8 @@ static bool import_mha(ox_importer *im, ox_pending *p, const mha_attrs *a, mha_f
             heads[i] = transpose_heads(im, ar_printf(g->arena, "%s/%c4", stem, "qkv"[i]), in[i]);
             continue;
         }
-        reshape[i] = split_heads(im, ar_printf(g->arena, "%s/%c4", stem, "qkv"[i]), in[i],
-                                 a->heads);
+        reshape[i] =
+            split_heads(im, ar_printf(g->arena, "%s/%c4", stem, "qkv"[i]), in[i], a->heads);
         heads[i] = reshape[i]->outputs[0];
     }
     if (past_k)
@@ -427,8 +430,14 @@ static bool import_mha(ox_importer *im, ox_pending *p, const mha_attrs *a, mha_f
             ir_set_attr_ints(g, present, "perm", perm, 4);
         }
     }
-    *fx = (mha_fixup){.kind = KIND_MHA, .label = p->label, .attention = att, .x = q,
-                      .mask = mask, .bias = bias, .key_in_heads = in_heads, .filter = a->filter};
+    *fx = (mha_fixup){.kind = KIND_MHA,
+                      .label = p->label,
+                      .attention = att,
+                      .x = q,
+                      .mask = mask,
+                      .bias = bias,
+                      .key_in_heads = in_heads,
+                      .filter = a->filter};
     memcpy(fx->reshape, reshape, sizeof reshape);
     fx->kv[0] = k;
     fx->kv[1] = v;
@@ -437,8 +446,8 @@ static bool import_mha(ox_importer *im, ox_pending *p, const mha_attrs *a, mha_f
 
 bool ox_contrib_attention_import(ox_importer *im, ox_pending *p)
 {
-    mha_kind kind = strcmp(p->proto->op_type, "MultiHeadAttention") == 0 ? KIND_MHA
-                                                                           : KIND_ATTENTION;
+    mha_kind kind =
+        strcmp(p->proto->op_type, "MultiHeadAttention") == 0 ? KIND_MHA : KIND_ATTENTION;
     mha_attrs a;
     if (!read_attrs(im, p, kind, &a))
         return false;
@@ -498,9 +507,9 @@ static bool split_bias(ox_importer *im, mha_fixup *fx)
                            i64s(im, ar_printf(g->arena, "%s_end", stem), &to, 1)};
         ir_value *part = add1(im, IR_OP_Slice, stem, 3, sin);
         ir_value *ain[] = {fx->reshape[i]->inputs[0], part};
-        ir_set_input(fx->reshape[i], 0,
-                     add1(im, IR_OP_Add, ar_printf(g->arena, "%s_plus_bias", ain[0]->name), 2,
-                          ain));
+        ir_set_input(
+            fx->reshape[i], 0,
+            add1(im, IR_OP_Add, ar_printf(g->arena, "%s_plus_bias", ain[0]->name), 2, ain));
     }
     return true;
 }
@@ -519,12 +528,11 @@ static bool build_mask(ox_importer *im, mha_fixup *fx)
     }
     const char *stem = fx->mask->name;
     ir_dtype dt = fx->x->type.dtype;
-    ir_value *gin[] = {fx->mask, ox_const_scalar(im, ar_printf(g->arena, "%s_zero", stem),
-                                                 mt->dtype, 0)};
+    ir_value *gin[] = {fx->mask,
+                       ox_const_scalar(im, ar_printf(g->arena, "%s_zero", stem), mt->dtype, 0)};
     ir_value *keep = add1(im, IR_OP_Greater, ar_printf(g->arena, "%s_keep", stem), 2, gin);
     ir_value *win[] = {keep, ox_const_scalar(im, ar_printf(g->arena, "%s_open", stem), dt, 0),
-                       ox_const_scalar(im, ar_printf(g->arena, "%s_filter", stem), dt,
-                                       fx->filter)};
+                       ox_const_scalar(im, ar_printf(g->arena, "%s_filter", stem), dt, fx->filter)};
     ir_value *scores = add1(im, IR_OP_Where, ar_printf(g->arena, "%s_scores", stem), 3, win);
     static const int64_t axes[] = {1, 2};
     ir_value *uin[] = {scores, i64s(im, ar_printf(g->arena, "%s_axes", stem), axes, 2)};

@@ -41,7 +41,7 @@
 typedef struct {
     ox_exporter *ex;
     const ir_node *n;
-    ir_dtype dt;  /* the node's data type (its first input's) */
+    ir_dtype dt; /* the node's data type (its first input's) */
     bool failed;
 } sub;
 
@@ -52,7 +52,10 @@ static const char *tmp(sub *s, const char *what)
     return ox_emit_temp(s->ex, stem);
 }
 
-static const char *name_of(const ir_value *v) { return v ? v->name : ""; }
+static const char *name_of(const ir_value *v)
+{
+    return v ? v->name : "";
+}
 
 /* One node of one output: dst, or a fresh name when dst is NULL. */
 static const char *emit(sub *s, const char *domain, const char *op, const char *const *in,
@@ -97,7 +100,10 @@ static void fail(sub *s, const char *why)
     s->failed = true;
 }
 
-static bool is_float_dt(ir_dtype dt) { return dt == IR_F32 || dt == IR_F16 || dt == IR_BF16; }
+static bool is_float_dt(ir_dtype dt)
+{
+    return dt == IR_F32 || dt == IR_F16 || dt == IR_BF16;
+}
 
 /* ---- activations ---------------------------------------------------------------------------- */
 
@@ -171,8 +177,7 @@ static void fused_qkv(sub *s)
 }
 
 /* op(x, scale, bias?) {axis, epsilon} into the node's first output. */
-static void norm(sub *s, const char *op, const char *x, const ir_value *scale,
-                 const ir_value *bias)
+static void norm(sub *s, const char *op, const char *x, const ir_value *scale, const ir_value *bias)
 {
     const ir_node *n = s->n;
     const char *in[] = {x, name_of(scale), name_of(bias)};
@@ -335,14 +340,14 @@ static const char *ew_simple(ir_ew_opcode op)
         ir_ew_opcode op;
         const char *onnx;
     } table[] = {
-        {IR_EW_add, "Add"},     {IR_EW_sub, "Sub"},         {IR_EW_mul, "Mul"},
-        {IR_EW_div, "Div"},     {IR_EW_pow, "Pow"},         {IR_EW_max, "Max"},
-        {IR_EW_min, "Min"},     {IR_EW_neg, "Neg"},         {IR_EW_abs, "Abs"},
-        {IR_EW_exp, "Exp"},     {IR_EW_log, "Log"},         {IR_EW_sqrt, "Sqrt"},
-        {IR_EW_recip, "Reciprocal"}, {IR_EW_sigmoid, "Sigmoid"}, {IR_EW_tanh, "Tanh"},
-        {IR_EW_relu, "Relu"},   {IR_EW_erf, "Erf"},         {IR_EW_hardswish, "HardSwish"},
-        {IR_EW_sin, "Sin"},     {IR_EW_cos, "Cos"},         {IR_EW_floor, "Floor"},
-        {IR_EW_ceil, "Ceil"},   {IR_EW_softplus, "Softplus"},
+        {IR_EW_add, "Add"},          {IR_EW_sub, "Sub"},           {IR_EW_mul, "Mul"},
+        {IR_EW_div, "Div"},          {IR_EW_pow, "Pow"},           {IR_EW_max, "Max"},
+        {IR_EW_min, "Min"},          {IR_EW_neg, "Neg"},           {IR_EW_abs, "Abs"},
+        {IR_EW_exp, "Exp"},          {IR_EW_log, "Log"},           {IR_EW_sqrt, "Sqrt"},
+        {IR_EW_recip, "Reciprocal"}, {IR_EW_sigmoid, "Sigmoid"},   {IR_EW_tanh, "Tanh"},
+        {IR_EW_relu, "Relu"},        {IR_EW_erf, "Erf"},           {IR_EW_hardswish, "HardSwish"},
+        {IR_EW_sin, "Sin"},          {IR_EW_cos, "Cos"},           {IR_EW_floor, "Floor"},
+        {IR_EW_ceil, "Ceil"},        {IR_EW_softplus, "Softplus"},
     };
     for (size_t i = 0; i < FR_COUNT_OF(table); i++)
         if (table[i].op == op)
@@ -416,8 +421,8 @@ static void ew_chain(sub *s, ar_arena *arena)
             }
             sp -= 2;
         } else if (in->op == IR_EW_clip) { /* min(max(x, lo), hi), as the kernel computes */
-            const char *lo = op2(s, "Max", ew_operand(s, &stack[sp - 3]),
-                                 ew_operand(s, &stack[sp - 2]), NULL);
+            const char *lo =
+                op2(s, "Max", ew_operand(s, &stack[sp - 3]), ew_operand(s, &stack[sp - 2]), NULL);
             y = op2(s, "Min", lo, ew_operand(s, &stack[sp - 1]), dst);
             sp -= 3;
         } else if (in->op == IR_EW_hardsigmoid) {
@@ -425,8 +430,8 @@ static void ew_chain(sub *s, ar_arena *arena)
             if (!a->is_const || !b->is_const) {
                 fail(s, "hardsigmoid with tensor parameters has no ONNX op");
             } else {
-                y = emit(s, "", "HardSigmoid", (const char *[]){ew_operand(s, &stack[sp - 3])},
-                         1, dst, &np);
+                y = emit(s, "", "HardSigmoid", (const char *[]){ew_operand(s, &stack[sp - 3])}, 1,
+                         dst, &np);
                 ox_emit_attr_float(s->ex, np, "alpha", a->value);
                 ox_emit_attr_float(s->ex, np, "beta", b->value);
             }
@@ -502,10 +507,10 @@ static const char *rope(sub *s, const char *x, int rank, int64_t d, const ir_val
         np = ox_emit_raw(s->ex, "", "Split", (const char *[]){sr, split}, 2, ts, 2);
         ox_emit_attr_int(s->ex, np, "axis", -1);
     }
-    const char *y0 = op2(s, "Sub", op2(s, "Mul", xs[0], tc[0], NULL),
-                         op2(s, "Mul", xs[1], ts[0], NULL), NULL);
-    const char *y1 = op2(s, "Add", op2(s, "Mul", xs[1], tc[1], NULL),
-                         op2(s, "Mul", xs[0], ts[1], NULL), NULL);
+    const char *y0 =
+        op2(s, "Sub", op2(s, "Mul", xs[0], tc[0], NULL), op2(s, "Mul", xs[1], ts[0], NULL), NULL);
+    const char *y1 =
+        op2(s, "Add", op2(s, "Mul", xs[1], tc[1], NULL), op2(s, "Mul", xs[0], ts[1], NULL), NULL);
     const char *ys[] = {y0, y1};
     const char *joined = emit(s, "", "Concat", ys, 2, NULL, &np);
     ox_emit_attr_int(s->ex, np, "axis", -1);
@@ -641,48 +646,22 @@ void ox_ort_export(ox_exporter *ex, const ir_node *n)
     sub s = {.ex = ex, .n = n, .dt = n->inputs[0] ? n->inputs[0]->type.dtype : IR_F32};
     ar_arena *arena = ar_new();
     switch (n->op) {
-    case IR_OP_FusedQKV:
-        fused_qkv(&s);
-        break;
+    case IR_OP_FusedQKV: fused_qkv(&s); break;
     case IR_OP_RMSNorm:
         norm(&s, "SimplifiedLayerNormalization", name_of(n->inputs[0]), n->inputs[1], NULL);
         break;
-    case IR_OP_AddRMSNorm:
-        add_norm(&s, "SimplifiedLayerNormalization");
-        break;
-    case IR_OP_AddLayerNorm:
-        add_norm(&s, "LayerNormalization");
-        break;
-    case IR_OP_FusedSoftmax:
-        fused_softmax(&s);
-        break;
-    case IR_OP_SwiGLU:
-        swiglu(&s);
-        break;
-    case IR_OP_GemmEpilogue:
-        gemm_epilogue(&s);
-        break;
-    case IR_OP_FusedConvAct:
-        fused_conv(&s);
-        break;
-    case IR_OP_ElementwiseChain:
-        ew_chain(&s, arena);
-        break;
-    case IR_OP_RoPE:
-        rope_node(&s);
-        break;
-    case IR_OP_Attention:
-        attention(&s);
-        break;
-    case IR_OP_SeparableConv:
-        separable_conv(&s);
-        break;
-    case IR_OP_QGemm:
-        qgemm(&s);
-        break;
-    default:
-        fail(&s, "no ONNX Runtime op or standard subgraph for it yet");
-        break;
+    case IR_OP_AddRMSNorm: add_norm(&s, "SimplifiedLayerNormalization"); break;
+    case IR_OP_AddLayerNorm: add_norm(&s, "LayerNormalization"); break;
+    case IR_OP_FusedSoftmax: fused_softmax(&s); break;
+    case IR_OP_SwiGLU: swiglu(&s); break;
+    case IR_OP_GemmEpilogue: gemm_epilogue(&s); break;
+    case IR_OP_FusedConvAct: fused_conv(&s); break;
+    case IR_OP_ElementwiseChain: ew_chain(&s, arena); break;
+    case IR_OP_RoPE: rope_node(&s); break;
+    case IR_OP_Attention: attention(&s); break;
+    case IR_OP_SeparableConv: separable_conv(&s); break;
+    case IR_OP_QGemm: qgemm(&s); break;
+    default: fail(&s, "no ONNX Runtime op or standard subgraph for it yet"); break;
     }
     ar_free(arena);
 }

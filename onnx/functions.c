@@ -39,7 +39,10 @@ typedef struct {
     size_t made; /* node copies so far */
 } inliner;
 
-static const char *or_empty(const char *s) { return s ? s : ""; }
+static const char *or_empty(const char *s)
+{
+    return s ? s : "";
+}
 
 static bool same_domain(const char *a, const char *b)
 {
@@ -207,7 +210,7 @@ static bool expand_call(inliner *in, const Onnx__FunctionProto *f, const Onnx__N
         copy->output = rename_all(&rn, f->node[i]->output, f->node[i]->n_output);
         copy->name = ar_printf(in->arena, "%s/%s", call->output[0],
                                f->node[i]->name && f->node[i]->name[0] ? f->node[i]->name
-                                                                      : or_empty(copy->op_type));
+                                                                       : or_empty(copy->op_type));
         ok = resolve_attrs(in, f, call, copy) && expand(in, copy);
     }
     in->depth--;

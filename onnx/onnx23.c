@@ -95,7 +95,10 @@ static bool rms_normalization(ox_importer *im, ox_pending *p)
 
 /* ---- Attention ------------------------------------------------------------------------------ */
 
-static bool same_dim(int64_t a, int64_t b) { return a == b && a != IR_DIM_UNKNOWN; }
+static bool same_dim(int64_t a, int64_t b)
+{
+    return a == b && a != IR_DIM_UNKNOWN;
+}
 
 typedef struct {
     ir_node *node;
@@ -130,8 +133,7 @@ static bool attention(ox_importer *im, ox_pending *p)
         if (v || i < 3)
             set_input_at(im, p->node, i, v);
     }
-    if (p->node->ninputs > 3 && p->node->inputs[3] &&
-        p->node->inputs[3]->type.dtype == IR_BOOL)
+    if (p->node->ninputs > 3 && p->node->inputs[3] && p->node->inputs[3]->type.dtype == IR_BOOL)
         return refuse(im, p, "a boolean attn_mask");
     ir_set_attr_string(g, p->node, "layout", "BHSD");
     for (size_t i = 0; i < p->proto->n_attribute; i++) {
@@ -217,8 +219,8 @@ static bool rotary_embedding(ox_importer *im, ox_pending *p)
         }
         const char *what = i ? "sin" : "cos";
         if (pos) { /* the rows of the cache at each position: [B, S, D/2] */
-            ir_value *idx = made(im, IR_OP_Gather, ar_printf(g->arena, "%s/%s", stem, what), t,
-                                 pos);
+            ir_value *idx =
+                made(im, IR_OP_Gather, ar_printf(g->arena, "%s/%s", stem, what), t, pos);
             ir_set_attr_int(g, idx->producer, "axis", zero[0]);
             t = idx;
         }
@@ -239,14 +241,9 @@ static bool rotary_embedding(ox_importer *im, ox_pending *p)
 bool ox_onnx23_import(ox_importer *im, ox_pending *p)
 {
     switch (p->node->op) {
-    case IR_OP_RMSNorm:
-        return rms_normalization(im, p);
-    case IR_OP_Attention:
-        return attention(im, p);
-    case IR_OP_RoPE:
-        return rotary_embedding(im, p);
-    default:
-        FR_UNREACHABLE();
-        return false;
+    case IR_OP_RMSNorm: return rms_normalization(im, p);
+    case IR_OP_Attention: return attention(im, p);
+    case IR_OP_RoPE: return rotary_embedding(im, p);
+    default: FR_UNREACHABLE(); return false;
     }
 }
