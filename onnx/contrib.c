@@ -14,6 +14,7 @@
  *   AddRMSNorm(A, B, s) -> Y, S        SkipSimplifiedLayerNormalization     axis, A 2-D or 3-D, B of
  *                                                                           A's shape, s and b 1-D
  *   ElementwiseChain "gelu(add(x0, x1))"  BiasGelu(A, B)                   x1 1-D, A's last dim
+ *   ElementwiseChain "gelu_tanh(add(x0, x1))"  FastGelu(A, B)              as above
  *   Gelu (before opset 20)             Gelu, or FastGelu for "tanh"
  *
  * Export maps f32 nodes only: ONNX Runtime's CPU kernels of these ops are float32 (for f16 the
@@ -97,6 +98,19 @@ static const contrib_form *find_form(const char *op_type)
     return NULL;
 }
 
+/* FastGelu with its bias input: gelu_tanh(X + bias), an ElementwiseChain like BiasGelu's. */
+static const contrib_form fast_gelu_bias = {
+    "FastGelu", IR_OP_ElementwiseChain, {0, 1}, {0}, 2, 1, 2};
+static const char fast_gelu_bias_expr[] = "gelu_tanh(add(x0, x1))";
+
+/* The form of a node: by its op_type, and for FastGelu by whether it has a bias. */
+static const contrib_form *form_of(const Onnx__NodeProto *np)
+{
+    if (strcmp(np->op_type, "FastGelu") == 0 && np->n_input > 1 && np->input[1][0])
+        return &fast_gelu_bias;
+    return find_form(np->op_type);
+}
+
 bool ox_contrib_lookup(const char *op_type, ir_op *out)
 {
     const contrib_form *f = find_form(op_type);
@@ -137,9 +151,10 @@ ir_node *ox_contrib_define(ox_importer *im, const Onnx__NodeProto *np, ir_op op,
 {
     if (ox_contrib_is_attention(np->op_type))
         return ox_contrib_attention_define(im, np, label);
-    const contrib_form *f = find_form(np->op_type);
+    const contrib_form *f = form_of(np);
     ox_report *r = ox_importer_report(im);
-    FR_CHECK(f && f->op == op);
+    FR_CHECK(f && (f->op == op || f == &fast_gelu_bias));
+    op = f->op;
     const char *names[4] = {0};
     uint32_t nout = 0;
     for (size_t k = 0; k < np->n_output; k++) {
@@ -410,7 +425,8 @@ static bool import_attrs(ox_importer *im, ox_pending *p, const contrib_form *f)
     case IR_OP_ElementwiseChain:
         if (strcmp(f->op_type, "QuickGelu") == 0)
             return quick_gelu_attrs(im, p);
-        ir_set_attr_string(g, p->node, "expr", bias_gelu_expr);
+        ir_set_attr_string(g, p->node, "expr",
+                           f == &fast_gelu_bias ? fast_gelu_bias_expr : bias_gelu_expr);
         return no_attrs(p);
     case IR_OP_Gelu:
         if (strcmp(f->op_type, "FastGelu") == 0)
@@ -426,7 +442,7 @@ bool ox_contrib_import(ox_importer *im, ox_pending *p)
 {
     if (ox_contrib_is_attention(p->proto->op_type))
         return ox_contrib_attention_import(im, p);
-    const contrib_form *f = find_form(p->proto->op_type);
+    const contrib_form *f = form_of(p->proto);
     FR_CHECK(f != NULL);
     if (!set_inputs(im, p, f))
         return false;
@@ -565,13 +581,15 @@ static bool export_bias_gelu(ox_exporter *ex, const ir_node *n)
 {
     if (n->ninputs == 1)
         return export_quick_gelu(ex, n);
-    if (n->ninputs != 2 || strcmp(ir_get_string(n, "expr"), bias_gelu_expr) != 0)
+    const char *expr = ir_get_string(n, "expr");
+    bool fast = strcmp(expr, fast_gelu_bias_expr) == 0;
+    if (n->ninputs != 2 || (!fast && strcmp(expr, bias_gelu_expr) != 0))
         return false;
     const ir_type *a = &n->inputs[0]->type, *b = &n->inputs[1]->type;
     if (a->rank < 1 || b->rank != 1 || b->dims[0] != a->dims[a->rank - 1] ||
         !ir_dim_is_static(b->dims[0]))
         return false;
-    ox_emit_node(ex, "com.microsoft", "BiasGelu", n);
+    ox_emit_node(ex, "com.microsoft", fast ? "FastGelu" : "BiasGelu", n);
     return true;
 }
 

@@ -214,9 +214,12 @@ def other_cases(binary, tmp):
 
     def quick_gelu():  # (GemmFastGelu has no CPU kernel in ONNX Runtime: test_forms.py)
         x = (RNG.standard_normal((3, 4)) * 3).astype(np.float32)
-        node = h.make_node("QuickGelu", ["x"], ["a"], domain="com.microsoft", alpha=1.3)
-        agree(binary, tmp, "quick_gelu", model([node], [f32("x", [3, 4])], [f32("a", [3, 4])],
-                                               []), {"x": x})
+        nodes = [h.make_node("QuickGelu", ["x"], ["a"], domain="com.microsoft", alpha=1.3),
+                 h.make_node("FastGelu", ["x", "b"], ["c"], domain="com.microsoft")]
+        text = agree(binary, tmp, "quick_gelu",
+                     model(nodes, [f32("x", [3, 4])], [f32("a", [3, 4]), f32("c", [3, 4])],
+                           [w("b", (4,))]), {"x": x})
+        check('ElementwiseChain(x, b) {expr="gelu_tanh(add(x0, x1))"}' in text, text)
 
     def legacy9():
         x = (RNG.standard_normal((2, 3, 4)) * 5).astype(np.float32)
