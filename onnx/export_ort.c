@@ -28,8 +28,8 @@
  *   QGemm                            QuantizeLinear(DequantizeLinear(A) @ DequantizeLinear(B) +
  *                                    bias) (the last only with y_scale)
  *
- * What cannot be written (a causal Attention of dynamic lengths, RoPE of a dynamic head size) is
- * an error naming the node and why. */
+ * What cannot be written (RoPE of a dynamic head size, GQA of dynamic head counts) is an error
+ * naming the node and why. */
 #include "onnx/onnx_internal.h"
 
 #include "base/check.h"
@@ -98,11 +98,6 @@ static void fail(sub *s, const char *why)
     if (!s->failed)
         ox_emit_error(s->ex, s->n, "cannot be written for ONNX Runtime: %s", why);
     s->failed = true;
-}
-
-static bool is_float_dt(ir_dtype dt)
-{
-    return dt == IR_F32 || dt == IR_F16 || dt == IR_BF16;
 }
 
 /* ---- activations ---------------------------------------------------------------------------- */
@@ -533,6 +528,31 @@ static void rope_node(sub *s)
 
 /* ---- Attention ------------------------------------------------------------------------------ */
 
+static const char *int_scalar(sub *s, const char *what, int64_t v)
+{
+    char stem[512];
+    snprintf(stem, sizeof stem, "%s/%s", s->n->outputs[0]->name, what);
+    return ox_emit_const_i64(s->ex, stem, &v, 1, true);
+}
+
+/* The causal mask [S, T] of BHSD operands q and k, of any lengths: -inf where key j > i + T - S
+ * (aligned to the bottom right), else 0. */
+static const char *causal_mask(sub *s, const char *q, const char *k)
+{
+    static const int64_t last[] = {1};
+    const char *axis = int_scalar(s, "seq_axis", 2);
+    const char *sq = op2(s, "Gather", op1(s, "Shape", q, NULL), axis, NULL);
+    const char *tk = op2(s, "Gather", op1(s, "Shape", k, NULL), axis, NULL);
+    const char *zero = int_scalar(s, "zero", 0), *one = int_scalar(s, "one", 1);
+    const char *rows = emit(s, "", "Range", (const char *[]){zero, sq, one}, 3, NULL, NULL);
+    const char *cols = emit(s, "", "Range", (const char *[]){zero, tk, one}, 3, NULL, NULL);
+    const char *limit = op2(s, "Add", rows, op2(s, "Sub", tk, sq, NULL), NULL);
+    limit = op2(s, "Unsqueeze", limit, ints(s, "column", last, 1), NULL);
+    const char *masked = op2(s, "Greater", cols, limit, NULL);
+    const char *in[] = {masked, scalar(s, "ninf", -INFINITY), scalar(s, "open", 0)};
+    return emit(s, "", "Where", in, 3, NULL, NULL);
+}
+
 static void attention(sub *s)
 {
     static const int64_t bshd_perm[] = {0, 2, 1, 3}, kt_perm[] = {0, 1, 3, 2};
@@ -543,9 +563,8 @@ static void attention(sub *s)
         fail(s, "Attention needs Q, K and V of rank 4");
         return;
     }
-    int h = bshd ? 2 : 1, sdim = bshd ? 1 : 2;
+    int h = bshd ? 2 : 1;
     int64_t hq = qt->dims[h], hkv = kt->dims[h], d = qt->dims[3];
-    int64_t sq = qt->dims[sdim], tk = kt->dims[sdim];
     const char *q = name_of(n->inputs[0]), *k = name_of(n->inputs[1]), *v = name_of(n->inputs[2]);
     if (bshd) {
         q = transpose(s, q, bshd_perm, 4);
@@ -584,35 +603,8 @@ static void attention(sub *s)
     scores = op2(s, "Mul", scores, scalar(s, "scale", scale), NULL);
     if (n->ninputs > 3 && n->inputs[3])
         scores = op2(s, "Add", scores, name_of(n->inputs[3]), NULL);
-    if (ir_get_int(n, "causal")) { /* key j masked for query i when j > i + T - S */
-        if (!ir_dim_is_static(sq) || !ir_dim_is_static(tk) || sq * tk > (1 << 24) ||
-            !is_float_dt(s->dt) || s->dt == IR_BF16) {
-            fail(s, "a causal Attention needs static lengths (the mask is a constant)");
-            return;
-        }
-        size_t size = s->dt == IR_F32 ? 4 : 2;
-        uint8_t *mask = calloc((size_t)(sq * tk), size);
-        FR_CHECK(mask != NULL);
-        for (int64_t i = 0; i < sq; i++) {
-            for (int64_t j = i + tk - sq + 1; j < tk; j++) {
-                if (j < 0)
-                    continue;
-                if (size == 4) {
-                    float ninf = -INFINITY;
-                    memcpy(mask + (size_t)(i * tk + j) * 4, &ninf, 4);
-                } else {
-                    uint16_t ninf = 0xfc00; /* f16 -inf */
-                    memcpy(mask + (size_t)(i * tk + j) * 2, &ninf, 2);
-                }
-            }
-        }
-        ir_type mt = {.dtype = s->dt, .rank = 2, .dims = {sq, tk}};
-        char stem[512];
-        snprintf(stem, sizeof stem, "%s/causal", n->outputs[0]->name);
-        scores = op2(s, "Add", scores,
-                     ox_emit_const_data(s->ex, stem, &mt, mask, (size_t)(sq * tk) * size), NULL);
-        free(mask);
-    }
+    if (ir_get_int(n, "causal")) /* key j masked for query i when j > i + T - S */
+        scores = op2(s, "Add", scores, causal_mask(s, q, k), NULL);
     Onnx__NodeProto *np;
     const char *p = emit(s, "", "Softmax", &scores, 1, NULL, &np);
     ox_emit_attr_int(s->ex, np, "axis", -1);
