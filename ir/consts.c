@@ -43,8 +43,16 @@ static double uniform01(uint64_t seed, uint64_t i)
  * neighbouring representable value is one integer operation. */
 static uint32_t encode_float(ir_dtype dt, double x)
 {
-    /* clamp first: converting an out-of-range double to float is undefined in C */
-    float f = isnan(x) ? NAN : x > FLT_MAX ? INFINITY : x < -FLT_MAX ? -INFINITY : (float)x;
+    /* clamp first: converting an out-of-range double to float is undefined in C. A double just
+     * above FLT_MAX (the shortest text of FLT_MAX, 3.4028235e+38, reads back as one) rounds to
+     * FLT_MAX; only from halfway to the next power of two, 2^128 - 2^103, does it round to inf. */
+    double round_to_inf = 0x1.ffffffp+127;
+    float f = isnan(x)             ? NAN
+              : x >= round_to_inf  ? INFINITY
+              : x <= -round_to_inf ? -INFINITY
+              : x > FLT_MAX        ? FLT_MAX
+              : x < -FLT_MAX       ? -FLT_MAX
+                                   : (float)x;
     switch (dt) {
     case IR_F32:
         return half_f32_bits(f);
