@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     dg_severity sev;
@@ -207,9 +208,18 @@ void dg_print(const dg_context *ctx, FILE *out)
 
 bool dg_source_read(dg_context *ctx, const char *path, dg_source *out)
 {
-    FILE *f = fopen(path, "rb");
+    bool is_stdin = strcmp(path, "-") == 0;
+    if (is_stdin)
+        path = "<stdin>";
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f) {
         dg_error_path(ctx, path, "cannot open: %s", strerror(errno));
+        return false;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f); /* reading a directory fails with EISDIR: say so instead of "read error" */
+        dg_error_path(ctx, path, "is a directory, not a file");
         return false;
     }
     VEC(char) buf = {0};
@@ -221,11 +231,19 @@ bool dg_source_read(dg_context *ctx, const char *path, dg_source *out)
         buf.len += n;
     }
     bool failed = ferror(f);
-    fclose(f);
+    int err = errno;
+    if (!is_stdin)
+        fclose(f);
     if (failed) {
         vec_free(&buf);
-        dg_error_path(ctx, path, "read error");
+        dg_error_path(ctx, path, "read error: %s", strerror(err));
         return false;
+    }
+    /* A UTF-8 byte order mark (editors on Windows write one) is no part of the text. */
+    static const char bom[] = "\xEF\xBB\xBF";
+    if (buf.len >= 3 && memcmp(buf.items, bom, 3) == 0) {
+        memmove(buf.items, buf.items + 3, buf.len - 3);
+        buf.len -= 3;
     }
     vec_reserve(&buf, buf.len + 1);
     buf.items[buf.len] = '\0';

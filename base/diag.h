@@ -59,8 +59,9 @@ void dg_print(const dg_context *ctx, FILE *out);
 /* 1-based line and byte column of offset in src. */
 void dg_line_col(const dg_source *src, size_t offset, unsigned *line, unsigned *col);
 
-/* Reads a whole file into a malloc'd source (text NUL-terminated for convenience). On failure
- * reports to ctx and returns false. dg_source_release frees what dg_source_read allocated. */
+/* Reads a whole file into a malloc'd source (text NUL-terminated for convenience); "-" reads
+ * standard input (named "<stdin>"); a leading UTF-8 byte order mark is dropped. On failure
+ * reports to ctx (a directory as such) and returns false. dg_source_release frees what dg_source_read allocated. */
 bool dg_source_read(dg_context *ctx, const char *path, dg_source *out);
 void dg_source_release(dg_source *src);
 /* Hands a source filled by dg_source_read over to ctx, which releases it (and a copy of its path)

@@ -71,7 +71,7 @@ static const char *next_file(cli_args *a)
 {
     for (const char *arg; (arg = cli_next(a));) {
         if (strcmp(arg, "--seed") == 0 || strcmp(arg, "--instances") == 0)
-            cli_next(a);
+            cli_value(a, arg);
         else if (arg[0] != '-' || !arg[1])
             return arg;
     }

@@ -239,6 +239,14 @@ static void load_file(dsl_ruleset *rs, dg_context *dg, dsl_parse *parent, dsl_to
         file_error(dg, parent, at, path, strerror(errno));
         return;
     }
+    if (S_ISDIR(sb.st_mode)) { /* `-r rules/`: the shell expands the glob of its files, we do not */
+        const char *slash = path[0] && path[strlen(path) - 1] == '/' ? "" : "/";
+        char hint[512];
+        snprintf(hint, sizeof hint, "is a directory; name its rule files (%.400s%s*.rules)",
+                 path, slash);
+        file_error(dg, parent, at, path, parent ? "is a directory" : hint);
+        return;
+    }
     if (!S_ISREG(sb.st_mode)) {
         file_error(dg, parent, at, path, "not a regular file");
         return;
