@@ -285,6 +285,10 @@ bool dsl_load_text(dsl_ruleset *rs, const char *path, const char *text, size_t l
 /* Resolves names and checks every rule loaded so far; reports errors and warnings (duplicate and
  * shadowed rules). Returns false when there were errors. Call once, after loading. */
 bool dsl_check(dsl_ruleset *rs, dg_context *dg);
+/* After dsl_check of rules loaded from several files: warns where a rule of one file matches part
+ * of every match of a larger rule of another file and ranks before it, so that the larger one
+ * never fires (`check A.rules B.rules`). Within a file the author ordered the rules. */
+void dsl_warn_preempted(const dsl_ruleset *rs, dg_context *dg);
 
 /* The desugared form of a checked rule on one line, e.g.
  *     rule conv_bn_act priority 3: Relu@a(BatchNormalization(Conv, ...), ...) => FusedConvAct[fold_bn]{act=@a}

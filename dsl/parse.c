@@ -297,8 +297,12 @@ void dsl_include(dsl_parse *ctx, dsl_token keyword, dsl_token path)
 bool dsl_load_file(dsl_ruleset *rs, const char *path, dg_context *dg)
 {
     size_t errors = dg_error_count(dg);
+    uint32_t rules = rs->nrules;
     load_file(rs, dg, NULL, dsl_no_token(), path);
-    return dg_error_count(dg) == errors;
+    bool ok = dg_error_count(dg) == errors;
+    if (ok && rs->nrules == rules) /* an empty file, or one of sets only: say so, once */
+        dg_warning_path(dg, path, "no rules here: this file fuses nothing");
+    return ok;
 }
 
 bool dsl_load_text(dsl_ruleset *rs, const char *path, const char *text, size_t len,
