@@ -47,6 +47,10 @@ const char *cli_value(cli_args *a, const char *opt);
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The candidate (a NULL-terminated list) nearest to `word` by edit distance, if near enough to be
+ * a typo of it ("did you mean"), else NULL. */
+const char *cli_suggest(const char *word, const char *const *candidates);
+
 /* Whether a command-line operand names a rules file (ends in ".rules"): `-r a.rules b.rules GRAPH`
  * takes every such operand after -r as a rule file. */
 bool cli_is_rules_file(const char *path);

@@ -89,3 +89,43 @@ bool cli_is_rules_file(const char *path)
     size_t n = strlen(path);
     return n > 6 && strcmp(path + n - 6, ".rules") == 0;
 }
+
+/* Optimal-string-alignment distance, capped: enough to tell a typo from another word. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 63 || m > 63)
+        return 64;
+    size_t d[64][64];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m];
+}
+
+const char *cli_suggest(const char *word, const char *const *candidates)
+{
+    size_t len = strlen(word), limit = len <= 3 ? 1 : len <= 6 ? 2 : 3, best = limit + 1;
+    const char *found = NULL;
+    for (size_t i = 0; candidates[i]; i++) {
+        size_t d = edit_distance(word, candidates[i]);
+        if (d < best) {
+            best = d;
+            found = candidates[i];
+        }
+    }
+    return found;
+}
