@@ -66,6 +66,17 @@ static bool needs_closer(const dsl_parse *ctx, int code, dsl_token tok, char ope
     }
 }
 
+/* Whether `=>` comes later on the token's line: then the token is no replacement, and something
+ * else is missing (`Conv Relu => ...` lacks a '>'). */
+static bool arrow_follows(const dsl_parse *ctx, dsl_token tok)
+{
+    const char *p = ctx->src->text + tok.offset, *end = ctx->src->text + ctx->src->len;
+    for (; p + 1 < end && *p != '\n'; p++)
+        if (p[0] == '=' && p[1] == '>')
+            return true;
+    return false;
+}
+
 void dsl_parse_syntax_error(dsl_parse *ctx, int code, dsl_token tok)
 {
     ctx->failed = true;
@@ -84,6 +95,20 @@ void dsl_parse_syntax_error(dsl_parse *ctx, int code, dsl_token tok)
             dg_note(ctx->dg, ctx->src, open.offset, 1, "to match this '%c'", open_char);
             return;
         }
+    }
+    bool next_statement = code == 0 || code == DSL_T_RULE || code == DSL_T_SET ||
+                          code == DSL_T_INCLUDE;
+    if (next_statement && ctx->was_in_pattern && !ctx->brackets.len) {
+        /* `rule r: Conv > Relu {act = Relu}`: the braces were the Relu's, and no `=>` came */
+        dg_error(ctx->dg, ctx->src, ctx->last.offset + ctx->last.len, 1,
+                 "expected '=>' and a replacement after the pattern, before %s", what);
+        return;
+    }
+    if (ctx->in_pattern && (code == DSL_T_IDENT || code == DSL_T_LBRACE) && !arrow_follows(ctx, tok)) {
+        /* `Conv > Relu FusedConvAct`: a complete pattern, then what can only be its replacement */
+        dg_error(ctx->dg, ctx->src, at, len,
+                 "expected '=>' before %s (a rule is `rule NAME: PATTERN => REPLACEMENT`)", what);
+        return;
     }
     dg_error(ctx->dg, ctx->src, at, len, "unexpected %s", what);
 }
@@ -118,6 +143,13 @@ static bool starts_statement(const dsl_parse *ctx, int code, dsl_token tok)
 static void feed(dsl_parse *ctx, void *parser, int code, dsl_token tok)
 {
     ctx->current = tok;
+    ctx->was_in_pattern = ctx->in_pattern;
+    if (code == DSL_T_RULE || code == DSL_T_SET || code == DSL_T_INCLUDE)
+        ctx->in_pattern = code == DSL_T_RULE;
+    else if (starts_statement(ctx, code, tok))
+        ctx->in_pattern = true; /* an anonymous rule, or a `let` before its pattern */
+    else if (code == DSL_T_ARROW)
+        ctx->in_pattern = false;
     dsl_parser(parser, code, tok);
     if (!ctx->failed) {
         track_brackets(ctx, code, tok);
