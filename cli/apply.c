@@ -107,6 +107,9 @@ static int parse_args(int argc, char **argv, apply_args *aa)
         return cli_usage_error("apply", usage, "no rule files given (-r RULES)");
     if (!aa->graph)
         return cli_usage_error("apply", usage, "missing GRAPH");
+    if (aa->json && aa->out && strcmp(aa->out, "-") == 0)
+        return cli_usage_error("apply", usage,
+                               "-o - and --report json would both write to stdout; give -o a file");
     return -1;
 }
 

@@ -109,8 +109,9 @@ def test_directory(tmp):
 
 
 def test_stdout(tmp):
-    out, _ = expect(apply("-", "--report", "json"), 0)
+    out, _ = expect(apply("-"), 0)
     check(out.startswith(b"graph small {"), f"apply -o - wrote {out[:40]!r}")
+    expect(apply("-", "--report", "json"), 2, "would both write to stdout")
     check(not os.path.exists(os.path.join(tmp, "-")), "a file named '-'")
     out, _ = expect(["dot", GRAPH, "-o", "-"], 0)
     check(out.startswith(b'digraph "small" {'), "dot -o - does not write to stdout")
