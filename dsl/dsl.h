@@ -275,7 +275,8 @@ dsl_ruleset *dsl_ruleset_new(const dsl_options *opts);
 void dsl_ruleset_free(dsl_ruleset *rs);
 
 /* Parses a rule file and the files it includes into rs. False after reporting errors (the rules
- * that parsed are kept, so that dsl_check can still report their problems). */
+ * that parsed are kept, so that dsl_check can still report their problems). "-" reads the rules
+ * from stdin (their includes relative to the working folder). */
 bool dsl_load_file(dsl_ruleset *rs, const char *path, dg_context *dg);
 /* Likewise for text in memory (copied; may hold NUL bytes); `path` names it in diagnostics and
  * includes are resolved against its folder. */

@@ -330,7 +330,16 @@ bool dsl_load_file(dsl_ruleset *rs, const char *path, dg_context *dg)
 {
     size_t errors = dg_error_count(dg);
     uint32_t rules = rs->nrules;
-    load_file(rs, dg, NULL, dsl_no_token(), path);
+    if (strcmp(path, "-") == 0) { /* rules on stdin: includes are relative to the working folder */
+        dg_source text;
+        if (dg_source_read(dg, path, &text)) {
+            dsl_load_text(rs, text.path, text.text, text.len, dg);
+            dg_source_release(&text);
+        }
+        path = "<stdin>";
+    } else {
+        load_file(rs, dg, NULL, dsl_no_token(), path);
+    }
     bool ok = dg_error_count(dg) == errors;
     if (ok && rs->nrules == rules) /* an empty file, or one of sets only: say so, once */
         dg_warning_path(dg, path, "no rules here: this file fuses nothing");

@@ -161,6 +161,10 @@ def test_input_by_bytes(tmp):
     check(out == want, "an ONNX model on stdin")
     out, _ = expect(["fmt", "-"], 0, stdin=open(GRAPH, "rb").read())
     check(out.startswith(b"graph small {"), "a text graph on stdin")
+    out, _ = expect(["apply", "-r", "-", GRAPH, "--report=json"], 0, stdin=open(RULES, "rb").read())
+    check(b'"conv_bn_act": 1' in out, "rules on stdin")
+    out, _ = expect(["check", "-"], 0, stdin=open(RULES, "rb").read())
+    check(out.startswith(b"-: 1 rule"), "check - reads stdin")
     expect(["fmt", tmp], 2, "is a directory; GRAPH is a .graph file or an ONNX model")
     # binary that is no model is never echoed as text
     junk = os.path.join(tmp, "junk")
