@@ -116,6 +116,14 @@ void dg_warning_path(dg_context *ctx, const char *path, const char *fmt, ...)
     va_end(ap);
 }
 
+void dg_note_path(dg_context *ctx, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add(ctx, DG_NOTE, NULL, path, 0, 0, fmt, ap);
+    va_end(ap);
+}
+
 size_t dg_error_count(const dg_context *ctx)
 {
     return ctx->errors;

@@ -44,8 +44,10 @@ void dg_note(dg_context *ctx, const dg_source *src, size_t offset, size_t len, c
 /* An error about a whole file (cannot open, bad binary header): "path: error: message". */
 void dg_error_path(dg_context *ctx, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* The same for a warning about a whole file ("path: warning: message"). */
+/* The same for a warning or a note about a whole file ("path: warning: message"). */
 void dg_warning_path(dg_context *ctx, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void dg_note_path(dg_context *ctx, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 size_t dg_error_count(const dg_context *ctx);

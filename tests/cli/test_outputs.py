@@ -188,11 +188,47 @@ def test_conventions(tmp):
     expect(["apply", "-r", RULES, GRAPH, "--max-rounds="], 2, "--max-rounds takes 1 to 1000")
 
 
+def external_data_model(path, n):
+    """A model whose n initializers all read the missing file weights.bin."""
+    from onnx import TensorProto as T, helper as h
+    inits, nodes, prev = [], [], "x"
+    for i in range(n):
+        t = h.make_tensor(f"w{i}", T.FLOAT, [2], [0.0, 0.0])
+        t.ClearField("float_data")
+        t.data_location = T.EXTERNAL
+        for key, value in (("location", "weights.bin"), ("offset", str(8 * i)), ("length", "8")):
+            e = t.external_data.add()
+            e.key, e.value = key, value
+        inits.append(t)
+        nodes.append(h.make_node("Add", [prev, f"w{i}"], [f"y{i}"]))
+        prev = f"y{i}"
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", T.FLOAT, [2])],
+                     [h.make_tensor_value_info(prev, T.FLOAT, [2])], initializer=inits)
+    model = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    with open(path, "wb") as f:
+        f.write(model.SerializeToString())
+
+
+def test_external_data_once(tmp):
+    try:
+        import onnx  # noqa: F401  (Debian's python3-onnx; the case is skipped without it)
+    except ImportError:
+        print("skipped test_external_data_once: no python onnx module")
+        return
+    model = os.path.join(tmp, "ext.onnx")
+    external_data_model(model, 12)
+    _, err = expect(["fmt", model], 2)
+    check(err.count("cannot open external data 'weights.bin'") == 1,
+          f"the missing file is not reported once:\n{err}")
+    check("note: 11 more tensors read 'weights.bin' as well" in err, f"no count of the others:\n{err}")
+
+
 def main():
     global FUSERULE
     FUSERULE = os.path.abspath(sys.argv[1])
     for test in (test_dev_null, test_fifo, test_symlink, test_directory, test_stdout,
-                 test_format_from_name, test_input_by_bytes, test_conventions):
+                 test_format_from_name, test_input_by_bytes, test_conventions,
+                 test_external_data_once):
         with tempfile.TemporaryDirectory() as tmp:
             test(tmp)
     print(f"{len(failures)} failed" if failures else "all passed")
