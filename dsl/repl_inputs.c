@@ -47,7 +47,7 @@ static void count_inputs(const dsl_pattern *p, uint8_t *seen, range *r)
     for (uint32_t i = 0; i < p->nops; i++) {
         const ir_op_info *info = ir_op_info_get(p->ops[i]);
         lo = info->min_inputs < lo ? info->min_inputs : lo;
-        hi = info->max_inputs == IR_VARIADIC ? UNBOUNDED
+        hi = info->max_inputs == IR_VARIADIC             ? UNBOUNDED
              : hi == UNBOUNDED || info->max_inputs <= hi ? hi
                                                          : info->max_inputs;
     }
@@ -85,9 +85,9 @@ static void check_implicit_count(dsl_rule_check *rc, const dsl_replacement *r, r
     bool too_few = n.hi != UNBOUNDED && n.hi < info->min_inputs;
     if (!too_many && !too_few)
         return;
-    const char *count = n.lo == n.hi             ? ar_printf(rc->rs->arena, "%u", n.lo)
-                        : too_many               ? ar_printf(rc->rs->arena, "at least %u", n.lo)
-                                                 : ar_printf(rc->rs->arena, "at most %u", n.hi);
+    const char *count = n.lo == n.hi ? ar_printf(rc->rs->arena, "%u", n.lo)
+                        : too_many   ? ar_printf(rc->rs->arena, "at least %u", n.lo)
+                                     : ar_printf(rc->rs->arena, "at most %u", n.hi);
     dsl_rule_error(rc, r->src_offset, r->src_len,
                    "%s takes %s, but with no operands written it takes every input of the "
                    "pattern, %s here; write the ones it takes: %s(@a, ...)",
