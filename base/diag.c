@@ -179,6 +179,19 @@ static const char *severity_name(dg_severity sev)
 
 /* The source line, with bytes that would garble a terminal shown as '?', then the caret line;
  * tabs are kept in the caret line so that the caret lines up. */
+/* The length of the UTF-8 sequence at p (at most n bytes), or 0 when it is none. */
+static size_t utf8_length(const char *p, size_t n)
+{
+    unsigned char c = (unsigned char)p[0];
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!len || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if (((unsigned char)p[i] & 0xC0) != 0x80)
+            return 0;
+    return len;
+}
+
 static void print_excerpt(const dg_source *src, size_t offset, size_t len, FILE *out)
 {
     if (offset > src->len)
@@ -191,7 +204,14 @@ static void print_excerpt(const dg_source *src, size_t offset, size_t len, FILE 
     fputs("  ", out);
     for (size_t i = start; i < end; i++) {
         unsigned char c = (unsigned char)src->text[i];
-        fputc(c == '\t' || (c >= 0x20 && c != 0x7f) ? c : '?', out);
+        size_t n = c < 0x80 ? 1 : utf8_length(src->text + i, end - i);
+        if (c >= 0x80 && n) { /* valid UTF-8 prints as it is */
+            fwrite(src->text + i, 1, n, out);
+            i += n - 1;
+            continue;
+        }
+        /* control bytes and bytes that are no UTF-8 never reach the terminal as they are */
+        fputc(c == '\t' || (c >= 0x20 && c < 0x7f) ? c : '?', out);
     }
     fputs("\n  ", out);
     for (size_t i = start; i < offset; i++)

@@ -263,6 +263,15 @@ static void report_cycle(dg_context *dg, const dsl_parse *parent, dsl_token at, 
                 "'%s' is included from here", p->src->path);
 }
 
+/* Rules are text: a control byte first (an ONNX model's first byte is a protobuf tag below 0x20)
+ * means a binary file, reported once instead of an error per garbled line echoing its bytes. */
+static bool is_binary(const dg_source *text)
+{
+    unsigned char c = text->len ? (unsigned char)text->text[0] : ' ';
+    return (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') ||
+           c == 0x7f;
+}
+
 static void load_file(dsl_ruleset *rs, dg_context *dg, dsl_parse *parent, dsl_token at,
                       const char *path)
 {
@@ -300,6 +309,11 @@ static void load_file(dsl_ruleset *rs, dg_context *dg, dsl_parse *parent, dsl_to
     dg_source text;
     if (!dg_source_read(dg, path, &text))
         return;
+    if (is_binary(&text)) {
+        file_error(dg, parent, at, path, "a binary file (an ONNX model?), not rules text");
+        dg_source_release(&text);
+        return;
+    }
     const dg_source *src = keep_source(rs, path, text.text, text.len);
     const char *key = ar_strdup(rs->arena, identity);
     sm_put(&st->loaded, key, strlen(key), (void *)src);
@@ -333,7 +347,10 @@ bool dsl_load_file(dsl_ruleset *rs, const char *path, dg_context *dg)
     if (strcmp(path, "-") == 0) { /* rules on stdin: includes are relative to the working folder */
         dg_source text;
         if (dg_source_read(dg, path, &text)) {
-            dsl_load_text(rs, text.path, text.text, text.len, dg);
+            if (is_binary(&text))
+                dg_error_path(dg, text.path, "a binary file (an ONNX model?), not rules text");
+            else
+                dsl_load_text(rs, text.path, text.text, text.len, dg);
             dg_source_release(&text);
         }
         path = "<stdin>";

@@ -172,6 +172,17 @@ def test_input_by_bytes(tmp):
         f.write(b"\x01\x02\x1b[31mred\x00\xff")
     _, err = expect(["fmt", junk], 2)
     check("\x1b" not in err and "red" not in err, f"binary input echoed: {err!r}")
+    # a model given as a rules file: one error, no garbled lines
+    _, err = expect(["check", onnx], 2, "a binary file (an ONNX model?), not rules text")
+    check(err.count("error:") == 1, f"a binary rules file gives more than one error:\n{err}")
+    _, err = expect(["apply", "-r", onnx, GRAPH], 2, "not rules text")
+    # bytes that are no UTF-8 in a text excerpt print as '?'; valid UTF-8 prints as it is
+    bad = os.path.join(tmp, "bad.graph")
+    with open(bad, "wb") as f:
+        f.write(b"graph g {\n  input x : f32[2] \xff\x1b[31m \xc3\xa9\n}\n")
+    rc, _, err_bytes = run(["fmt", bad])
+    raw = subprocess.run([FUSERULE, "fmt", bad], capture_output=True).stderr
+    check(rc == 2 and b"\xff" not in raw and b"\x1b" not in raw, f"raw bytes echoed: {raw!r}")
 
 
 def test_conventions(tmp):
