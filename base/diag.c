@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     dg_severity sev;
@@ -107,6 +108,22 @@ void dg_error_path(dg_context *ctx, const char *path, const char *fmt, ...)
     va_end(ap);
 }
 
+void dg_warning_path(dg_context *ctx, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add(ctx, DG_WARNING, NULL, path, 0, 0, fmt, ap);
+    va_end(ap);
+}
+
+void dg_note_path(dg_context *ctx, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add(ctx, DG_NOTE, NULL, path, 0, 0, fmt, ap);
+    va_end(ap);
+}
+
 size_t dg_error_count(const dg_context *ctx)
 {
     return ctx->errors;
@@ -162,6 +179,19 @@ static const char *severity_name(dg_severity sev)
 
 /* The source line, with bytes that would garble a terminal shown as '?', then the caret line;
  * tabs are kept in the caret line so that the caret lines up. */
+/* The length of the UTF-8 sequence at p (at most n bytes), or 0 when it is none. */
+static size_t utf8_length(const char *p, size_t n)
+{
+    unsigned char c = (unsigned char)p[0];
+    size_t len = c >= 0xC2 && c <= 0xDF ? 2 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xF0 && c <= 0xF4 ? 4 : 0;
+    if (!len || len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++)
+        if (((unsigned char)p[i] & 0xC0) != 0x80)
+            return 0;
+    return len;
+}
+
 static void print_excerpt(const dg_source *src, size_t offset, size_t len, FILE *out)
 {
     if (offset > src->len)
@@ -174,7 +204,14 @@ static void print_excerpt(const dg_source *src, size_t offset, size_t len, FILE 
     fputs("  ", out);
     for (size_t i = start; i < end; i++) {
         unsigned char c = (unsigned char)src->text[i];
-        fputc(c == '\t' || (c >= 0x20 && c != 0x7f) ? c : '?', out);
+        size_t n = c < 0x80 ? 1 : utf8_length(src->text + i, end - i);
+        if (c >= 0x80 && n) { /* valid UTF-8 prints as it is */
+            fwrite(src->text + i, 1, n, out);
+            i += n - 1;
+            continue;
+        }
+        /* control bytes and bytes that are no UTF-8 never reach the terminal as they are */
+        fputc(c == '\t' || (c >= 0x20 && c < 0x7f) ? c : '?', out);
     }
     fputs("\n  ", out);
     for (size_t i = start; i < offset; i++)
@@ -207,9 +244,18 @@ void dg_print(const dg_context *ctx, FILE *out)
 
 bool dg_source_read(dg_context *ctx, const char *path, dg_source *out)
 {
-    FILE *f = fopen(path, "rb");
+    bool is_stdin = strcmp(path, "-") == 0;
+    if (is_stdin)
+        path = "<stdin>";
+    FILE *f = is_stdin ? stdin : fopen(path, "rb");
     if (!f) {
         dg_error_path(ctx, path, "cannot open: %s", strerror(errno));
+        return false;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(f); /* reading a directory fails with EISDIR: say so instead of "read error" */
+        dg_error_path(ctx, path, "is a directory, not a file");
         return false;
     }
     VEC(char) buf = {0};
@@ -221,11 +267,19 @@ bool dg_source_read(dg_context *ctx, const char *path, dg_source *out)
         buf.len += n;
     }
     bool failed = ferror(f);
-    fclose(f);
+    int err = errno;
+    if (!is_stdin)
+        fclose(f);
     if (failed) {
         vec_free(&buf);
-        dg_error_path(ctx, path, "read error");
+        dg_error_path(ctx, path, "read error: %s", strerror(err));
         return false;
+    }
+    /* A UTF-8 byte order mark (editors on Windows write one) is no part of the text. */
+    static const char bom[] = "\xEF\xBB\xBF";
+    if (buf.len >= 3 && memcmp(buf.items, bom, 3) == 0) {
+        memmove(buf.items, buf.items + 3, buf.len - 3);
+        buf.len -= 3;
     }
     vec_reserve(&buf, buf.len + 1);
     buf.items[buf.len] = '\0';

@@ -44,6 +44,11 @@ void dg_note(dg_context *ctx, const dg_source *src, size_t offset, size_t len, c
 /* An error about a whole file (cannot open, bad binary header): "path: error: message". */
 void dg_error_path(dg_context *ctx, const char *path, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* The same for a warning or a note about a whole file ("path: warning: message"). */
+void dg_warning_path(dg_context *ctx, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void dg_note_path(dg_context *ctx, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 size_t dg_error_count(const dg_context *ctx);
 size_t dg_warning_count(const dg_context *ctx);
@@ -59,8 +64,9 @@ void dg_print(const dg_context *ctx, FILE *out);
 /* 1-based line and byte column of offset in src. */
 void dg_line_col(const dg_source *src, size_t offset, unsigned *line, unsigned *col);
 
-/* Reads a whole file into a malloc'd source (text NUL-terminated for convenience). On failure
- * reports to ctx and returns false. dg_source_release frees what dg_source_read allocated. */
+/* Reads a whole file into a malloc'd source (text NUL-terminated for convenience); "-" reads
+ * standard input (named "<stdin>"); a leading UTF-8 byte order mark is dropped. On failure
+ * reports to ctx (a directory as such) and returns false. dg_source_release frees what dg_source_read allocated. */
 bool dg_source_read(dg_context *ctx, const char *path, dg_source *out);
 void dg_source_release(dg_source *src);
 /* Hands a source filled by dg_source_read over to ctx, which releases it (and a copy of its path)

@@ -1,5 +1,5 @@
-/* fuserule apply -r RULES... GRAPH [-o OUT.graph] [--target cpu|cuda] [--report text|json]
- *                [--explain] [--max-rounds N]
+/* fuserule apply -r RULES... GRAPH [-o OUT] [--format graph|onnx] [--target cpu|cuda]
+ *                [--report text|json] [--explain] [--max-rounds N] [--time]
  *
  * The main job: rules -> automaton; graph -> match, select, rewrite (to a fixed point) -> the
  * fused graph, written atomically with its new constants (-o), and a report of what fired and what
@@ -21,16 +21,19 @@ static double cpu_seconds(void)
 }
 
 static const char usage[] =
-    "usage: fuserule apply -r RULES... GRAPH [-o OUT.graph] [--target cpu|cuda]\n"
-    "                      [--report text|json] [--explain] [--max-rounds N]\n"
-    "Fuses GRAPH (.graph or .onnx) with the rules of the RULES files.\n"
+    "usage: fuserule apply -r RULES... GRAPH [-o OUT] [--format graph|onnx] [--target cpu|cuda]\n"
+    "                      [--report text|json] [--explain] [--max-rounds N] [--time]\n"
+    "Fuses GRAPH (a .graph file or an ONNX model; - for stdin) with the rules of the RULES\n"
+    "files.\n"
     "  -r RULES        a rule file (repeat -r, or list more files ending in .rules)\n"
-    "  -o OUT.graph    write the fused graph there, its new constants to OUT.safetensors\n"
+    "  -o OUT          write the fused graph there: OUT.graph the text form, its new constants\n"
+    "                  in OUT.safetensors beside it; OUT.onnx an ONNX model; - stdout (text)\n"
     "                  (without -o the graph is printed to stdout, unless --report json)\n"
+    "  --format F      write OUT as F (graph or onnx) whatever its name\n"
     "  --target T      bind kernels of backend T (cpu, the default, or cuda)\n"
     "  --report F      text (to stderr, the default) or json (to stdout)\n"
     "  --explain       also list near misses: where a rule's root op matched but the rule did\n"
-    "                  not, with the first check that failed\n"
+    "                  not, with the first check that failed, and every overlap one by one\n"
     "  --max-rounds N  the most rounds of rewriting (default 16)\n"
     "  --time          print the CPU time of each phase to stderr\n";
 
@@ -38,6 +41,7 @@ typedef struct {
     VEC(const char *) rules;
     const char *graph, *out;
     rw_options opts;
+    cli_format format;
     bool json, time;
 } apply_args;
 
@@ -64,7 +68,7 @@ static int parse_args(int argc, char **argv, apply_args *aa)
         }
         bool takes_value = strcmp(a, "-r") == 0 || strcmp(a, "-o") == 0 ||
                            strcmp(a, "--target") == 0 || strcmp(a, "--report") == 0 ||
-                           strcmp(a, "--max-rounds") == 0;
+                           strcmp(a, "--max-rounds") == 0 || strcmp(a, "--format") == 0;
         if (takes_value && !(v = cli_value(&args, a)))
             return EXIT_BAD_INPUT;
         if (strcmp(a, "-r") == 0) {
@@ -74,6 +78,9 @@ static int parse_args(int argc, char **argv, apply_args *aa)
         } else if (strcmp(a, "--target") == 0) {
             if (!kn_backend_parse(v, &aa->opts.target))
                 return cli_usage_error("apply", usage, "unknown target '%s' (cpu or cuda)", v);
+        } else if (strcmp(a, "--format") == 0) {
+            if (!cli_parse_format(v, &aa->format))
+                return cli_usage_error("apply", usage, "unknown format '%s' (graph or onnx)", v);
         } else if (strcmp(a, "--report") == 0) {
             if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
                 return cli_usage_error("apply", usage, "unknown report format '%s' (text or json)", v);
@@ -100,6 +107,9 @@ static int parse_args(int argc, char **argv, apply_args *aa)
         return cli_usage_error("apply", usage, "no rule files given (-r RULES)");
     if (!aa->graph)
         return cli_usage_error("apply", usage, "missing GRAPH");
+    if (aa->json && aa->out && strcmp(aa->out, "-") == 0)
+        return cli_usage_error("apply", usage,
+                               "-o - and --report json would both write to stdout; give -o a file");
     return -1;
 }
 
@@ -124,7 +134,8 @@ int cmd_apply(int argc, char **argv)
     if (ok) {
         cli_debug_dump("apply", g);
         if (aa.out)
-            ok = ir_save(g, aa.out, dg);
+            ok = cli_save_graph(g, aa.out, &(cli_save_options){aa.format, CLI_FORMAT_GRAPH, NULL},
+                                dg);
         else if (!aa.json)
             ir_print(g, stdout);
     }

@@ -71,7 +71,7 @@ static const char *next_file(cli_args *a)
 {
     for (const char *arg; (arg = cli_next(a));) {
         if (strcmp(arg, "--seed") == 0 || strcmp(arg, "--instances") == 0)
-            cli_next(a);
+            cli_value(a, arg);
         else if (arg[0] != '-' || !arg[1])
             return arg;
     }
@@ -105,6 +105,24 @@ static bool check_file(const char *path, bool dump)
     dg_free(dg);
     dsl_ruleset_free(rs);
     return errors == 0;
+}
+
+/* With several files: their rules loaded together, as `apply -r FILES...` would, and a rule of
+ * one file that would take part of every match of another file's larger rule reported. */
+static void check_across_files(int argc, char **argv)
+{
+    dsl_options opts = options();
+    dsl_ruleset *rs = dsl_ruleset_new(&opts);
+    dg_context *scratch = dg_new(), *dg = dg_new(); /* each file's own findings are printed */
+    cli_args a = cli_args_start(argc, argv);
+    for (const char *arg; (arg = next_file(&a));)
+        dsl_load_file(rs, arg, scratch);
+    if (dsl_check(rs, scratch))
+        dsl_warn_preempted(rs, dg);
+    dg_print(dg, stderr);
+    dg_free(scratch);
+    dg_free(dg);
+    dsl_ruleset_free(rs);
 }
 
 #if HAVE_FR_REWRITE
@@ -230,6 +248,8 @@ int cmd_check(int argc, char **argv)
     a = cli_args_start(argc, argv);
     while ((arg = next_file(&a)))
         clean &= check_file(arg, dump);
+    if (clean && nfiles > 1)
+        check_across_files(argc, argv);
 #if HAVE_FR_REWRITE
     if (clean && dump_table)
         clean = dump_automaton(argc, argv);

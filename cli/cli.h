@@ -17,28 +17,39 @@ enum { EXIT_OK = 0, EXIT_CHECK_FAILED = 1, EXIT_BAD_INPUT = 2 };
 extern bool cli_debug_ir;
 void cli_debug_dump(const char *stage, const ir_graph *g);
 
-/* Loads a .graph text file or an .onnx model (by extension) and validates it. On failure, the
- * diagnostics are in dg and NULL is returned. */
+/* Loads GRAPH (cli/load.c): a .graph text or an ONNX model, told apart by the file's first byte
+ * (never its name), `-` for stdin; a directory is reported as such. Validates it. On failure,
+ * the diagnostics are in dg and NULL is returned. */
 ir_graph *cli_load_graph(const char *path, dg_context *dg);
+/* Loads an ONNX model (import's MODEL), `-` for stdin. */
+ir_graph *cli_load_onnx(const char *path, dg_context *dg);
 
 /* Prints dg to stderr and returns EXIT_BAD_INPUT if it holds errors, else EXIT_OK. */
 int cli_finish_diagnostics(dg_context *dg);
 
-/* Argument scanning: `--flag`, `--opt VALUE`, `-o VALUE`, and positionals, in any order. */
+/* Argument scanning: `--flag`, `--opt VALUE`, `--opt=VALUE`, `-o VALUE`, and positionals, in any
+ * order. `-` is a positional (stdin or stdout). */
 typedef struct {
     int argc, i;
     char **argv;
     const char *cmd;
+    char opt[64];             /* the name part of `--opt=VALUE` */
+    const char *inline_value; /* its value, until cli_value takes it */
 } cli_args;
 
 cli_args cli_args_start(int argc, char **argv);
-/* The next argument, or NULL at the end. */
+/* The next argument, or NULL at the end. For `--opt=VALUE` it returns "--opt" and the following
+ * cli_value returns VALUE; if the caller does not ask for it (a flag), the usage error exits 2. */
 const char *cli_next(cli_args *a);
 /* The value following an option; reports a usage error and returns NULL if it is missing. */
 const char *cli_value(cli_args *a, const char *opt);
 /* Prints "fuserule CMD: MESSAGE" and the command's usage to stderr; returns EXIT_BAD_INPUT. */
 int cli_usage_error(const char *cmd, const char *usage, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The candidate (a NULL-terminated list) nearest to `word` by edit distance, if near enough to be
+ * a typo of it ("did you mean"), else NULL. */
+const char *cli_suggest(const char *word, const char *const *candidates);
 
 /* Whether a command-line operand names a rules file (ends in ".rules"): `-r a.rules b.rules GRAPH`
  * takes every such operand after -r as a rule file. */
@@ -48,10 +59,33 @@ bool cli_is_rules_file(const char *path);
  * would destroy the input. For commands whose output has another format than their input. */
 bool cli_output_overwrites(const char *in, const char *out, dg_context *dg);
 
-/* Writes a file atomically: the content goes to a temporary file beside `path`, which is renamed
- * over `path` only when complete. write_fn returns false on failure (then nothing changes). */
-bool cli_write_atomic(const char *path, bool (*write_fn)(FILE *out, void *ctx), void *ctx,
-                      dg_context *dg);
+/* ---- outputs (cli/output.c): nothing a command writes destroys what was there ---------------- */
+
+typedef bool (*cli_write_fn)(FILE *out, void *ctx);
+
+/* Writes `-o PATH`: a regular file or a new name through a temporary file beside it, renamed over
+ * it only when complete (a symlink is followed and its target written so); a device, FIFO or
+ * socket in place, `-` to stdout; a directory is an error. write_fn returns false on failure (then
+ * a file is left as it was). */
+bool cli_write_atomic(const char *path, cli_write_fn write_fn, void *ctx, dg_context *dg);
+
+typedef enum { CLI_FORMAT_AUTO, CLI_FORMAT_GRAPH, CLI_FORMAT_ONNX } cli_format;
+
+/* "graph" or "onnx" (--format); false for anything else. */
+bool cli_parse_format(const char *s, cli_format *out);
+
+struct ox_export_options;
+
+typedef struct {
+    cli_format format;         /* --format; AUTO: from the name (.graph, .onnx, any case) */
+    cli_format stream_default; /* for `-`, a device or a FIFO, which have no name to judge by */
+    const struct ox_export_options *onnx; /* NULL: the export defaults */
+} cli_save_options;
+
+/* Writes g to `-o PATH` as cli_write_atomic does, in the format of its name: .graph the text
+ * form, with its in-memory tensors in a .safetensors beside the real target (a stream gets the
+ * text only, with a warning); .onnx an ONNX model; any other name is an error naming the two. */
+bool cli_save_graph(ir_graph *g, const char *path, const cli_save_options *opts, dg_context *dg);
 
 /* ---- inputs and limits of `run` and `verify` (cli/run_inputs.c) ---- */
 

@@ -1,9 +1,5 @@
-/* Argument scanning, graph loading, diagnostics and atomic writes shared by the subcommands. */
+/* Argument scanning and diagnostics shared by the subcommands. */
 #include "cli/cli.h"
-
-#ifdef HAVE_FR_ONNX
-#include "onnx/onnx_io.h"
-#endif
 
 #include <errno.h>
 #include <stdarg.h>
@@ -23,31 +19,6 @@ void cli_debug_dump(const char *stage, const ir_graph *g)
     ir_print(g, stderr);
 }
 
-static bool has_suffix(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), k = strlen(suffix);
-    return n >= k && strcmp(s + n - k, suffix) == 0;
-}
-
-ir_graph *cli_load_graph(const char *path, dg_context *dg)
-{
-    if (has_suffix(path, ".onnx")) {
-#ifdef HAVE_FR_ONNX
-        ir_graph *g = ox_import(path, NULL, dg);
-        if (g)
-            cli_debug_dump("import", g);
-        return g;
-#else
-        dg_error_path(dg, path, "ONNX import is not available in this build");
-        return NULL;
-#endif
-    }
-    ir_graph *g = ir_load_text(path, dg);
-    if (g)
-        cli_debug_dump("load", g);
-    return g;
-}
-
 int cli_finish_diagnostics(dg_context *dg)
 {
     dg_print(dg, stderr);
@@ -56,16 +27,35 @@ int cli_finish_diagnostics(dg_context *dg)
 
 cli_args cli_args_start(int argc, char **argv)
 {
-    return (cli_args){argc, 1, argv, argv[0]};
+    return (cli_args){.argc = argc, .i = 1, .argv = argv, .cmd = argv[0]};
 }
 
 const char *cli_next(cli_args *a)
 {
-    return a->i < a->argc ? a->argv[a->i++] : NULL;
+    if (a->inline_value) { /* `--flag=x` for an option that takes no value */
+        fprintf(stderr, "fuserule %s: option %s takes no value (given '%s')\n", a->cmd, a->opt,
+                a->inline_value);
+        exit(EXIT_BAD_INPUT);
+    }
+    if (a->i >= a->argc)
+        return NULL;
+    const char *arg = a->argv[a->i++];
+    const char *eq = strchr(arg, '=');
+    if (strncmp(arg, "--", 2) != 0 || !eq || (size_t)(eq - arg) >= sizeof a->opt)
+        return arg;
+    memcpy(a->opt, arg, (size_t)(eq - arg)); /* `--opt=value`: the name now, the value next */
+    a->opt[eq - arg] = '\0';
+    a->inline_value = eq + 1;
+    return a->opt;
 }
 
 const char *cli_value(cli_args *a, const char *opt)
 {
+    if (a->inline_value) {
+        const char *v = a->inline_value;
+        a->inline_value = NULL;
+        return v;
+    }
     if (a->i >= a->argc) {
         fprintf(stderr, "fuserule %s: option %s needs a value\n", a->cmd, opt);
         return NULL;
@@ -94,40 +84,48 @@ bool cli_output_overwrites(const char *in, const char *out, dg_context *dg)
     return true;
 }
 
-bool cli_write_atomic(const char *path, bool (*write_fn)(FILE *out, void *ctx), void *ctx,
-                      dg_context *dg)
-{
-    size_t len = strlen(path);
-    char *tmp = malloc(len + 32);
-    if (!tmp) {
-        dg_error_path(dg, path, "out of memory");
-        return false;
-    }
-    snprintf(tmp, len + 32, "%s.tmp.%ld", path, (long)getpid());
-    FILE *out = fopen(tmp, "wb");
-    if (!out) {
-        dg_error_path(dg, path, "cannot write: %s", strerror(errno));
-        free(tmp);
-        return false;
-    }
-    bool ok = write_fn(out, ctx);
-    ok = fflush(out) == 0 && ok;
-    ok = fsync(fileno(out)) == 0 && ok;
-    ok = fclose(out) == 0 && ok;
-    if (ok && rename(tmp, path) != 0) {
-        dg_error_path(dg, path, "cannot rename into place: %s", strerror(errno));
-        ok = false;
-    } else if (!ok) {
-        dg_error_path(dg, path, "write failed");
-    }
-    if (!ok)
-        unlink(tmp);
-    free(tmp);
-    return ok;
-}
-
 bool cli_is_rules_file(const char *path)
 {
     size_t n = strlen(path);
     return n > 6 && strcmp(path + n - 6, ".rules") == 0;
+}
+
+/* Optimal-string-alignment distance, capped: enough to tell a typo from another word. */
+static size_t edit_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 63 || m > 63)
+        return 64;
+    size_t d[64][64];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m];
+}
+
+const char *cli_suggest(const char *word, const char *const *candidates)
+{
+    size_t len = strlen(word), limit = len <= 3 ? 1 : len <= 6 ? 2 : 3, best = limit + 1;
+    const char *found = NULL;
+    for (size_t i = 0; candidates[i]; i++) {
+        size_t d = edit_distance(word, candidates[i]);
+        if (d < best) {
+            best = d;
+            found = candidates[i];
+        }
+    }
+    return found;
 }

@@ -5,7 +5,8 @@
 
 static const char usage[] = "usage: fuserule dot GRAPH -o OUT.dot\n"
                             "Writes a Graphviz drawing of GRAPH: inputs and outputs as ellipses,\n"
-                            "constants as notes, ops as boxes, fused ops filled and bold.\n";
+                            "constants as notes, ops as boxes, fused ops filled and bold.\n"
+                            "-o - writes it to stdout: fuserule dot g.graph -o - | dot -Tsvg\n";
 
 /* A DOT double-quoted string body: quotes and backslashes escaped, control bytes dropped. */
 static void put_escaped(FILE *out, const char *s)

@@ -3,8 +3,10 @@
 
 #include <string.h>
 
-static const char usage[] = "usage: fuserule fmt GRAPH\n"
-                            "Prints GRAPH (.graph or .onnx) in canonical text form on stdout.\n";
+static const char usage[] =
+    "usage: fuserule fmt GRAPH\n"
+    "Prints GRAPH (a .graph file or an ONNX model; - for stdin) in canonical text\n"
+    "form on stdout.\n";
 
 int cmd_fmt(int argc, char **argv)
 {

@@ -18,15 +18,48 @@ static const command commands[] = {
 
 static void print_help(FILE *out)
 {
-    fputs("usage: fuserule [--debug-ir] COMMAND [ARGS...]\n\n"
+    fputs("usage: fuserule [--debug-ir] COMMAND [ARGS...]\n"
+          "       fuserule help [COMMAND]\n"
+          "       fuserule --version\n\n"
           "Declarative operator fusion for neural-network inference graphs.\n\n"
           "commands:\n",
           out);
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
-    fputs("\n`fuserule COMMAND --help` describes a command. Exit status: 0 success, 1 a check "
-          "failed,\n2 bad input or usage.\n",
+    fputs("\n`fuserule help COMMAND` (or `fuserule COMMAND --help`) describes a command.\n"
+          "--debug-ir prints the IR to stderr after the graph is loaded and after apply.\n"
+          "--version prints fuserule's version. Options take `--opt VALUE` or `--opt=VALUE`; `-`\n"
+          "names stdin or stdout wherever a file is read or written.\n"
+          "Exit status: 0 success, 1 a check failed, 2 bad input or usage.\n",
           out);
+}
+
+static const command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+/* `fuserule help COMMAND` is `fuserule COMMAND --help`. */
+static int help(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_help(stdout);
+        return EXIT_OK;
+    }
+    const command *c = find_command(argv[1]);
+    if (!c) {
+        fprintf(stderr, "fuserule help: unknown command '%s' (see fuserule --help)\n", argv[1]);
+        return EXIT_BAD_INPUT;
+    }
+    if (argc > 2) {
+        fprintf(stderr, "fuserule help: one command at a time\n");
+        return EXIT_BAD_INPUT;
+    }
+    char *args[] = {argv[1], "--help", NULL};
+    return c->fn(2, args);
 }
 
 int main(int argc, char **argv)
@@ -41,13 +74,17 @@ int main(int argc, char **argv)
         return EXIT_BAD_INPUT;
     }
     const char *name = argv[first];
-    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
-        print_help(stdout);
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("fuserule %s\n", FUSERULE_VERSION);
         return EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(name, commands[i].name) == 0)
-            return commands[i].fn(argc - first, argv + first);
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0)
+        return help(1, argv + first);
+    if (strcmp(name, "help") == 0)
+        return help(argc - first, argv + first);
+    const command *c = find_command(name);
+    if (c)
+        return c->fn(argc - first, argv + first);
     fprintf(stderr, "fuserule: unknown command '%s' (see fuserule --help)\n", name);
     return EXIT_BAD_INPUT;
 }

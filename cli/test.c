@@ -34,11 +34,13 @@ typedef enum { SEC_NONE, SEC_RULES, SEC_INPUT, SEC_OUTPUT } section;
 typedef struct {
     const char *rule;
     long count;
+    size_t off, len; /* the directive's line, for an unknown rule name */
 } fired_expectation;
 
 typedef struct {
     const char *rule;
     const char *reason; /* a substring of the recorded reason */
+    size_t off, len;
 } refused_expectation;
 
 typedef struct {
@@ -132,7 +134,7 @@ static section directive(rule_test *t, size_t off, const char *line, const char 
         return kw[0] == 'i' ? SEC_INPUT : kw[0] == 'o' ? SEC_OUTPUT : SEC_NONE;
     }
     if (strcmp(kw, "fired") == 0) {
-        fired_expectation f = {.rule = a};
+        fired_expectation f = {.rule = a, .off = off, .len = len};
         if (!a || !parse_count(word(t, &p, end), &f.count) || word(t, &p, end))
             dg_error(dg, &t->src, off, len, "expected '%%%% fired RULE COUNT'");
         else
@@ -148,7 +150,8 @@ static section directive(rule_test *t, size_t off, const char *line, const char 
         if (!a || p == stop)
             dg_error(dg, &t->src, off, len, "expected '%%%% refused RULE REASON'");
         else
-            vec_push(&t->refused, ((refused_expectation){a, ar_strndup(t->arena, p, (size_t)(stop - p))}));
+            vec_push(&t->refused, ((refused_expectation){a, ar_strndup(t->arena, p, (size_t)(stop - p)),
+                                                         off, len}));
         return SEC_NONE;
     }
     if (strcmp(kw, "kernels") == 0) {
@@ -156,8 +159,15 @@ static section directive(rule_test *t, size_t off, const char *line, const char 
             dg_error(dg, &t->src, off, len, "expected '%%%% kernels COUNT'");
         return SEC_NONE;
     }
+    static const char *const directives[] = {"rules",   "input",   "output", "fired",
+                                             "refused", "kernels", "verify", NULL};
+    const char *near = cli_suggest(kw, directives);
+    char hint[64] = "";
+    if (near)
+        snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
     dg_error(dg, &t->src, off, len,
-             "unknown directive '%s' (rules, input, output, fired, refused, kernels, verify)", kw);
+             "unknown directive '%s'%s (rules, input, output, fired, refused, kernels, verify)", kw,
+             hint);
     return SEC_NONE;
 }
 
@@ -247,8 +257,44 @@ static ir_graph *parse_graph(const dg_source *src, dg_context *dg)
     return g;
 }
 
+static void visit(ir_graph *g, ir_node *n, uint8_t *seen, ir_node **order, size_t *len)
+{
+    if (seen[n->id])
+        return;
+    seen[n->id] = 1;
+    for (uint32_t k = 0; k < n->ninputs; k++)
+        if (n->inputs[k] && n->inputs[k]->kind == IR_VALUE_NODE)
+            visit(g, n->inputs[k]->producer, seen, order, len);
+    order[(*len)++] = n;
+}
+
+/* The nodes in an order that depends on the structure alone, not on the order the text wrote
+ * them in: depth first from the graph outputs, operands in order, each node after its inputs
+ * (still topological). Nodes no output reads keep their relative order at the end. */
+static void canonical_order(ir_graph *g)
+{
+    size_t n = g->nodes.len, len = 0;
+    uint8_t *seen = calloc(n ? n : 1, 1);
+    ir_node **order = calloc(n ? n : 1, sizeof *order);
+    FR_CHECK(seen != NULL && order != NULL);
+    for (size_t i = 0; i < n; i++)
+        g->nodes.items[i]->id = (uint32_t)i;
+    for (size_t i = 0; i < g->outputs.len; i++)
+        if (g->outputs.items[i]->kind == IR_VALUE_NODE)
+            visit(g, g->outputs.items[i]->producer, seen, order, &len);
+    for (size_t i = 0; i < n; i++)
+        if (!seen[i])
+            order[len++] = g->nodes.items[i];
+    for (size_t i = 0; i < n; i++) {
+        g->nodes.items[i] = order[i];
+        order[i]->id = (uint32_t)i;
+    }
+    free(seen);
+    free(order);
+}
+
 /* Value names carry no meaning in a comparison: inputs become in0.., constants c0.. and node
- * outputs v0.., in the order the nodes first use them. */
+ * outputs v0.., in the order the nodes first use them (nodes in canonical_order). */
 static void rename_values(ir_graph *g)
 {
     for (size_t i = 0; i < g->values.len; i++)
@@ -279,6 +325,7 @@ static int compare_lines(const void *a, const void *b)
  * creates; the graph's own name is left out. The caller frees *buf and *lines. */
 static size_t canonical_lines(ir_graph *g, char **buf, char ***lines)
 {
+    canonical_order(g);
     rename_values(g);
     size_t size = 0;
     FILE *mem = open_memstream(buf, &size);
@@ -388,10 +435,44 @@ static void compare_outputs(const rt_result *got, const rt_result *want, const r
 
 /* Fuses the input and checks every expectation. False when the test could not run (bad input,
  * in dg). */
+/* A rule named by `%% fired` or `%% refused` that no loaded rule has is a mistake in the test, not
+ * a failure of the rules: an error at the directive, with the nearest loaded name. */
+static void check_rule_names(const rule_test *t, const dsl_ruleset *rs, dg_context *dg)
+{
+    const char **names = calloc((size_t)rs->nrules + 1, sizeof *names);
+    FR_CHECK(names != NULL);
+    for (uint32_t i = 0; i < rs->nrules; i++)
+        names[i] = rs->rules[i]->name;
+    for (size_t i = 0; i < t->fired.len + t->refused.len; i++) {
+        bool fired = i < t->fired.len;
+        const char *rule = fired ? t->fired.items[i].rule : t->refused.items[i - t->fired.len].rule;
+        size_t off = fired ? t->fired.items[i].off : t->refused.items[i - t->fired.len].off;
+        size_t len = fired ? t->fired.items[i].len : t->refused.items[i - t->fired.len].len;
+        uint32_t k = 0;
+        while (k < rs->nrules && strcmp(names[k], rule) != 0)
+            k++;
+        if (k < rs->nrules)
+            continue;
+        const char *near = cli_suggest(rule, names);
+        char hint[160] = "";
+        if (near)
+            snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+        dg_error(dg, &t->src, off, len, "no loaded rule is called '%s'%s", rule, hint);
+    }
+    free(names);
+}
+
 static bool run_test(rule_test *t, failures *f, dg_context *dg)
 {
     dsl_ruleset *rs = NULL;
     mt_automaton *a = load_rules(t, &rs, dg);
+    if (a) {
+        check_rule_names(t, rs, dg);
+        if (dg_has_errors(dg)) {
+            mt_free(a);
+            a = NULL;
+        }
+    }
     ir_graph *g = a ? parse_graph(&t->input, dg) : NULL;
     ir_graph *want = g && t->output.text ? parse_graph(&t->output, dg) : NULL;
     ir_graph *original = g && t->verify ? parse_graph(&t->input, dg) : NULL;

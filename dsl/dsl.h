@@ -275,7 +275,8 @@ dsl_ruleset *dsl_ruleset_new(const dsl_options *opts);
 void dsl_ruleset_free(dsl_ruleset *rs);
 
 /* Parses a rule file and the files it includes into rs. False after reporting errors (the rules
- * that parsed are kept, so that dsl_check can still report their problems). */
+ * that parsed are kept, so that dsl_check can still report their problems). "-" reads the rules
+ * from stdin (their includes relative to the working folder). */
 bool dsl_load_file(dsl_ruleset *rs, const char *path, dg_context *dg);
 /* Likewise for text in memory (copied; may hold NUL bytes); `path` names it in diagnostics and
  * includes are resolved against its folder. */
@@ -285,6 +286,10 @@ bool dsl_load_text(dsl_ruleset *rs, const char *path, const char *text, size_t l
 /* Resolves names and checks every rule loaded so far; reports errors and warnings (duplicate and
  * shadowed rules). Returns false when there were errors. Call once, after loading. */
 bool dsl_check(dsl_ruleset *rs, dg_context *dg);
+/* After dsl_check of rules loaded from several files: warns where a rule of one file matches part
+ * of every match of a larger rule of another file and ranks before it, so that the larger one
+ * never fires (`check A.rules B.rules`). Within a file the author ordered the rules. */
+void dsl_warn_preempted(const dsl_ruleset *rs, dg_context *dg);
 
 /* The desugared form of a checked rule on one line, e.g.
  *     rule conv_bn_act priority 3: Relu@a(BatchNormalization(Conv, ...), ...) => FusedConvAct[fold_bn]{act=@a}

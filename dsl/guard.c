@@ -213,6 +213,9 @@ static dsl_type check_call(dsl_rule_check *rc, dsl_expr *e)
         dsl_rule_error(rc, e->src_offset, e->src_len, "%s() takes %u argument%s, but %u %s given",
                        name, functions[fn].nargs, functions[fn].nargs == 1 ? "" : "s", e->nargs,
                        e->nargs == 1 ? "is" : "are");
+        for (uint32_t i = 0; i < e->nargs; i++) /* they are used: no "never used" after this */
+            if (e->args[i]->kind == DSL_EXPR_CAPTURE)
+                check(rc, e->args[i]);
         return DSL_TYPE_ERROR;
     }
     switch (e->fn) {

@@ -66,6 +66,17 @@ static bool needs_closer(const dsl_parse *ctx, int code, dsl_token tok, char ope
     }
 }
 
+/* Whether `=>` comes later on the token's line: then the token is no replacement, and something
+ * else is missing (`Conv Relu => ...` lacks a '>'). */
+static bool arrow_follows(const dsl_parse *ctx, dsl_token tok)
+{
+    const char *p = ctx->src->text + tok.offset, *end = ctx->src->text + ctx->src->len;
+    for (; p + 1 < end && *p != '\n'; p++)
+        if (p[0] == '=' && p[1] == '>')
+            return true;
+    return false;
+}
+
 void dsl_parse_syntax_error(dsl_parse *ctx, int code, dsl_token tok)
 {
     ctx->failed = true;
@@ -84,6 +95,20 @@ void dsl_parse_syntax_error(dsl_parse *ctx, int code, dsl_token tok)
             dg_note(ctx->dg, ctx->src, open.offset, 1, "to match this '%c'", open_char);
             return;
         }
+    }
+    bool next_statement = code == 0 || code == DSL_T_RULE || code == DSL_T_SET ||
+                          code == DSL_T_INCLUDE;
+    if (next_statement && ctx->was_in_pattern && !ctx->brackets.len) {
+        /* `rule r: Conv > Relu {act = Relu}`: the braces were the Relu's, and no `=>` came */
+        dg_error(ctx->dg, ctx->src, ctx->last.offset + ctx->last.len, 1,
+                 "expected '=>' and a replacement after the pattern, before %s", what);
+        return;
+    }
+    if (ctx->in_pattern && (code == DSL_T_IDENT || code == DSL_T_LBRACE) && !arrow_follows(ctx, tok)) {
+        /* `Conv > Relu FusedConvAct`: a complete pattern, then what can only be its replacement */
+        dg_error(ctx->dg, ctx->src, at, len,
+                 "expected '=>' before %s (a rule is `rule NAME: PATTERN => REPLACEMENT`)", what);
+        return;
     }
     dg_error(ctx->dg, ctx->src, at, len, "unexpected %s", what);
 }
@@ -118,6 +143,13 @@ static bool starts_statement(const dsl_parse *ctx, int code, dsl_token tok)
 static void feed(dsl_parse *ctx, void *parser, int code, dsl_token tok)
 {
     ctx->current = tok;
+    ctx->was_in_pattern = ctx->in_pattern;
+    if (code == DSL_T_RULE || code == DSL_T_SET || code == DSL_T_INCLUDE)
+        ctx->in_pattern = code == DSL_T_RULE;
+    else if (starts_statement(ctx, code, tok))
+        ctx->in_pattern = true; /* an anonymous rule, or a `let` before its pattern */
+    else if (code == DSL_T_ARROW)
+        ctx->in_pattern = false;
     dsl_parser(parser, code, tok);
     if (!ctx->failed) {
         track_brackets(ctx, code, tok);
@@ -231,12 +263,29 @@ static void report_cycle(dg_context *dg, const dsl_parse *parent, dsl_token at, 
                 "'%s' is included from here", p->src->path);
 }
 
+/* Rules are text: a control byte first (an ONNX model's first byte is a protobuf tag below 0x20)
+ * means a binary file, reported once instead of an error per garbled line echoing its bytes. */
+static bool is_binary(const dg_source *text)
+{
+    unsigned char c = text->len ? (unsigned char)text->text[0] : ' ';
+    return (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') ||
+           c == 0x7f;
+}
+
 static void load_file(dsl_ruleset *rs, dg_context *dg, dsl_parse *parent, dsl_token at,
                       const char *path)
 {
     struct stat sb;
     if (stat(path, &sb) != 0) {
         file_error(dg, parent, at, path, strerror(errno));
+        return;
+    }
+    if (S_ISDIR(sb.st_mode)) { /* `-r rules/`: the shell expands the glob of its files, we do not */
+        const char *slash = path[0] && path[strlen(path) - 1] == '/' ? "" : "/";
+        char hint[512];
+        snprintf(hint, sizeof hint, "is a directory; name its rule files (%.400s%s*.rules)",
+                 path, slash);
+        file_error(dg, parent, at, path, parent ? "is a directory" : hint);
         return;
     }
     if (!S_ISREG(sb.st_mode)) {
@@ -260,6 +309,11 @@ static void load_file(dsl_ruleset *rs, dg_context *dg, dsl_parse *parent, dsl_to
     dg_source text;
     if (!dg_source_read(dg, path, &text))
         return;
+    if (is_binary(&text)) {
+        file_error(dg, parent, at, path, "a binary file (an ONNX model?), not rules text");
+        dg_source_release(&text);
+        return;
+    }
     const dg_source *src = keep_source(rs, path, text.text, text.len);
     const char *key = ar_strdup(rs->arena, identity);
     sm_put(&st->loaded, key, strlen(key), (void *)src);
@@ -289,8 +343,24 @@ void dsl_include(dsl_parse *ctx, dsl_token keyword, dsl_token path)
 bool dsl_load_file(dsl_ruleset *rs, const char *path, dg_context *dg)
 {
     size_t errors = dg_error_count(dg);
-    load_file(rs, dg, NULL, dsl_no_token(), path);
-    return dg_error_count(dg) == errors;
+    uint32_t rules = rs->nrules;
+    if (strcmp(path, "-") == 0) { /* rules on stdin: includes are relative to the working folder */
+        dg_source text;
+        if (dg_source_read(dg, path, &text)) {
+            if (is_binary(&text))
+                dg_error_path(dg, text.path, "a binary file (an ONNX model?), not rules text");
+            else
+                dsl_load_text(rs, text.path, text.text, text.len, dg);
+            dg_source_release(&text);
+        }
+        path = "<stdin>";
+    } else {
+        load_file(rs, dg, NULL, dsl_no_token(), path);
+    }
+    bool ok = dg_error_count(dg) == errors;
+    if (ok && rs->nrules == rules) /* an empty file, or one of sets only: say so, once */
+        dg_warning_path(dg, path, "no rules here: this file fuses nothing");
+    return ok;
 }
 
 bool dsl_load_text(dsl_ruleset *rs, const char *path, const char *text, size_t len,

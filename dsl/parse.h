@@ -153,6 +153,8 @@ typedef struct dsl_parse {
     dsl_token current;         /* the token being fed to the parser */
     bool failed;               /* a syntax error or stack overflow since the last resync */
     bool too_deep;             /* a nesting error was reported in the statement being parsed */
+    bool in_pattern;           /* after `rule ...:` and before its `=>` */
+    bool was_in_pattern;       /* in_pattern before the token being fed */
 } dsl_parse;
 
 /* ---- lexer (grammar/rules.re) ---- */

@@ -250,4 +250,5 @@ void dsl_check_replacement(dsl_rule_check *rc)
     check_attrs(rc, syn, r);
     check_exports(rc, syn, r);
     check_counts(rc, r);
+    dsl_check_target_inputs(rc, r);
 }

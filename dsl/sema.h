@@ -53,6 +53,9 @@ const char *dsl_attr_kind_name(ir_attr_kind kind);
 const char *dsl_count_inputs(dsl_rule_check *rc, const ir_op_info *info);
 
 void dsl_check_replacement(dsl_rule_check *rc);  /* repl.c */
+/* The implicit operands' count against the target's arity; ElementwiseChain's expr against its
+ * operands (repl_inputs.c). */
+void dsl_check_target_inputs(dsl_rule_check *rc, const dsl_replacement *r);
 void dsl_check_guard(dsl_rule_check *rc);        /* guard.c */
 void dsl_check_actions(dsl_rule_check *rc);      /* actions.c */
 

@@ -255,3 +255,52 @@ void dsl_warn_rules(dsl_ruleset *rs, dg_context *dg)
     vec_free(&ranked);
     sm_free(&first);
 }
+
+/* ---- across files: a rule that takes part of another file's chain first ---- */
+
+static bool ranks_before(const dsl_rule *a, const dsl_rule *b)
+{
+    return a->priority != b->priority ? a->priority > b->priority : a->index < b->index;
+}
+
+static bool same_file(const dsl_rule *a, const dsl_rule *b)
+{
+    return a->src == b->src || strcmp(a->src->path, b->src->path) == 0;
+}
+
+/* The node of `chain` at which `part` matches whatever the chain matches there, or NULL. */
+static const dsl_pattern *covered_node(const dsl_rule *part, const dsl_rule *chain)
+{
+    for (uint32_t i = 0; i < chain->nnodes; i++) {
+        const dsl_pattern *v = chain->nodes[i];
+        if (v->kind == DSL_PAT_OP && covers(part->roots[0], v))
+            return v;
+    }
+    return NULL;
+}
+
+void dsl_warn_preempted(const dsl_ruleset *rs, dg_context *dg)
+{
+    for (uint32_t i = 0; i < rs->nrules; i++) {
+        const dsl_rule *x = rs->rules[i];
+        if (!x->checked || x->nroots != 1 || x->guard || !plain_tree(x))
+            continue; /* a guard may keep it from firing: no certain preemption */
+        for (uint32_t k = 0; k < rs->nrules; k++) {
+            const dsl_rule *y = rs->rules[k];
+            if (!y->checked || same_file(x, y) || !ranks_before(x, y) || y->nnodes <= x->nnodes)
+                continue;
+            const dsl_pattern *at = covered_node(x, y);
+            if (!at)
+                continue;
+            dg_warning(dg, x->src, x->src_offset, x->src_len,
+                       "rule '%s' preempts rule '%s' of %s: it matches part of every match of "
+                       "'%s' (from its %s) and ranks first (%s), so '%s' never fires",
+                       x->name, y->name, y->src->path, y->name, at->text,
+                       x->priority > y->priority
+                           ? "a higher priority"
+                           : "the same priority, loaded first",
+                       y->name);
+            dg_note(dg, y->src, y->src_offset, y->src_len, "rule '%s' is here", y->name);
+        }
+    }
+}

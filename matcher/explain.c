@@ -71,18 +71,31 @@ static void describe_op(const mt_check *c, const ir_value *v, const char *what, 
         snprintf(buf, size, "%s: expected %s, found %s", what, want, found);
 }
 
-static void describe_guard(const mt_variant *v, char *buf, size_t size)
+/* Quotes the failed condition whole: a text longer than the buffer is cut before a token, with
+ * "...", never inside one (`attr(@pw, ` told nothing). */
+static void describe_guard(const mt_variant *v, const dsl_expr *failed, char *buf, size_t size)
 {
-    const dsl_expr *g = v->rule->guard;
+    const dsl_expr *g = failed ? failed : v->rule->guard;
     const dg_source *src = v->rule->src;
-    if (src && g->src_offset + (size_t)g->src_len <= src->len)
-        snprintf(buf, size, "the guard `%.*s` is not true", (int)g->src_len, src->text + g->src_offset);
-    else
+    if (!src || g->src_offset + (size_t)g->src_len > src->len) {
         snprintf(buf, size, "the guard is not true");
+        return;
+    }
+    const char *text = src->text + g->src_offset;
+    const char *lead = g == v->rule->guard ? "the guard" : "the guard's condition";
+    size_t room = size > 64 ? size - 64 : 0, len = g->src_len;
+    const char *more = "";
+    if (len > room) {
+        while (room > 0 && text[room] != ' ' && text[room] != ',' && text[room] != '(')
+            room--;
+        len = room;
+        more = " ...";
+    }
+    snprintf(buf, size, "%s `%.*s%s` is not true", lead, (int)len, text, more);
 }
 
 void mt_describe_failure(const mt_automaton *a, const mt_variant *v, uint32_t depth,
-                         ir_value *const *regs, char *buf, size_t size)
+                         ir_value *const *regs, const dsl_expr *failed, char *buf, size_t size)
 {
     FR_CHECK(depth < v->nchecks);
     const mt_check *c = &v->checks[depth];
@@ -143,7 +156,7 @@ void mt_describe_failure(const mt_automaton *a, const mt_variant *v, uint32_t de
         value_text(regs[c->args[1]], val, sizeof val);
         snprintf(buf, size, "%s: no other consumer of %s to join", what, val);
         return;
-    case MI_GUARD: describe_guard(v, buf, size); return;
+    case MI_GUARD: describe_guard(v, failed, buf, size); return;
     default: FR_UNREACHABLE();
     }
 }

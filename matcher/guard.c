@@ -456,3 +456,15 @@ bool mt_guard_holds(const dsl_rule *r, ir_graph *g, ir_value *const *values,
     gval v = eval(&env, r->guard);
     return v.kind == GV_BOOL && v.b;
 }
+
+const dsl_expr *mt_guard_failing(const dsl_rule *r, ir_graph *g, ir_value *const *values,
+                                 ir_node *const *nodes)
+{
+    guard_env env = {r, g, values, nodes};
+    const dsl_expr *e = r->guard;
+    while (e && e->kind == DSL_EXPR_BINARY && e->op == DSL_OP_AND) {
+        gval left = eval(&env, e->args[0]);
+        e = left.kind == GV_BOOL && left.b ? e->args[1] : e->args[0];
+    }
+    return e;
+}

@@ -125,9 +125,10 @@ struct mt_automaton {
     mt_stats stats;
 };
 
-/* Why check `depth` of v failed with these registers, in the rule's terms (explain.c). */
+/* Why check `depth` of v failed with these registers, in the rule's terms (explain.c). For the
+ * guard, `failed` is the condition that failed (mt_guard_failing), or NULL for the whole guard. */
 void mt_describe_failure(const mt_automaton *a, const mt_variant *v, uint32_t depth,
-                         ir_value *const *regs, char *buf, size_t size);
+                         ir_value *const *regs, const dsl_expr *failed, char *buf, size_t size);
 /* An attribute's value as the rules language writes it: 1, 0.5, "tanh", [1, 2]. */
 void mt_attr_text(const ir_attr *a, char *buf, size_t size);
 

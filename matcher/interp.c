@@ -177,7 +177,12 @@ static void charge(mt_matcher *m, uint32_t depth, uint32_t from, uint32_t to, ui
             continue;
         p->depth = (int32_t)depth;
         p->at = v->checks[depth].pat;
-        mt_describe_failure(a, v, depth, m->regs, p->reason, sizeof p->reason);
+        const dsl_expr *failed = NULL;
+        if (v->checks[depth].op == MI_GUARD) {
+            bindings(m, v, m->scratch_vals, m->scratch_nodes);
+            failed = mt_guard_failing(v->rule, m->g, m->scratch_vals, m->scratch_nodes);
+        }
+        mt_describe_failure(a, v, depth, m->regs, failed, p->reason, sizeof p->reason);
     }
 }
 

@@ -131,5 +131,10 @@ bool mt_attr_equal(const ir_node *n, const ir_attr *a);
  * without a guard holds. */
 bool mt_guard_holds(const dsl_rule *r, ir_graph *g, ir_value *const *values,
                     ir_node *const *nodes);
+/* The condition of r's guard that fails on these bindings: the first operand of its top-level
+ * `&&` chain that is not definitely true (the whole guard when it is no such chain). For reports
+ * that quote the condition, not the whole guard. */
+const dsl_expr *mt_guard_failing(const dsl_rule *r, ir_graph *g, ir_value *const *values,
+                                 ir_node *const *nodes);
 
 #endif

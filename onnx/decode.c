@@ -298,7 +298,39 @@ void ox_unsupported(ox_report *r, const char *fmt, ...)
     r->unsupported = true;
 }
 
+struct ox_missing_file {
+    char *location;
+    size_t more; /* tensors after the first that read it */
+};
+
+bool ox_missing_seen(ox_report *r, const char *location)
+{
+    for (size_t i = 0; i < r->nmissing; i++)
+        if (strcmp(r->missing[i].location, location) == 0) {
+            r->missing[i].more++;
+            r->invalid = true;
+            return true;
+        }
+    struct ox_missing_file *grown = realloc(r->missing, (r->nmissing + 1) * sizeof *grown);
+    FR_CHECK(grown != NULL);
+    r->missing = grown;
+    r->missing[r->nmissing].location = strdup(location);
+    FR_CHECK(r->missing[r->nmissing].location != NULL);
+    r->missing[r->nmissing++].more = 0;
+    return false;
+}
+
 void ox_report_finish(ox_report *r)
 {
     r->info->unsupported = r->unsupported && !r->invalid;
+    for (size_t i = 0; i < r->nmissing; i++) {
+        if (r->missing[i].more)
+            dg_note_path(r->dg, r->path, "%zu more tensor%s read '%s' as well",
+                         r->missing[i].more, r->missing[i].more == 1 ? "" : "s",
+                         r->missing[i].location);
+        free(r->missing[i].location);
+    }
+    free(r->missing);
+    r->missing = NULL;
+    r->nmissing = 0;
 }

@@ -19,12 +19,20 @@ typedef struct ox_report {
     ox_import_info *info; /* never NULL inside onnx/ */
     bool invalid;         /* some error was of the first kind */
     bool unsupported;     /* some error was of the second kind */
+    /* external data files that could not be opened, each reported once (tensor.c); the count of
+     * the other tensors that read it is noted by ox_report_finish */
+    struct ox_missing_file *missing;
+    size_t nmissing;
 } ox_report;
 
 void ox_invalid(ox_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ox_unsupported(ox_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Sets info->unsupported once every error has been reported. */
+/* Sets info->unsupported once every error has been reported; notes how many more tensors read
+ * each missing external data file, and frees that list. */
 void ox_report_finish(ox_report *r);
+/* Whether `location` already failed to open (then it counts one more reader and marks r invalid,
+ * without another message); else remembers it as failed. */
+bool ox_missing_seen(ox_report *r, const char *location);
 
 /* ---- decoding (decode.c) -------------------------------------------------------------------- */
 

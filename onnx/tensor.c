@@ -294,7 +294,9 @@ static char *resolve_location(ox_report *r, const char *what, const char *model_
     int saved = errno;
     free(joined);
     if (!target) {
-        ox_invalid(r, "%s: cannot open external data '%s': %s", what, location, strerror(saved));
+        if (!ox_missing_seen(r, location)) /* once per file, not once per tensor that reads it */
+            ox_invalid(r, "%s: cannot open external data '%s': %s", what, location,
+                       strerror(saved));
         free(dir);
         return NULL;
     }

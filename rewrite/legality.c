@@ -37,8 +37,8 @@ bool rw_check_overlap(rw_plan *p, char *why)
         const ir_node *n = p->members.items[i];
         int32_t owner = rw_state(p->ctx, n)->claimed_by;
         if (owner >= 0 || n->dead)
-            return rw_why(why, "overlap: '%s' (%s) is already fused by rule '%s'", node_name(n),
-                          ir_op_name(n->op), owner >= 0 ? rules[owner]->name : "?");
+            return rw_why(why, "overlap: the %s producing '%s' is already fused by rule '%s'",
+                          ir_op_name(n->op), node_name(n), owner >= 0 ? rules[owner]->name : "?");
     }
     /* a value the match reads may have been forwarded away by a rewrite earlier in the round */
     for (uint32_t i = 0; i < p->rule->nnodes; i++) {

@@ -499,6 +499,24 @@ static const dsl_rattr *rule_attr(const rw_plan *p, const char *name)
     return NULL;
 }
 
+/* The shortest decimal that reads back as the same float32 as v: a float attribute taken from an
+ * f32 constant holding 1e-12 prints as 1e-12, not 9.999999960041972e-13 (as ONNX import reads float
+ * attributes). v itself when it is no float32 value. */
+static double shortest_float32(double v)
+{
+    float f = (float)v;
+    if ((double)f != v || !isfinite(f) || f == 0.0f)
+        return v;
+    char buf[32];
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, v);
+        double d = strtod(buf, NULL);
+        if ((float)d == f)
+            return d;
+    }
+    return v;
+}
+
 /* `epsilon = @eps`: the attribute takes the value of the captured constant (one element for an INT
  * or FLOAT attribute, every element for a list). */
 static bool attr_from_const(rw_plan *p, const dsl_rattr *a, char *why)
@@ -515,6 +533,9 @@ static bool attr_from_const(rw_plan *p, const dsl_rattr *a, char *why)
         for (int64_t i = 0; i < n; i++)
             ok &= x[i] == (double)(int64_t)x[i];
     }
+    if (ok && (v->type.dtype == IR_F32 || v->type.dtype == IR_F16 || v->type.dtype == IR_BF16))
+        for (int64_t i = 0; i < n; i++) /* exact in float32: the shortest decimal of that float */
+            x[i] = shortest_float32(x[i]);
     if (ok) {
         switch (out.kind) {
         case IR_ATTR_INT: out.v.i = (int64_t)x[0]; break;

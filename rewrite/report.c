@@ -4,6 +4,7 @@
 #include "base/check.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void json_string(FILE *out, const char *s)
@@ -40,6 +41,82 @@ static void json_list(FILE *out, const char *key, const rw_refusal *items, size_
     fputs(n ? "\n  ]" : "]", out);
 }
 
+/* ---- overlaps: a match refused because a match ranked before it took some of its nodes ---- */
+
+/* The overlap check's reason (rewrite/legality.c, rw_check_overlap) names the rule that took the
+ * nodes: "overlap: ... is already fused by rule 'NAME'". Other overlaps (a value an earlier
+ * rewrite removed) have no such rule. */
+static const char OVERLAP[] = "overlap:";
+static const char TAKEN_BY[] = "already fused by rule '";
+
+static bool is_overlap(const rw_refusal *f)
+{
+    return strncmp(f->reason, OVERLAP, sizeof OVERLAP - 1) == 0;
+}
+
+/* The rule that took the nodes, as its length and text, or "an earlier rewrite". */
+static const char *taken_by(const rw_refusal *f, int *len)
+{
+    const char *at = strstr(f->reason, TAKEN_BY);
+    if (at) {
+        at += sizeof TAKEN_BY - 1;
+        const char *end = strchr(at, '\'');
+        *len = end ? (int)(end - at) : (int)strlen(at);
+        return at;
+    }
+    *len = (int)strlen("an earlier rewrite");
+    return "an earlier rewrite";
+}
+
+typedef struct {
+    const char *rule;     /* the refused rule */
+    const char *by;       /* the rule that took the nodes */
+    int by_len;
+    size_t count;
+} overlap_pair;
+
+/* One entry per (winner, refused rule) pair, in order of first appearance. */
+static size_t count_overlaps(const rw_report *r, overlap_pair **out)
+{
+    overlap_pair *pairs = calloc(r->refused.len ? r->refused.len : 1, sizeof *pairs);
+    FR_CHECK(pairs != NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < r->refused.len; i++) {
+        const rw_refusal *f = &r->refused.items[i];
+        if (!is_overlap(f))
+            continue;
+        int len;
+        const char *by = taken_by(f, &len);
+        size_t k = 0;
+        while (k < n && !(strcmp(pairs[k].rule, f->rule) == 0 && pairs[k].by_len == len &&
+                          strncmp(pairs[k].by, by, (size_t)len) == 0))
+            k++;
+        if (k == n)
+            pairs[n++] = (overlap_pair){f->rule, by, len, 0};
+        pairs[k].count++;
+    }
+    *out = pairs;
+    return n;
+}
+
+static void json_overlaps(FILE *out, const rw_report *r)
+{
+    overlap_pair *pairs;
+    size_t n = count_overlaps(r, &pairs);
+    fputs(",\n  \"overlaps\": [", out);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n    {\"rule\": " : "\n    {\"rule\": ", out);
+        json_string(out, pairs[i].rule);
+        fputs(", \"by\": ", out);
+        char by[256];
+        snprintf(by, sizeof by, "%.*s", pairs[i].by_len, pairs[i].by);
+        json_string(out, by);
+        fprintf(out, ", \"count\": %zu}", pairs[i].count);
+    }
+    fputs(n ? "\n  ]" : "]", out);
+    free(pairs);
+}
+
 static void print_json(const rw_report *r, FILE *out, bool explain)
 {
     fprintf(out,
@@ -56,6 +133,7 @@ static void print_json(const rw_report *r, FILE *out, bool explain)
     }
     fputs(r->nrules ? "\n  }" : "}", out);
     json_list(out, "refused", r->refused.items, r->refused.len);
+    json_overlaps(out, r);
     if (explain)
         json_list(out, "near_misses", r->near_misses.items, r->near_misses.len);
     fputs("\n}\n", out);
@@ -76,22 +154,28 @@ typedef struct {
 } reason_count;
 
 /* A list of refusals: how many of each kind (with `kinds`), then each (the first TEXT_LIST_LIMIT,
- * unless all). */
-static void text_list(FILE *out, const char *title, const rw_refusal *items, size_t n, bool all,
-                      bool by_kind)
+ * unless all). `keep` selects the items (NULL: all). */
+static void text_list(FILE *out, const char *title, const rw_refusal *all_items, size_t all_n,
+                      bool all, bool by_kind, bool (*keep)(const rw_refusal *))
 {
+    const rw_refusal **items = calloc(all_n ? all_n : 1, sizeof *items);
+    FR_CHECK(items != NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < all_n; i++)
+        if (!keep || keep(&all_items[i]))
+            items[n++] = &all_items[i];
     reason_count kinds[16];
     size_t nkinds = 0, other = 0;
     for (size_t i = 0; by_kind && i < n; i++) {
-        size_t len = reason_kind(items[i].reason), k = 0;
-        while (k < nkinds && !(kinds[k].len == len && strncmp(kinds[k].text, items[i].reason, len) == 0))
+        size_t len = reason_kind(items[i]->reason), k = 0;
+        while (k < nkinds && !(kinds[k].len == len && strncmp(kinds[k].text, items[i]->reason, len) == 0))
             k++;
         if (k == nkinds && (len == 0 || nkinds == FR_COUNT_OF(kinds))) {
             other++;
             continue;
         }
         if (k == nkinds)
-            kinds[nkinds++] = (reason_count){items[i].reason, len, 0};
+            kinds[nkinds++] = (reason_count){items[i]->reason, len, 0};
         kinds[k].count++;
     }
     fprintf(out, "%s: %zu", title, n);
@@ -102,9 +186,38 @@ static void text_list(FILE *out, const char *title, const rw_refusal *items, siz
     fputs(nkinds || other ? ")\n" : "\n", out);
     size_t shown = all || n <= TEXT_LIST_LIMIT ? n : TEXT_LIST_LIMIT;
     for (size_t i = 0; i < shown; i++)
-        fprintf(out, "  %s at %s: %s\n", items[i].rule, items[i].node, items[i].reason);
+        fprintf(out, "  %s at %s: %s\n", items[i]->rule, items[i]->node, items[i]->reason);
     if (shown < n)
         fprintf(out, "  ... and %zu more (--explain or --report json lists them all)\n", n - shown);
+    free(items);
+}
+
+static bool matters(const rw_refusal *f)
+{
+    return !is_overlap(f);
+}
+
+/* Overlaps are no failure: a match ranked first took the nodes. One line per pair of rules; each
+ * one only with --explain. */
+static void text_overlaps(FILE *out, const rw_report *r, bool explain)
+{
+    overlap_pair *pairs;
+    size_t n = count_overlaps(r, &pairs), total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += pairs[i].count;
+    if (total) {
+        fprintf(out, "overlaps: %zu (a match ranked first took the nodes%s)\n", total,
+                explain ? "" : "; --explain lists each");
+        for (size_t i = 0; i < n; i++)
+            fprintf(out, "  %.*s superseded %s %zu time%s\n", pairs[i].by_len, pairs[i].by,
+                    pairs[i].rule, pairs[i].count, pairs[i].count == 1 ? "" : "s");
+    }
+    free(pairs);
+    if (explain && total)
+        for (size_t i = 0; i < r->refused.len; i++)
+            if (is_overlap(&r->refused.items[i]))
+                fprintf(out, "  %s at %s: %s\n", r->refused.items[i].rule,
+                        r->refused.items[i].node, r->refused.items[i].reason);
 }
 
 static void print_text(const rw_report *r, FILE *out, bool explain)
@@ -120,9 +233,10 @@ static void print_text(const rw_report *r, FILE *out, bool explain)
     for (uint32_t i = 0; i < r->nrules; i++)
         if (r->fired[i])
             fprintf(out, "  %-24s %u\n", r->rule_names[i], r->fired[i]);
-    text_list(out, "refused", r->refused.items, r->refused.len, explain, true);
+    text_list(out, "refused", r->refused.items, r->refused.len, explain, true, matters);
+    text_overlaps(out, r, explain);
     if (explain)
-        text_list(out, "near misses", r->near_misses.items, r->near_misses.len, true, false);
+        text_list(out, "near misses", r->near_misses.items, r->near_misses.len, true, false, NULL);
 }
 
 void rw_report_print(const rw_report *report, FILE *out, rw_report_format format, bool explain)

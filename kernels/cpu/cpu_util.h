@@ -174,6 +174,15 @@ static inline float kn_hard_sigmoid(float x, float alpha, float beta)
 /* HardSwish = x * HardSigmoid(x) with alpha 1/6, beta 0.5. */
 static inline float kn_hard_swish(float x) { return x * kn_hard_sigmoid(x, 1.0f / 6.0f, 0.5f); }
 
+/* ONNX Clip is min(max(x, lo), hi): when lo > hi every x gives hi, and NaN passes through. Every
+ * kernel that clips (Clip itself, the fused epilogues, ElementwiseChain's clip) goes through here
+ * so that they agree on those inputs too. */
+static inline float kn_clip(float x, float lo, float hi)
+{
+    float t = x < lo ? lo : x;
+    return t > hi ? hi : t;
+}
+
 static inline float kn_leaky_relu(float x, float alpha) { return x >= 0 ? x : alpha * x; }
 static inline float kn_elu(float x, float alpha) { return x >= 0 ? x : alpha * expm1f(x); }
 

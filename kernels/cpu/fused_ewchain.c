@@ -23,7 +23,6 @@ static const unsigned arity[IR_EW_COUNT] = {
 static float nan_max(float a, float b) { return (a != a || a > b) ? a : b; }
 static float nan_min(float a, float b) { return (a != a || a < b) ? a : b; }
 static float relu(float x) { return x < 0 ? 0.0f : x; }
-static float clip(float x, float lo, float hi) { return x < lo ? lo : x > hi ? hi : x; }
 
 typedef struct {
     const ir_ew_program *prog;
@@ -96,7 +95,7 @@ static void eval_ternary(ir_ew_opcode op, const float *a, const float *b, const 
 {
     if (op == IR_EW_clip)
         for (int64_t i = 0; i < n; i++)
-            y[i] = clip(a[i], b[i], c[i]);
+            y[i] = kn_clip(a[i], b[i], c[i]);
     else if (op == IR_EW_hardsigmoid)
         for (int64_t i = 0; i < n; i++)
             y[i] = kn_hard_sigmoid(a[i], b[i], c[i]);

@@ -57,8 +57,7 @@ void fused_act_apply(const fused_act *act, float *y, int64_t n)
 {
     const float a = act->alpha, b = act->beta;
     switch (act->kind) {
-    case ACT_IDENTITY:
-        break;
+    case ACT_IDENTITY: break;
     case ACT_RELU:
         for (int64_t i = 0; i < n; i++)
             y[i] = y[i] < 0 ? 0.0f : y[i]; /* NaN stays NaN, as in ONNX Relu */
@@ -77,7 +76,7 @@ void fused_act_apply(const fused_act *act, float *y, int64_t n)
         break;
     case ACT_CLIP:
         for (int64_t i = 0; i < n; i++)
-            y[i] = y[i] < a ? a : y[i] > b ? b : y[i];
+            y[i] = kn_clip(y[i], a, b);
         break;
     case ACT_GELU:
         for (int64_t i = 0; i < n; i++)

@@ -185,10 +185,9 @@ static bool clip_bound(const kn_call *call, uint32_t input, const char *attr, in
     return true;
 }
 
-/* ONNX Clip is min(max(x, lo), hi): hi wins when lo > hi, and NaN passes through. */
-static inline float clampf(float v, float lo, float hi)
+static inline int64_t clip_int(int64_t v, int64_t lo, int64_t hi)
 {
-    float t = v < lo ? lo : v;
+    int64_t t = v < lo ? lo : v;
     return t > hi ? hi : t;
 }
 
@@ -201,9 +200,9 @@ bool kn_cpu_Clip(const kn_call *call)
         return false;
     if (call->inputs[0].dtype == IR_F32) {
         float l = (float)lo, h = (float)hi;
-        MAP_F32(call, clampf(v, l, h));
+        MAP_F32(call, kn_clip(v, l, h));
     } else {
-        MAP_INTS(call, v < ilo ? ilo : (v > ihi ? ihi : v));
+        MAP_INTS(call, clip_int(v, ilo, ihi)); /* integers too: hi wins when lo > hi */
     }
     return true;
 }

@@ -14,6 +14,7 @@
 #include "ir/ir.h"
 #include "kernels/kernels.h"
 #include "runtime/runtime.h"
+#include "tests/kernels-fused/acts.h"
 #include "tests/runtime/rtt.h"
 #include "tests/unit.h"
 
@@ -51,18 +52,7 @@ static void check_pair(ir_graph *fused, ir_graph *ref, rtt_tol tol, const char *
     ir_graph_free(ref);
 }
 
-static ir_value *scalar(ir_graph *g, const char *name, ir_dtype dt, double v)
-{
-    return rtt_literal(g, name, dt, &v, 1, SCALAR);
-}
-
 /* ---- activations ---------------------------------------------------------------------------- */
-
-typedef struct {
-    const char *act;
-    bool has_params;
-    double alpha, beta;
-} act_case;
 
 static const act_case acts[] = {
     {"Identity", false, 0, 0},   {"Relu", false, 0, 0},      {"LeakyRelu", false, 0, 0},
@@ -71,58 +61,6 @@ static const act_case acts[] = {
     {"Silu", false, 0, 0},       {"HardSwish", false, 0, 0}, {"HardSigmoid", false, 0, 0},
     {"HardSigmoid", true, 0.3, 0.4},
 };
-
-static void set_act(ir_graph *g, ir_node *n, const act_case *a)
-{
-    ir_set_attr_string(g, n, "act", a->act);
-    if (a->has_params) {
-        ir_set_attr_float(g, n, "act_alpha", a->alpha);
-        ir_set_attr_float(g, n, "act_beta", a->beta);
-    }
-}
-
-/* The plain ops of an activation, applied to x; the last one is named `out`. */
-static ir_value *ref_act(ir_graph *g, const act_case *a, ir_value *x, ir_dtype dt,
-                         const char *out)
-{
-    const char *act = a->act;
-    if (strcmp(act, "Identity") == 0)
-        return rtt_op(g, IR_OP_Identity, out, IN(x));
-    if (strcmp(act, "Relu") == 0)
-        return rtt_op(g, IR_OP_Relu, out, IN(x));
-    if (strcmp(act, "Sigmoid") == 0)
-        return rtt_op(g, IR_OP_Sigmoid, out, IN(x));
-    if (strcmp(act, "Tanh") == 0)
-        return rtt_op(g, IR_OP_Tanh, out, IN(x));
-    if (strcmp(act, "HardSwish") == 0)
-        return rtt_op(g, IR_OP_HardSwish, out, IN(x));
-    if (strcmp(act, "Gelu") == 0)
-        return rtt_op(g, IR_OP_Gelu, out, IN(x));
-    if (strcmp(act, "GeluTanh") == 0) {
-        ir_value *y = rtt_op(g, IR_OP_Gelu, out, IN(x));
-        ir_set_attr_string(g, y->producer, "approximate", "tanh");
-        return y;
-    }
-    if (strcmp(act, "Silu") == 0)
-        return rtt_op(g, IR_OP_Mul, out, IN(x, rtt_op(g, IR_OP_Sigmoid, "act_sig", IN(x))));
-    if (strcmp(act, "LeakyRelu") == 0) {
-        ir_value *y = rtt_op(g, IR_OP_LeakyRelu, out, IN(x));
-        if (a->has_params)
-            ir_set_attr_float(g, y->producer, "alpha", a->alpha);
-        return y;
-    }
-    if (strcmp(act, "HardSigmoid") == 0) {
-        ir_value *y = rtt_op(g, IR_OP_HardSigmoid, out, IN(x));
-        if (a->has_params) {
-            ir_set_attr_float(g, y->producer, "alpha", a->alpha);
-            ir_set_attr_float(g, y->producer, "beta", a->beta);
-        }
-        return y;
-    }
-    FR_CHECK(strcmp(act, "Clip") == 0);
-    return rtt_op(g, IR_OP_Clip, out,
-                  IN(x, scalar(g, "clip_lo", dt, a->alpha), scalar(g, "clip_hi", dt, a->beta)));
-}
 
 /* ---- FusedConvAct --------------------------------------------------------------------------- */
 

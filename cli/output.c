@@ -1,0 +1,261 @@
+/* Where `-o PATH` writes, and how, for every command: outputs never destroy what is there.
+ *
+ * A regular file or a new name is written to a temporary file beside it and renamed over it, so a
+ * failed run leaves the old file whole. A symlink is followed to its target, which is then
+ * written the same way (the link stays a link). A device, FIFO or socket, and `-` (standard
+ * output), are written in place: renaming over /dev/null would replace the device with a file.
+ * A directory is an error. The graph text's companion .safetensors goes beside the real target,
+ * and a stream gets none. The format follows the name (.graph or .onnx), or --format. */
+#include "cli/cli.h"
+
+#include "base/check.h"
+#include "onnx/onnx_io.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { MAX_LINK_HOPS = 40 }; /* as the kernel's own symlink limit */
+
+typedef struct {
+    char *target; /* the path to write: `given` with its symlinks followed; NULL for stdout */
+    bool direct;  /* written in place: stdout, a device, a FIFO, a socket, /proc/self/fd/N */
+} resolved;
+
+static char *dup_checked(const char *s)
+{
+    char *copy = strdup(s);
+    FR_CHECK(copy != NULL);
+    return copy;
+}
+
+/* The link's text resolved against the folder of the link itself. */
+static char *follow(const char *link_path, const char *text)
+{
+    const char *slash = strrchr(link_path, '/');
+    if (text[0] == '/' || !slash)
+        return dup_checked(text);
+    size_t dir = (size_t)(slash - link_path) + 1;
+    char *out = malloc(dir + strlen(text) + 1);
+    FR_CHECK(out != NULL);
+    memcpy(out, link_path, dir);
+    strcpy(out + dir, text);
+    return out;
+}
+
+/* /dev/stdout is a link to /proc/self/fd/1, whose own text ("pipe:[123]") is no path: such links
+ * are opened as they are, never resolved or renamed over. */
+static bool is_fd_link(const char *path)
+{
+    return strncmp(path, "/proc/self/fd/", 14) == 0 || strncmp(path, "/dev/fd/", 8) == 0;
+}
+
+static bool resolve(const char *given, resolved *out, dg_context *dg)
+{
+    *out = (resolved){0};
+    if (strcmp(given, "-") == 0) {
+        out->direct = true;
+        return true;
+    }
+    char *path = dup_checked(given);
+    for (int hop = 0;; hop++) {
+        struct stat st;
+        if (is_fd_link(path)) {
+            out->direct = true;
+            break;
+        }
+        if (lstat(path, &st) != 0)
+            break; /* a new name (a missing folder is reported when the file is opened) */
+        if (S_ISDIR(st.st_mode)) {
+            dg_error_path(dg, given, "is a directory; give a file name (-o %s/NAME)", given);
+            free(path);
+            return false;
+        }
+        if (!S_ISLNK(st.st_mode)) {
+            out->direct = !S_ISREG(st.st_mode);
+            break;
+        }
+        char text[PATH_MAX];
+        ssize_t n = readlink(path, text, sizeof text - 1);
+        if (n < 0 || hop == MAX_LINK_HOPS) {
+            dg_error_path(dg, given, "cannot follow the symbolic link: %s",
+                          n < 0 ? strerror(errno) : "too many levels");
+            free(path);
+            return false;
+        }
+        text[n] = '\0';
+        char *next = follow(path, text);
+        free(path);
+        path = next;
+    }
+    if (out->direct && is_fd_link(path)) {
+        free(path); /* open the name the user gave: the kernel resolves the descriptor */
+        path = dup_checked(given);
+    }
+    out->target = path;
+    return true;
+}
+
+/* Writes to the stream in place. */
+static bool write_direct(const resolved *r, const char *given, cli_write_fn fn, void *ctx,
+                         dg_context *dg)
+{
+    FILE *out = r->target ? fopen(r->target, "wb") : stdout;
+    if (!out) {
+        dg_error_path(dg, given, "cannot write: %s", strerror(errno));
+        return false;
+    }
+    bool ok = fn(out, ctx);
+    ok = fflush(out) == 0 && ok;
+    if (r->target)
+        ok = fclose(out) == 0 && ok;
+    if (!ok)
+        dg_error_path(dg, given, "write failed");
+    return ok;
+}
+
+/* Writes to a temporary file beside the target and renames it over the target when complete. */
+static bool write_renamed(const char *target, const char *given, cli_write_fn fn, void *ctx,
+                          dg_context *dg)
+{
+    size_t len = strlen(target);
+    char *tmp = malloc(len + 32);
+    FR_CHECK(tmp != NULL);
+    snprintf(tmp, len + 32, "%s.tmp.%ld", target, (long)getpid());
+    FILE *out = fopen(tmp, "wb");
+    if (!out) {
+        dg_error_path(dg, given, "cannot write: %s", strerror(errno));
+        free(tmp);
+        return false;
+    }
+    bool ok = fn(out, ctx);
+    ok = fflush(out) == 0 && ok;
+    ok = fsync(fileno(out)) == 0 && ok;
+    ok = fclose(out) == 0 && ok;
+    if (ok && rename(tmp, target) != 0) {
+        dg_error_path(dg, given, "cannot rename into place: %s", strerror(errno));
+        ok = false;
+    } else if (!ok) {
+        dg_error_path(dg, given, "write failed");
+    }
+    if (!ok)
+        unlink(tmp);
+    free(tmp);
+    return ok;
+}
+
+bool cli_write_atomic(const char *path, cli_write_fn fn, void *ctx, dg_context *dg)
+{
+    resolved r;
+    if (!resolve(path, &r, dg))
+        return false;
+    bool ok =
+        r.direct ? write_direct(&r, path, fn, ctx, dg) : write_renamed(r.target, path, fn, ctx, dg);
+    free(r.target);
+    return ok;
+}
+
+/* ---- graphs: the format from the name ------------------------------------------------------- */
+
+static bool ends_with_nocase(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), k = strlen(suffix);
+    return n > k && strcasecmp(s + n - k, suffix) == 0;
+}
+
+bool cli_parse_format(const char *s, cli_format *out)
+{
+    if (strcmp(s, "graph") == 0)
+        *out = CLI_FORMAT_GRAPH;
+    else if (strcmp(s, "onnx") == 0)
+        *out = CLI_FORMAT_ONNX;
+    else
+        return false;
+    return true;
+}
+
+/* The format a name asks for: its extension; for a stream (which has no name to judge by) the
+ * command's own. */
+static bool choose_format(const char *given, const resolved *r, cli_format requested,
+                          cli_format stream_default, cli_format *out, dg_context *dg)
+{
+    if (requested != CLI_FORMAT_AUTO)
+        *out = requested;
+    else if (ends_with_nocase(given, ".graph"))
+        *out = CLI_FORMAT_GRAPH;
+    else if (ends_with_nocase(given, ".onnx"))
+        *out = CLI_FORMAT_ONNX;
+    else if (r->direct)
+        *out = stream_default;
+    else {
+        dg_error_path(dg, given,
+                      "cannot tell the format from the name: use a name ending in .graph (the "
+                      "text form) or .onnx (an ONNX model), or say --format graph|onnx");
+        return false;
+    }
+    return true;
+}
+
+typedef struct {
+    const uint8_t *data;
+    size_t len;
+} bytes;
+
+static bool write_bytes(FILE *out, void *ctx)
+{
+    const bytes *b = ctx;
+    return fwrite(b->data, 1, b->len, out) == b->len;
+}
+
+static bool write_text(FILE *out, void *ctx)
+{
+    ir_print(ctx, out);
+    return !ferror(out);
+}
+
+static size_t count_in_memory(const ir_graph *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->values.len; i++) {
+        const ir_value *v = g->values.items[i];
+        n += v->kind == IR_VALUE_CONST && v->konst->kind == IR_CONST_DATA;
+    }
+    return n;
+}
+
+bool cli_save_graph(ir_graph *g, const char *path, const cli_save_options *opts, dg_context *dg)
+{
+    resolved r;
+    cli_format format;
+    if (!resolve(path, &r, dg))
+        return false;
+    bool ok = choose_format(path, &r, opts->format, opts->stream_default, &format, dg);
+    if (ok && format == CLI_FORMAT_ONNX) {
+        uint8_t *data = NULL;
+        size_t len = 0;
+        static const ox_export_options defaults = {0};
+        ok = ox_export(g, opts->onnx ? opts->onnx : &defaults, &data, &len, dg);
+        bytes b = {data, len};
+        if (ok)
+            ok = r.direct ? write_direct(&r, path, write_bytes, &b, dg)
+                          : write_renamed(r.target, path, write_bytes, &b, dg);
+        free(data);
+    } else if (ok && !r.direct) {
+        ok = ir_save(g, r.target, dg); /* the companion .safetensors goes beside the real target */
+    } else if (ok) {
+        size_t stored = count_in_memory(g);
+        if (stored) /* the text still reads; only a loader of its weights would miss them */
+            dg_warning(dg, NULL, 0, 0,
+                       "%s: the %zu tensors the text form keeps in \"%s.safetensors\" are not "
+                       "written (a stream has no file beside it); write to FILE.graph, or say "
+                       "--format onnx, to keep them",
+                       path, stored, g->name);
+        ok = write_direct(&r, path, write_text, g, dg);
+    }
+    free(r.target);
+    return ok;
+}
