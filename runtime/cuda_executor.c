@@ -1,10 +1,12 @@
 /* The CUDA executor: runs a validated graph with the CUDA kernels of kernels/cuda/.
  *
- * Placement. A node runs on the GPU when its op has a CUDA kernel that supports it
- * (kn_supports(..., KN_BACKEND_CUDA, ...): the fused ops); every other node (the plain ONNX ops,
- * which have CPU kernels only) runs on the CPU reference kernel, its operands downloaded and its
- * results uploaded again only when a GPU node reads them. Each value has a host copy, a device
- * copy or both, and is moved only when the other side needs it.
+ * Placement. A node runs on the GPU when a CUDA kernel supports it: kn_supports(..., KN_BACKEND_CUDA,
+ * ...) for the fused ops, kn_cuda_onnx_supports for plain ONNX ops (the elementwise table, MatMul,
+ * Gemm, Conv, Softmax, LayerNormalization). The answer given on the graph's types, which may be
+ * symbolic, is asked again on each run's static shapes after inference; a node no kernel supports
+ * runs on its CPU reference kernel, its operands downloaded and its results uploaded again only
+ * when a GPU node reads them, and the result lists it with the reason (rt_result.fallbacks). Each
+ * value has a host copy, a device copy or both, and is moved only when the other side needs it.
  *
  * Memory. Device buffers come from a pool: a value's buffer returns to it once its last consumer
  * has run, and serves a later request of a similar size (best fit, at most twice the request).
@@ -95,7 +97,9 @@ typedef struct executor {
     slot *slots;
     ir_type *saved;
     int64_t *symbols;
-    bool *on_gpu; /* per node */
+    bool *on_gpu;         /* per node */
+    const char **cpu_why; /* per node: why it runs on the CPU (NULL on the GPU) */
+    bool *ran_on_cpu;     /* per node: a CPU kernel ran it in the last run (not a view) */
     rt_pool hpool;
     dpool dpool;
     VEC(rt_buffer *) scratch;
@@ -389,6 +393,7 @@ static bool axis_of(executor *ex, const ir_node *n, int rank, int *out)
     return true;
 }
 
+/* FusedConvAct (act from its attribute) and ONNX Conv (Identity): both take X, W, B[, Z]. */
 static bool run_conv(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
 {
     kc_conv_params p = {.group = ir_get_int(n, "group"),
@@ -401,8 +406,8 @@ static bool run_conv(executor *ex, const ir_node *n, const kc_tensor *in, kc_ten
         memcpy(p.strides, v, sizeof p.strides);
     if (ir_get_ints(n, "dilations", &v) == 2)
         memcpy(p.dilations, v, sizeof p.dilations);
-    bool ok;
-    p.act = read_act(ex, n, &ok);
+    bool ok = true;
+    p.act = n->op == IR_OP_Conv ? (kc_act){KC_ACT_IDENTITY, 0, 0} : read_act(ex, n, &ok);
     return ok && (kc_conv_act(ex->kc, &in[0], &in[1], &in[2], &in[3], &out[0], &p) ||
                   cuda_failed(ex, n));
 }
@@ -463,13 +468,39 @@ static bool run_ewchain(executor *ex, const ir_node *n, const kc_tensor *in, kc_
     return kc_ewchain(ex->kc, body, ptrs, (int)n->ninputs, &out[0]) || cuda_failed(ex, n);
 }
 
+/* Plain ONNX MatMul (alpha 1, no bias) and Gemm (alpha * A'B' + beta * C, C broadcast) on the
+ * GEMM epilogue kernel; in[3] (and for MatMul in[2]) read as absent. */
+static bool run_onnx_gemm(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
+{
+    kc_gemm_params p = {.alpha = 1.0f, .act = {KC_ACT_IDENTITY, 0, 0}};
+    if (n->op == IR_OP_Gemm) {
+        p.trans_a = ir_get_int(n, "transA") != 0;
+        p.trans_b = ir_get_int(n, "transB") != 0;
+        p.alpha = (float)ir_get_float(n, "alpha");
+        p.beta = (float)ir_get_float(n, "beta");
+    }
+    const kc_tensor *c = n->op == IR_OP_Gemm ? &in[2] : &in[3];
+    return kc_gemm_epilogue(ex->kc, &in[0], &in[1], &in[3], c, &out[0], &p) || cuda_failed(ex, n);
+}
+
 /* Dispatches a GPU node to its kernel; in/out are device tensors (data NULL when omitted). */
 static bool run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
 {
     kc_context *kc = ex->kc;
-    int axis;
+    int axis = 0; /* set by axis_of before any use; gcc -O3 cannot see it */
     switch (n->op) {
-    case IR_OP_FusedConvAct: return run_conv(ex, n, in, out);
+    case IR_OP_FusedConvAct:
+    case IR_OP_Conv: return run_conv(ex, n, in, out);
+    case IR_OP_MatMul:
+    case IR_OP_Gemm: return run_onnx_gemm(ex, n, in, out);
+    case IR_OP_Softmax:
+        return axis_of(ex, n, in[0].rank, &axis) &&
+               (kc_softmax(kc, &in[0], &in[3], &out[0], axis, 1.0f) || cuda_failed(ex, n));
+    case IR_OP_LayerNormalization:
+        return axis_of(ex, n, in[0].rank, &axis) &&
+               (kc_norm(kc, KC_NORM_LAYER, &in[0], NULL, &in[1], &in[2], &out[0], NULL, axis,
+                        (float)ir_get_float(n, "epsilon")) ||
+                cuda_failed(ex, n));
     case IR_OP_SeparableConv: return run_separable(ex, n, in, out);
     case IR_OP_GemmEpilogue: return run_gemm(ex, n, in, out);
     case IR_OP_FusedQKV: {
@@ -514,8 +545,45 @@ static bool run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_t
 
 enum { MAX_NODE_IO = 64 };
 
+/* Device buffers for n's outputs, as device tensors in out. */
+static bool alloc_outputs(executor *ex, ir_node *n, kc_tensor *out)
+{
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        slot *s = &ex->slots[n->outputs[k]->id];
+        if (!(s->dev = dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[k]->name)))
+            return cuda_failed(ex, n);
+        if (!device_tensor(ex, n, n->outputs[k], s->dev->ptr, &out[k]))
+            return false;
+    }
+    return true;
+}
+
+/* A plain elementwise op as its ElementwiseChain expression: only the inputs the expression reads
+ * go to the device (not Expand's shape, nor a Clip bound that is absent). */
+static bool run_ew_op(executor *ex, ir_node *n)
+{
+    kn_cuda_ew_expr e;
+    char why[KN_WHY_SIZE];
+    if (!kn_cuda_ew_expand(ex->scratch_arena, n, &e, why))
+        return report(ex, n, "%s", why);
+    kc_tensor in[KN_CUDA_EW_MAX_INPUTS], out;
+    const kc_tensor *ptrs[KN_CUDA_EW_MAX_INPUTS];
+    for (uint32_t i = 0; i < e.ninputs; i++) {
+        ir_value *v = n->inputs[e.inputs[i]];
+        void *ptr = ensure_dev(ex, v, n);
+        if (!ptr || !device_tensor(ex, n, v, ptr, &in[i]))
+            return false;
+        ptrs[i] = &in[i];
+    }
+    if (n->noutputs != 1 || !alloc_outputs(ex, n, &out))
+        return n->noutputs != 1 ? report(ex, n, "one output expected") : false;
+    return kc_ewchain(ex->kc, e.body, ptrs, (int)e.ninputs, &out) || cuda_failed(ex, n);
+}
+
 static bool run_gpu_node(executor *ex, ir_node *n)
 {
+    if (kn_cuda_ew_op_listed(n->op))
+        return run_ew_op(ex, n);
     kc_tensor in[MAX_NODE_IO], out[3];
     if (n->ninputs > MAX_NODE_IO || n->noutputs > 3)
         return report(ex, n, "too many operands for the CUDA executor");
@@ -528,14 +596,7 @@ static bool run_gpu_node(executor *ex, ir_node *n)
         if ((v && !ptr) || !device_tensor(ex, n, v, ptr, &in[i]))
             return false;
     }
-    for (uint32_t k = 0; k < n->noutputs; k++) {
-        slot *s = &ex->slots[n->outputs[k]->id];
-        if (!(s->dev = dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[k]->name)))
-            return cuda_failed(ex, n);
-        if (!device_tensor(ex, n, n->outputs[k], s->dev->ptr, &out[k]))
-            return false;
-    }
-    return run_kernel(ex, n, in, out);
+    return alloc_outputs(ex, n, out) && run_kernel(ex, n, in, out);
 }
 
 /* ---- CPU nodes ---- */
@@ -679,14 +740,37 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Whether a CUDA kernel runs n as its types now are; why not in why (KN_WHY_SIZE). */
+static bool gpu_can_run(const executor *ex, const ir_node *n, char *why)
+{
+    if (kn_fused_entry_get(n->op))
+        return kn_supports(ex->g, n, KN_BACKEND_CUDA, why);
+    return kn_cuda_onnx_supports(ex->g, n, why);
+}
+
+/* Placement on the run's static shapes: a node placed on the GPU for the graph's (possibly
+ * symbolic) types whose kernel refuses the real ones (an int8 K not a multiple of 4, a head dim
+ * above 128, ...) runs on the CPU instead of failing in the kernel. */
+static void recheck_placement(executor *ex, const ir_node *n)
+{
+    char why[KN_WHY_SIZE];
+    if (ex->on_gpu[n->id] && !gpu_can_run(ex, n, why)) {
+        ex->on_gpu[n->id] = false;
+        ex->cpu_why[n->id] = ar_printf(ex->res->arena, "on the run's shapes: %s", why);
+    }
+}
+
 static bool run_node(executor *ex, ir_node *n)
 {
     if (!infer_node(ex, n))
         return false;
+    recheck_placement(ex, n);
     double start = ex->opts->time ? now() : 0;
+    ex->ran_on_cpu[n->id] = false;
     if (!try_view(ex, n)) {
         for (uint32_t k = 0; k < n->noutputs; k++)
             ex->res->memory.intermediate_bytes += ex->slots[n->outputs[k]->id].nbytes;
+        ex->ran_on_cpu[n->id] = !ex->on_gpu[n->id];
         if (!(ex->on_gpu[n->id] ? run_gpu_node(ex, n) : run_cpu_node(ex, n)))
             return false;
     }
@@ -738,14 +822,31 @@ static void end_run(executor *ex)
     ex->scratch.len = 0;
 }
 
-/* Decides where each node runs. */
+/* Decides where each node runs on the graph's types (run_node asks again on static shapes). */
 static void place_nodes(executor *ex)
 {
     char why[KN_WHY_SIZE];
     for (size_t i = 0; i < ex->g->nodes.len; i++) {
         ir_node *n = ex->g->nodes.items[i];
-        ex->on_gpu[n->id] = !n->dead && kn_fused_entry_get(n->op) &&
-                            kn_supports(ex->g, n, KN_BACKEND_CUDA, why);
+        ex->on_gpu[n->id] = !n->dead && gpu_can_run(ex, n, why);
+        ex->cpu_why[n->id] = ex->on_gpu[n->id] ? NULL : ar_printf(ex->res->arena, "%s", why);
+    }
+}
+
+/* The nodes a CPU kernel ran in this run, in graph order, with the reason. */
+static void collect_fallbacks(executor *ex)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < ex->g->nodes.len; i++)
+        count += ex->ran_on_cpu[ex->g->nodes.items[i]->id];
+    ex->res->fallbacks = ar_alloc_array(ex->res->arena, count ? count : 1,
+                                        sizeof *ex->res->fallbacks);
+    ex->res->nfallbacks = 0;
+    for (size_t i = 0; i < ex->g->nodes.len; i++) {
+        const ir_node *n = ex->g->nodes.items[i];
+        if (ex->ran_on_cpu[n->id])
+            ex->res->fallbacks[ex->res->nfallbacks++] =
+                (rt_fallback){n->outputs[0]->name, n->op, ex->cpu_why[n->id]};
     }
 }
 
@@ -761,7 +862,9 @@ static bool setup(executor *ex, ir_graph *g, const rt_tensor *inputs, size_t nin
     ex->saved = malloc((nvalues ? nvalues : 1) * sizeof *ex->saved);
     ex->symbols = malloc((g->symbols.len ? g->symbols.len : 1) * sizeof *ex->symbols);
     ex->on_gpu = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *ex->on_gpu);
-    FR_CHECK(ex->slots && ex->saved && ex->symbols && ex->on_gpu);
+    ex->cpu_why = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *ex->cpu_why);
+    ex->ran_on_cpu = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *ex->ran_on_cpu);
+    FR_CHECK(ex->slots && ex->saved && ex->symbols && ex->on_gpu && ex->cpu_why && ex->ran_on_cpu);
     for (size_t i = 0; i < g->symbols.len; i++)
         ex->symbols[i] = -1;
     ir_compute_uses(g);
@@ -805,6 +908,8 @@ static void teardown(executor *ex)
     free(ex->saved);
     free(ex->symbols);
     free(ex->on_gpu);
+    free(ex->cpu_why);
+    free(ex->ran_on_cpu);
     vec_free(&ex->kin);
     vec_free(&ex->kout);
     vec_free(&ex->scratch);
@@ -825,6 +930,8 @@ bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_
               collect_outputs(&ex) && (kc_sync(ex.kc) || cuda_failed(&ex, NULL));
     if (ok && ex.opts->time)
         rt_collect_times(ex.res, ex.times);
+    if (ok)
+        collect_fallbacks(&ex);
     teardown(&ex);
     if (ok && ex.oob) /* found when the outputs' and weights' buffers were freed */
         ok = report(&ex, NULL, "%s", ex.oob);

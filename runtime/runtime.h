@@ -46,6 +46,13 @@ typedef struct rt_memory {
     size_t reuses;             /* requests served by a released buffer */
 } rt_memory;
 
+/* A node that a CUDA run (rt_run_cuda) ran on its CPU kernel, and why no CUDA kernel took it. */
+typedef struct rt_fallback {
+    const char *node; /* its first output's name */
+    ir_op op;
+    const char *why;
+} rt_fallback;
+
 typedef struct rt_result {
     ar_arena *arena;      /* owns everything below */
     rt_tensor *outputs;   /* in g->outputs order */
@@ -55,6 +62,8 @@ typedef struct rt_result {
     rt_memory memory;
     rt_op_time *times;    /* with opts->time: ops that ran, most time first */
     size_t ntimes;
+    rt_fallback *fallbacks; /* rt_run_cuda: the nodes that ran on the CPU, in graph order */
+    size_t nfallbacks;
 } rt_result;
 
 /* Runs a validated graph on the CPU. `inputs` (may be NULL) are matched to graph inputs by name;
@@ -64,9 +73,9 @@ bool rt_run_cpu(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_o
                 rt_result *out, dg_context *dg);
 void rt_result_free(rt_result *r);
 
-/* The CUDA backend (runtime/cuda_executor.c, docs/cuda.md). Fused nodes that a CUDA kernel
- * supports run on the GPU, every other node on its CPU reference kernel; values move between host
- * and device only when the other side reads them. Same contract as rt_run_cpu; memory reports the
+/* The CUDA backend (runtime/cuda_executor.c, docs/cuda.md). Nodes that a CUDA kernel supports on
+ * the run's shapes run on the GPU, every other node on its CPU reference kernel (listed in
+ * fallbacks); values move between host and device only when the other side reads them. Same contract as rt_run_cpu; memory reports the
  * device pool. Fails with a located error when the build has no CUDA backend or the machine no
  * device. */
 bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,

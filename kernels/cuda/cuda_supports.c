@@ -220,6 +220,10 @@ bool kn_cuda_supports_SwiGLU(const ir_graph *g, const ir_node *n, char *why_not)
     return same_float(n, 0, 2, why_not);
 }
 
+/* cuBLASLt's int8 GEMM accumulates in int32 like the CPU kernel: |a*b| <= 2^14, so K up to 2^17
+ * cannot overflow. */
+#define QGEMM_MAX_K ((int64_t)1 << 17)
+
 /* cuBLASLt's int8 GEMM needs K and N multiples of 4; the scales and bias are f32. */
 bool kn_cuda_supports_QGemm(const ir_graph *g, const ir_node *n, char *why_not)
 {
@@ -238,5 +242,66 @@ bool kn_cuda_supports_QGemm(const ir_graph *g, const ir_node *n, char *why_not)
     if ((k >= 0 && k % 4) || (nn >= 0 && nn % 4))
         return why(why_not, "K = %lld and N = %lld must be multiples of 4 for cuBLASLt's int8 GEMM",
                    (long long)k, (long long)nn);
+    if (k > QGEMM_MAX_K)
+        return why(why_not, "K = %lld could overflow the int32 accumulator (at most %lld)",
+                   (long long)k, (long long)QGEMM_MAX_K);
     return true;
+}
+
+/* ---- plain ONNX ops ---- */
+
+/* An elementwise op of the table: every input it reads float and of the output's dtype (the
+ * kernel has one storage type). */
+static bool ew_supports(const ir_node *n, char *why_not)
+{
+    if (n->op == IR_OP_Dropout && n->noutputs > 1)
+        return why(why_not, "Dropout's mask output has no CUDA kernel");
+    ar_arena *arena = ar_new();
+    kn_cuda_ew_expr e;
+    bool ok = kn_cuda_ew_expand(arena, n, &e, why_not);
+    ir_dtype out = n->outputs[0]->type.dtype;
+    for (uint32_t i = 0; ok && i < e.ninputs; i++) {
+        const ir_type *t = in_type(n, e.inputs[i]);
+        if (!t || t->dtype == IR_DTYPE_UNKNOWN)
+            continue;
+        if (!ir_dtype_is_float(t->dtype))
+            ok = why(why_not, "%s: the CUDA elementwise kernels take f32, f16 or bf16",
+                     ir_dtype_name(t->dtype));
+        else if (out != IR_DTYPE_UNKNOWN && t->dtype != out)
+            ok = why(why_not, "input %u is %s and the output %s; the CUDA kernel has one dtype",
+                     e.inputs[i], ir_dtype_name(t->dtype), ir_dtype_name(out));
+    }
+    ar_free(arena);
+    return ok;
+}
+
+/* MatMul and Gemm on cuBLASLt (kc_gemm_epilogue): B a matrix, rows 16-byte aligned. */
+static bool gemm_supports(const ir_node *n, bool trans_b, char *why_not)
+{
+    if (!same_float(n, 0, n->ninputs, why_not) || !rank_is(n, 0, 2, IR_MAX_RANK, "A", why_not) ||
+        !rank_is(n, 1, 2, 2, "B (batched B has no CUDA kernel)", why_not))
+        return false;
+    int64_t a_last = static_dim(n, 0, -1), b_last = static_dim(n, 1, -1);
+    int64_t nn = trans_b ? static_dim(n, 1, 0) : b_last;
+    return row_aligned(n, 0, a_last, "A's last dim", why_not) &&
+           row_aligned(n, 1, b_last, "B's last dim", why_not) &&
+           row_aligned(n, 1, nn, "N", why_not);
+}
+
+bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    if (kn_cuda_ew_op_listed(n->op))
+        return ew_supports(n, why_not);
+    switch (n->op) {
+    case IR_OP_MatMul: return gemm_supports(n, false, why_not);
+    case IR_OP_Gemm: return gemm_supports(n, ir_get_int(n, "transB") != 0, why_not);
+    case IR_OP_Conv: return kn_cuda_supports_FusedConvAct(g, n, why_not);
+    case IR_OP_Softmax: return same_float(n, 0, 1, why_not);
+    case IR_OP_LayerNormalization:
+        if (n->noutputs > 1)
+            return why(why_not, "LayerNormalization's Mean and InvStdDev outputs have no CUDA "
+                                "kernel");
+        return same_float(n, 0, n->ninputs, why_not);
+    default: return why(why_not, "%s has no CUDA kernel", ir_op_name(n->op));
+    }
 }
