@@ -60,8 +60,9 @@ bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_grap
 #include <string.h>
 #include <time.h>
 
-/* With rt_options.sentinels, every device buffer has GUARD bytes of SENTINEL before and after
- * it, checked when the buffer is freed: a kernel writing out of bounds is caught there. */
+/* With rt_options.sentinels, every device buffer has GUARD bytes of SENTINEL before it and right
+ * after the size its current value asked for (not after the pool's rounded capacity, where a write
+ * a few elements too far would land unseen), checked when it is freed. */
 enum { GUARD = 256, SENTINEL = 0xA5 };
 
 /* A device buffer; views share one through refs. */
@@ -69,6 +70,7 @@ typedef struct dbuf {
     void *base; /* what cudaMalloc returned: ptr - GUARD with sentinels */
     void *ptr;
     size_t cap;
+    size_t size; /* what the current value asked for; the trailing guard starts there */
     unsigned refs;
     const char *owner; /* the value it was last allocated for, for the sentinel report */
 } dbuf;
@@ -106,6 +108,7 @@ typedef struct executor {
     VEC(kn_tensor) kin, kout;
     ar_arena *scratch_arena; /* per-node strings (ElementwiseChain sources) */
     const char *oob;         /* the first sentinel violation found, reported after the node */
+    bool capturing;          /* a run being captured as a CUDA graph: nothing synchronizes */
     rt_op_time times[IR_OP_COUNT];
 } executor;
 
@@ -152,7 +155,13 @@ static dbuf *dpool_get(executor *ex, size_t size, const char *owner)
         p->free_list.items[best] = p->free_list.items[--p->free_list.len];
         b->refs = 1;
         b->owner = owner;
+        b->size = size;
         p->reuses++;
+        if (ex->opts->sentinels &&
+            !kc_fill_bytes(ex->kc, (char *)b->ptr + size, SENTINEL, GUARD)) {
+            vec_push(&p->free_list, b);
+            return NULL;
+        }
         return b;
     }
     dbuf *b = calloc(1, sizeof *b);
@@ -166,6 +175,7 @@ static dbuf *dpool_get(executor *ex, size_t size, const char *owner)
     }
     b->ptr = (char *)b->base + guard;
     b->cap = cap;
+    b->size = size;
     b->refs = 1;
     b->owner = owner;
     p->allocations++;
@@ -180,7 +190,7 @@ static void check_guards(executor *ex, const dbuf *b)
 {
     unsigned char seen[2][GUARD];
     if (!kc_download(ex->kc, seen[0], b->base, GUARD) ||
-        !kc_download(ex->kc, seen[1], (char *)b->ptr + b->cap, GUARD)) {
+        !kc_download(ex->kc, seen[1], (char *)b->ptr + b->size, GUARD)) {
         ex->oob = ar_printf(ex->res->arena, "CUDA: %s", kc_last_error(ex->kc));
         return;
     }
@@ -200,7 +210,7 @@ static void dpool_release(executor *ex, dbuf *b)
     FR_CHECK(b->refs > 0);
     if (--b->refs > 0)
         return;
-    if (ex->opts->sentinels && !ex->oob)
+    if (ex->opts->sentinels && !ex->oob && !ex->capturing) /* no download inside a capture */
         check_guards(ex, b);
     vec_push(&ex->dpool.free_list, b);
 }
@@ -922,12 +932,60 @@ bool rt_cuda_available(char *why, size_t size)
     return kc_device_count(&count, why, size);
 }
 
+/* Fails (reported) unless every node that launches work is on the GPU: a CUDA graph cannot hold
+ * a CPU kernel or a copy to the host. */
+static bool all_on_gpu(executor *ex, const char *what)
+{
+    for (size_t i = 0; i < ex->g->nodes.len; i++) {
+        ir_node *n = ex->g->nodes.items[i];
+        if (!n->dead && !ex->on_gpu[n->id] && !(ir_op_info_get(n->op)->flags & IR_OPF_VIEW))
+            return report(ex, n, "%s needs every node on the GPU; %s runs on the CPU: %s", what,
+                          ir_op_name(n->op), ex->cpu_why[n->id]);
+    }
+    return true;
+}
+
+/* Captures the next run of the nodes as a CUDA graph (run_nodes' work is recorded, not done). */
+static bool capture_run(executor *ex)
+{
+    if (!all_on_gpu(ex, "CUDA graph capture"))
+        return false;
+    ex->capturing = true;
+    bool ok = (kc_capture_begin(ex->kc) || cuda_failed(ex, NULL)) && run_nodes(ex);
+    ok = (kc_capture_end(ex->kc) || cuda_failed(ex, NULL)) && ok;
+    ex->capturing = false;
+    return ok;
+}
+
+/* The runs after the first (rt_options.repeat): again node by node, or, with cuda_graph, one run
+ * captured and then replayed; the outputs of the last run stay for collect_outputs. */
+static bool repeat_runs(executor *ex)
+{
+    int more = ex->opts->repeat > 1 ? ex->opts->repeat - 1 : 0;
+    if (more == 0)
+        return true;
+    end_run(ex);
+    if (!ex->opts->cuda_graph) {
+        bool ok = run_nodes(ex);
+        for (int i = 1; ok && i < more; i++) {
+            end_run(ex);
+            ok = run_nodes(ex);
+        }
+        return ok;
+    }
+    bool ok = capture_run(ex);
+    for (int i = 0; ok && i < more; i++)
+        ok = kc_graph_replay(ex->kc) || cuda_failed(ex, NULL);
+    return ok;
+}
+
 bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
                  rt_result *out, dg_context *dg)
 {
     executor ex;
     bool ok = setup(&ex, g, inputs, ninputs, opts, out, dg) && run_nodes(&ex) &&
-              collect_outputs(&ex) && (kc_sync(ex.kc) || cuda_failed(&ex, NULL));
+              repeat_runs(&ex) && collect_outputs(&ex) &&
+              (kc_sync(ex.kc) || cuda_failed(&ex, NULL));
     if (ok && ex.opts->time)
         rt_collect_times(ex.res, ex.times);
     if (ok)
@@ -957,16 +1015,9 @@ bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_grap
     bool ok = setup(&ex, g, NULL, 0, opts, &res, dg) && run_nodes(&ex);
     if (ok)
         end_run(&ex); /* warm: kernels compiled, algorithms chosen, weights uploaded */
-    for (size_t i = 0; ok && cuda_graph && i < g->nodes.len; i++) {
-        ir_node *n = g->nodes.items[i];
-        if (!n->dead && !ex.on_gpu[n->id] && !(ir_op_info_get(n->op)->flags & IR_OPF_VIEW))
-            ok = report(&ex, n, "CUDA graph capture needs every node on the GPU; %s runs on the "
-                                "CPU", ir_op_name(n->op));
-    }
     if (ok && cuda_graph) {
-        ok = (kc_capture_begin(ex.kc) || cuda_failed(&ex, NULL)) && run_nodes(&ex);
+        ok = capture_run(&ex);
         end_run(&ex);
-        ok = (kc_capture_end(ex.kc) || cuda_failed(&ex, NULL)) && ok;
     }
     float elapsed = 0;
     ok = ok && (kc_timer_start(ex.kc) || cuda_failed(&ex, NULL));

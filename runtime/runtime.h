@@ -25,8 +25,13 @@ typedef struct rt_options {
                       * floats uniform in [-1, 1), i8/u8 over their whole range, bool 0 or 1, and
                       * i32/i64 (indices, shapes) zero */
     bool time;       /* collect wall time per node class */
-    bool sentinels;  /* CUDA: guard bytes around every device buffer, checked when it is freed
-                      * (the GPU tests' out-of-bounds write detector) */
+    bool sentinels;  /* CUDA: guard bytes before every device buffer and right after the size
+                      * asked for, checked when it is freed (the GPU tests' out-of-bounds write
+                      * detector) */
+    int repeat;      /* CUDA: run the graph this many times (0 or 1: once); the outputs are the
+                      * last run's (the GPU tests' check that state does not leak between runs) */
+    bool cuda_graph; /* CUDA, with repeat > 1: the runs after the first are one run captured as
+                      * a CUDA graph and replayed (every node must be on the GPU) */
 } rt_options;
 
 /* Time spent in the nodes of one op (conversions of f16/bf16 storage included): wall time, and
