@@ -464,6 +464,36 @@ static void test_repeated_and_replayed(void)
     }
 }
 
+/* A node no CUDA kernel takes runs on the CPU, the result says which and why, and the values
+ * moved across agree with the CPU run. */
+static void test_fallback_is_listed(void)
+{
+    const char *text = "graph t {\n input x : f32[4,3]\n y = Transpose(x)\n z = Relu(y)\n"
+                       " output z\n}\n";
+    dg_context *dg = dg_new();
+    dg_source src = {"fallback", text, strlen(text)};
+    ir_graph *g = ir_parse(&src, dg);
+    rt_result want = {0}, got = {0};
+    rt_options opts = {.seed = 3, .sentinels = true};
+    bool ok = g && ir_validate(g, dg) && rt_run_cpu(g, NULL, 0, &opts, &want, dg) &&
+              rt_run_cuda(g, want.inputs, want.ninputs, &opts, &got, dg);
+    CHECK(ok);
+    if (ok) {
+        CHECK(got.nfallbacks == 1);
+        CHECK_STR(got.fallbacks[0].node, "y");
+        CHECK_STR(got.fallbacks[0].why, "Transpose has no CUDA kernel");
+        double a = 0, b = 0;
+        CHECK(compare("fallback", &want.outputs[0], &got.outputs[0], 0, 0, &a, &b));
+    }
+    if (dg_has_errors(dg))
+        dg_print(dg, stderr);
+    rt_result_free(&want);
+    rt_result_free(&got);
+    if (g)
+        ir_graph_free(g);
+    dg_free(dg);
+}
+
 /* Whole examples: each fused with the standard rules for the CUDA target, run on the CUDA executor
  * (fused nodes on the GPU, the rest on the CPU) against the unfused graph on the CPU reference.
  * GEMM-sized sums in another order: f32 1e-3 relative + 1e-3 absolute. */
@@ -602,6 +632,7 @@ int main(void)
     }
     RUN(test_every_case);
     RUN(test_repeated_and_replayed);
+    RUN(test_fallback_is_listed);
     RUN(test_whole_examples);
     if (results)
         fclose(results);
