@@ -51,6 +51,7 @@ bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_grap
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cuda_registry.h"
 #include "kernels/kernels.h"
+#include "runtime/cuda_movement.h"
 #include "runtime/inputs.h"
 #include "runtime/pool.h"
 #include "runtime/exec_common.h"
@@ -590,10 +591,79 @@ static bool run_ew_op(executor *ex, ir_node *n)
     return kc_ewchain(ex->kc, e.body, ptrs, (int)e.ninputs, &out) || cuda_failed(ex, n);
 }
 
+static bool is_movement(ir_op op)
+{
+    return op == IR_OP_Transpose || op == IR_OP_Slice || op == IR_OP_Concat || op == IR_OP_Split;
+}
+
+/* Slice's integer input i read on the host as int64 (NULL when absent). */
+static bool host_ints(executor *ex, ir_node *n, uint32_t i, const int64_t **out, int *count)
+{
+    *out = NULL, *count = 0;
+    ir_value *v = i < n->ninputs ? n->inputs[i] : NULL;
+    if (!v)
+        return true;
+    const void *data = ensure_host(ex, v, n);
+    if (!data)
+        return false;
+    const slot *s = &ex->slots[v->id];
+    int64_t numel;
+    FR_CHECK(ir_type_numel(&s->type, &numel));
+    if (numel > IR_MAX_RANK || (s->type.dtype != IR_I64 && s->type.dtype != IR_I32))
+        return report(ex, n, "input %u must hold at most %d i32/i64 values", i, IR_MAX_RANK);
+    int64_t *vals = ar_alloc_array(ex->scratch_arena, (size_t)(numel ? numel : 1), sizeof *vals);
+    for (int64_t k = 0; k < numel; k++)
+        vals[k] = s->type.dtype == IR_I64 ? ((const int64_t *)data)[k]
+                                          : ((const int32_t *)data)[k];
+    *out = vals, *count = (int)numel;
+    return true;
+}
+
+/* Transpose, Slice, Concat, Split: strided copies of raw elements (any dtype). */
+static bool run_move_op(executor *ex, ir_node *n)
+{
+    rt_move_io io = {0};
+    if (n->ninputs > RT_MOVE_MAX_INPUTS || n->noutputs > RT_MOVE_MAX_PLANS)
+        return report(ex, n, "too many operands for the CUDA copy");
+    uint32_t data_inputs = n->op == IR_OP_Concat ? n->ninputs : 1;
+    const void *src[RT_MOVE_MAX_INPUTS];
+    for (uint32_t i = 0; i < data_inputs; i++) {
+        if (!(src[i] = ensure_dev(ex, n->inputs[i], n)))
+            return false;
+        io.in_type[i] = &ex->slots[n->inputs[i]->id].type;
+    }
+    for (uint32_t i = 1; n->op == IR_OP_Slice && i < 5; i++)
+        if (!host_ints(ex, n, i, &io.ints[i], &io.nints[i]))
+            return false;
+    void *dst[RT_MOVE_MAX_PLANS];
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        slot *s = &ex->slots[n->outputs[k]->id];
+        if (!(s->dev = dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[k]->name)))
+            return cuda_failed(ex, n);
+        dst[k] = s->dev->ptr;
+        io.out_type[k] = &s->type;
+    }
+    kc_copy_plan plans[RT_MOVE_MAX_PLANS];
+    int nplans;
+    const char *err;
+    if (!rt_move_plans(n, &io, plans, &nplans, &err))
+        return report(ex, n, "%s", err);
+    size_t esize = ir_dtype_size(io.in_type[0]->dtype);
+    for (int k = 0; k < nplans; k++) {
+        const void *from = src[n->op == IR_OP_Concat ? k : 0];
+        void *to = dst[n->op == IR_OP_Split ? k : 0];
+        if (!kc_strided_copy(ex->kc, from, to, esize, &plans[k]))
+            return cuda_failed(ex, n);
+    }
+    return true;
+}
+
 static bool run_gpu_node(executor *ex, ir_node *n)
 {
     if (kn_cuda_ew_op_listed(n->op))
         return run_ew_op(ex, n);
+    if (is_movement(n->op))
+        return run_move_op(ex, n);
     kc_tensor in[MAX_NODE_IO], out[3];
     if (n->ninputs > MAX_NODE_IO || n->noutputs > 3)
         return report(ex, n, "too many operands for the CUDA executor");

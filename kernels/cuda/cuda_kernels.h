@@ -188,6 +188,20 @@ bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const
 bool kc_ewchain(kc_context *ctx, const char *body, const kc_tensor *const *inputs, int ninputs,
                 kc_tensor *y);
 
+/* ---- data movement (movement.cu) ---------------------------------------------------------- */
+
+/* dst[dst_base + sum(i_d * dst_strides[d])] = src[src_base + sum(i_d * src_strides[d])] for every
+ * index i of dims (element offsets; source strides may be 0 or negative): Transpose, Slice, Concat
+ * and Split. Elements of esize bytes (1, 2, 4 or 8), moved unchanged. */
+typedef struct kc_copy_plan {
+    int rank;
+    int64_t dims[KC_MAX_RANK];
+    int64_t src_strides[KC_MAX_RANK], dst_strides[KC_MAX_RANK];
+    int64_t src_base, dst_base;
+} kc_copy_plan;
+bool kc_strided_copy(kc_context *ctx, const void *src, void *dst, size_t esize,
+                     const kc_copy_plan *plan);
+
 /* Compiles an ElementwiseChain kernel to PTX without a device (the test of the code generator);
  * false with NVRTC's log in err (KC_ERROR_SIZE bytes). */
 bool kc_ewchain_compile_check(const char *body, int ninputs, kc_dtype dtype, char *err);

@@ -297,6 +297,10 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_Gemm: return gemm_supports(n, ir_get_int(n, "transB") != 0, why_not);
     case IR_OP_Conv: return kn_cuda_supports_FusedConvAct(g, n, why_not);
     case IR_OP_Softmax: return same_float(n, 0, 1, why_not);
+    case IR_OP_Transpose:
+    case IR_OP_Slice:
+    case IR_OP_Concat:
+    case IR_OP_Split: return true; /* raw strided copies: any dtype, any rank */
     case IR_OP_LayerNormalization:
         if (n->noutputs > 1)
             return why(why_not, "LayerNormalization's Mean and InvStdDev outputs have no CUDA "

@@ -241,8 +241,10 @@ static void test_onnx_ops(void)
                     " y = Add(x, z)\n output y\n}\n", why));
     CHECK(!supported("graph t {\n input x : i64[4]\n y = Relu(x)\n output y\n}\n", why));
     CHECK_STR(why, "i64: the CUDA elementwise kernels take f32, f16 or bf16");
-    CHECK(!supported("graph t {\n input x : f32[4,3]\n y = Transpose(x)\n output y\n}\n", why));
-    CHECK_STR(why, "Transpose has no CUDA kernel");
+    CHECK(supported("graph t {\n input x : i64[4,3]\n y = Transpose(x)\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input x : f32[4,3]\n const r : i64[2] = [2,1]\n"
+                     " y = Tile(x, r)\n output y\n}\n", why));
+    CHECK_STR(why, "Tile has no CUDA kernel");
     CHECK(supported("graph t {\n input a : f16[2,4,64]\n input b : f16[64,8]\n"
                     " y = MatMul(a, b)\n output y\n}\n", why));
     CHECK(!supported("graph t {\n input a : f32[2,4,64]\n input b : f32[2,64,8]\n"

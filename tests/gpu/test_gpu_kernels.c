@@ -339,6 +339,17 @@ static const gpu_case cases[] = {
      " input g : f32[16,8]\n const w : f32[12,16] = random(seed=3)\n input c : f32[12]\n"
      " y = MatMul(a, b)\n z = Gemm(g, w, c) {transA=1, transB=1, alpha=0.5, beta=2.0}\n"
      " output y\n output z\n}\n", F32_GEMM},
+    {"onnx_movement_f16",
+     "graph t {\n input x : f16[2,3,5,7]\n const st : i64[1] = [-1]\n const en : i64[1] = [-100]\n"
+     " const ax : i64[1] = [3]\n const sp : i64[1] = [-2]\n const s2 : i32[2] = [1,-4]\n"
+     " const e2 : i32[2] = [6,9]\n const a2 : i32[2] = [2,0]\n const p2 : i32[2] = [2,1]\n"
+     " a = Transpose(x) {perm=[0,2,3,1]}\n b = Slice(x, st, en, ax, sp)\n"
+     " g = Slice(x, s2, e2, a2, p2)\n c = Concat(x, x, b) {axis=-1}\n"
+     " d, e, f = Split(c) {axis=3, num_outputs=3}\n output a\n output b\n output g\n"
+     " output c\n output d\n output e\n output f\n}\n", SAME},
+    {"onnx_transpose_i64_rank0",
+     "graph t {\n input x : i64[3,4]\n input s : f32[]\n a = Transpose(x)\n b = Transpose(s)\n"
+     " output a\n output b\n}\n", SAME},
     {"onnx_matmul_f16",
      "graph t {\n input a : f16[9,64]\n const b : f16[64,24] = random(seed=2)\n"
      " y = MatMul(a, b)\n output y\n}\n", F16_ANY},
@@ -468,8 +479,8 @@ static void test_repeated_and_replayed(void)
  * moved across agree with the CPU run. */
 static void test_fallback_is_listed(void)
 {
-    const char *text = "graph t {\n input x : f32[4,3]\n y = Transpose(x)\n z = Relu(y)\n"
-                       " output z\n}\n";
+    const char *text = "graph t {\n input x : f32[4,3]\n const r : i64[2] = [2,1]\n"
+                       " y = Tile(x, r)\n z = Relu(y)\n output z\n}\n";
     dg_context *dg = dg_new();
     dg_source src = {"fallback", text, strlen(text)};
     ir_graph *g = ir_parse(&src, dg);
@@ -481,7 +492,7 @@ static void test_fallback_is_listed(void)
     if (ok) {
         CHECK(got.nfallbacks == 1);
         CHECK_STR(got.fallbacks[0].node, "y");
-        CHECK_STR(got.fallbacks[0].why, "Transpose has no CUDA kernel");
+        CHECK_STR(got.fallbacks[0].why, "Tile has no CUDA kernel");
         double a = 0, b = 0;
         CHECK(compare("fallback", &want.outputs[0], &got.outputs[0], 0, 0, &a, &b));
     }
