@@ -658,10 +658,54 @@ static bool run_move_op(executor *ex, ir_node *n)
     return true;
 }
 
+static bool reduce_kind_of(ir_op op, kc_reduce_kind *out)
+{
+    switch (op) {
+    case IR_OP_ReduceSum: *out = KC_REDUCE_SUM; return true;
+    case IR_OP_ReduceMean: *out = KC_REDUCE_MEAN; return true;
+    case IR_OP_ReduceMax: *out = KC_REDUCE_MAX; return true;
+    case IR_OP_ReduceMin: *out = KC_REDUCE_MIN; return true;
+    default: return false;
+    }
+}
+
+/* ReduceSum/Mean/Max/Min: the axes from input 1 (read on the host) or the attribute, as the CPU
+ * kernel reads them; empty axes reduce everything unless noop_with_empty_axes (then no axis). */
+static bool run_reduce_op(executor *ex, ir_node *n, kc_reduce_kind kind)
+{
+    const int64_t *axes = NULL;
+    int naxes = 0;
+    if (n->ninputs > 1 && n->inputs[1]) {
+        if (!host_ints(ex, n, 1, &axes, &naxes))
+            return false;
+    } else {
+        naxes = (int)ir_get_ints(n, "axes", &axes);
+    }
+    kc_tensor x, y;
+    void *ptr = ensure_dev(ex, n->inputs[0], n);
+    if (!ptr || !device_tensor(ex, n, n->inputs[0], ptr, &x) || !alloc_outputs(ex, n, &y))
+        return false;
+    bool mask[IR_MAX_RANK];
+    bool noop = naxes == 0 && ir_get_int(n, "noop_with_empty_axes") != 0;
+    for (int d = 0; d < x.rank; d++)
+        mask[d] = naxes == 0 && !noop;
+    for (int i = 0; i < naxes; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + x.rank : axes[i];
+        if (a < 0 || a >= x.rank)
+            return report(ex, n, "axis %lld is out of range for rank %d", (long long)axes[i],
+                          x.rank);
+        mask[a] = true;
+    }
+    return kc_reduce(ex->kc, kind, &x, mask, &y) || cuda_failed(ex, n);
+}
+
 static bool run_gpu_node(executor *ex, ir_node *n)
 {
+    kc_reduce_kind reduce;
     if (kn_cuda_ew_op_listed(n->op))
         return run_ew_op(ex, n);
+    if (reduce_kind_of(n->op, &reduce))
+        return run_reduce_op(ex, n, reduce);
     if (is_movement(n->op))
         return run_move_op(ex, n);
     kc_tensor in[MAX_NODE_IO], out[3];

@@ -202,6 +202,15 @@ typedef struct kc_copy_plan {
 bool kc_strided_copy(kc_context *ctx, const void *src, void *dst, size_t esize,
                      const kc_copy_plan *plan);
 
+/* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
+
+typedef enum { KC_REDUCE_SUM, KC_REDUCE_MEAN, KC_REDUCE_MAX, KC_REDUCE_MIN } kc_reduce_kind;
+
+/* y = x reduced over the dims d with axes[d] (x->rank flags), y holding the kept dims in order
+ * (keepdims or not: the same layout). Float dtypes; the CPU reference's semantics. */
+bool kc_reduce(kc_context *ctx, kc_reduce_kind kind, const kc_tensor *x, const bool *axes,
+               kc_tensor *y);
+
 /* Compiles an ElementwiseChain kernel to PTX without a device (the test of the code generator);
  * false with NVRTC's log in err (KC_ERROR_SIZE bytes). */
 bool kc_ewchain_compile_check(const char *body, int ninputs, kc_dtype dtype, char *err);

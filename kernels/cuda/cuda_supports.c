@@ -297,6 +297,10 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_Gemm: return gemm_supports(n, ir_get_int(n, "transB") != 0, why_not);
     case IR_OP_Conv: return kn_cuda_supports_FusedConvAct(g, n, why_not);
     case IR_OP_Softmax: return same_float(n, 0, 1, why_not);
+    case IR_OP_ReduceSum:
+    case IR_OP_ReduceMean:
+    case IR_OP_ReduceMax:
+    case IR_OP_ReduceMin: return same_float(n, 0, 1, why_not);
     case IR_OP_Transpose:
     case IR_OP_Slice:
     case IR_OP_Concat:

@@ -65,6 +65,7 @@ def launch_table(c):
         # separable.cu: KC_THREADS threads, the tile sized to SHARED_BYTES of dynamic memory.
         (r"^separable_kernel<", grid, c["SHARED_BYTES"], False),
         (r"^strided_copy_kernel<", grid, 0, False),
+        (r"^reduce_kernel<", grid, 0, False),
     ]
 
 

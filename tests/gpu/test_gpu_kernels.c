@@ -350,6 +350,15 @@ static const gpu_case cases[] = {
     {"onnx_transpose_i64_rank0",
      "graph t {\n input x : i64[3,4]\n input s : f32[]\n a = Transpose(x)\n b = Transpose(s)\n"
      " output a\n output b\n}\n", SAME},
+    {"onnx_reduce_f32",
+     "graph t {\n input x : f32[3,4,129]\n const ax : i64[2] = [0,2]\n"
+     " a = ReduceMean(x) {axes=[-1]}\n b = ReduceSum(x, ax) {keepdims=0}\n"
+     " c = ReduceMax(x) {axes=[1]}\n d = ReduceMin(x)\n e = ReduceSum(x) {noop_with_empty_axes=1}\n"
+     " output a\n output b\n output c\n output d\n output e\n}\n", F32_REDUCE},
+    {"onnx_reduce_nan_bf16",
+     "graph t {\n const x : bf16[2,3] = [1,nan,3,-inf,5,6]\n a = ReduceMax(x) {axes=[1]}\n"
+     " b = ReduceMin(x) {axes=[1]}\n c = ReduceMean(x) {axes=[0]}\n output a\n output b\n"
+     " output c\n}\n", BF16_ANY},
     {"onnx_matmul_f16",
      "graph t {\n input a : f16[9,64]\n const b : f16[64,24] = random(seed=2)\n"
      " y = MatMul(a, b)\n output y\n}\n", F16_ANY},
