@@ -658,6 +658,75 @@ static bool run_move_op(executor *ex, ir_node *n)
     return true;
 }
 
+/* v's device copy as a kc_tensor of shape only (the raw-byte kernels do not read its dtype). */
+static bool raw_tensor(executor *ex, const ir_node *n, ir_value *v, kc_tensor *t)
+{
+    *t = (kc_tensor){0};
+    void *ptr = ensure_dev(ex, v, n);
+    if (!ptr)
+        return false;
+    const slot *s = &ex->slots[v->id];
+    t->rank = s->type.rank;
+    memcpy(t->dims, s->type.dims, sizeof t->dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
+    FR_CHECK(ir_type_numel(&s->type, &t->numel));
+    t->data = ptr;
+    return true;
+}
+
+/* A device buffer for n's only output as a kc_tensor of shape only. */
+static bool raw_output(executor *ex, ir_node *n, kc_tensor *t)
+{
+    slot *s = &ex->slots[n->outputs[0]->id];
+    if (!(s->dev = dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[0]->name)))
+        return cuda_failed(ex, n);
+    *t = (kc_tensor){.rank = s->type.rank, .data = s->dev->ptr};
+    memcpy(t->dims, s->type.dims, sizeof t->dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
+    FR_CHECK(ir_type_numel(&s->type, &t->numel));
+    return true;
+}
+
+/* Gather: the indices are checked on the host (an index outside [-dim, dim) is the CPU kernel's
+ * error too), then read by the kernel from their device copy. */
+static bool run_gather(executor *ex, ir_node *n)
+{
+    kc_tensor data, idx, y;
+    if (!raw_tensor(ex, n, n->inputs[0], &data) || !raw_tensor(ex, n, n->inputs[1], &idx) ||
+        !raw_output(ex, n, &y))
+        return false;
+    int64_t axis = ir_get_int(n, "axis");
+    axis += axis < 0 ? data.rank : 0;
+    if (axis < 0 || axis >= data.rank)
+        return report(ex, n, "axis %lld is out of range for rank %d",
+                      (long long)ir_get_int(n, "axis"), data.rank);
+    ir_dtype it = ex->slots[n->inputs[1]->id].type.dtype;
+    const void *host = ensure_host(ex, n->inputs[1], n);
+    if (!host)
+        return false;
+    int64_t dim = data.dims[axis], outer = 1, inner = 1;
+    for (int64_t j = 0; j < idx.numel; j++) {
+        int64_t i = it == IR_I64 ? ((const int64_t *)host)[j] : ((const int32_t *)host)[j];
+        if (i < -dim || i >= dim)
+            return report(ex, n, "index %lld is out of range for axis %lld of size %lld",
+                          (long long)i, (long long)axis, (long long)dim);
+    }
+    for (int d = 0; d < data.rank; d++)
+        *(d < axis ? &outer : &inner) *= d == axis ? 1 : data.dims[d];
+    size_t esize = ir_dtype_size(ex->slots[n->inputs[0]->id].type.dtype);
+    return kc_gather(ex->kc, data.data, esize, outer, dim, inner, idx.data, it == IR_I64,
+                     idx.numel, y.data) ||
+           cuda_failed(ex, n);
+}
+
+static bool run_where(executor *ex, ir_node *n)
+{
+    kc_tensor c, x, z, y;
+    if (!raw_tensor(ex, n, n->inputs[0], &c) || !raw_tensor(ex, n, n->inputs[1], &x) ||
+        !raw_tensor(ex, n, n->inputs[2], &z) || !raw_output(ex, n, &y))
+        return false;
+    size_t esize = ir_dtype_size(ex->slots[n->inputs[1]->id].type.dtype);
+    return kc_where(ex->kc, &c, &x, &z, esize, &y) || cuda_failed(ex, n);
+}
+
 static bool reduce_kind_of(ir_op op, kc_reduce_kind *out)
 {
     switch (op) {
@@ -708,6 +777,10 @@ static bool run_gpu_node(executor *ex, ir_node *n)
         return run_reduce_op(ex, n, reduce);
     if (is_movement(n->op))
         return run_move_op(ex, n);
+    if (n->op == IR_OP_Gather)
+        return run_gather(ex, n);
+    if (n->op == IR_OP_Where)
+        return run_where(ex, n);
     kc_tensor in[MAX_NODE_IO], out[3];
     if (n->ninputs > MAX_NODE_IO || n->noutputs > 3)
         return report(ex, n, "too many operands for the CUDA executor");

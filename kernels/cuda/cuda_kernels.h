@@ -202,6 +202,15 @@ typedef struct kc_copy_plan {
 bool kc_strided_copy(kc_context *ctx, const void *src, void *dst, size_t esize,
                      const kc_copy_plan *plan);
 
+/* Gather along one axis: y[o, j, k] = data[o, indices[j], k] over [outer, nidx, inner], data's
+ * axis of size dim; indices i64 (idx64) or i32, already checked to lie in [-dim, dim). */
+bool kc_gather(kc_context *ctx, const void *data, size_t esize, int64_t outer, int64_t dim,
+               int64_t inner, const void *indices, bool idx64, int64_t nidx, void *y);
+/* y = cond ? x : z, numpy-broadcast to y's dims; cond is bool (one byte), x, z and y elements of
+ * esize bytes (the tensors' dtype fields are not read). */
+bool kc_where(kc_context *ctx, const kc_tensor *cond, const kc_tensor *x, const kc_tensor *z,
+              size_t esize, kc_tensor *y);
+
 /* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
 
 typedef enum { KC_REDUCE_SUM, KC_REDUCE_MEAN, KC_REDUCE_MAX, KC_REDUCE_MIN } kc_reduce_kind;

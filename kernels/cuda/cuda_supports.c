@@ -301,6 +301,14 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_ReduceMean:
     case IR_OP_ReduceMax:
     case IR_OP_ReduceMin: return same_float(n, 0, 1, why_not);
+    case IR_OP_Gather: {
+        const ir_type *t = in_type(n, 1);
+        if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64 && t->dtype != IR_I32)
+            return why(why_not, "indices are %s; the CUDA Gather takes i32 or i64",
+                       ir_dtype_name(t->dtype));
+        return true;
+    }
+    case IR_OP_Where: return true; /* a bool condition and raw elements of any dtype */
     case IR_OP_Transpose:
     case IR_OP_Slice:
     case IR_OP_Concat:

@@ -1,4 +1,5 @@
-// Data movement: one strided copy, the kernel behind Transpose, Slice, Concat and Split.
+// Data movement: one strided copy, the kernel behind Transpose, Slice, Concat and Split; Gather;
+// Where. Elements are moved as raw bytes of their size, so every dtype goes through.
 //
 // dst[dbase + sum(i_d * dstride_d)] = src[sbase + sum(i_d * sstride_d)] over every index i of
 // `dims`; source strides may be 0 (broadcast) or negative (a reversed slice). One thread per
@@ -64,4 +65,88 @@ bool kc_strided_copy(kc_context *ctx, const void *src, void *dst, size_t esize,
     default: return KC_FAIL(ctx, "strided copy: elements of %zu bytes", esize);
     }
     return KC_LAUNCHED(ctx);
+}
+
+// ---- Gather and Where ----------------------------------------------------------------------------
+
+// y[o, j, k] = data[o, idx[j] (+ dim when negative), k] over [outer, nidx, inner]; the indices
+// were checked against [-dim, dim) on the host.
+template <typename T, typename I>
+__global__ void gather_kernel(const T *data, const I *idx, T *y, int64_t outer, int64_t dim,
+                              int64_t inner, int64_t nidx)
+{
+    const int64_t n = outer * nidx * inner;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t k = i % inner, r = i / inner, j = r % nidx, o = r / nidx;
+        int64_t at = (int64_t)idx[j];
+        at += at < 0 ? dim : 0;
+        y[i] = data[(o * dim + at) * inner + k];
+    }
+}
+
+template <typename T>
+static bool launch_gather(kc_context *ctx, const void *data, const void *idx, bool idx64, void *y,
+                          int64_t outer, int64_t dim, int64_t inner, int64_t nidx)
+{
+    const unsigned blocks = kc_blocks(outer * nidx * inner);
+    if (idx64)
+        gather_kernel<T, int64_t><<<blocks, KC_THREADS, 0, ctx->stream>>>(
+            (const T *)data, (const int64_t *)idx, (T *)y, outer, dim, inner, nidx);
+    else
+        gather_kernel<T, int32_t><<<blocks, KC_THREADS, 0, ctx->stream>>>(
+            (const T *)data, (const int32_t *)idx, (T *)y, outer, dim, inner, nidx);
+    return KC_LAUNCHED(ctx);
+}
+
+bool kc_gather(kc_context *ctx, const void *data, size_t esize, int64_t outer, int64_t dim,
+               int64_t inner, const void *indices, bool idx64, int64_t nidx, void *y)
+{
+    if (outer * nidx * inner == 0)
+        return true;
+    switch (esize) {
+    case 1: return launch_gather<uint8_t>(ctx, data, indices, idx64, y, outer, dim, inner, nidx);
+    case 2: return launch_gather<uint16_t>(ctx, data, indices, idx64, y, outer, dim, inner, nidx);
+    case 4: return launch_gather<uint32_t>(ctx, data, indices, idx64, y, outer, dim, inner, nidx);
+    case 8: return launch_gather<uint64_t>(ctx, data, indices, idx64, y, outer, dim, inner, nidx);
+    default: return KC_FAIL(ctx, "gather: elements of %zu bytes", esize);
+    }
+}
+
+// y[i] = cond[i] ? x[i] : z[i], the three broadcast to y.
+template <typename T>
+__global__ void where_kernel(const uint8_t *c, kc_bcast cb, const T *x, kc_bcast xb, const T *z,
+                             kc_bcast zb, T *y, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x)
+        y[i] = c[kc_bcast_offset(cb, i)] ? x[kc_bcast_offset(xb, i)] : z[kc_bcast_offset(zb, i)];
+}
+
+template <typename T>
+static bool launch_where(kc_context *ctx, const kc_tensor *c, const kc_tensor *x,
+                         const kc_tensor *z, kc_tensor *y)
+{
+    kc_bcast cb, xb, zb;
+    if (!kc_bcast_make(c, y->dims, y->rank, &cb) || !kc_bcast_make(x, y->dims, y->rank, &xb) ||
+        !kc_bcast_make(z, y->dims, y->rank, &zb))
+        return KC_FAIL(ctx, "where: an operand does not broadcast to Y");
+    where_kernel<T><<<kc_blocks(y->numel), KC_THREADS, 0, ctx->stream>>>(
+        (const uint8_t *)c->data, cb, (const T *)x->data, xb, (const T *)z->data, zb,
+        (T *)y->data, y->numel);
+    return KC_LAUNCHED(ctx);
+}
+
+bool kc_where(kc_context *ctx, const kc_tensor *cond, const kc_tensor *x, const kc_tensor *z,
+              size_t esize, kc_tensor *y)
+{
+    if (y->numel == 0)
+        return true;
+    switch (esize) {
+    case 1: return launch_where<uint8_t>(ctx, cond, x, z, y);
+    case 2: return launch_where<uint16_t>(ctx, cond, x, z, y);
+    case 4: return launch_where<uint32_t>(ctx, cond, x, z, y);
+    case 8: return launch_where<uint64_t>(ctx, cond, x, z, y);
+    default: return KC_FAIL(ctx, "where: elements of %zu bytes", esize);
+    }
 }

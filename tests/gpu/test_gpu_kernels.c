@@ -359,6 +359,11 @@ static const gpu_case cases[] = {
      "graph t {\n const x : bf16[2,3] = [1,nan,3,-inf,5,6]\n a = ReduceMax(x) {axes=[1]}\n"
      " b = ReduceMin(x) {axes=[1]}\n c = ReduceMean(x) {axes=[0]}\n output a\n output b\n"
      " output c\n}\n", BF16_ANY},
+    {"onnx_gather_where",
+     "graph t {\n input e : f16[50,24]\n const ids : i64[2,3] = [0,49,-1,7,7,-50]\n"
+     " input x : f32[4,5,6]\n const j : i32[2] = [4,-2]\n const m : bool[5,1] = [1,0,0,1,1]\n"
+     " input z : f32[6]\n a = Gather(e, ids)\n b = Gather(x, j) {axis=1}\n"
+     " c = Where(m, x, z)\n output a\n output b\n output c\n}\n", SAME},
     {"onnx_matmul_f16",
      "graph t {\n input a : f16[9,64]\n const b : f16[64,24] = random(seed=2)\n"
      " y = MatMul(a, b)\n output y\n}\n", F16_ANY},
