@@ -275,12 +275,35 @@ static bool ew_supports(const ir_node *n, char *why_not)
     return ok;
 }
 
-/* MatMul and Gemm on cuBLASLt (kc_gemm_epilogue): B a matrix, rows 16-byte aligned. */
+/* The product of input i's dims before the last two (its batch), or -1 when not all static. */
+static int64_t batch_of(const ir_node *n, uint32_t i)
+{
+    const ir_type *t = in_type(n, i);
+    int64_t b = 1;
+    for (int d = 0; t && d < t->rank - 2; d++) {
+        if (!ir_dim_is_static(t->dims[d]))
+            return -1;
+        b *= t->dims[d];
+    }
+    return t && t->rank >= 0 ? b : -1;
+}
+
+/* MatMul and Gemm on cuBLASLt (kc_gemm_epilogue): rows 16-byte aligned; MatMul's B may be batched
+ * when each operand holds every batch of Y or a single matrix (cuBLASLt's strided batches). */
 static bool gemm_supports(const ir_node *n, bool trans_b, char *why_not)
 {
     if (!same_float(n, 0, n->ninputs, why_not) || !rank_is(n, 0, 2, IR_MAX_RANK, "A", why_not) ||
-        !rank_is(n, 1, 2, 2, "B (batched B has no CUDA kernel)", why_not))
+        !rank_is(n, 1, 2, n->op == IR_OP_MatMul ? IR_MAX_RANK : 2, "B", why_not))
         return false;
+    const ir_type *b = in_type(n, 1);
+    if (n->op == IR_OP_MatMul && b && b->rank > 2) {
+        int64_t ab = batch_of(n, 0), bb = batch_of(n, 1);
+        int64_t y = ab > bb ? ab : bb;
+        if (ab >= 0 && bb >= 0 && ((ab != y && ab != 1) || (bb != y && bb != 1)))
+            return why(why_not, "batch dims that broadcast in part (A's %lld batches, B's %lld); "
+                                "cuBLASLt's strided batches take all or one",
+                       (long long)ab, (long long)bb);
+    }
     int64_t a_last = static_dim(n, 0, -1), b_last = static_dim(n, 1, -1);
     int64_t nn = trans_b ? static_dim(n, 1, 0) : b_last;
     return row_aligned(n, 0, a_last, "A's last dim", why_not) &&

@@ -165,23 +165,41 @@ bool kc_gemm_epilogue(kc_context *ctx, const kc_tensor *a, const kc_tensor *b,
                       const kc_tensor *bias, const kc_tensor *residual, kc_tensor *y,
                       const kc_gemm_params *p)
 {
-    if (a->rank < 2 || b->rank != 2 || y->rank != a->rank)
-        return KC_FAIL(ctx, "gemm: A must have rank 2 or more and B rank 2");
+    const int rank = a->rank > b->rank ? a->rank : b->rank;
+    if (a->rank < 2 || b->rank < 2 || y->rank != rank || (b->rank > 2 && (p->trans_a || p->trans_b)))
+        return KC_FAIL(ctx, "gemm: A and B must have rank 2 or more (a batched B untransposed)");
     lt_gemm g = {};
     g.ab_type = g.d_type = a->dtype;
     g.trans_a = p->trans_a, g.trans_b = p->trans_b;
     int64_t ar = a->dims[a->rank - 2], ac = a->dims[a->rank - 1];
+    int64_t br = b->dims[b->rank - 2], bc = b->dims[b->rank - 1];
     g.m = p->trans_a ? ac : ar;
     g.k = p->trans_a ? ar : ac;
-    g.n = p->trans_b ? b->dims[0] : b->dims[1];
-    if ((p->trans_b ? b->dims[1] : b->dims[0]) != g.k)
+    g.n = p->trans_b ? br : bc;
+    if ((p->trans_b ? bc : br) != g.k)
         return KC_FAIL(ctx, "gemm: K is %lld in A but not in B", (long long)g.k);
-    g.batch = a->numel / (ar * ac > 0 ? ar * ac : 1);
-    if (!p->trans_a) { // contiguous rows: the batch folds into M
-        g.m *= g.batch;
-        g.batch = 1;
+    if (y->numel == 0)
+        return true;
+    if (b->rank == 2) {
+        g.batch = a->numel / (ar * ac > 0 ? ar * ac : 1);
+        if (!p->trans_a) { // contiguous rows: the batch folds into M
+            g.m *= g.batch;
+            g.batch = 1;
+        }
+        g.stride_a = ar * ac, g.stride_b = 0, g.stride_d = g.m * g.n;
+    } else {
+        // A batched B (MatMul): strided batches over Y's batch dims, each operand either holding
+        // every batch or one matrix shared by all (stride 0).
+        g.batch = y->numel / (g.m * g.n);
+        int64_t a_batch = ar * ac > 0 ? a->numel / (ar * ac) : 0;
+        int64_t b_batch = br * bc > 0 ? b->numel / (br * bc) : 0;
+        if ((a_batch != g.batch && a_batch != 1) || (b_batch != g.batch && b_batch != 1))
+            return KC_FAIL(ctx, "gemm: batch dims that broadcast in part (A %lld, B %lld, Y %lld)",
+                           (long long)a_batch, (long long)b_batch, (long long)g.batch);
+        g.stride_a = a_batch == 1 ? 0 : ar * ac;
+        g.stride_b = b_batch == 1 ? 0 : br * bc;
+        g.stride_d = g.m * g.n;
     }
-    g.stride_a = ar * ac, g.stride_b = 0, g.stride_d = g.m * g.n;
     g.a = a->data, g.b = b->data, g.d = y->data;
     g.alpha = p->alpha, g.beta = p->beta;
     if (residual && residual->data) {

@@ -247,9 +247,14 @@ static void test_onnx_ops(void)
     CHECK_STR(why, "Tile has no CUDA kernel");
     CHECK(supported("graph t {\n input a : f16[2,4,64]\n input b : f16[64,8]\n"
                     " y = MatMul(a, b)\n output y\n}\n", why));
-    CHECK(!supported("graph t {\n input a : f32[2,4,64]\n input b : f32[2,64,8]\n"
+    CHECK(supported("graph t {\n input a : f32[2,3,4,64]\n input b : f32[2,3,64,8]\n"
+                    " y = MatMul(a, b)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input a : f32[4,64]\n input b : f32[2,3,64,8]\n"
+                    " y = MatMul(a, b)\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input a : f32[2,1,4,64]\n input b : f32[1,3,64,8]\n"
                      " y = MatMul(a, b)\n output y\n}\n", why));
-    CHECK_STR(why, "B (batched B has no CUDA kernel) has rank 3; the CUDA kernel takes rank 2 to 2");
+    CHECK_STR(why, "batch dims that broadcast in part (A's 2 batches, B's 3); cuBLASLt's strided "
+                   "batches take all or one");
     CHECK(supported("graph t {\n input x : f32[2,8]\n input s : f32[8]\n"
                     " y = LayerNormalization(x, s)\n output y\n}\n", why));
     /* QGemm: the int32 accumulator bounds K, as on the CPU */

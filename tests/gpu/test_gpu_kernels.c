@@ -364,6 +364,9 @@ static const gpu_case cases[] = {
      " input x : f32[4,5,6]\n const j : i32[2] = [4,-2]\n const m : bool[5,1] = [1,0,0,1,1]\n"
      " input z : f32[6]\n a = Gather(e, ids)\n b = Gather(x, j) {axis=1}\n"
      " c = Where(m, x, z)\n output a\n output b\n output c\n}\n", SAME},
+    {"onnx_matmul_batched_b",
+     "graph t {\n input q : f32[2,3,7,32]\n input k : f32[2,3,32,16]\n input w : f32[16,32]\n"
+     " s = MatMul(q, k)\n t = MatMul(w, k)\n output s\n output t\n}\n", F32_GEMM},
     {"onnx_matmul_f16",
      "graph t {\n input a : f16[9,64]\n const b : f16[64,24] = random(seed=2)\n"
      " y = MatMul(a, b)\n output y\n}\n", F16_ANY},
