@@ -584,6 +584,12 @@ static bool run_ew_op(executor *ex, ir_node *n)
         void *ptr = ensure_dev(ex, v, n);
         if (!ptr || !device_tensor(ex, n, v, ptr, &in[i]))
             return false;
+        if (e.per_channel && i > 0) { /* [C] as [C, 1, ...] against [N, C, ...] */
+            int64_t c = in[i].numel;
+            in[i].rank = in[0].rank - 1;
+            for (int d = 0; d < in[i].rank; d++)
+                in[i].dims[d] = d == 0 ? c : 1;
+        }
         ptrs[i] = &in[i];
     }
     if (n->noutputs != 1 || !alloc_outputs(ex, n, &out))
@@ -734,6 +740,7 @@ static bool reduce_kind_of(ir_op op, kc_reduce_kind *out)
     case IR_OP_ReduceMean: *out = KC_REDUCE_MEAN; return true;
     case IR_OP_ReduceMax: *out = KC_REDUCE_MAX; return true;
     case IR_OP_ReduceMin: *out = KC_REDUCE_MIN; return true;
+    case IR_OP_GlobalAveragePool: *out = KC_REDUCE_MEAN; return true;
     default: return false;
     }
 }
@@ -744,7 +751,13 @@ static bool run_reduce_op(executor *ex, ir_node *n, kc_reduce_kind kind)
 {
     const int64_t *axes = NULL;
     int naxes = 0;
-    if (n->ninputs > 1 && n->inputs[1]) {
+    static const int64_t spatial[] = {2, 3, 4, 5, 6, 7};
+    if (n->op == IR_OP_GlobalAveragePool) { /* the mean over every dim after N and C */
+        axes = spatial;
+        naxes = ex->slots[n->inputs[0]->id].type.rank - 2;
+        if (naxes < 1)
+            return report(ex, n, "GlobalAveragePool needs [N, C, spatial...]");
+    } else if (n->ninputs > 1 && n->inputs[1]) {
         if (!host_ints(ex, n, 1, &axes, &naxes))
             return false;
     } else {

@@ -39,6 +39,7 @@ typedef struct kn_cuda_ew_expr {
     const char *body;                       /* its CUDA source (kn_cuda_ewchain_source) */
     uint32_t inputs[KN_CUDA_EW_MAX_INPUTS]; /* x<i> is the node's input inputs[i] */
     uint32_t ninputs;
+    bool per_channel; /* inputs after the first are [C] along the first input's dim 1 */
 } kn_cuda_ew_expr;
 
 /* Whether op has a row in the elementwise table. */

@@ -256,6 +256,9 @@ static bool ew_supports(const ir_node *n, char *why_not)
 {
     if (n->op == IR_OP_Dropout && n->noutputs > 1)
         return why(why_not, "Dropout's mask output has no CUDA kernel");
+    if (n->op == IR_OP_BatchNormalization &&
+        (ir_get_int(n, "training_mode") != 0 || n->noutputs > 1))
+        return why(why_not, "BatchNormalization in training mode has no CUDA kernel");
     ar_arena *arena = ar_new();
     kn_cuda_ew_expr e;
     bool ok = kn_cuda_ew_expand(arena, n, &e, why_not);
@@ -323,7 +326,8 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_ReduceSum:
     case IR_OP_ReduceMean:
     case IR_OP_ReduceMax:
-    case IR_OP_ReduceMin: return same_float(n, 0, 1, why_not);
+    case IR_OP_ReduceMin:
+    case IR_OP_GlobalAveragePool: return same_float(n, 0, 1, why_not);
     case IR_OP_Gather: {
         const ir_type *t = in_type(n, 1);
         if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64 && t->dtype != IR_I32)

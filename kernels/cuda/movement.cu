@@ -12,8 +12,7 @@ struct copy_plan {
     int64_t sbase, dbase, n;
 };
 
-template <typename T>
-__global__ void strided_copy_kernel(const T *src, T *dst, copy_plan p)
+template <typename T> __global__ void strided_copy_kernel(const T *src, T *dst, copy_plan p)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < p.n;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -132,8 +131,8 @@ static bool launch_where(kc_context *ctx, const kc_tensor *c, const kc_tensor *x
         !kc_bcast_make(z, y->dims, y->rank, &zb))
         return KC_FAIL(ctx, "where: an operand does not broadcast to Y");
     where_kernel<T><<<kc_blocks(y->numel), KC_THREADS, 0, ctx->stream>>>(
-        (const uint8_t *)c->data, cb, (const T *)x->data, xb, (const T *)z->data, zb,
-        (T *)y->data, y->numel);
+        (const uint8_t *)c->data, cb, (const T *)x->data, xb, (const T *)z->data, zb, (T *)y->data,
+        y->numel);
     return KC_LAUNCHED(ctx);
 }
 

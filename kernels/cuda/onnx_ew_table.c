@@ -21,45 +21,56 @@ typedef struct ew_row {
     ir_op op;
     const char *when_attr, *when_value; /* a string attribute selecting the row; NULL: always */
     const char *expr;
-    bool variadic; /* expr names a binary function, folded over every input */
+    unsigned flags; /* EW_VARIADIC, EW_PER_CHANNEL */
 } ew_row;
+
+enum {
+    EW_VARIADIC = 1,    /* expr names a binary function, folded over every input */
+    EW_PER_CHANNEL = 2, /* inputs after the first are [C] vectors along dim 1 (NCHW), not numpy */
+};
+
+/* A row selected by the op alone; `flags` 0. */
+#define EW(op, expr) {IR_OP_##op, NULL, NULL, expr, 0}
 
 /* Adding an elementwise op to the GPU: one row here (the op's CPU kernel is the reference that
  * tests/gpu/test_gpu_kernels.c compares it with). */
 static const ew_row rows[] = {
-    {IR_OP_Relu, NULL, NULL, "relu($0)", false},
-    {IR_OP_LeakyRelu, NULL, NULL, "leakyrelu($0, {alpha})", false},
-    {IR_OP_Sigmoid, NULL, NULL, "sigmoid($0)", false},
-    {IR_OP_Tanh, NULL, NULL, "tanh($0)", false},
-    {IR_OP_Clip, NULL, NULL, "clip($0, {$1|min|-1e39}, {$2|max|1e39})", false},
-    {IR_OP_HardSigmoid, NULL, NULL, "hardsigmoid($0, {alpha}, {beta})", false},
-    {IR_OP_HardSwish, NULL, NULL, "hardswish($0)", false},
-    {IR_OP_Gelu, "approximate", "none", "gelu($0)", false},
-    {IR_OP_Gelu, "approximate", "tanh", "gelu_tanh($0)", false},
-    {IR_OP_Elu, NULL, NULL, "elu($0, {alpha})", false},
-    {IR_OP_Softplus, NULL, NULL, "softplus($0)", false},
-    {IR_OP_Erf, NULL, NULL, "erf($0)", false},
-    {IR_OP_Exp, NULL, NULL, "exp($0)", false},
-    {IR_OP_Log, NULL, NULL, "log($0)", false},
-    {IR_OP_Neg, NULL, NULL, "neg($0)", false},
-    {IR_OP_Abs, NULL, NULL, "abs($0)", false},
-    {IR_OP_Sqrt, NULL, NULL, "sqrt($0)", false},
-    {IR_OP_Reciprocal, NULL, NULL, "recip($0)", false},
-    {IR_OP_Floor, NULL, NULL, "floor($0)", false},
-    {IR_OP_Ceil, NULL, NULL, "ceil($0)", false},
-    {IR_OP_Sin, NULL, NULL, "sin($0)", false},
-    {IR_OP_Cos, NULL, NULL, "cos($0)", false},
-    {IR_OP_Identity, NULL, NULL, "$0", false},
-    {IR_OP_Dropout, NULL, NULL, "$0", false}, /* inference: the identity (one output only) */
-    {IR_OP_Expand, NULL, NULL, "$0", false},  /* broadcast to the inferred shape */
-    {IR_OP_Add, NULL, NULL, "add($0, $1)", false},
-    {IR_OP_Sub, NULL, NULL, "sub($0, $1)", false},
-    {IR_OP_Mul, NULL, NULL, "mul($0, $1)", false},
-    {IR_OP_Div, NULL, NULL, "div($0, $1)", false},
-    {IR_OP_Pow, NULL, NULL, "pow($0, $1)", false},
-    {IR_OP_PRelu, NULL, NULL, "leakyrelu($0, $1)", false},
-    {IR_OP_Max, NULL, NULL, "max", true},
-    {IR_OP_Min, NULL, NULL, "min", true},
+    EW(Relu, "relu($0)"),
+    EW(LeakyRelu, "leakyrelu($0, {alpha})"),
+    EW(Sigmoid, "sigmoid($0)"),
+    EW(Tanh, "tanh($0)"),
+    EW(Clip, "clip($0, {$1|min|-1e39}, {$2|max|1e39})"),
+    EW(HardSigmoid, "hardsigmoid($0, {alpha}, {beta})"),
+    EW(HardSwish, "hardswish($0)"),
+    {IR_OP_Gelu, "approximate", "none", "gelu($0)", 0},
+    {IR_OP_Gelu, "approximate", "tanh", "gelu_tanh($0)", 0},
+    EW(Elu, "elu($0, {alpha})"),
+    EW(Softplus, "softplus($0)"),
+    EW(Erf, "erf($0)"),
+    EW(Exp, "exp($0)"),
+    EW(Log, "log($0)"),
+    EW(Neg, "neg($0)"),
+    EW(Abs, "abs($0)"),
+    EW(Sqrt, "sqrt($0)"),
+    EW(Reciprocal, "recip($0)"),
+    EW(Floor, "floor($0)"),
+    EW(Ceil, "ceil($0)"),
+    EW(Sin, "sin($0)"),
+    EW(Cos, "cos($0)"),
+    EW(Identity, "$0"),
+    EW(Dropout, "$0"), /* inference: the identity (one output only) */
+    EW(Expand, "$0"),  /* broadcast to the inferred shape */
+    EW(Add, "add($0, $1)"),
+    EW(Sub, "sub($0, $1)"),
+    EW(Mul, "mul($0, $1)"),
+    EW(Div, "div($0, $1)"),
+    EW(Pow, "pow($0, $1)"),
+    EW(PRelu, "leakyrelu($0, $1)"),
+    {IR_OP_Max, NULL, NULL, "max", EW_VARIADIC},
+    {IR_OP_Min, NULL, NULL, "min", EW_VARIADIC},
+    /* inference BatchNormalization: (x - mean) * scale / sqrt(var + epsilon) + B per channel */
+    {IR_OP_BatchNormalization, NULL, NULL,
+     "add(mul(sub($0, $3), div($1, sqrt(add($4, {epsilon})))), $2)", EW_PER_CHANNEL},
 };
 
 static const ew_row *row_of(const ir_node *n)
@@ -178,7 +189,7 @@ bool kn_cuda_ew_expand(ar_arena *arena, const ir_node *n, kn_cuda_ew_expr *out, 
     }
     expander e = {arena, n, out, NULL};
     const char *text;
-    if (row->variadic) {
+    if (row->flags & EW_VARIADIC) {
         if (n->ninputs > KN_CUDA_EW_MAX_INPUTS) {
             snprintf(why_not, KN_WHY_SIZE, "%u inputs; the CUDA kernel takes at most %d",
                      n->ninputs, KN_CUDA_EW_MAX_INPUTS);
@@ -205,5 +216,6 @@ bool kn_cuda_ew_expand(ar_arena *arena, const ir_node *n, kn_cuda_ew_expr *out, 
     }
     out->expr = text;
     out->body = kn_cuda_ewchain_source(arena, &prog);
+    out->per_channel = row->flags & EW_PER_CHANNEL;
     return true;
 }

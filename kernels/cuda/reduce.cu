@@ -79,8 +79,8 @@ bool kc_reduce(kc_context *ctx, kc_reduce_kind kind, const kc_tensor *x, const b
         return KC_FAIL(ctx, "reduce: %lld outputs for %lld inputs reduced by %lld",
                        (long long)p.nout, (long long)x->numel, (long long)p.count);
     return kc_dispatch_float(ctx, x->dtype, [&]<typename T>() {
-        reduce_kernel<T><<<kc_blocks(p.nout), KC_THREADS, 0, ctx->stream>>>(
-            (const T *)x->data, (T *)y->data, p);
+        reduce_kernel<T><<<kc_blocks(p.nout), KC_THREADS, 0, ctx->stream>>>((const T *)x->data,
+                                                                            (T *)y->data, p);
         return KC_LAUNCHED(ctx);
     });
 }

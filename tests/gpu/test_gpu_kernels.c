@@ -367,6 +367,12 @@ static const gpu_case cases[] = {
     {"onnx_matmul_batched_b",
      "graph t {\n input q : f32[2,3,7,32]\n input k : f32[2,3,32,16]\n input w : f32[16,32]\n"
      " s = MatMul(q, k)\n t = MatMul(w, k)\n output s\n output t\n}\n", F32_GEMM},
+    {"onnx_batchnorm_gap",
+     "graph t {\n input x : f32[2,5,7,9]\n const s : f32[5] = random(seed=2)\n"
+     " const b : f32[5] = random(seed=3)\n const m : f32[5] = random(seed=4)\n"
+     " const v : f32[5] = random(seed=5, lo=0.5, hi=2)\n"
+     " y = BatchNormalization(x, s, b, m, v) {epsilon=1e-3}\n g = GlobalAveragePool(y)\n"
+     " output y\n output g\n}\n", F32_REDUCE},
     {"onnx_matmul_f16",
      "graph t {\n input a : f16[9,64]\n const b : f16[64,24] = random(seed=2)\n"
      " y = MatMul(a, b)\n output y\n}\n", F16_ANY},
