@@ -479,6 +479,15 @@ static bool run_ewchain(executor *ex, const ir_node *n, const kc_tensor *in, kc_
     return kc_ewchain(ex->kc, body, ptrs, (int)n->ninputs, &out[0]) || cuda_failed(ex, n);
 }
 
+static bool run_pool(executor *ex, const ir_node *n, const kc_tensor *x, kc_tensor *y)
+{
+    kc_pool_params p;
+    const char *err;
+    if (!rt_pool_params(n, x->rank, x->dims, &p, &err))
+        return report(ex, n, "%s", err);
+    return kc_pool(ex->kc, x, y, &p) || cuda_failed(ex, n);
+}
+
 /* Plain ONNX MatMul (alpha 1, no bias) and Gemm (alpha * A'B' + beta * C, C broadcast) on the
  * GEMM epilogue kernel; in[3] (and for MatMul in[2]) read as absent. */
 static bool run_onnx_gemm(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
@@ -504,6 +513,8 @@ static bool run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_t
     case IR_OP_Conv: return run_conv(ex, n, in, out);
     case IR_OP_MatMul:
     case IR_OP_Gemm: return run_onnx_gemm(ex, n, in, out);
+    case IR_OP_MaxPool:
+    case IR_OP_AveragePool: return run_pool(ex, n, &in[0], &out[0]);
     case IR_OP_Softmax:
         return axis_of(ex, n, in[0].rank, &axis) &&
                (kc_softmax(kc, &in[0], &in[3], &out[0], axis, 1.0f) || cuda_failed(ex, n));

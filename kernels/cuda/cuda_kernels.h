@@ -211,6 +211,17 @@ bool kc_gather(kc_context *ctx, const void *data, size_t esize, int64_t outer, i
 bool kc_where(kc_context *ctx, const kc_tensor *cond, const kc_tensor *x, const kc_tensor *z,
               size_t esize, kc_tensor *y);
 
+/* ---- pooling (pool.cu) ------------------------------------------------------------------------ */
+
+/* MaxPool / AveragePool over `planes` (N * C) planes of up to 3 spatial dims (leading dims of 1
+ * when fewer), the geometry resolved by the caller as the CPU kernel resolves it. */
+typedef struct kc_pool_params {
+    int64_t planes;
+    int64_t in[3], out[3], kernel[3], strides[3], dilations[3], pad_begin[3], pad_end[3];
+    bool max, count_include_pad;
+} kc_pool_params;
+bool kc_pool(kc_context *ctx, const kc_tensor *x, kc_tensor *y, const kc_pool_params *p);
+
 /* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
 
 typedef enum { KC_REDUCE_SUM, KC_REDUCE_MEAN, KC_REDUCE_MAX, KC_REDUCE_MIN } kc_reduce_kind;

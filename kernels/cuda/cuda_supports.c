@@ -328,6 +328,11 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_ReduceMax:
     case IR_OP_ReduceMin:
     case IR_OP_GlobalAveragePool: return same_float(n, 0, 1, why_not);
+    case IR_OP_MaxPool:
+    case IR_OP_AveragePool:
+        if (n->noutputs > 1)
+            return why(why_not, "MaxPool's Indices output has no CUDA kernel");
+        return same_float(n, 0, 1, why_not) && rank_is(n, 0, 3, 5, "X", why_not);
     case IR_OP_Gather: {
         const ir_type *t = in_type(n, 1);
         if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64 && t->dtype != IR_I32)

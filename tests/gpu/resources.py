@@ -66,6 +66,7 @@ def launch_table(c):
         (r"^separable_kernel<", grid, c["SHARED_BYTES"], False),
         (r"^strided_copy_kernel<", grid, 0, False),
         (r"^reduce_kernel<", grid, 0, False),
+        (r"^pool_kernel<", grid, 0, False),
         (r"^gather_kernel<", grid, 0, False),
         (r"^where_kernel<", grid, 0, False),
     ]

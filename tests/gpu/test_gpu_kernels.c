@@ -373,6 +373,13 @@ static const gpu_case cases[] = {
      " const v : f32[5] = random(seed=5, lo=0.5, hi=2)\n"
      " y = BatchNormalization(x, s, b, m, v) {epsilon=1e-3}\n g = GlobalAveragePool(y)\n"
      " output y\n output g\n}\n", F32_REDUCE},
+    {"onnx_pools",
+     "graph t {\n input x : f32[2,3,11,12]\n input w : f16[1,4,9]\n input v : f32[1,2,5,6,7]\n"
+     " a = MaxPool(x) {kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]}\n"
+     " b = AveragePool(x) {kernel_shape=[3,2], pads=[1,0,1,1], count_include_pad=1,"
+     " ceil_mode=1, strides=[2,2]}\n c = MaxPool(x) {kernel_shape=[2,2], dilations=[2,2],"
+     " auto_pad=\"SAME_UPPER\"}\n d = AveragePool(v) {kernel_shape=[2,2,2]}\n e = MaxPool(w) {kernel_shape=[3], strides=[2]}\n"
+     " output a\n output b\n output c\n output d\n output e\n}\n", F32_REDUCE},
     {"onnx_matmul_f16",
      "graph t {\n input a : f16[9,64]\n const b : f16[64,24] = random(seed=2)\n"
      " y = MatMul(a, b)\n output y\n}\n", F16_ANY},
