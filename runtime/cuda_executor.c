@@ -744,6 +744,43 @@ static bool run_where(executor *ex, ir_node *n)
     return kc_where(ex->kc, &c, &x, &z, esize, &y) || cuda_failed(ex, n);
 }
 
+/* The typed kernels' element type of a storage dtype (false: none takes it). */
+static bool elem_of(ir_dtype dt, kc_elem *out)
+{
+    switch (dt) {
+    case IR_F32: *out = KC_E_F32; return true;
+    case IR_F16: *out = KC_E_F16; return true;
+    case IR_BF16: *out = KC_E_BF16; return true;
+    case IR_I8: *out = KC_E_I8; return true;
+    case IR_U8: *out = KC_E_U8; return true;
+    case IR_I32: *out = KC_E_I32; return true;
+    case IR_I64: *out = KC_E_I64; return true;
+    case IR_BOOL: *out = KC_E_BOOL; return true;
+    default: return false;
+    }
+}
+
+/* Cast, Equal, Less, Greater, Not on the typed kernels. */
+static bool run_typed(executor *ex, ir_node *n)
+{
+    kc_tensor a, b = {0}, y;
+    kc_elem at, yt;
+    bool binary = n->op != IR_OP_Cast && n->op != IR_OP_Not;
+    if (!raw_tensor(ex, n, n->inputs[0], &a) || (binary && !raw_tensor(ex, n, n->inputs[1], &b)) ||
+        !raw_output(ex, n, &y))
+        return false;
+    if (!elem_of(ex->slots[n->inputs[0]->id].type.dtype, &at) ||
+        !elem_of(ex->slots[n->outputs[0]->id].type.dtype, &yt))
+        return report(ex, n, "a dtype no CUDA kernel takes");
+    if (n->op == IR_OP_Cast)
+        return kc_cast(ex->kc, a.data, at, y.data, yt, y.numel) || cuda_failed(ex, n);
+    kc_compare_op op = n->op == IR_OP_Equal  ? KC_CMP_EQUAL
+                       : n->op == IR_OP_Less ? KC_CMP_LESS
+                       : n->op == IR_OP_Not  ? KC_CMP_NOT
+                                             : KC_CMP_GREATER;
+    return kc_compare(ex->kc, op, &a, &b, at, &y) || cuda_failed(ex, n);
+}
+
 static bool reduce_kind_of(ir_op op, kc_reduce_kind *out)
 {
     switch (op) {
@@ -805,6 +842,9 @@ static bool run_gpu_node(executor *ex, ir_node *n)
         return run_gather(ex, n);
     if (n->op == IR_OP_Where)
         return run_where(ex, n);
+    if (n->op == IR_OP_Cast || n->op == IR_OP_Equal || n->op == IR_OP_Less ||
+        n->op == IR_OP_Greater || n->op == IR_OP_Not)
+        return run_typed(ex, n);
     kc_tensor in[MAX_NODE_IO], out[3];
     if (n->ninputs > MAX_NODE_IO || n->noutputs > 3)
         return report(ex, n, "too many operands for the CUDA executor");

@@ -222,6 +222,22 @@ typedef struct kc_pool_params {
 } kc_pool_params;
 bool kc_pool(kc_context *ctx, const kc_tensor *x, kc_tensor *y, const kc_pool_params *p);
 
+/* ---- elementwise across dtypes (typed.cu) ------------------------------------------------------ */
+
+/* The element types the typed kernels address (the storage dtypes of the CPU executor they mirror). */
+typedef enum {
+    KC_E_F32, KC_E_F16, KC_E_BF16, KC_E_I8, KC_E_U8, KC_E_I32, KC_E_I64, KC_E_BOOL
+} kc_elem;
+typedef enum { KC_CMP_EQUAL, KC_CMP_LESS, KC_CMP_GREATER, KC_CMP_NOT } kc_compare_op;
+
+/* Cast of n elements with the CPU's conversions (nearest float; floats to integers truncated,
+ * saturated, NaN 0; integers wrapped; bool != 0). */
+bool kc_cast(kc_context *ctx, const void *x, kc_elem xt, void *y, kc_elem yt, int64_t n);
+/* y (bool) = a OP b broadcast, both of element type t; KC_CMP_NOT: y = !a (bool a, b unused). The
+ * tensors' dtype fields are not read. */
+bool kc_compare(kc_context *ctx, kc_compare_op op, const kc_tensor *a, const kc_tensor *b,
+                kc_elem t, kc_tensor *y);
+
 /* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
 
 typedef enum { KC_REDUCE_SUM, KC_REDUCE_MEAN, KC_REDUCE_MAX, KC_REDUCE_MIN } kc_reduce_kind;

@@ -314,6 +314,34 @@ static bool gemm_supports(const ir_node *n, bool trans_b, char *why_not)
            row_aligned(n, 1, nn, "N", why_not);
 }
 
+/* The dtypes the typed kernels (Cast, comparisons, Not) address. */
+static bool typed_dtype(ir_dtype dt)
+{
+    switch (dt) {
+    case IR_F32:
+    case IR_F16:
+    case IR_BF16:
+    case IR_I8:
+    case IR_U8:
+    case IR_I32:
+    case IR_I64:
+    case IR_BOOL:
+    case IR_DTYPE_UNKNOWN: return true;
+    default: return false;
+    }
+}
+
+/* Every present input and the output have a dtype the typed kernels take. */
+static bool typed_supports(const ir_node *n, char *why_not)
+{
+    for (uint32_t i = 0; i <= n->ninputs; i++) {
+        const ir_type *t = i < n->ninputs ? in_type(n, i) : &n->outputs[0]->type;
+        if (t && !typed_dtype(t->dtype))
+            return why(why_not, "%s: no CUDA kernel takes it", ir_dtype_name(t->dtype));
+    }
+    return true;
+}
+
 bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
 {
     if (kn_cuda_ew_op_listed(n->op))
@@ -341,6 +369,11 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
         return true;
     }
     case IR_OP_Where: return true; /* a bool condition and raw elements of any dtype */
+    case IR_OP_Cast:
+    case IR_OP_Equal:
+    case IR_OP_Less:
+    case IR_OP_Greater:
+    case IR_OP_Not: return typed_supports(n, why_not);
     case IR_OP_Transpose:
     case IR_OP_Slice:
     case IR_OP_Concat:

@@ -67,6 +67,8 @@ def launch_table(c):
         (r"^strided_copy_kernel<", grid, 0, False),
         (r"^reduce_kernel<", grid, 0, False),
         (r"^pool_kernel<", grid, 0, False),
+        (r"^cast_kernel\(", grid, 0, False),
+        (r"^compare_kernel\(", grid, 0, False),
         (r"^gather_kernel<", grid, 0, False),
         (r"^where_kernel<", grid, 0, False),
     ]

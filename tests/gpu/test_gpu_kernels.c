@@ -380,6 +380,14 @@ static const gpu_case cases[] = {
      " ceil_mode=1, strides=[2,2]}\n c = MaxPool(x) {kernel_shape=[2,2], dilations=[2,2],"
      " auto_pad=\"SAME_UPPER\"}\n d = AveragePool(v) {kernel_shape=[2,2,2]}\n e = MaxPool(w) {kernel_shape=[3], strides=[2]}\n"
      " output a\n output b\n output c\n output d\n output e\n}\n", F32_REDUCE},
+    {"onnx_cast_compare_not",
+     "graph t {\n const x : f32[8] = [nan,inf,-inf,-0.0,2.7,-2.7,300.5,-1e20]\n"
+     " input i : i64[8]\n input h : f16[2,8]\n"
+     " a = Cast(x) {to=3}\n b = Cast(x) {to=2}\n c = Cast(x) {to=9}\n d = Cast(x) {to=7}\n"
+     " e = Cast(x) {to=10}\n f = Cast(i) {to=1}\n g = Cast(h) {to=6}\n k = Cast(d) {to=3}\n"
+     " l = Equal(x, x)\n m = Less(h, e)\n o = Greater(i, d)\n p = Not(c)\n"
+     " output a\n output b\n output c\n output d\n output e\n output f\n output g\n"
+     " output k\n output l\n output m\n output o\n output p\n}\n", SAME},
     {"onnx_matmul_f16",
      "graph t {\n input a : f16[9,64]\n const b : f16[64,24] = random(seed=2)\n"
      " y = MatMul(a, b)\n output y\n}\n", F16_ANY},
