@@ -781,6 +781,27 @@ static bool run_typed(executor *ex, ir_node *n)
     return kc_compare(ex->kc, op, &a, &b, at, &y) || cuda_failed(ex, n);
 }
 
+/* Tile (the repeats are the inferred output shape) and Trilu (k read on the host). */
+static bool run_tile_trilu(executor *ex, ir_node *n)
+{
+    kc_tensor x, y;
+    if (!raw_tensor(ex, n, n->inputs[0], &x) || !raw_output(ex, n, &y))
+        return false;
+    size_t esize = ir_dtype_size(ex->slots[n->inputs[0]->id].type.dtype);
+    if (n->op == IR_OP_Tile)
+        return kc_tile(ex->kc, x.data, esize, x.rank, x.dims, y.dims, y.data) ||
+               cuda_failed(ex, n);
+    const int64_t *k = NULL;
+    int nk = 0;
+    if (!host_ints(ex, n, 1, &k, &nk))
+        return false;
+    if (k && nk != 1)
+        return report(ex, n, "k must be a scalar");
+    return kc_trilu(ex->kc, x.data, esize, x.rank, x.dims, ir_get_int(n, "upper") != 0,
+                    k ? k[0] : 0, y.data) ||
+           cuda_failed(ex, n);
+}
+
 static bool reduce_kind_of(ir_op op, kc_reduce_kind *out)
 {
     switch (op) {
@@ -842,6 +863,8 @@ static bool run_gpu_node(executor *ex, ir_node *n)
         return run_gather(ex, n);
     if (n->op == IR_OP_Where)
         return run_where(ex, n);
+    if (n->op == IR_OP_Tile || n->op == IR_OP_Trilu)
+        return run_tile_trilu(ex, n);
     if (n->op == IR_OP_Cast || n->op == IR_OP_Equal || n->op == IR_OP_Less ||
         n->op == IR_OP_Greater || n->op == IR_OP_Not)
         return run_typed(ex, n);

@@ -211,6 +211,14 @@ bool kc_gather(kc_context *ctx, const void *data, size_t esize, int64_t outer, i
 bool kc_where(kc_context *ctx, const kc_tensor *cond, const kc_tensor *x, const kc_tensor *z,
               size_t esize, kc_tensor *y);
 
+/* Tile: y (out_dims) = x (in_dims) repeated, y[o] = x[o mod in_dims per axis]. */
+bool kc_tile(kc_context *ctx, const void *x, size_t esize, int rank, const int64_t *in_dims,
+             const int64_t *out_dims, void *y);
+/* Trilu: y = x with each matrix of the last two dims zeroed outside the upper (j - i >= k) or lower
+ * (j - i <= k) triangle. */
+bool kc_trilu(kc_context *ctx, const void *x, size_t esize, int rank, const int64_t *dims,
+              bool upper, int64_t k, void *y);
+
 /* ---- pooling (pool.cu) ------------------------------------------------------------------------ */
 
 /* MaxPool / AveragePool over `planes` (N * C) planes of up to 3 spatial dims (leading dims of 1

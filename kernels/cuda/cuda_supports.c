@@ -368,7 +368,9 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
                        ir_dtype_name(t->dtype));
         return true;
     }
-    case IR_OP_Where: return true; /* a bool condition and raw elements of any dtype */
+    case IR_OP_Where: /* a bool condition and raw elements of any dtype */
+    case IR_OP_Tile:
+    case IR_OP_Trilu: return true;
     case IR_OP_Cast:
     case IR_OP_Equal:
     case IR_OP_Less:

@@ -149,3 +149,91 @@ bool kc_where(kc_context *ctx, const kc_tensor *cond, const kc_tensor *x, const 
     default: return KC_FAIL(ctx, "where: elements of %zu bytes", esize);
     }
 }
+
+// ---- Tile and Trilu ------------------------------------------------------------------------------
+
+struct map_plan {
+    int rank;
+    int64_t out[KC_MAX_RANK], in[KC_MAX_RANK];
+    bool trilu, upper;
+    int64_t k, n;
+};
+
+// Tile: y[o] = x[o mod in per axis]. Trilu (out = in): y = x where the last two digits (i, j) keep
+// the upper (j - i >= k) or lower (j - i <= k) triangle, else 0.
+template <typename T> __global__ void map_kernel(const T *x, T *y, map_plan p)
+{
+    for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < p.n;
+         o += (int64_t)gridDim.x * blockDim.x) {
+        int64_t rest = o, src = 0, stride = 1, i = 0, j = 0;
+        for (int d = p.rank - 1; d >= 0; d--) {
+            int64_t digit = rest % p.out[d];
+            rest /= p.out[d];
+            src += (digit % p.in[d]) * stride;
+            stride *= p.in[d];
+            if (d == p.rank - 1)
+                j = digit;
+            if (d == p.rank - 2)
+                i = digit;
+        }
+        bool keep = !p.trilu || (p.upper ? j - i >= p.k : j - i <= p.k);
+        y[o] = keep ? x[src] : T(0);
+    }
+}
+
+static bool launch_map(kc_context *ctx, const void *x, size_t esize, void *y, const map_plan &p)
+{
+    if (p.n == 0)
+        return true;
+    switch (esize) {
+    case 1:
+        map_kernel<uint8_t>
+            <<<kc_blocks(p.n), KC_THREADS, 0, ctx->stream>>>((const uint8_t *)x, (uint8_t *)y, p);
+        break;
+    case 2:
+        map_kernel<uint16_t>
+            <<<kc_blocks(p.n), KC_THREADS, 0, ctx->stream>>>((const uint16_t *)x, (uint16_t *)y, p);
+        break;
+    case 4:
+        map_kernel<uint32_t>
+            <<<kc_blocks(p.n), KC_THREADS, 0, ctx->stream>>>((const uint32_t *)x, (uint32_t *)y, p);
+        break;
+    case 8:
+        map_kernel<uint64_t>
+            <<<kc_blocks(p.n), KC_THREADS, 0, ctx->stream>>>((const uint64_t *)x, (uint64_t *)y, p);
+        break;
+    default: return KC_FAIL(ctx, "tile/trilu: elements of %zu bytes", esize);
+    }
+    return KC_LAUNCHED(ctx);
+}
+
+bool kc_tile(kc_context *ctx, const void *x, size_t esize, int rank, const int64_t *in_dims,
+             const int64_t *out_dims, void *y)
+{
+    if (rank < 0 || rank > KC_MAX_RANK)
+        return KC_FAIL(ctx, "tile: rank %d", rank);
+    map_plan p = {};
+    p.rank = rank, p.n = 1;
+    for (int d = 0; d < rank; d++) {
+        p.in[d] = in_dims[d], p.out[d] = out_dims[d];
+        p.n *= out_dims[d];
+        if (in_dims[d] == 0 && out_dims[d] != 0)
+            return KC_FAIL(ctx, "tile: an empty axis cannot be repeated into %lld",
+                           (long long)out_dims[d]);
+    }
+    return launch_map(ctx, x, esize, y, p);
+}
+
+bool kc_trilu(kc_context *ctx, const void *x, size_t esize, int rank, const int64_t *dims,
+              bool upper, int64_t k, void *y)
+{
+    if (rank < 2 || rank > KC_MAX_RANK)
+        return KC_FAIL(ctx, "trilu: rank %d", rank);
+    map_plan p = {};
+    p.rank = rank, p.n = 1, p.trilu = true, p.upper = upper, p.k = k;
+    for (int d = 0; d < rank; d++) {
+        p.in[d] = p.out[d] = dims[d];
+        p.n *= dims[d];
+    }
+    return launch_map(ctx, x, esize, y, p);
+}

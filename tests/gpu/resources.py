@@ -71,6 +71,7 @@ def launch_table(c):
         (r"^compare_kernel\(", grid, 0, False),
         (r"^gather_kernel<", grid, 0, False),
         (r"^where_kernel<", grid, 0, False),
+        (r"^map_kernel<", grid, 0, False),
     ]
 
 

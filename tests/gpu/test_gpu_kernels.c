@@ -388,6 +388,10 @@ static const gpu_case cases[] = {
      " l = Equal(x, x)\n m = Less(h, e)\n o = Greater(i, d)\n p = Not(c)\n"
      " output a\n output b\n output c\n output d\n output e\n output f\n output g\n"
      " output k\n output l\n output m\n output o\n output p\n}\n", SAME},
+    {"onnx_tile_trilu",
+     "graph t {\n input x : bf16[2,3,5]\n const r : i64[3] = [2,1,3]\n input i : i32[4,6]\n"
+     " const k : i64[] = -1\n a = Tile(x, r)\n b = Trilu(i, k)\n c = Trilu(x) {upper=0}\n"
+     " output a\n output b\n output c\n}\n", SAME},
     {"onnx_matmul_f16",
      "graph t {\n input a : f16[9,64]\n const b : f16[64,24] = random(seed=2)\n"
      " y = MatMul(a, b)\n output y\n}\n", F16_ANY},
@@ -517,8 +521,8 @@ static void test_repeated_and_replayed(void)
  * moved across agree with the CPU run. */
 static void test_fallback_is_listed(void)
 {
-    const char *text = "graph t {\n input x : f32[4,3]\n const r : i64[2] = [2,1]\n"
-                       " y = Tile(x, r)\n z = Relu(y)\n output z\n}\n";
+    const char *text = "graph t {\n input x : f32[4,3]\n const p : i64[4] = [1,0,0,2]\n"
+                       " y = Pad(x, p)\n z = Relu(y)\n output z\n}\n";
     dg_context *dg = dg_new();
     dg_source src = {"fallback", text, strlen(text)};
     ir_graph *g = ir_parse(&src, dg);
@@ -530,7 +534,7 @@ static void test_fallback_is_listed(void)
     if (ok) {
         CHECK(got.nfallbacks == 1);
         CHECK_STR(got.fallbacks[0].node, "y");
-        CHECK_STR(got.fallbacks[0].why, "Tile has no CUDA kernel");
+        CHECK_STR(got.fallbacks[0].why, "Pad has no CUDA kernel");
         double a = 0, b = 0;
         CHECK(compare("fallback", &want.outputs[0], &got.outputs[0], 0, 0, &a, &b));
     }
