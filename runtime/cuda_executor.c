@@ -1109,9 +1109,9 @@ static void end_run(executor *ex)
 /* Decides where each node runs on the graph's types (run_node asks again on static shapes). */
 static void place_nodes(executor *ex)
 {
-    char why[KN_WHY_SIZE];
     for (size_t i = 0; i < ex->g->nodes.len; i++) {
         ir_node *n = ex->g->nodes.items[i];
+        char why[KN_WHY_SIZE] = "";
         ex->on_gpu[n->id] = !n->dead && gpu_can_run(ex, n, why);
         ex->cpu_why[n->id] = ex->on_gpu[n->id] ? NULL : ar_printf(ex->res->arena, "%s", why);
     }

@@ -254,8 +254,9 @@ bool kn_cuda_supports_QGemm(const ir_graph *g, const ir_node *n, char *why_not)
  * kernel has one storage type). */
 static bool ew_supports(const ir_node *n, char *why_not)
 {
-    if (n->op == IR_OP_Dropout && n->noutputs > 1)
-        return why(why_not, "Dropout's mask output has no CUDA kernel");
+    if (n->op == IR_OP_Dropout && (n->noutputs > 1 || (n->ninputs > 2 && n->inputs[2])))
+        return why(why_not, "Dropout with a mask output or a training_mode input has no CUDA "
+                            "kernel (the CPU kernel checks the mode)");
     if (n->op == IR_OP_BatchNormalization &&
         (ir_get_int(n, "training_mode") != 0 || n->noutputs > 1))
         return why(why_not, "BatchNormalization in training mode has no CUDA kernel");
