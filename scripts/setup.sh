@@ -38,7 +38,8 @@ fi
 
 # The GPU resource test (tests/gpu/resources.py) reads the CUDA module with cuobjdump. A toolkit
 # that ships nvcc without it gets NVIDIA's cuobjdump wheel of the same major version in the venv.
-if nvcc=$(command -v nvcc) && [ ! -x "$(dirname "$nvcc")/cuobjdump" ] && ! command -v cuobjdump >/dev/null &&
+nvcc=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)
+if [ -n "$nvcc" ] && [ ! -x "$(dirname "$nvcc")/cuobjdump" ] && ! command -v cuobjdump >/dev/null &&
    ! compgen -G "$venv/lib/python3*/site-packages/nvidia/*/bin/cuobjdump" >/dev/null; then
   major=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
   echo "setup: installing nvidia-cuda-cuobjdump $major.x into $venv"
