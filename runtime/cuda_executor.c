@@ -47,6 +47,7 @@ bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_grap
 
 #include "base/check.h"
 #include "base/half.h"
+#include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/fused_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cuda_registry.h"
@@ -626,8 +627,8 @@ static bool host_ints(executor *ex, ir_node *n, uint32_t i, const int64_t **out,
     const slot *s = &ex->slots[v->id];
     int64_t numel;
     FR_CHECK(ir_type_numel(&s->type, &numel));
-    if (numel > IR_MAX_RANK || (s->type.dtype != IR_I64 && s->type.dtype != IR_I32))
-        return report(ex, n, "input %u must hold at most %d i32/i64 values", i, IR_MAX_RANK);
+    if (numel > 2 * IR_MAX_RANK || (s->type.dtype != IR_I64 && s->type.dtype != IR_I32))
+        return report(ex, n, "input %u must hold at most %d i32/i64 values", i, 2 * IR_MAX_RANK);
     int64_t *vals = ar_alloc_array(ex->scratch_arena, (size_t)(numel ? numel : 1), sizeof *vals);
     for (int64_t k = 0; k < numel; k++)
         vals[k] = s->type.dtype == IR_I64 ? ((const int64_t *)data)[k]
@@ -781,6 +782,61 @@ static bool run_typed(executor *ex, ir_node *n)
     return kc_compare(ex->kc, op, &a, &b, at, &y) || cuda_failed(ex, n);
 }
 
+/* Pad: amounts and mode as the CPU reads them; the constant (input 2, default 0) converted to the
+ * element type as the CPU kernel converts it (floats through f32, then the 16-bit storage). */
+static bool run_pad(executor *ex, ir_node *n)
+{
+    kc_tensor x, y;
+    const int64_t *pads, *axes;
+    int npads, naxes;
+    if (!raw_tensor(ex, n, n->inputs[0], &x) || !raw_output(ex, n, &y) ||
+        !host_ints(ex, n, 1, &pads, &npads) || !host_ints(ex, n, 3, &axes, &naxes))
+        return false;
+    int64_t before[IR_MAX_RANK];
+    kc_pad_mode mode;
+    const char *err;
+    if (!pads || !rt_pad_plan(n, x.rank, pads, npads, axes, naxes, before, &mode, &err))
+        return report(ex, n, "%s", pads ? err : "the pads input is missing");
+    ir_dtype dt = ex->slots[n->inputs[0]->id].type.dtype;
+    double v = 0;
+    ir_value *cv = n->ninputs > 2 ? n->inputs[2] : NULL;
+    if (cv && (dt == IR_F32 || dt == IR_F16 || dt == IR_BF16)) {
+        const void *h = ensure_host(ex, cv, n);
+        if (!h)
+            return false;
+        v = dt == IR_F32 ? ((const float *)h)[0]
+            : dt == IR_F16 ? f16_to_f32(((const uint16_t *)h)[0])
+                           : bf16_to_f32(((const uint16_t *)h)[0]);
+    } else if (cv) {
+        const void *h = ensure_host(ex, cv, n);
+        if (!h)
+            return false;
+        switch (dt) {
+        case IR_I8: v = ((const int8_t *)h)[0]; break;
+        case IR_U8:
+        case IR_BOOL: v = ((const uint8_t *)h)[0]; break;
+        case IR_I32: v = ((const int32_t *)h)[0]; break;
+        case IR_I64: v = (double)((const int64_t *)h)[0]; break;
+        default: return report(ex, n, "%s: no CUDA Pad takes it", ir_dtype_name(dt));
+        }
+    }
+    uint64_t fill = 0;
+    if (dt == IR_F32 || dt == IR_F16 || dt == IR_BF16) {
+        float f = (float)v;
+        uint16_t h = dt == IR_F16 ? f32_to_f16(f) : f32_to_bf16(f);
+        if (dt == IR_F32)
+            memcpy(&fill, &f, sizeof f);
+        else
+            memcpy(&fill, &h, sizeof h);
+    } else {
+        kn_tensor t = {.dtype = dt, .rank = 0, .numel = 1, .data = &fill};
+        kn_set_f64(&t, 0, v);
+    }
+    size_t esize = ir_dtype_size(dt);
+    return kc_pad(ex->kc, x.data, esize, x.rank, x.dims, y.dims, before, mode, fill, y.data) ||
+           cuda_failed(ex, n);
+}
+
 /* Tile (the repeats are the inferred output shape) and Trilu (k read on the host). */
 static bool run_tile_trilu(executor *ex, ir_node *n)
 {
@@ -865,6 +921,8 @@ static bool run_gpu_node(executor *ex, ir_node *n)
         return run_where(ex, n);
     if (n->op == IR_OP_Tile || n->op == IR_OP_Trilu)
         return run_tile_trilu(ex, n);
+    if (n->op == IR_OP_Pad)
+        return run_pad(ex, n);
     if (n->op == IR_OP_Cast || n->op == IR_OP_Equal || n->op == IR_OP_Less ||
         n->op == IR_OP_Greater || n->op == IR_OP_Not)
         return run_typed(ex, n);

@@ -182,3 +182,37 @@ bool rt_pool_params(const ir_node *n, int rank, const int64_t *dims, kc_pool_par
     }
     return true;
 }
+
+bool rt_pad_plan(const ir_node *n, int rank, const int64_t *pads, int npads, const int64_t *axes,
+                 int naxes, int64_t *before, kc_pad_mode *mode, const char **err)
+{
+    static const char *const names[] = {"constant", "reflect", "edge", "wrap"};
+    static const kc_pad_mode modes[] = {KC_PAD_CONSTANT, KC_PAD_REFLECT, KC_PAD_EDGE, KC_PAD_WRAP};
+    const char *m = ir_get_string(n, "mode");
+    *err = "mode is not constant, reflect, edge or wrap";
+    bool known = false;
+    for (int i = 0; i < 4; i++)
+        if (strcmp(m, names[i]) == 0) {
+            *mode = modes[i];
+            known = true;
+        }
+    if (!known)
+        return false;
+    if (!axes)
+        naxes = rank;
+    if (npads != 2 * naxes) {
+        *err = "pads does not hold two values per axis";
+        return false;
+    }
+    for (int d = 0; d < rank; d++)
+        before[d] = 0;
+    for (int i = 0; i < naxes; i++) {
+        int a;
+        if (!norm_axis(axes ? axes[i] : i, rank, &a)) {
+            *err = "an axis is out of range";
+            return false;
+        }
+        before[a] = pads[i];
+    }
+    return true;
+}

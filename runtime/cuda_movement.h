@@ -30,4 +30,9 @@ bool rt_move_plans(const ir_node *n, const rt_move_io *io, kc_copy_plan *plans, 
 bool rt_pool_params(const ir_node *n, int rank, const int64_t *dims, kc_pool_params *p,
                     const char **err);
 
+/* Pad node n over a rank-`rank` X: its mode and the begin pads of every axis, from the pads
+ * (and optional axes) values read on the host, as the CPU kernel reads them. False with *err. */
+bool rt_pad_plan(const ir_node *n, int rank, const int64_t *pads, int npads, const int64_t *axes,
+                 int naxes, int64_t *before, kc_pad_mode *mode, const char **err);
+
 #endif

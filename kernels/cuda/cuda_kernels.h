@@ -219,6 +219,13 @@ bool kc_tile(kc_context *ctx, const void *x, size_t esize, int rank, const int64
 bool kc_trilu(kc_context *ctx, const void *x, size_t esize, int rank, const int64_t *dims,
               bool upper, int64_t k, void *y);
 
+/* Pad: y (out_dims) = x (in_dims) padded (negative pads crop) by `before` at the start of each
+ * axis, in ONNX's modes; `fill` holds the constant's bytes in the element type. */
+typedef enum { KC_PAD_CONSTANT, KC_PAD_REFLECT, KC_PAD_EDGE, KC_PAD_WRAP } kc_pad_mode;
+bool kc_pad(kc_context *ctx, const void *x, size_t esize, int rank, const int64_t *in_dims,
+            const int64_t *out_dims, const int64_t *before, kc_pad_mode mode, uint64_t fill,
+            void *y);
+
 /* ---- pooling (pool.cu) ------------------------------------------------------------------------ */
 
 /* MaxPool / AveragePool over `planes` (N * C) planes of up to 3 spatial dims (leading dims of 1

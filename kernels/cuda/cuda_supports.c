@@ -372,6 +372,12 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_Where: /* a bool condition and raw elements of any dtype */
     case IR_OP_Tile:
     case IR_OP_Trilu: return true;
+    case IR_OP_Pad: {
+        const ir_type *x = in_type(n, 0);
+        if (x && x->dtype != IR_DTYPE_UNKNOWN && !typed_dtype(x->dtype))
+            return why(why_not, "%s: no CUDA Pad takes it", ir_dtype_name(x->dtype));
+        return true;
+    }
     case IR_OP_Cast:
     case IR_OP_Equal:
     case IR_OP_Less:

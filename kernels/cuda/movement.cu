@@ -155,21 +155,50 @@ bool kc_where(kc_context *ctx, const kc_tensor *cond, const kc_tensor *x, const 
 struct map_plan {
     int rank;
     int64_t out[KC_MAX_RANK], in[KC_MAX_RANK];
-    bool trilu, upper;
+    bool trilu, upper, pad;
     int64_t k, n;
+    int64_t before[KC_MAX_RANK]; // Pad: the begin pads (negative: cropped)
+    kc_pad_mode mode;
+    uint64_t fill; // Pad's constant, its element's bytes
 };
 
-// Tile: y[o] = x[o mod in per axis]. Trilu (out = in): y = x where the last two digits (i, j) keep
+// Pad's source index on an axis of size n for output position i, or -1 for the constant; reflect
+// mirrors without repeating the edge (numpy "reflect"), as the CPU kernel does.
+__device__ __forceinline__ int64_t pad_source(int64_t i, int64_t n, int64_t before, kc_pad_mode m)
+{
+    int64_t s = i - before;
+    if (s >= 0 && s < n)
+        return s;
+    switch (m) {
+    case KC_PAD_CONSTANT: return -1;
+    case KC_PAD_EDGE: return s < 0 ? 0 : n - 1;
+    case KC_PAD_WRAP: return ((s % n) + n) % n;
+    case KC_PAD_REFLECT: {
+        if (n == 1)
+            return 0;
+        int64_t period = 2 * (n - 1);
+        s = ((s % period) + period) % period;
+        return s < n ? s : period - s;
+    }
+    }
+    return -1;
+}
+
+// Tile: y[o] = x[o mod in per axis]. Pad: each axis maps through pad_source, the constant where
+// any axis gives -1. Trilu (out = in): y = x where the last two digits (i, j) keep
 // the upper (j - i >= k) or lower (j - i <= k) triangle, else 0.
 template <typename T> __global__ void map_kernel(const T *x, T *y, map_plan p)
 {
     for (int64_t o = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; o < p.n;
          o += (int64_t)gridDim.x * blockDim.x) {
         int64_t rest = o, src = 0, stride = 1, i = 0, j = 0;
+        bool fill = false;
         for (int d = p.rank - 1; d >= 0; d--) {
             int64_t digit = rest % p.out[d];
             rest /= p.out[d];
-            src += (digit % p.in[d]) * stride;
+            int64_t at = p.pad ? pad_source(digit, p.in[d], p.before[d], p.mode) : digit % p.in[d];
+            fill = fill || at < 0;
+            src += at * stride;
             stride *= p.in[d];
             if (d == p.rank - 1)
                 j = digit;
@@ -177,7 +206,9 @@ template <typename T> __global__ void map_kernel(const T *x, T *y, map_plan p)
                 i = digit;
         }
         bool keep = !p.trilu || (p.upper ? j - i >= p.k : j - i <= p.k);
-        y[o] = keep ? x[src] : T(0);
+        T constant;
+        memcpy(&constant, &p.fill, sizeof constant);
+        y[o] = fill ? constant : keep ? x[src] : T(0);
     }
 }
 
@@ -234,6 +265,23 @@ bool kc_trilu(kc_context *ctx, const void *x, size_t esize, int rank, const int6
     for (int d = 0; d < rank; d++) {
         p.in[d] = p.out[d] = dims[d];
         p.n *= dims[d];
+    }
+    return launch_map(ctx, x, esize, y, p);
+}
+
+bool kc_pad(kc_context *ctx, const void *x, size_t esize, int rank, const int64_t *in_dims,
+            const int64_t *out_dims, const int64_t *before, kc_pad_mode mode, uint64_t fill,
+            void *y)
+{
+    if (rank < 1 || rank > KC_MAX_RANK)
+        return KC_FAIL(ctx, "pad: rank %d", rank);
+    map_plan p = {};
+    p.rank = rank, p.n = 1, p.pad = true, p.mode = mode, p.fill = fill;
+    for (int d = 0; d < rank; d++) {
+        p.in[d] = in_dims[d], p.out[d] = out_dims[d], p.before[d] = before[d];
+        p.n *= out_dims[d];
+        if (mode != KC_PAD_CONSTANT && in_dims[d] == 0 && out_dims[d] > 0)
+            return KC_FAIL(ctx, "pad: the empty axis %d cannot be padded but with a constant", d);
     }
     return launch_map(ctx, x, esize, y, p);
 }

@@ -242,9 +242,9 @@ static void test_onnx_ops(void)
     CHECK(!supported("graph t {\n input x : i64[4]\n y = Relu(x)\n output y\n}\n", why));
     CHECK_STR(why, "i64: the CUDA elementwise kernels take f32, f16 or bf16");
     CHECK(supported("graph t {\n input x : i64[4,3]\n y = Transpose(x)\n output y\n}\n", why));
-    CHECK(!supported("graph t {\n input x : f32[4,3]\n const p : i64[4] = [1,0,0,2]\n"
-                     " y = Pad(x, p)\n output y\n}\n", why));
-    CHECK_STR(why, "Pad has no CUDA kernel");
+    CHECK(!supported("graph t {\n input x : i8[4,3]\n const s : f32[] = 0.5\n"
+                     " y = DequantizeLinear(x, s)\n output y\n}\n", why));
+    CHECK_STR(why, "DequantizeLinear has no CUDA kernel");
     CHECK(supported("graph t {\n input a : f16[2,4,64]\n input b : f16[64,8]\n"
                     " y = MatMul(a, b)\n output y\n}\n", why));
     CHECK(supported("graph t {\n input a : f32[2,3,4,64]\n input b : f32[2,3,64,8]\n"

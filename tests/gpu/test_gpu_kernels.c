@@ -392,6 +392,13 @@ static const gpu_case cases[] = {
      "graph t {\n input x : bf16[2,3,5]\n const r : i64[3] = [2,1,3]\n input i : i32[4,6]\n"
      " const k : i64[] = -1\n a = Tile(x, r)\n b = Trilu(i, k)\n c = Trilu(x) {upper=0}\n"
      " output a\n output b\n output c\n}\n", SAME},
+    {"onnx_pad_modes",
+     "graph t {\n input x : f16[2,3,4]\n const p : i64[6] = [0,2,-1,1,1,3]\n"
+     " const q : i64[2] = [2,5]\n const ax : i64[1] = [2]\n const v : f16[] = 1.5\n"
+     " input i : i32[3,2]\n const w : i32[] = -7\n const r : i64[4] = [1,1,2,0]\n"
+     " a = Pad(x, p, v)\n b = Pad(x, p) {mode=\"reflect\"}\n c = Pad(x, p) {mode=\"edge\"}\n"
+     " d = Pad(x, q, _, ax) {mode=\"wrap\"}\n e = Pad(i, r, w)\n"
+     " output a\n output b\n output c\n output d\n output e\n}\n", SAME},
     {"onnx_matmul_f16",
      "graph t {\n input a : f16[9,64]\n const b : f16[64,24] = random(seed=2)\n"
      " y = MatMul(a, b)\n output y\n}\n", F16_ANY},
@@ -521,8 +528,8 @@ static void test_repeated_and_replayed(void)
  * moved across agree with the CPU run. */
 static void test_fallback_is_listed(void)
 {
-    const char *text = "graph t {\n input x : f32[4,3]\n const p : i64[4] = [1,0,0,2]\n"
-                       " y = Pad(x, p)\n z = Relu(y)\n output z\n}\n";
+    const char *text = "graph t {\n input x : i8[4,3]\n const s : f32[] = 0.5\n"
+                       " y = DequantizeLinear(x, s)\n z = Relu(y)\n output z\n}\n";
     dg_context *dg = dg_new();
     dg_source src = {"fallback", text, strlen(text)};
     ir_graph *g = ir_parse(&src, dg);
@@ -534,7 +541,7 @@ static void test_fallback_is_listed(void)
     if (ok) {
         CHECK(got.nfallbacks == 1);
         CHECK_STR(got.fallbacks[0].node, "y");
-        CHECK_STR(got.fallbacks[0].why, "Pad has no CUDA kernel");
+        CHECK_STR(got.fallbacks[0].why, "DequantizeLinear has no CUDA kernel");
         double a = 0, b = 0;
         CHECK(compare("fallback", &want.outputs[0], &got.outputs[0], 0, 0, &a, &b));
     }
