@@ -80,9 +80,9 @@ void rt_result_free(rt_result *r);
 
 /* The CUDA backend (runtime/cuda_executor.c, docs/cuda.md). Nodes that a CUDA kernel supports on
  * the run's shapes run on the GPU, every other node on its CPU reference kernel (listed in
- * fallbacks); values move between host and device only when the other side reads them. Same contract as rt_run_cpu; memory reports the
- * device pool. Fails with a located error when the build has no CUDA backend or the machine no
- * device. */
+ * fallbacks); values move between host and device only when the other side reads them. Same
+ * contract as rt_run_cpu; memory reports the device pool. Fails with a located error when the
+ * build has no CUDA backend or the machine no device. */
 bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
                  rt_result *out, dg_context *dg);
 /* Whether this build has a CUDA backend and the machine a device; why not otherwise. */
