@@ -127,6 +127,9 @@ static void print_times(const rt_result *r)
                     "allocated, %zu reuses\n",
             r->memory.peak_bytes, r->memory.intermediate_bytes, r->memory.allocations,
             r->memory.reuses);
+    for (size_t i = 0; i < r->nfallbacks; i++)
+        fprintf(stderr, "on the CPU: %s (%s): %s\n", r->fallbacks[i].node,
+                ir_op_name(r->fallbacks[i].op), r->fallbacks[i].why);
 }
 
 /* ---- writing ---- */

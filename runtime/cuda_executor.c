@@ -1,10 +1,12 @@
 /* The CUDA executor: runs a validated graph with the CUDA kernels of kernels/cuda/.
  *
- * Placement. A node runs on the GPU when its op has a CUDA kernel that supports it
- * (kn_supports(..., KN_BACKEND_CUDA, ...): the fused ops); every other node (the plain ONNX ops,
- * which have CPU kernels only) runs on the CPU reference kernel, its operands downloaded and its
- * results uploaded again only when a GPU node reads them. Each value has a host copy, a device
- * copy or both, and is moved only when the other side needs it.
+ * Placement. A node runs on the GPU when a CUDA kernel supports it: kn_supports(..., KN_BACKEND_CUDA,
+ * ...) for the fused ops, kn_cuda_onnx_supports for plain ONNX ops (the elementwise table, MatMul,
+ * Gemm, Conv, Softmax, LayerNormalization). The answer given on the graph's types, which may be
+ * symbolic, is asked again on each run's static shapes after inference; a node no kernel supports
+ * runs on its CPU reference kernel, its operands downloaded and its results uploaded again only
+ * when a GPU node reads them, and the result lists it with the reason (rt_result.fallbacks). Each
+ * value has a host copy, a device copy or both, and is moved only when the other side needs it.
  *
  * Memory. Device buffers come from a pool: a value's buffer returns to it once its last consumer
  * has run, and serves a later request of a similar size (best fit, at most twice the request).
@@ -45,10 +47,12 @@ bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_grap
 
 #include "base/check.h"
 #include "base/half.h"
+#include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/fused_util.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cuda_registry.h"
 #include "kernels/kernels.h"
+#include "runtime/cuda_movement.h"
 #include "runtime/inputs.h"
 #include "runtime/pool.h"
 #include "runtime/exec_common.h"
@@ -58,8 +62,9 @@ bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_grap
 #include <string.h>
 #include <time.h>
 
-/* With rt_options.sentinels, every device buffer has GUARD bytes of SENTINEL before and after
- * it, checked when the buffer is freed: a kernel writing out of bounds is caught there. */
+/* With rt_options.sentinels, every device buffer has GUARD bytes of SENTINEL before it and right
+ * after the size its current value asked for (not after the pool's rounded capacity, where a write
+ * a few elements too far would land unseen), checked when it is freed. */
 enum { GUARD = 256, SENTINEL = 0xA5 };
 
 /* A device buffer; views share one through refs. */
@@ -67,6 +72,7 @@ typedef struct dbuf {
     void *base; /* what cudaMalloc returned: ptr - GUARD with sentinels */
     void *ptr;
     size_t cap;
+    size_t size; /* what the current value asked for; the trailing guard starts there */
     unsigned refs;
     const char *owner; /* the value it was last allocated for, for the sentinel report */
 } dbuf;
@@ -95,13 +101,16 @@ typedef struct executor {
     slot *slots;
     ir_type *saved;
     int64_t *symbols;
-    bool *on_gpu; /* per node */
+    bool *on_gpu;         /* per node */
+    const char **cpu_why; /* per node: why it runs on the CPU (NULL on the GPU) */
+    bool *ran_on_cpu;     /* per node: a CPU kernel ran it in the last run (not a view) */
     rt_pool hpool;
     dpool dpool;
     VEC(rt_buffer *) scratch;
     VEC(kn_tensor) kin, kout;
     ar_arena *scratch_arena; /* per-node strings (ElementwiseChain sources) */
     const char *oob;         /* the first sentinel violation found, reported after the node */
+    bool capturing;          /* a run being captured as a CUDA graph: nothing synchronizes */
     rt_op_time times[IR_OP_COUNT];
 } executor;
 
@@ -148,7 +157,13 @@ static dbuf *dpool_get(executor *ex, size_t size, const char *owner)
         p->free_list.items[best] = p->free_list.items[--p->free_list.len];
         b->refs = 1;
         b->owner = owner;
+        b->size = size;
         p->reuses++;
+        if (ex->opts->sentinels &&
+            !kc_fill_bytes(ex->kc, (char *)b->ptr + size, SENTINEL, GUARD)) {
+            vec_push(&p->free_list, b);
+            return NULL;
+        }
         return b;
     }
     dbuf *b = calloc(1, sizeof *b);
@@ -162,6 +177,7 @@ static dbuf *dpool_get(executor *ex, size_t size, const char *owner)
     }
     b->ptr = (char *)b->base + guard;
     b->cap = cap;
+    b->size = size;
     b->refs = 1;
     b->owner = owner;
     p->allocations++;
@@ -176,7 +192,7 @@ static void check_guards(executor *ex, const dbuf *b)
 {
     unsigned char seen[2][GUARD];
     if (!kc_download(ex->kc, seen[0], b->base, GUARD) ||
-        !kc_download(ex->kc, seen[1], (char *)b->ptr + b->cap, GUARD)) {
+        !kc_download(ex->kc, seen[1], (char *)b->ptr + b->size, GUARD)) {
         ex->oob = ar_printf(ex->res->arena, "CUDA: %s", kc_last_error(ex->kc));
         return;
     }
@@ -196,7 +212,7 @@ static void dpool_release(executor *ex, dbuf *b)
     FR_CHECK(b->refs > 0);
     if (--b->refs > 0)
         return;
-    if (ex->opts->sentinels && !ex->oob)
+    if (ex->opts->sentinels && !ex->oob && !ex->capturing) /* no download inside a capture */
         check_guards(ex, b);
     vec_push(&ex->dpool.free_list, b);
 }
@@ -389,6 +405,7 @@ static bool axis_of(executor *ex, const ir_node *n, int rank, int *out)
     return true;
 }
 
+/* FusedConvAct (act from its attribute) and ONNX Conv (Identity): both take X, W, B[, Z]. */
 static bool run_conv(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
 {
     kc_conv_params p = {.group = ir_get_int(n, "group"),
@@ -401,8 +418,8 @@ static bool run_conv(executor *ex, const ir_node *n, const kc_tensor *in, kc_ten
         memcpy(p.strides, v, sizeof p.strides);
     if (ir_get_ints(n, "dilations", &v) == 2)
         memcpy(p.dilations, v, sizeof p.dilations);
-    bool ok;
-    p.act = read_act(ex, n, &ok);
+    bool ok = true;
+    p.act = n->op == IR_OP_Conv ? (kc_act){KC_ACT_IDENTITY, 0, 0} : read_act(ex, n, &ok);
     return ok && (kc_conv_act(ex->kc, &in[0], &in[1], &in[2], &in[3], &out[0], &p) ||
                   cuda_failed(ex, n));
 }
@@ -463,13 +480,50 @@ static bool run_ewchain(executor *ex, const ir_node *n, const kc_tensor *in, kc_
     return kc_ewchain(ex->kc, body, ptrs, (int)n->ninputs, &out[0]) || cuda_failed(ex, n);
 }
 
+static bool run_pool(executor *ex, const ir_node *n, const kc_tensor *x, kc_tensor *y)
+{
+    kc_pool_params p;
+    const char *err;
+    if (!rt_pool_params(n, x->rank, x->dims, &p, &err))
+        return report(ex, n, "%s", err);
+    return kc_pool(ex->kc, x, y, &p) || cuda_failed(ex, n);
+}
+
+/* Plain ONNX MatMul (alpha 1, no bias) and Gemm (alpha * A'B' + beta * C, C broadcast) on the
+ * GEMM epilogue kernel; in[3] (and for MatMul in[2]) read as absent. */
+static bool run_onnx_gemm(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
+{
+    kc_gemm_params p = {.alpha = 1.0f, .act = {KC_ACT_IDENTITY, 0, 0}};
+    if (n->op == IR_OP_Gemm) {
+        p.trans_a = ir_get_int(n, "transA") != 0;
+        p.trans_b = ir_get_int(n, "transB") != 0;
+        p.alpha = (float)ir_get_float(n, "alpha");
+        p.beta = (float)ir_get_float(n, "beta");
+    }
+    const kc_tensor *c = n->op == IR_OP_Gemm ? &in[2] : &in[3];
+    return kc_gemm_epilogue(ex->kc, &in[0], &in[1], &in[3], c, &out[0], &p) || cuda_failed(ex, n);
+}
+
 /* Dispatches a GPU node to its kernel; in/out are device tensors (data NULL when omitted). */
 static bool run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
 {
     kc_context *kc = ex->kc;
-    int axis;
+    int axis = 0; /* set by axis_of before any use; gcc -O3 cannot see it */
     switch (n->op) {
-    case IR_OP_FusedConvAct: return run_conv(ex, n, in, out);
+    case IR_OP_FusedConvAct:
+    case IR_OP_Conv: return run_conv(ex, n, in, out);
+    case IR_OP_MatMul:
+    case IR_OP_Gemm: return run_onnx_gemm(ex, n, in, out);
+    case IR_OP_MaxPool:
+    case IR_OP_AveragePool: return run_pool(ex, n, &in[0], &out[0]);
+    case IR_OP_Softmax:
+        return axis_of(ex, n, in[0].rank, &axis) &&
+               (kc_softmax(kc, &in[0], &in[3], &out[0], axis, 1.0f) || cuda_failed(ex, n));
+    case IR_OP_LayerNormalization:
+        return axis_of(ex, n, in[0].rank, &axis) &&
+               (kc_norm(kc, KC_NORM_LAYER, &in[0], NULL, &in[1], &in[2], &out[0], NULL, axis,
+                        (float)ir_get_float(n, "epsilon")) ||
+                cuda_failed(ex, n));
     case IR_OP_SeparableConv: return run_separable(ex, n, in, out);
     case IR_OP_GemmEpilogue: return run_gemm(ex, n, in, out);
     case IR_OP_FusedQKV: {
@@ -514,8 +568,364 @@ static bool run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_t
 
 enum { MAX_NODE_IO = 64 };
 
+/* Device buffers for n's outputs, as device tensors in out. */
+static bool alloc_outputs(executor *ex, ir_node *n, kc_tensor *out)
+{
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        slot *s = &ex->slots[n->outputs[k]->id];
+        if (!(s->dev = dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[k]->name)))
+            return cuda_failed(ex, n);
+        if (!device_tensor(ex, n, n->outputs[k], s->dev->ptr, &out[k]))
+            return false;
+    }
+    return true;
+}
+
+/* A plain elementwise op as its ElementwiseChain expression: only the inputs the expression reads
+ * go to the device (not Expand's shape, nor a Clip bound that is absent). */
+static bool run_ew_op(executor *ex, ir_node *n)
+{
+    kn_cuda_ew_expr e;
+    char why[KN_WHY_SIZE];
+    if (!kn_cuda_ew_expand(ex->scratch_arena, n, &e, why))
+        return report(ex, n, "%s", why);
+    kc_tensor in[KN_CUDA_EW_MAX_INPUTS], out;
+    const kc_tensor *ptrs[KN_CUDA_EW_MAX_INPUTS];
+    for (uint32_t i = 0; i < e.ninputs; i++) {
+        ir_value *v = n->inputs[e.inputs[i]];
+        void *ptr = ensure_dev(ex, v, n);
+        if (!ptr || !device_tensor(ex, n, v, ptr, &in[i]))
+            return false;
+        if (e.per_channel && i > 0) { /* [C] as [C, 1, ...] against [N, C, ...] */
+            int64_t c = in[i].numel;
+            in[i].rank = in[0].rank - 1;
+            for (int d = 0; d < in[i].rank; d++)
+                in[i].dims[d] = d == 0 ? c : 1;
+        }
+        ptrs[i] = &in[i];
+    }
+    if (n->noutputs != 1 || !alloc_outputs(ex, n, &out))
+        return n->noutputs != 1 ? report(ex, n, "one output expected") : false;
+    return kc_ewchain(ex->kc, e.body, ptrs, (int)e.ninputs, &out) || cuda_failed(ex, n);
+}
+
+static bool is_movement(ir_op op)
+{
+    return op == IR_OP_Transpose || op == IR_OP_Slice || op == IR_OP_Concat || op == IR_OP_Split;
+}
+
+/* Slice's integer input i read on the host as int64 (NULL when absent). */
+static bool host_ints(executor *ex, ir_node *n, uint32_t i, const int64_t **out, int *count)
+{
+    *out = NULL, *count = 0;
+    ir_value *v = i < n->ninputs ? n->inputs[i] : NULL;
+    if (!v)
+        return true;
+    const void *data = ensure_host(ex, v, n);
+    if (!data)
+        return false;
+    const slot *s = &ex->slots[v->id];
+    int64_t numel;
+    FR_CHECK(ir_type_numel(&s->type, &numel));
+    if (numel > 2 * IR_MAX_RANK || (s->type.dtype != IR_I64 && s->type.dtype != IR_I32))
+        return report(ex, n, "input %u must hold at most %d i32/i64 values", i, 2 * IR_MAX_RANK);
+    int64_t *vals = ar_alloc_array(ex->scratch_arena, (size_t)(numel ? numel : 1), sizeof *vals);
+    for (int64_t k = 0; k < numel; k++)
+        vals[k] = s->type.dtype == IR_I64 ? ((const int64_t *)data)[k]
+                                          : ((const int32_t *)data)[k];
+    *out = vals, *count = (int)numel;
+    return true;
+}
+
+/* Transpose, Slice, Concat, Split: strided copies of raw elements (any dtype). */
+static bool run_move_op(executor *ex, ir_node *n)
+{
+    rt_move_io io = {0};
+    if (n->ninputs > RT_MOVE_MAX_INPUTS || n->noutputs > RT_MOVE_MAX_PLANS)
+        return report(ex, n, "too many operands for the CUDA copy");
+    uint32_t data_inputs = n->op == IR_OP_Concat ? n->ninputs : 1;
+    const void *src[RT_MOVE_MAX_INPUTS];
+    for (uint32_t i = 0; i < data_inputs; i++) {
+        if (!(src[i] = ensure_dev(ex, n->inputs[i], n)))
+            return false;
+        io.in_type[i] = &ex->slots[n->inputs[i]->id].type;
+    }
+    for (uint32_t i = 1; n->op == IR_OP_Slice && i < 5; i++)
+        if (!host_ints(ex, n, i, &io.ints[i], &io.nints[i]))
+            return false;
+    void *dst[RT_MOVE_MAX_PLANS];
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        slot *s = &ex->slots[n->outputs[k]->id];
+        if (!(s->dev = dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[k]->name)))
+            return cuda_failed(ex, n);
+        dst[k] = s->dev->ptr;
+        io.out_type[k] = &s->type;
+    }
+    kc_copy_plan plans[RT_MOVE_MAX_PLANS];
+    int nplans;
+    const char *err;
+    if (!rt_move_plans(n, &io, plans, &nplans, &err))
+        return report(ex, n, "%s", err);
+    size_t esize = ir_dtype_size(io.in_type[0]->dtype);
+    for (int k = 0; k < nplans; k++) {
+        const void *from = src[n->op == IR_OP_Concat ? k : 0];
+        void *to = dst[n->op == IR_OP_Split ? k : 0];
+        if (!kc_strided_copy(ex->kc, from, to, esize, &plans[k]))
+            return cuda_failed(ex, n);
+    }
+    return true;
+}
+
+/* v's device copy as a kc_tensor of shape only (the raw-byte kernels do not read its dtype). */
+static bool raw_tensor(executor *ex, const ir_node *n, ir_value *v, kc_tensor *t)
+{
+    *t = (kc_tensor){0};
+    void *ptr = ensure_dev(ex, v, n);
+    if (!ptr)
+        return false;
+    const slot *s = &ex->slots[v->id];
+    t->rank = s->type.rank;
+    memcpy(t->dims, s->type.dims, sizeof t->dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
+    FR_CHECK(ir_type_numel(&s->type, &t->numel));
+    t->data = ptr;
+    return true;
+}
+
+/* A device buffer for n's only output as a kc_tensor of shape only. */
+static bool raw_output(executor *ex, ir_node *n, kc_tensor *t)
+{
+    slot *s = &ex->slots[n->outputs[0]->id];
+    if (!(s->dev = dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[0]->name)))
+        return cuda_failed(ex, n);
+    *t = (kc_tensor){.rank = s->type.rank, .data = s->dev->ptr};
+    memcpy(t->dims, s->type.dims, sizeof t->dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
+    FR_CHECK(ir_type_numel(&s->type, &t->numel));
+    return true;
+}
+
+/* Gather: the indices are checked on the host (an index outside [-dim, dim) is the CPU kernel's
+ * error too), then read by the kernel from their device copy. */
+static bool run_gather(executor *ex, ir_node *n)
+{
+    kc_tensor data, idx, y;
+    if (!raw_tensor(ex, n, n->inputs[0], &data) || !raw_tensor(ex, n, n->inputs[1], &idx) ||
+        !raw_output(ex, n, &y))
+        return false;
+    int64_t axis = ir_get_int(n, "axis");
+    axis += axis < 0 ? data.rank : 0;
+    if (axis < 0 || axis >= data.rank)
+        return report(ex, n, "axis %lld is out of range for rank %d",
+                      (long long)ir_get_int(n, "axis"), data.rank);
+    ir_dtype it = ex->slots[n->inputs[1]->id].type.dtype;
+    const void *host = ensure_host(ex, n->inputs[1], n);
+    if (!host)
+        return false;
+    int64_t dim = data.dims[axis], outer = 1, inner = 1;
+    for (int64_t j = 0; j < idx.numel; j++) {
+        int64_t i = it == IR_I64 ? ((const int64_t *)host)[j] : ((const int32_t *)host)[j];
+        if (i < -dim || i >= dim)
+            return report(ex, n, "index %lld is out of range for axis %lld of size %lld",
+                          (long long)i, (long long)axis, (long long)dim);
+    }
+    for (int d = 0; d < data.rank; d++)
+        *(d < axis ? &outer : &inner) *= d == axis ? 1 : data.dims[d];
+    size_t esize = ir_dtype_size(ex->slots[n->inputs[0]->id].type.dtype);
+    return kc_gather(ex->kc, data.data, esize, outer, dim, inner, idx.data, it == IR_I64,
+                     idx.numel, y.data) ||
+           cuda_failed(ex, n);
+}
+
+static bool run_where(executor *ex, ir_node *n)
+{
+    kc_tensor c, x, z, y;
+    if (!raw_tensor(ex, n, n->inputs[0], &c) || !raw_tensor(ex, n, n->inputs[1], &x) ||
+        !raw_tensor(ex, n, n->inputs[2], &z) || !raw_output(ex, n, &y))
+        return false;
+    size_t esize = ir_dtype_size(ex->slots[n->inputs[1]->id].type.dtype);
+    return kc_where(ex->kc, &c, &x, &z, esize, &y) || cuda_failed(ex, n);
+}
+
+/* The typed kernels' element type of a storage dtype (false: none takes it). */
+static bool elem_of(ir_dtype dt, kc_elem *out)
+{
+    switch (dt) {
+    case IR_F32: *out = KC_E_F32; return true;
+    case IR_F16: *out = KC_E_F16; return true;
+    case IR_BF16: *out = KC_E_BF16; return true;
+    case IR_I8: *out = KC_E_I8; return true;
+    case IR_U8: *out = KC_E_U8; return true;
+    case IR_I32: *out = KC_E_I32; return true;
+    case IR_I64: *out = KC_E_I64; return true;
+    case IR_BOOL: *out = KC_E_BOOL; return true;
+    default: return false;
+    }
+}
+
+/* Cast, Equal, Less, Greater, Not on the typed kernels. */
+static bool run_typed(executor *ex, ir_node *n)
+{
+    kc_tensor a, b = {0}, y;
+    kc_elem at, yt;
+    bool binary = n->op != IR_OP_Cast && n->op != IR_OP_Not;
+    if (!raw_tensor(ex, n, n->inputs[0], &a) || (binary && !raw_tensor(ex, n, n->inputs[1], &b)) ||
+        !raw_output(ex, n, &y))
+        return false;
+    if (!elem_of(ex->slots[n->inputs[0]->id].type.dtype, &at) ||
+        !elem_of(ex->slots[n->outputs[0]->id].type.dtype, &yt))
+        return report(ex, n, "a dtype no CUDA kernel takes");
+    if (n->op == IR_OP_Cast)
+        return kc_cast(ex->kc, a.data, at, y.data, yt, y.numel) || cuda_failed(ex, n);
+    kc_compare_op op = n->op == IR_OP_Equal  ? KC_CMP_EQUAL
+                       : n->op == IR_OP_Less ? KC_CMP_LESS
+                       : n->op == IR_OP_Not  ? KC_CMP_NOT
+                                             : KC_CMP_GREATER;
+    return kc_compare(ex->kc, op, &a, &b, at, &y) || cuda_failed(ex, n);
+}
+
+/* Pad: amounts and mode as the CPU reads them; the constant (input 2, default 0) converted to the
+ * element type as the CPU kernel converts it (floats through f32, then the 16-bit storage). */
+static bool run_pad(executor *ex, ir_node *n)
+{
+    kc_tensor x, y;
+    const int64_t *pads, *axes;
+    int npads, naxes;
+    if (!raw_tensor(ex, n, n->inputs[0], &x) || !raw_output(ex, n, &y) ||
+        !host_ints(ex, n, 1, &pads, &npads) || !host_ints(ex, n, 3, &axes, &naxes))
+        return false;
+    int64_t before[IR_MAX_RANK];
+    kc_pad_mode mode;
+    const char *err;
+    if (!pads || !rt_pad_plan(n, x.rank, pads, npads, axes, naxes, before, &mode, &err))
+        return report(ex, n, "%s", pads ? err : "the pads input is missing");
+    ir_dtype dt = ex->slots[n->inputs[0]->id].type.dtype;
+    double v = 0;
+    ir_value *cv = n->ninputs > 2 ? n->inputs[2] : NULL;
+    if (cv && (dt == IR_F32 || dt == IR_F16 || dt == IR_BF16)) {
+        const void *h = ensure_host(ex, cv, n);
+        if (!h)
+            return false;
+        v = dt == IR_F32 ? ((const float *)h)[0]
+            : dt == IR_F16 ? f16_to_f32(((const uint16_t *)h)[0])
+                           : bf16_to_f32(((const uint16_t *)h)[0]);
+    } else if (cv) {
+        const void *h = ensure_host(ex, cv, n);
+        if (!h)
+            return false;
+        switch (dt) {
+        case IR_I8: v = ((const int8_t *)h)[0]; break;
+        case IR_U8:
+        case IR_BOOL: v = ((const uint8_t *)h)[0]; break;
+        case IR_I32: v = ((const int32_t *)h)[0]; break;
+        case IR_I64: v = (double)((const int64_t *)h)[0]; break;
+        default: return report(ex, n, "%s: no CUDA Pad takes it", ir_dtype_name(dt));
+        }
+    }
+    uint64_t fill = 0;
+    if (dt == IR_F32 || dt == IR_F16 || dt == IR_BF16) {
+        float f = (float)v;
+        uint16_t h = dt == IR_F16 ? f32_to_f16(f) : f32_to_bf16(f);
+        if (dt == IR_F32)
+            memcpy(&fill, &f, sizeof f);
+        else
+            memcpy(&fill, &h, sizeof h);
+    } else {
+        kn_tensor t = {.dtype = dt, .rank = 0, .numel = 1, .data = &fill};
+        kn_set_f64(&t, 0, v);
+    }
+    size_t esize = ir_dtype_size(dt);
+    return kc_pad(ex->kc, x.data, esize, x.rank, x.dims, y.dims, before, mode, fill, y.data) ||
+           cuda_failed(ex, n);
+}
+
+/* Tile (the repeats are the inferred output shape) and Trilu (k read on the host). */
+static bool run_tile_trilu(executor *ex, ir_node *n)
+{
+    kc_tensor x, y;
+    if (!raw_tensor(ex, n, n->inputs[0], &x) || !raw_output(ex, n, &y))
+        return false;
+    size_t esize = ir_dtype_size(ex->slots[n->inputs[0]->id].type.dtype);
+    if (n->op == IR_OP_Tile)
+        return kc_tile(ex->kc, x.data, esize, x.rank, x.dims, y.dims, y.data) ||
+               cuda_failed(ex, n);
+    const int64_t *k = NULL;
+    int nk = 0;
+    if (!host_ints(ex, n, 1, &k, &nk))
+        return false;
+    if (k && nk != 1)
+        return report(ex, n, "k must be a scalar");
+    return kc_trilu(ex->kc, x.data, esize, x.rank, x.dims, ir_get_int(n, "upper") != 0,
+                    k ? k[0] : 0, y.data) ||
+           cuda_failed(ex, n);
+}
+
+static bool reduce_kind_of(ir_op op, kc_reduce_kind *out)
+{
+    switch (op) {
+    case IR_OP_ReduceSum: *out = KC_REDUCE_SUM; return true;
+    case IR_OP_ReduceMean: *out = KC_REDUCE_MEAN; return true;
+    case IR_OP_ReduceMax: *out = KC_REDUCE_MAX; return true;
+    case IR_OP_ReduceMin: *out = KC_REDUCE_MIN; return true;
+    case IR_OP_GlobalAveragePool: *out = KC_REDUCE_MEAN; return true;
+    default: return false;
+    }
+}
+
+/* ReduceSum/Mean/Max/Min: the axes from input 1 (read on the host) or the attribute, as the CPU
+ * kernel reads them; empty axes reduce everything unless noop_with_empty_axes (then no axis). */
+static bool run_reduce_op(executor *ex, ir_node *n, kc_reduce_kind kind)
+{
+    const int64_t *axes = NULL;
+    int naxes = 0;
+    static const int64_t spatial[] = {2, 3, 4, 5, 6, 7};
+    if (n->op == IR_OP_GlobalAveragePool) { /* the mean over every dim after N and C */
+        axes = spatial;
+        naxes = ex->slots[n->inputs[0]->id].type.rank - 2;
+        if (naxes < 1)
+            return report(ex, n, "GlobalAveragePool needs [N, C, spatial...]");
+    } else if (n->ninputs > 1 && n->inputs[1]) {
+        if (!host_ints(ex, n, 1, &axes, &naxes))
+            return false;
+    } else {
+        naxes = (int)ir_get_ints(n, "axes", &axes);
+    }
+    kc_tensor x, y;
+    void *ptr = ensure_dev(ex, n->inputs[0], n);
+    if (!ptr || !device_tensor(ex, n, n->inputs[0], ptr, &x) || !alloc_outputs(ex, n, &y))
+        return false;
+    bool mask[IR_MAX_RANK];
+    bool noop = naxes == 0 && ir_get_int(n, "noop_with_empty_axes") != 0;
+    for (int d = 0; d < x.rank; d++)
+        mask[d] = naxes == 0 && !noop;
+    for (int i = 0; i < naxes; i++) {
+        int64_t a = axes[i] < 0 ? axes[i] + x.rank : axes[i];
+        if (a < 0 || a >= x.rank)
+            return report(ex, n, "axis %lld is out of range for rank %d", (long long)axes[i],
+                          x.rank);
+        mask[a] = true;
+    }
+    return kc_reduce(ex->kc, kind, &x, mask, &y) || cuda_failed(ex, n);
+}
+
 static bool run_gpu_node(executor *ex, ir_node *n)
 {
+    kc_reduce_kind reduce;
+    if (kn_cuda_ew_op_listed(n->op))
+        return run_ew_op(ex, n);
+    if (reduce_kind_of(n->op, &reduce))
+        return run_reduce_op(ex, n, reduce);
+    if (is_movement(n->op))
+        return run_move_op(ex, n);
+    if (n->op == IR_OP_Gather)
+        return run_gather(ex, n);
+    if (n->op == IR_OP_Where)
+        return run_where(ex, n);
+    if (n->op == IR_OP_Tile || n->op == IR_OP_Trilu)
+        return run_tile_trilu(ex, n);
+    if (n->op == IR_OP_Pad)
+        return run_pad(ex, n);
+    if (n->op == IR_OP_Cast || n->op == IR_OP_Equal || n->op == IR_OP_Less ||
+        n->op == IR_OP_Greater || n->op == IR_OP_Not)
+        return run_typed(ex, n);
     kc_tensor in[MAX_NODE_IO], out[3];
     if (n->ninputs > MAX_NODE_IO || n->noutputs > 3)
         return report(ex, n, "too many operands for the CUDA executor");
@@ -528,14 +938,7 @@ static bool run_gpu_node(executor *ex, ir_node *n)
         if ((v && !ptr) || !device_tensor(ex, n, v, ptr, &in[i]))
             return false;
     }
-    for (uint32_t k = 0; k < n->noutputs; k++) {
-        slot *s = &ex->slots[n->outputs[k]->id];
-        if (!(s->dev = dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[k]->name)))
-            return cuda_failed(ex, n);
-        if (!device_tensor(ex, n, n->outputs[k], s->dev->ptr, &out[k]))
-            return false;
-    }
-    return run_kernel(ex, n, in, out);
+    return alloc_outputs(ex, n, out) && run_kernel(ex, n, in, out);
 }
 
 /* ---- CPU nodes ---- */
@@ -679,14 +1082,37 @@ static double now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Whether a CUDA kernel runs n as its types now are; why not in why (KN_WHY_SIZE). */
+static bool gpu_can_run(const executor *ex, const ir_node *n, char *why)
+{
+    if (kn_fused_entry_get(n->op))
+        return kn_supports(ex->g, n, KN_BACKEND_CUDA, why);
+    return kn_cuda_onnx_supports(ex->g, n, why);
+}
+
+/* Placement on the run's static shapes: a node placed on the GPU for the graph's (possibly
+ * symbolic) types whose kernel refuses the real ones (an int8 K not a multiple of 4, a head dim
+ * above 128, ...) runs on the CPU instead of failing in the kernel. */
+static void recheck_placement(executor *ex, const ir_node *n)
+{
+    char why[KN_WHY_SIZE];
+    if (ex->on_gpu[n->id] && !gpu_can_run(ex, n, why)) {
+        ex->on_gpu[n->id] = false;
+        ex->cpu_why[n->id] = ar_printf(ex->res->arena, "on the run's shapes: %s", why);
+    }
+}
+
 static bool run_node(executor *ex, ir_node *n)
 {
     if (!infer_node(ex, n))
         return false;
+    recheck_placement(ex, n);
     double start = ex->opts->time ? now() : 0;
+    ex->ran_on_cpu[n->id] = false;
     if (!try_view(ex, n)) {
         for (uint32_t k = 0; k < n->noutputs; k++)
             ex->res->memory.intermediate_bytes += ex->slots[n->outputs[k]->id].nbytes;
+        ex->ran_on_cpu[n->id] = !ex->on_gpu[n->id];
         if (!(ex->on_gpu[n->id] ? run_gpu_node(ex, n) : run_cpu_node(ex, n)))
             return false;
     }
@@ -738,14 +1164,31 @@ static void end_run(executor *ex)
     ex->scratch.len = 0;
 }
 
-/* Decides where each node runs. */
+/* Decides where each node runs on the graph's types (run_node asks again on static shapes). */
 static void place_nodes(executor *ex)
 {
-    char why[KN_WHY_SIZE];
     for (size_t i = 0; i < ex->g->nodes.len; i++) {
         ir_node *n = ex->g->nodes.items[i];
-        ex->on_gpu[n->id] = !n->dead && kn_fused_entry_get(n->op) &&
-                            kn_supports(ex->g, n, KN_BACKEND_CUDA, why);
+        char why[KN_WHY_SIZE] = "";
+        ex->on_gpu[n->id] = !n->dead && gpu_can_run(ex, n, why);
+        ex->cpu_why[n->id] = ex->on_gpu[n->id] ? NULL : ar_printf(ex->res->arena, "%s", why);
+    }
+}
+
+/* The nodes a CPU kernel ran in this run, in graph order, with the reason. */
+static void collect_fallbacks(executor *ex)
+{
+    size_t count = 0;
+    for (size_t i = 0; i < ex->g->nodes.len; i++)
+        count += ex->ran_on_cpu[ex->g->nodes.items[i]->id];
+    ex->res->fallbacks = ar_alloc_array(ex->res->arena, count ? count : 1,
+                                        sizeof *ex->res->fallbacks);
+    ex->res->nfallbacks = 0;
+    for (size_t i = 0; i < ex->g->nodes.len; i++) {
+        const ir_node *n = ex->g->nodes.items[i];
+        if (ex->ran_on_cpu[n->id])
+            ex->res->fallbacks[ex->res->nfallbacks++] =
+                (rt_fallback){n->outputs[0]->name, n->op, ex->cpu_why[n->id]};
     }
 }
 
@@ -761,7 +1204,9 @@ static bool setup(executor *ex, ir_graph *g, const rt_tensor *inputs, size_t nin
     ex->saved = malloc((nvalues ? nvalues : 1) * sizeof *ex->saved);
     ex->symbols = malloc((g->symbols.len ? g->symbols.len : 1) * sizeof *ex->symbols);
     ex->on_gpu = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *ex->on_gpu);
-    FR_CHECK(ex->slots && ex->saved && ex->symbols && ex->on_gpu);
+    ex->cpu_why = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *ex->cpu_why);
+    ex->ran_on_cpu = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *ex->ran_on_cpu);
+    FR_CHECK(ex->slots && ex->saved && ex->symbols && ex->on_gpu && ex->cpu_why && ex->ran_on_cpu);
     for (size_t i = 0; i < g->symbols.len; i++)
         ex->symbols[i] = -1;
     ir_compute_uses(g);
@@ -805,6 +1250,8 @@ static void teardown(executor *ex)
     free(ex->saved);
     free(ex->symbols);
     free(ex->on_gpu);
+    free(ex->cpu_why);
+    free(ex->ran_on_cpu);
     vec_free(&ex->kin);
     vec_free(&ex->kout);
     vec_free(&ex->scratch);
@@ -817,6 +1264,53 @@ bool rt_cuda_available(char *why, size_t size)
     return kc_device_count(&count, why, size);
 }
 
+/* Fails (reported) unless every node that launches work is on the GPU: a CUDA graph cannot hold
+ * a CPU kernel or a copy to the host. */
+static bool all_on_gpu(executor *ex, const char *what)
+{
+    for (size_t i = 0; i < ex->g->nodes.len; i++) {
+        ir_node *n = ex->g->nodes.items[i];
+        if (!n->dead && !ex->on_gpu[n->id] && !(ir_op_info_get(n->op)->flags & IR_OPF_VIEW))
+            return report(ex, n, "%s needs every node on the GPU; %s runs on the CPU: %s", what,
+                          ir_op_name(n->op), ex->cpu_why[n->id]);
+    }
+    return true;
+}
+
+/* Captures the next run of the nodes as a CUDA graph (run_nodes' work is recorded, not done). */
+static bool capture_run(executor *ex)
+{
+    if (!all_on_gpu(ex, "CUDA graph capture"))
+        return false;
+    ex->capturing = true;
+    bool ok = (kc_capture_begin(ex->kc) || cuda_failed(ex, NULL)) && run_nodes(ex);
+    ok = (kc_capture_end(ex->kc) || cuda_failed(ex, NULL)) && ok;
+    ex->capturing = false;
+    return ok;
+}
+
+/* The runs after the first (rt_options.repeat): again node by node, or, with cuda_graph, one run
+ * captured and then replayed; the outputs of the last run stay for collect_outputs. */
+static bool repeat_runs(executor *ex)
+{
+    int more = ex->opts->repeat > 1 ? ex->opts->repeat - 1 : 0;
+    if (more == 0)
+        return true;
+    end_run(ex);
+    if (!ex->opts->cuda_graph) {
+        bool ok = run_nodes(ex);
+        for (int i = 1; ok && i < more; i++) {
+            end_run(ex);
+            ok = run_nodes(ex);
+        }
+        return ok;
+    }
+    bool ok = capture_run(ex);
+    for (int i = 0; ok && i < more; i++)
+        ok = kc_graph_replay(ex->kc) || cuda_failed(ex, NULL);
+    return ok;
+}
+
 bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
                  rt_result *out, dg_context *dg)
 {
@@ -826,9 +1320,12 @@ bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_
         return false;
     }
     bool ok = setup(&ex, g, inputs, ninputs, opts, out, dg) && run_nodes(&ex) &&
-              collect_outputs(&ex) && (kc_sync(ex.kc) || cuda_failed(&ex, NULL));
+              repeat_runs(&ex) && collect_outputs(&ex) &&
+              (kc_sync(ex.kc) || cuda_failed(&ex, NULL));
     if (ok && ex.opts->time)
         rt_collect_times(ex.res, ex.times);
+    if (ok)
+        collect_fallbacks(&ex);
     teardown(&ex);
     if (ok && ex.oob) /* found when the outputs' and weights' buffers were freed */
         ok = report(&ex, NULL, "%s", ex.oob);
@@ -854,16 +1351,9 @@ bool rt_cuda_time(ir_graph *g, const rt_options *opts, int iters, bool cuda_grap
     bool ok = setup(&ex, g, NULL, 0, opts, &res, dg) && run_nodes(&ex);
     if (ok)
         end_run(&ex); /* warm: kernels compiled, algorithms chosen, weights uploaded */
-    for (size_t i = 0; ok && cuda_graph && i < g->nodes.len; i++) {
-        ir_node *n = g->nodes.items[i];
-        if (!n->dead && !ex.on_gpu[n->id] && !(ir_op_info_get(n->op)->flags & IR_OPF_VIEW))
-            ok = report(&ex, n, "CUDA graph capture needs every node on the GPU; %s runs on the "
-                                "CPU", ir_op_name(n->op));
-    }
     if (ok && cuda_graph) {
-        ok = (kc_capture_begin(ex.kc) || cuda_failed(&ex, NULL)) && run_nodes(&ex);
+        ok = capture_run(&ex);
         end_run(&ex);
-        ok = (kc_capture_end(ex.kc) || cuda_failed(&ex, NULL)) && ok;
     }
     float elapsed = 0;
     ok = ok && (kc_timer_start(ex.kc) || cuda_failed(&ex, NULL));

@@ -31,8 +31,13 @@ typedef struct rt_options {
                       * floats uniform in [-1, 1), i8/u8 over their whole range, bool 0 or 1, and
                       * i32/i64 (indices, shapes) zero */
     bool time;       /* collect wall time per node class */
-    bool sentinels;  /* CUDA: guard bytes around every device buffer, checked when it is freed
-                      * (the GPU tests' out-of-bounds write detector) */
+    bool sentinels;  /* CUDA: guard bytes before every device buffer and right after the size
+                      * asked for, checked when it is freed (the GPU tests' out-of-bounds write
+                      * detector) */
+    int repeat;      /* CUDA: run the graph this many times (0 or 1: once); the outputs are the
+                      * last run's (the GPU tests' check that state does not leak between runs) */
+    bool cuda_graph; /* CUDA, with repeat > 1: the runs after the first are one run captured as
+                      * a CUDA graph and replayed (every node must be on the GPU) */
     const rt_dim *dims; /* sizes of symbolic dims that no given tensor binds */
     size_t ndims;
     uint64_t memory_budget; /* bytes the inputs and intermediates of a run may take, checked
@@ -56,6 +61,13 @@ typedef struct rt_memory {
     size_t reuses;             /* requests served by a released buffer */
 } rt_memory;
 
+/* A node that a CUDA run (rt_run_cuda) ran on its CPU kernel, and why no CUDA kernel took it. */
+typedef struct rt_fallback {
+    const char *node; /* its first output's name */
+    ir_op op;
+    const char *why;
+} rt_fallback;
+
 typedef struct rt_result {
     ar_arena *arena;      /* owns everything below */
     rt_tensor *outputs;   /* in g->outputs order */
@@ -65,6 +77,8 @@ typedef struct rt_result {
     rt_memory memory;
     rt_op_time *times;    /* with opts->time: ops that ran, most time first */
     size_t ntimes;
+    rt_fallback *fallbacks; /* rt_run_cuda: the nodes that ran on the CPU, in graph order */
+    size_t nfallbacks;
 } rt_result;
 
 /* Runs a validated graph on the CPU. `inputs` (may be NULL) are matched to graph inputs by name;
@@ -92,11 +106,11 @@ uint64_t rt_available_memory(void);
 bool rt_check_budget(ir_graph *g, const rt_tensor *given, size_t ngiven, const rt_options *opts,
                      bool reference, dg_context *dg);
 
-/* The CUDA backend (runtime/cuda_executor.c, docs/cuda.md). Fused nodes that a CUDA kernel
- * supports run on the GPU, every other node on its CPU reference kernel; values move between host
- * and device only when the other side reads them. Same contract as rt_run_cpu; memory reports the
- * device pool. Fails with a located error when the build has no CUDA backend or the machine no
- * device. */
+/* The CUDA backend (runtime/cuda_executor.c, docs/cuda.md). Nodes that a CUDA kernel supports on
+ * the run's shapes run on the GPU, every other node on its CPU reference kernel (listed in
+ * fallbacks); values move between host and device only when the other side reads them. Same
+ * contract as rt_run_cpu; memory reports the device pool. Fails with a located error when the
+ * build has no CUDA backend or the machine no device. */
 bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
                  rt_result *out, dg_context *dg);
 /* Whether this build has a CUDA backend and the machine a device; why not otherwise. */

@@ -35,3 +35,13 @@ if ! "$venv/bin/python" -c "import onnxruntime, numpy" 2>/dev/null; then
   /usr/bin/python3 -m venv --system-site-packages "$venv"
   "$venv/bin/pip" install -q onnxruntime numpy
 fi
+
+# The GPU resource test (tests/gpu/resources.py) reads the CUDA module with cuobjdump. A toolkit
+# that ships nvcc without it gets NVIDIA's cuobjdump wheel of the same major version in the venv.
+nvcc=$(command -v nvcc || { [ -x /usr/local/cuda/bin/nvcc ] && echo /usr/local/cuda/bin/nvcc; } || true)
+if [ -n "$nvcc" ] && [ ! -x "$(dirname "$nvcc")/cuobjdump" ] && ! command -v cuobjdump >/dev/null &&
+   ! compgen -G "$venv/lib/python3*/site-packages/nvidia/*/bin/cuobjdump" >/dev/null; then
+  major=$("$nvcc" --version | sed -n 's/.*release \([0-9]*\)\..*/\1/p')
+  echo "setup: installing nvidia-cuda-cuobjdump $major.x into $venv"
+  "$venv/bin/pip" install -q "nvidia-cuda-cuobjdump>=$major,<$((major + 1))"
+fi

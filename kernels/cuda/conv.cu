@@ -87,8 +87,23 @@ static bool make_descs(kc_context *ctx, const kc_tensor *x, const kc_tensor *w, 
     return true;
 }
 
-// The algorithm for this shape: from the cache, or cuDNN's best heuristic choice (IMPLICIT_PRECOMP
-// _GEMM when the fused call runs Identity).
+// The most workspace a convolution may take: cuDNN's fastest algorithm can ask for gigabytes,
+// which the shared workspace would then hold for the executor's life.
+constexpr size_t CONV_MAX_WORKSPACE = (size_t)512 << 20;
+
+// Whether a heuristic entry may serve: for f32 only FMA or DEFAULT entries (TENSOR_OP ones are
+// TF32 kernels), which then run with FMA math (DEFAULT would allow TF32 on sm_80+); 16-bit data
+// takes any math type.
+static bool math_allowed(kc_dtype dt, cudnnMathType_t m)
+{
+    return dt != KC_F32 || m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;
+}
+
+// The algorithm for this shape: from the cache, or cuDNN's best heuristic choice
+// (IMPLICIT_PRECOMP_GEMM when the fused call runs Identity) among those that succeed, need at most
+// CONV_MAX_WORKSPACE and use an allowed math type. The descriptor's math type is set to the
+// choice's (cuDNN's contract: the algorithm runs with the math type it was listed with), FMA for
+// f32 whatever the entry says.
 static bool choose_algo(kc_context *ctx, const kc_tensor *x, const kc_tensor *w,
                         const kc_conv_params *p, bool fused_identity, conv_descs &d,
                         kc_conv_choice *out)
@@ -105,26 +120,36 @@ static bool choose_algo(kc_context *ctx, const kc_tensor *x, const kc_tensor *w,
     auto hit = ctx->conv_cache.find(key);
     if (hit != ctx->conv_cache.end()) {
         *out = hit->second;
-        return true;
+        return KC_CHECK(ctx, cudnnSetConvolutionMathType(d.conv, out->math));
     }
-    kc_conv_choice c = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 0};
+    const cudnnMathType_t wanted = x->dtype == KC_F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+    kc_conv_choice c = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM, 0, wanted};
     if (!fused_identity) {
-        cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+        cudnnConvolutionFwdAlgoPerf_t perf[2 * CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
         int n = 0;
         if (!KC_CHECK(ctx, cudnnGetConvolutionForwardAlgorithm_v7(
-                               ctx->dnn, d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-                               &n, perf)))
+                               ctx->dnn, d.x, d.w, d.conv, d.y,
+                               2 * CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, perf)))
             return false;
         int i = 0;
-        while (i < n && perf[i].status != CUDNN_STATUS_SUCCESS)
+        while (i < n && (perf[i].status != CUDNN_STATUS_SUCCESS ||
+                         perf[i].memory > CONV_MAX_WORKSPACE ||
+                         !math_allowed(x->dtype, perf[i].mathType)))
             i++;
         if (i == n)
-            return KC_FAIL(ctx, "conv: cuDNN has no algorithm for this convolution");
+            return KC_FAIL(ctx, "conv: cuDNN has no algorithm for this convolution within %zu MiB "
+                                "of workspace%s",
+                           CONV_MAX_WORKSPACE >> 20, x->dtype == KC_F32 ? " and FMA math" : "");
         c.algo = perf[i].algo;
+        c.math = x->dtype == KC_F32 ? CUDNN_FMA_MATH : perf[i].mathType;
     }
-    if (!KC_CHECK(ctx, cudnnGetConvolutionForwardWorkspaceSize(ctx->dnn, d.x, d.w, d.conv, d.y,
+    if (!KC_CHECK(ctx, cudnnSetConvolutionMathType(d.conv, c.math)) ||
+        !KC_CHECK(ctx, cudnnGetConvolutionForwardWorkspaceSize(ctx->dnn, d.x, d.w, d.conv, d.y,
                                                                c.algo, &c.workspace)))
         return false;
+    if (c.workspace > CONV_MAX_WORKSPACE)
+        return KC_FAIL(ctx, "conv: the algorithm needs %zu bytes of workspace (at most %zu)",
+                       c.workspace, CONV_MAX_WORKSPACE);
     ctx->conv_cache[key] = c;
     *out = c;
     return true;
@@ -149,16 +174,19 @@ bool kc_conv_act(kc_context *ctx, const kc_tensor *x, const kc_tensor *w, const 
         return false;
     int64_t channels = p->nhwc ? y->dims[3] : y->dims[1];
     size_t esize = x->dtype == KC_F32 ? 4 : 2;
+    // The zero bias follows the algorithm's workspace at a 256-byte boundary (cuDNN wants its
+    // operands aligned; the workspace size is any number of bytes).
     size_t zero_bytes = ((size_t)channels * esize + 255) / 256 * 256;
-    char *ws = (char *)kc_workspace(ctx, choice.workspace + zero_bytes);
+    size_t zero_at = (choice.workspace + 255) / 256 * 256;
+    char *ws = (char *)kc_workspace(ctx, zero_at + zero_bytes);
     if (!ws)
         return false;
     float one = 1.0f, zero = 0.0f;
     if (fused) {
         cudnnActivationMode_t mode =
             p->act.kind == KC_ACT_RELU ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY;
-        const void *b = has_bias ? bias->data : ws + choice.workspace; // a zero bias
-        if ((!has_bias && !kc_fill_bytes(ctx, ws + choice.workspace, 0, zero_bytes)) ||
+        const void *b = has_bias ? bias->data : ws + zero_at; // a zero bias
+        if ((!has_bias && !kc_fill_bytes(ctx, ws + zero_at, 0, zero_bytes)) ||
             !KC_CHECK(ctx, cudnnSetActivationDescriptor(d.act, mode, CUDNN_PROPAGATE_NAN, 0.0)))
             return false;
         // Without a residual, z aliases y with alpha2 = 0 (cuDNN allows it).

@@ -188,6 +188,80 @@ bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const
 bool kc_ewchain(kc_context *ctx, const char *body, const kc_tensor *const *inputs, int ninputs,
                 kc_tensor *y);
 
+/* ---- data movement (movement.cu) ---------------------------------------------------------- */
+
+/* dst[dst_base + sum(i_d * dst_strides[d])] = src[src_base + sum(i_d * src_strides[d])] for every
+ * index i of dims (element offsets; source strides may be 0 or negative): Transpose, Slice, Concat
+ * and Split. Elements of esize bytes (1, 2, 4 or 8), moved unchanged. */
+typedef struct kc_copy_plan {
+    int rank;
+    int64_t dims[KC_MAX_RANK];
+    int64_t src_strides[KC_MAX_RANK], dst_strides[KC_MAX_RANK];
+    int64_t src_base, dst_base;
+} kc_copy_plan;
+bool kc_strided_copy(kc_context *ctx, const void *src, void *dst, size_t esize,
+                     const kc_copy_plan *plan);
+
+/* Gather along one axis: y[o, j, k] = data[o, indices[j], k] over [outer, nidx, inner], data's
+ * axis of size dim; indices i64 (idx64) or i32, already checked to lie in [-dim, dim). */
+bool kc_gather(kc_context *ctx, const void *data, size_t esize, int64_t outer, int64_t dim,
+               int64_t inner, const void *indices, bool idx64, int64_t nidx, void *y);
+/* y = cond ? x : z, numpy-broadcast to y's dims; cond is bool (one byte), x, z and y elements of
+ * esize bytes (the tensors' dtype fields are not read). */
+bool kc_where(kc_context *ctx, const kc_tensor *cond, const kc_tensor *x, const kc_tensor *z,
+              size_t esize, kc_tensor *y);
+
+/* Tile: y (out_dims) = x (in_dims) repeated, y[o] = x[o mod in_dims per axis]. */
+bool kc_tile(kc_context *ctx, const void *x, size_t esize, int rank, const int64_t *in_dims,
+             const int64_t *out_dims, void *y);
+/* Trilu: y = x with each matrix of the last two dims zeroed outside the upper (j - i >= k) or lower
+ * (j - i <= k) triangle. */
+bool kc_trilu(kc_context *ctx, const void *x, size_t esize, int rank, const int64_t *dims,
+              bool upper, int64_t k, void *y);
+
+/* Pad: y (out_dims) = x (in_dims) padded (negative pads crop) by `before` at the start of each
+ * axis, in ONNX's modes; `fill` holds the constant's bytes in the element type. */
+typedef enum { KC_PAD_CONSTANT, KC_PAD_REFLECT, KC_PAD_EDGE, KC_PAD_WRAP } kc_pad_mode;
+bool kc_pad(kc_context *ctx, const void *x, size_t esize, int rank, const int64_t *in_dims,
+            const int64_t *out_dims, const int64_t *before, kc_pad_mode mode, uint64_t fill,
+            void *y);
+
+/* ---- pooling (pool.cu) ------------------------------------------------------------------------ */
+
+/* MaxPool / AveragePool over `planes` (N * C) planes of up to 3 spatial dims (leading dims of 1
+ * when fewer), the geometry resolved by the caller as the CPU kernel resolves it. */
+typedef struct kc_pool_params {
+    int64_t planes;
+    int64_t in[3], out[3], kernel[3], strides[3], dilations[3], pad_begin[3], pad_end[3];
+    bool max, count_include_pad;
+} kc_pool_params;
+bool kc_pool(kc_context *ctx, const kc_tensor *x, kc_tensor *y, const kc_pool_params *p);
+
+/* ---- elementwise across dtypes (typed.cu) ------------------------------------------------------ */
+
+/* The element types the typed kernels address (the storage dtypes of the CPU executor they mirror). */
+typedef enum {
+    KC_E_F32, KC_E_F16, KC_E_BF16, KC_E_I8, KC_E_U8, KC_E_I32, KC_E_I64, KC_E_BOOL
+} kc_elem;
+typedef enum { KC_CMP_EQUAL, KC_CMP_LESS, KC_CMP_GREATER, KC_CMP_NOT } kc_compare_op;
+
+/* Cast of n elements with the CPU's conversions (nearest float; floats to integers truncated,
+ * saturated, NaN 0; integers wrapped; bool != 0). */
+bool kc_cast(kc_context *ctx, const void *x, kc_elem xt, void *y, kc_elem yt, int64_t n);
+/* y (bool) = a OP b broadcast, both of element type t; KC_CMP_NOT: y = !a (bool a, b unused). The
+ * tensors' dtype fields are not read. */
+bool kc_compare(kc_context *ctx, kc_compare_op op, const kc_tensor *a, const kc_tensor *b,
+                kc_elem t, kc_tensor *y);
+
+/* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
+
+typedef enum { KC_REDUCE_SUM, KC_REDUCE_MEAN, KC_REDUCE_MAX, KC_REDUCE_MIN } kc_reduce_kind;
+
+/* y = x reduced over the dims d with axes[d] (x->rank flags), y holding the kept dims in order
+ * (keepdims or not: the same layout). Float dtypes; the CPU reference's semantics. */
+bool kc_reduce(kc_context *ctx, kc_reduce_kind kind, const kc_tensor *x, const bool *axes,
+               kc_tensor *y);
+
 /* Compiles an ElementwiseChain kernel to PTX without a device (the test of the code generator);
  * false with NVRTC's log in err (KC_ERROR_SIZE bytes). */
 bool kc_ewchain_compile_check(const char *body, int ninputs, kc_dtype dtype, char *err);

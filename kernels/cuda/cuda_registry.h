@@ -19,12 +19,37 @@
 
 /* The CUDA source of an ElementwiseChain expression: one C expression over float variables
  * x0..x(n-1) calling the fr_* device functions of the NVRTC prelude (kernels/cuda/ewchain.cu),
- * e.g. "fr_mul(fr_sigmoid(fr_add(x0, x1)), fr_sub(x2, (float)(1.5)))". Allocated in arena. */
+ * e.g. "fr_mul(fr_sigmoid(fr_add(x0, x1)), fr_sub(x2, 1.5f))"; constants are exact float
+ * literals (infinities and NaN by their bits). Allocated in arena. */
 const char *kn_cuda_ewchain_source(ar_arena *arena, const ir_ew_program *prog);
 
-/* The most inputs the CUDA ElementwiseChain kernel takes (its launch parameters hold one pointer
- * and KC_MAX_RANK strides per input). */
+/* ---- plain ONNX ops on the GPU (docs/cuda.md, "Plain ONNX ops") ---- */
+
+/* Whether a CUDA kernel runs plain ONNX node n (an elementwise op of kernels/cuda/onnx_ew_table.c,
+ * MatMul, Gemm, Conv, Softmax, LayerNormalization); when not, why_not (KN_WHY_SIZE) says why, e.g.
+ * "i64: the CUDA elementwise kernels take f32, f16 or bf16". Like the fused checks, what is not
+ * known yet is not refused: the executor asks again on the run's shapes. */
+bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not);
+
 enum { KN_CUDA_EW_MAX_INPUTS = 32 };
+
+/* A plain elementwise op as an ElementwiseChain expression. */
+typedef struct kn_cuda_ew_expr {
+    const char *expr;                       /* in the expression language: "clip(x0, x1, 1e39)" */
+    const char *body;                       /* its CUDA source (kn_cuda_ewchain_source) */
+    uint32_t inputs[KN_CUDA_EW_MAX_INPUTS]; /* x<i> is the node's input inputs[i] */
+    uint32_t ninputs;
+    bool per_channel; /* inputs after the first are [C] along the first input's dim 1 */
+} kn_cuda_ew_expr;
+
+/* Whether op has a row in the elementwise table. */
+bool kn_cuda_ew_op_listed(ir_op op);
+/* The expression of node n from its table row, allocated in arena; false with why_not when the
+ * op has none or the node cannot be expressed (a NaN attribute, a missing input). */
+bool kn_cuda_ew_expand(ar_arena *arena, const ir_node *n, kn_cuda_ew_expr *out, char *why_not);
+
+/* The most inputs the CUDA ElementwiseChain kernel takes (its launch parameters hold one pointer
+ * and KC_MAX_RANK strides per input): KN_CUDA_EW_MAX_INPUTS above. */
 /* Head dims the CUDA attention kernel handles (KC_ATTENTION_MAX_HEAD_DIM). */
 enum { KN_CUDA_ATTENTION_MAX_HEAD_DIM = 128 };
 /* Depthwise channels the CUDA SeparableConv keeps per tile position (KC_SEPARABLE_MAX_CHANNELS). */

@@ -220,6 +220,10 @@ bool kn_cuda_supports_SwiGLU(const ir_graph *g, const ir_node *n, char *why_not)
     return same_float(n, 0, 2, why_not);
 }
 
+/* cuBLASLt's int8 GEMM accumulates in int32 like the CPU kernel: |a*b| <= 2^14, so K up to 2^17
+ * cannot overflow. */
+#define QGEMM_MAX_K ((int64_t)1 << 17)
+
 /* cuBLASLt's int8 GEMM needs K and N multiples of 4; the scales and bias are f32. */
 bool kn_cuda_supports_QGemm(const ir_graph *g, const ir_node *n, char *why_not)
 {
@@ -238,5 +242,156 @@ bool kn_cuda_supports_QGemm(const ir_graph *g, const ir_node *n, char *why_not)
     if ((k >= 0 && k % 4) || (nn >= 0 && nn % 4))
         return why(why_not, "K = %lld and N = %lld must be multiples of 4 for cuBLASLt's int8 GEMM",
                    (long long)k, (long long)nn);
+    if (k > QGEMM_MAX_K)
+        return why(why_not, "K = %lld could overflow the int32 accumulator (at most %lld)",
+                   (long long)k, (long long)QGEMM_MAX_K);
     return true;
+}
+
+/* ---- plain ONNX ops ---- */
+
+/* An elementwise op of the table: every input it reads float and of the output's dtype (the
+ * kernel has one storage type). */
+static bool ew_supports(const ir_node *n, char *why_not)
+{
+    if (n->op == IR_OP_Dropout && (n->noutputs > 1 || (n->ninputs > 2 && n->inputs[2])))
+        return why(why_not, "Dropout with a mask output or a training_mode input has no CUDA "
+                            "kernel (the CPU kernel checks the mode)");
+    if (n->op == IR_OP_BatchNormalization &&
+        (ir_get_int(n, "training_mode") != 0 || n->noutputs > 1))
+        return why(why_not, "BatchNormalization in training mode has no CUDA kernel");
+    ar_arena *arena = ar_new();
+    kn_cuda_ew_expr e;
+    bool ok = kn_cuda_ew_expand(arena, n, &e, why_not);
+    ir_dtype out = n->outputs[0]->type.dtype;
+    for (uint32_t i = 0; ok && i < e.ninputs; i++) {
+        const ir_type *t = in_type(n, e.inputs[i]);
+        if (!t || t->dtype == IR_DTYPE_UNKNOWN)
+            continue;
+        if (!ir_dtype_is_float(t->dtype))
+            ok = why(why_not, "%s: the CUDA elementwise kernels take f32, f16 or bf16",
+                     ir_dtype_name(t->dtype));
+        else if (out != IR_DTYPE_UNKNOWN && t->dtype != out)
+            ok = why(why_not, "input %u is %s and the output %s; the CUDA kernel has one dtype",
+                     e.inputs[i], ir_dtype_name(t->dtype), ir_dtype_name(out));
+    }
+    ar_free(arena);
+    return ok;
+}
+
+/* The product of input i's dims before the last two (its batch), or -1 when not all static. */
+static int64_t batch_of(const ir_node *n, uint32_t i)
+{
+    const ir_type *t = in_type(n, i);
+    int64_t b = 1;
+    for (int d = 0; t && d < t->rank - 2; d++) {
+        if (!ir_dim_is_static(t->dims[d]))
+            return -1;
+        b *= t->dims[d];
+    }
+    return t && t->rank >= 0 ? b : -1;
+}
+
+/* MatMul and Gemm on cuBLASLt (kc_gemm_epilogue): rows 16-byte aligned; MatMul's B may be batched
+ * when each operand holds every batch of Y or a single matrix (cuBLASLt's strided batches). */
+static bool gemm_supports(const ir_node *n, bool trans_b, char *why_not)
+{
+    if (!same_float(n, 0, n->ninputs, why_not) || !rank_is(n, 0, 2, IR_MAX_RANK, "A", why_not) ||
+        !rank_is(n, 1, 2, n->op == IR_OP_MatMul ? IR_MAX_RANK : 2, "B", why_not))
+        return false;
+    const ir_type *b = in_type(n, 1);
+    if (n->op == IR_OP_MatMul && b && b->rank > 2) {
+        int64_t ab = batch_of(n, 0), bb = batch_of(n, 1);
+        int64_t y = ab > bb ? ab : bb;
+        if (ab >= 0 && bb >= 0 && ((ab != y && ab != 1) || (bb != y && bb != 1)))
+            return why(why_not, "batch dims that broadcast in part (A's %lld batches, B's %lld); "
+                                "cuBLASLt's strided batches take all or one",
+                       (long long)ab, (long long)bb);
+    }
+    int64_t a_last = static_dim(n, 0, -1), b_last = static_dim(n, 1, -1);
+    int64_t nn = trans_b ? static_dim(n, 1, 0) : b_last;
+    return row_aligned(n, 0, a_last, "A's last dim", why_not) &&
+           row_aligned(n, 1, b_last, "B's last dim", why_not) &&
+           row_aligned(n, 1, nn, "N", why_not);
+}
+
+/* The dtypes the typed kernels (Cast, comparisons, Not) address. */
+static bool typed_dtype(ir_dtype dt)
+{
+    switch (dt) {
+    case IR_F32:
+    case IR_F16:
+    case IR_BF16:
+    case IR_I8:
+    case IR_U8:
+    case IR_I32:
+    case IR_I64:
+    case IR_BOOL:
+    case IR_DTYPE_UNKNOWN: return true;
+    default: return false;
+    }
+}
+
+/* Every present input and the output have a dtype the typed kernels take. */
+static bool typed_supports(const ir_node *n, char *why_not)
+{
+    for (uint32_t i = 0; i <= n->ninputs; i++) {
+        const ir_type *t = i < n->ninputs ? in_type(n, i) : &n->outputs[0]->type;
+        if (t && !typed_dtype(t->dtype))
+            return why(why_not, "%s: no CUDA kernel takes it", ir_dtype_name(t->dtype));
+    }
+    return true;
+}
+
+bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    if (kn_cuda_ew_op_listed(n->op))
+        return ew_supports(n, why_not);
+    switch (n->op) {
+    case IR_OP_MatMul: return gemm_supports(n, false, why_not);
+    case IR_OP_Gemm: return gemm_supports(n, ir_get_int(n, "transB") != 0, why_not);
+    case IR_OP_Conv: return kn_cuda_supports_FusedConvAct(g, n, why_not);
+    case IR_OP_Softmax: return same_float(n, 0, 1, why_not);
+    case IR_OP_ReduceSum:
+    case IR_OP_ReduceMean:
+    case IR_OP_ReduceMax:
+    case IR_OP_ReduceMin:
+    case IR_OP_GlobalAveragePool: return same_float(n, 0, 1, why_not);
+    case IR_OP_MaxPool:
+    case IR_OP_AveragePool:
+        if (n->noutputs > 1)
+            return why(why_not, "MaxPool's Indices output has no CUDA kernel");
+        return same_float(n, 0, 1, why_not) && rank_is(n, 0, 3, 5, "X", why_not);
+    case IR_OP_Gather: {
+        const ir_type *t = in_type(n, 1);
+        if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64 && t->dtype != IR_I32)
+            return why(why_not, "indices are %s; the CUDA Gather takes i32 or i64",
+                       ir_dtype_name(t->dtype));
+        return true;
+    }
+    case IR_OP_Where: /* a bool condition and raw elements of any dtype */
+    case IR_OP_Tile:
+    case IR_OP_Trilu: return true;
+    case IR_OP_Pad: {
+        const ir_type *x = in_type(n, 0);
+        if (x && x->dtype != IR_DTYPE_UNKNOWN && !typed_dtype(x->dtype))
+            return why(why_not, "%s: no CUDA Pad takes it", ir_dtype_name(x->dtype));
+        return true;
+    }
+    case IR_OP_Cast:
+    case IR_OP_Equal:
+    case IR_OP_Less:
+    case IR_OP_Greater:
+    case IR_OP_Not: return typed_supports(n, why_not);
+    case IR_OP_Transpose:
+    case IR_OP_Slice:
+    case IR_OP_Concat:
+    case IR_OP_Split: return true; /* raw strided copies: any dtype, any rank */
+    case IR_OP_LayerNormalization:
+        if (n->noutputs > 1)
+            return why(why_not, "LayerNormalization's Mean and InvStdDev outputs have no CUDA "
+                                "kernel");
+        return same_float(n, 0, n->ninputs, why_not);
+    default: return why(why_not, "%s has no CUDA kernel", ir_op_name(n->op));
+    }
 }

@@ -81,9 +81,26 @@ __device__ __forceinline__ float fr_sin(float x) { return sinf(x); }
 __device__ __forceinline__ float fr_cos(float x) { return cosf(x); }
 __device__ __forceinline__ float fr_floor(float x) { return floorf(x); }
 __device__ __forceinline__ float fr_ceil(float x) { return ceilf(x); }
+__device__ __forceinline__ float fr_softplus(float x)
+{
+    return x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x));
+}
+__device__ __forceinline__ float fr_leakyrelu(float x, float alpha)
+{
+    return x >= 0.0f ? x : alpha * x;
+}
+__device__ __forceinline__ float fr_elu(float x, float alpha)
+{
+    return x >= 0.0f ? x : alpha * expm1f(x);
+}
+/* ONNX Clip, min(max(x, lo), hi): hi wins when lo > hi; NaN passes through. */
 __device__ __forceinline__ float fr_clip(float x, float lo, float hi)
 {
-    return x < lo ? lo : x > hi ? hi : x;
+    return x != x ? x : fminf(fmaxf(x, lo), hi);
+}
+__device__ __forceinline__ float fr_hardsigmoid(float x, float alpha, float beta)
+{
+    return fmaxf(0.0f, fminf(1.0f, alpha * x + beta));
 }
 
 struct fr_params {

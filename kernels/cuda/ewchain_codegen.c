@@ -6,7 +6,10 @@
 
 #include "base/check.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint32_t arity(ir_ew_opcode op)
 {
@@ -17,6 +20,22 @@ static uint32_t arity(ir_ew_opcode op)
 #undef ARITY
     default: return 0;
     }
+}
+
+/* The constant v, exactly as the CPU evaluates it (the float nearest the parsed value), as a C++
+ * float expression: a decimal literal with an `f` suffix (%.9g round-trips every float; ".0" is
+ * added where it printed an integer, so that -0 stays a negative float zero), in parentheses when
+ * negative; infinities and NaN, which have no literal (NVRTC rejects `inf`), by their bits. */
+static const char *float_literal(ar_arena *arena, float v)
+{
+    if (isnan(v))
+        return "__int_as_float(0x7fc00000)";
+    if (isinf(v))
+        return v > 0 ? "__int_as_float(0x7f800000)" : "(-__int_as_float(0x7f800000))";
+    char digits[32];
+    snprintf(digits, sizeof digits, "%.9g", (double)v);
+    const char *point = strpbrk(digits, ".e") ? "" : ".0";
+    return ar_printf(arena, signbit(v) ? "(%s%sf)" : "%s%sf", digits, point);
 }
 
 const char *kn_cuda_ewchain_source(ar_arena *arena, const ir_ew_program *prog)
@@ -32,8 +51,7 @@ const char *kn_cuda_ewchain_source(ar_arena *arena, const ir_ew_program *prog)
         }
         if (ins->op == IR_EW_CONST) {
             FR_CHECK(sp < prog->depth);
-            /* %.9g round-trips a float; the cast makes "1" or "1e+30" a float expression */
-            stack[sp++] = ar_printf(arena, "(float)(%.9g)", (double)(float)ins->value);
+            stack[sp++] = float_literal(arena, (float)ins->value);
             continue;
         }
         uint32_t n = arity(ins->op);

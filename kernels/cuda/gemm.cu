@@ -165,23 +165,41 @@ bool kc_gemm_epilogue(kc_context *ctx, const kc_tensor *a, const kc_tensor *b,
                       const kc_tensor *bias, const kc_tensor *residual, kc_tensor *y,
                       const kc_gemm_params *p)
 {
-    if (a->rank < 2 || b->rank != 2 || y->rank != a->rank)
-        return KC_FAIL(ctx, "gemm: A must have rank 2 or more and B rank 2");
+    const int rank = a->rank > b->rank ? a->rank : b->rank;
+    if (a->rank < 2 || b->rank < 2 || y->rank != rank || (b->rank > 2 && (p->trans_a || p->trans_b)))
+        return KC_FAIL(ctx, "gemm: A and B must have rank 2 or more (a batched B untransposed)");
     lt_gemm g = {};
     g.ab_type = g.d_type = a->dtype;
     g.trans_a = p->trans_a, g.trans_b = p->trans_b;
     int64_t ar = a->dims[a->rank - 2], ac = a->dims[a->rank - 1];
+    int64_t br = b->dims[b->rank - 2], bc = b->dims[b->rank - 1];
     g.m = p->trans_a ? ac : ar;
     g.k = p->trans_a ? ar : ac;
-    g.n = p->trans_b ? b->dims[0] : b->dims[1];
-    if ((p->trans_b ? b->dims[1] : b->dims[0]) != g.k)
+    g.n = p->trans_b ? br : bc;
+    if ((p->trans_b ? bc : br) != g.k)
         return KC_FAIL(ctx, "gemm: K is %lld in A but not in B", (long long)g.k);
-    g.batch = a->numel / (ar * ac > 0 ? ar * ac : 1);
-    if (!p->trans_a) { // contiguous rows: the batch folds into M
-        g.m *= g.batch;
-        g.batch = 1;
+    if (y->numel == 0)
+        return true;
+    if (b->rank == 2) {
+        g.batch = a->numel / (ar * ac > 0 ? ar * ac : 1);
+        if (!p->trans_a) { // contiguous rows: the batch folds into M
+            g.m *= g.batch;
+            g.batch = 1;
+        }
+        g.stride_a = ar * ac, g.stride_b = 0, g.stride_d = g.m * g.n;
+    } else {
+        // A batched B (MatMul): strided batches over Y's batch dims, each operand either holding
+        // every batch or one matrix shared by all (stride 0).
+        g.batch = y->numel / (g.m * g.n);
+        int64_t a_batch = ar * ac > 0 ? a->numel / (ar * ac) : 0;
+        int64_t b_batch = br * bc > 0 ? b->numel / (br * bc) : 0;
+        if ((a_batch != g.batch && a_batch != 1) || (b_batch != g.batch && b_batch != 1))
+            return KC_FAIL(ctx, "gemm: batch dims that broadcast in part (A %lld, B %lld, Y %lld)",
+                           (long long)a_batch, (long long)b_batch, (long long)g.batch);
+        g.stride_a = a_batch == 1 ? 0 : ar * ac;
+        g.stride_b = b_batch == 1 ? 0 : br * bc;
+        g.stride_d = g.m * g.n;
     }
-    g.stride_a = ar * ac, g.stride_b = 0, g.stride_d = g.m * g.n;
     g.a = a->data, g.b = b->data, g.d = y->data;
     g.alpha = p->alpha, g.beta = p->beta;
     if (residual && residual->data) {
@@ -228,7 +246,9 @@ bool kc_fused_qkv(kc_context *ctx, const kc_tensor *x, const kc_tensor *w, const
     int64_t k = w->dims[0], width = w->dims[1];
     if (x->dims[x->rank - 1] != k)
         return KC_FAIL(ctx, "qkv: X's last dim is not W's rows");
-    int64_t rows = k ? x->numel / k : 0, sum = 0;
+    int64_t rows = 1, sum = 0;
+    for (int d = 0; d < x->rank - 1; d++)
+        rows *= x->dims[d];
     for (int i = 0; i < nouts; i++)
         sum += outs[i]->dims[outs[i]->rank - 1];
     if (sum != width)
@@ -248,8 +268,16 @@ bool kc_fused_qkv(kc_context *ctx, const kc_tensor *x, const kc_tensor *w, const
     g.alpha = 1.0f;
     g.bias = bias && bias->data ? bias->data : nullptr;
     g.epilogue = g.bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
-    if (!lt_run(ctx, g))
+    if (k == 0) { // an empty sum (cuBLASLt wants K >= 1): zeros plus the bias, as on the CPU
+        kc_tensor s = *x;
+        s.rank = 2, s.dims[0] = rows, s.dims[1] = width, s.numel = rows * width, s.data = scratch;
+        const kc_act identity = {KC_ACT_IDENTITY, 0, 0};
+        if (!kc_fill_bytes(ctx, scratch, 0, (size_t)(rows * width) * esize) ||
+            (g.bias && !kc_bias_act(ctx, &s, bias, nullptr, width, 1, &identity)))
+            return false;
+    } else if (!lt_run(ctx, g)) {
         return false;
+    }
     int64_t w0 = outs[0]->dims[outs[0]->rank - 1], w1 = outs[1]->dims[outs[1]->rank - 1];
     return kc_dispatch_float(ctx, x->dtype, [&]<typename T>() {
         qkv_split_kernel<T><<<kc_blocks(rows * width), KC_THREADS, 0, ctx->stream>>>(
@@ -284,12 +312,26 @@ __global__ void dequant_kernel(const int32_t *acc, int64_t rows, int64_t n, cons
         if (bias)
             v += bias[c];
         if (yq) {
+            // NaN becomes the zero point (0), as the CPU's QuantizeLinear does.
             float q = rintf(v / y_scale[0]);
-            yq[i] = (int8_t)fminf(fmaxf(q, -128.0f), 127.0f);
+            yq[i] = q != q ? (int8_t)0 : (int8_t)fminf(fmaxf(q, -128.0f), 127.0f);
         } else {
             yf[i] = v;
         }
     }
+}
+
+// Launches dequant_kernel over the [m, n] accumulator into y (int8 when y_scale is given).
+static bool dequant(kc_context *ctx, const int32_t *acc, int64_t m, int64_t n,
+                    const kc_tensor *a_scale, const kc_tensor *b_scale, const kc_tensor *bias,
+                    const kc_tensor *y_scale, kc_tensor *y)
+{
+    dequant_kernel<<<kc_blocks(m * n), KC_THREADS, 0, ctx->stream>>>(
+        acc, m, n, (const float *)a_scale->data, (const float *)b_scale->data,
+        b_scale->numel > 1, bias && bias->data ? (const float *)bias->data : nullptr,
+        y_scale ? (const float *)y_scale->data : nullptr, y_scale ? nullptr : (float *)y->data,
+        y_scale ? (int8_t *)y->data : nullptr);
+    return KC_LAUNCHED(ctx);
 }
 
 bool kc_qgemm(kc_context *ctx, const kc_tensor *a, const kc_tensor *a_scale, const kc_tensor *b,
@@ -302,7 +344,9 @@ bool kc_qgemm(kc_context *ctx, const kc_tensor *a, const kc_tensor *a_scale, con
     if (a->dims[a->rank - 1] != k)
         return KC_FAIL(ctx, "qgemm: K is %lld in A but %lld in B",
                        (long long)a->dims[a->rank - 1], (long long)k);
-    int64_t m = k ? a->numel / k : 0;
+    int64_t m = 1;
+    for (int d = 0; d < a->rank - 1; d++)
+        m *= a->dims[d];
     if (m == 0 || n == 0)
         return true;
     // Workspace: cuBLASLt's, then B transposed to [N, K] (int8 GEMMs want A transposed in
@@ -313,6 +357,12 @@ bool kc_qgemm(kc_context *ctx, const kc_tensor *a, const kc_tensor *a_scale, con
         return false;
     int8_t *bt = (int8_t *)(ws + LT_WORKSPACE);
     int32_t *acc = (int32_t *)(ws + LT_WORKSPACE + bt_bytes);
+    bool requant = y_scale && y_scale->data;
+    if (k == 0) { // an empty sum: the products are 0 and Y is the bias (cuBLASLt wants K >= 1)
+        if (!kc_fill_bytes(ctx, acc, 0, (size_t)(m * n) * 4))
+            return false;
+        return dequant(ctx, acc, m, n, a_scale, b_scale, bias, requant ? y_scale : nullptr, y);
+    }
     transpose_i8_kernel<<<kc_blocks(k * n), KC_THREADS, 0, ctx->stream>>>((const int8_t *)b->data,
                                                                          bt, k, n);
     if (!KC_LAUNCHED(ctx))
@@ -326,11 +376,5 @@ bool kc_qgemm(kc_context *ctx, const kc_tensor *a, const kc_tensor *a_scale, con
     g.epilogue = CUBLASLT_EPILOGUE_DEFAULT;
     if (!lt_run(ctx, g))
         return false;
-    bool requant = y_scale && y_scale->data;
-    dequant_kernel<<<kc_blocks(m * n), KC_THREADS, 0, ctx->stream>>>(
-        acc, m, n, (const float *)a_scale->data, (const float *)b_scale->data,
-        b_scale->numel > 1, bias && bias->data ? (const float *)bias->data : nullptr,
-        requant ? (const float *)y_scale->data : nullptr, requant ? nullptr : (float *)y->data,
-        requant ? (int8_t *)y->data : nullptr);
-    return KC_LAUNCHED(ctx);
+    return dequant(ctx, acc, m, n, a_scale, b_scale, bias, requant ? y_scale : nullptr, y);
 }

@@ -35,6 +35,7 @@ struct kc_driver {
 struct kc_conv_choice {
     cudnnConvolutionFwdAlgo_t algo;
     size_t workspace;
+    cudnnMathType_t math; // set on the descriptor before the algorithm runs
 };
 
 struct kc_context {
@@ -205,7 +206,8 @@ __device__ __forceinline__ float kc_apply_act(const kc_act &a, float x)
     case KC_ACT_LEAKY_RELU: return x >= 0.0f ? x : a.alpha * x;
     case KC_ACT_SIGMOID: return 1.0f / (1.0f + expf(-x));
     case KC_ACT_TANH: return tanhf(x);
-    case KC_ACT_CLIP: return fminf(fmaxf(x, a.alpha), a.beta);
+    // ONNX's min(max(x, lo), hi) (hi wins when lo > hi); NaN passes through, as on the CPU.
+    case KC_ACT_CLIP: return x != x ? x : fminf(fmaxf(x, a.alpha), a.beta);
     case KC_ACT_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
     case KC_ACT_GELU_TANH:
         return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));

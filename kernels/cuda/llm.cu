@@ -246,8 +246,9 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
     }
     if (!active)
         return;
-    // A row whose keys were all masked has l = 0 and gives NaN, as the unfused softmax does.
-    float inv = 1.0f / l;
+    // A row whose keys were all masked has l = 0 and gives NaN, as the unfused softmax does; with
+    // no keys at all (T = 0) the product with an empty V is 0, as on the CPU.
+    float inv = p.t == 0 ? 0.0f : 1.0f / l;
     T *yrow = p.y + bi * p.yv.sb + h * p.yv.sh + s * p.yv.row;
 #pragma unroll
     for (int c = 0; c < ATT_PER_LANE; c++)

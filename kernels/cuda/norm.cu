@@ -8,8 +8,25 @@
 // read their input again instead.
 #include "kernels/cuda/kc_common.cuh"
 
-// Rows up to this many elements are cached in shared memory (48 KiB, the default limit).
-enum { ROW_CACHE_FLOATS = 12 * 1024 };
+// Rows up to this many elements are cached in shared memory: 64 KiB of dynamic shared memory
+// beside the kernels' static 128-byte reduction buffer. Past the default 48 KiB per block a kernel
+// must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize, set by allow_shared); sm_90 allows
+// 227 KiB. tests/gpu/resources.sh checks these numbers against the built module.
+constexpr int64_t ROW_CACHE_FLOATS = 16 * 1024;
+constexpr size_t RED_BYTES = 32 * sizeof(float), DEFAULT_SHARED = 48 * 1024;
+// The most threads a row kernel is launched with; __launch_bounds__ makes ptxas fit its registers
+// (at most 64 per thread) so that a block of this size can launch.
+constexpr int ROW_MAX_THREADS = 1024;
+
+// Lets `kernel` take `dynamic` bytes of shared memory when that, with the static RED_BYTES,
+// passes the default limit. A host-side attribute, not a stream operation: allowed during capture.
+template <typename K> static bool allow_shared(kc_context *ctx, K kernel, size_t dynamic)
+{
+    if (dynamic + RED_BYTES <= DEFAULT_SHARED)
+        return true;
+    return KC_CHECK(ctx, cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)dynamic));
+}
 
 // Loads N consecutive elements at p into out as f32: one 16-byte access when N > 1.
 template <typename T, int N> __device__ __forceinline__ void load_n(const T *p, float *out)
@@ -63,7 +80,8 @@ __device__ __forceinline__ void row_values(const norm_args<T> &p, int64_t base, 
         store_n<T, N>(p.sum + base + c, v);
 }
 
-template <typename T, int N, bool cached> __global__ void norm_kernel(norm_args<T> p)
+template <typename T, int N, bool cached>
+__global__ void __launch_bounds__(ROW_MAX_THREADS) norm_kernel(norm_args<T> p)
 {
     extern __shared__ float row[]; // cols floats when cached
     __shared__ float red[32];
@@ -128,11 +146,11 @@ template <typename T, int N, bool cached> __global__ void norm_kernel(norm_args<
     }
 }
 
-// Threads per row: one per chunk up to 1024, a multiple of the warp size.
+// Threads per row: one per chunk up to ROW_MAX_THREADS, a multiple of the warp size.
 static int row_threads(int64_t chunks)
 {
     int64_t t = (chunks + 31) / 32 * 32;
-    return (int)(t < 32 ? 32 : t > 1024 ? 1024 : t);
+    return (int)(t < 32 ? 32 : t > ROW_MAX_THREADS ? ROW_MAX_THREADS : t);
 }
 
 template <typename T, int N>
@@ -140,10 +158,12 @@ static bool launch_norm(kc_context *ctx, const norm_args<T> &p)
 {
     unsigned blocks = (unsigned)(p.rows < 65535 * 16 ? p.rows : 65535 * 16);
     int threads = row_threads(p.cols / N);
-    if (p.cols <= ROW_CACHE_FLOATS)
-        norm_kernel<T, N, true>
-            <<<blocks, threads, (size_t)p.cols * sizeof(float), ctx->stream>>>(p);
-    else
+    if (p.cols <= ROW_CACHE_FLOATS) {
+        const size_t bytes = (size_t)p.cols * sizeof(float);
+        if (!allow_shared(ctx, norm_kernel<T, N, true>, bytes))
+            return false;
+        norm_kernel<T, N, true><<<blocks, threads, bytes, ctx->stream>>>(p);
+    } else
         norm_kernel<T, N, false><<<blocks, threads, 0, ctx->stream>>>(p);
     return KC_LAUNCHED(ctx);
 }
@@ -234,7 +254,8 @@ __device__ __forceinline__ float scaled(const softmax_args<T> &p, int64_t at)
 
 // One block per (outer, inner) row; elements `inner` apart. Rows entirely at -inf give NaN, as
 // the unfused Softmax does.
-template <typename T, bool cached> __global__ void softmax_kernel(softmax_args<T> p)
+template <typename T, bool cached>
+__global__ void __launch_bounds__(ROW_MAX_THREADS) softmax_kernel(softmax_args<T> p)
 {
     extern __shared__ float row[];
     __shared__ float red[32];
@@ -291,10 +312,12 @@ bool kc_softmax(kc_context *ctx, const kc_tensor *x, const kc_tensor *mask, kc_t
         int64_t rows = p.outer * p.inner;
         unsigned blocks = (unsigned)(rows < 65535 * 16 ? rows : 65535 * 16);
         int threads = row_threads(p.n);
-        if (p.n <= ROW_CACHE_FLOATS)
-            softmax_kernel<T, true>
-                <<<blocks, threads, (size_t)p.n * sizeof(float), ctx->stream>>>(p);
-        else
+        if (p.n <= ROW_CACHE_FLOATS) {
+            const size_t bytes = (size_t)p.n * sizeof(float);
+            if (!allow_shared(ctx, softmax_kernel<T, true>, bytes))
+                return false;
+            softmax_kernel<T, true><<<blocks, threads, bytes, ctx->stream>>>(p);
+        } else
             softmax_kernel<T, false><<<blocks, threads, 0, ctx->stream>>>(p);
         return KC_LAUNCHED(ctx);
     });

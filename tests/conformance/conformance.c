@@ -140,7 +140,11 @@ static int read_tensors(const char *dir, const char *prefix, ir_value *const *va
     int count = 0;
     for (; count < MAX_TENSORS; count++) {
         char path[4096];
-        snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, count);
+        int len = snprintf(path, sizeof path, "%s/%s_%d.pb", dir, prefix, count);
+        if (len < 0 || (size_t)len >= sizeof path) {
+            dg_error_path(dg, dir, "the path of %s_%d.pb is too long", prefix, count);
+            return -1;
+        }
         if (access(path, F_OK) != 0)
             break;
         ir_dtype as = (size_t)count < nvalues ? values[count]->type.dtype : IR_DTYPE_UNKNOWN;

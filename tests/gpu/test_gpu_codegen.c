@@ -9,6 +9,7 @@
 #include "kernels/cuda/cuda_registry.h"
 #include "kernels/kernels.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -28,26 +29,75 @@ static void test_source_text(void)
 {
     ar_arena *a = ar_new();
     CHECK_STR(source_of(a, "mul(sigmoid(add(x0, x1)), sub(x2, 1.5))", 3),
-              "fr_mul(fr_sigmoid(fr_add(x0, x1)), fr_sub(x2, (float)(1.5)))");
+              "fr_mul(fr_sigmoid(fr_add(x0, x1)), fr_sub(x2, 1.5f))");
     CHECK_STR(source_of(a, "x0", 1), "x0");
     CHECK_STR(source_of(a, "clip(x0, -2, 3e-4)", 1),
-              "fr_clip(x0, (float)(-2), (float)(0.000300000014))");
+              "fr_clip(x0, (-2.0f), 0.000300000014f)");
     CHECK_STR(source_of(a, "gelu_tanh(neg(x1))", 2), "fr_gelu_tanh(fr_neg(x1))");
+    CHECK_STR(source_of(a, "add(x0, 1e+30)", 1), "fr_add(x0, 1.00000002e+30f)");
     ar_free(a);
 }
 
-/* Every function of the expression language, in one expression. */
-static const char *EVERY =
-    "add(add(add(neg(abs(x0)), exp(x1)), add(log(x0), sqrt(x1))), add(add(rsqrt(x0), recip(x1)),"
-    " add(add(sigmoid(x0), tanh(x1)), add(add(relu(x0), erf(x1)), add(add(gelu(x0), gelu_tanh(x1)),"
-    " add(add(silu(x0), hardswish(x1)), add(add(sin(x0), cos(x1)), add(add(floor(x0), ceil(x1)),"
-    " add(pow(x0, x1), add(max(x0, x1), add(min(x0, x1), add(clip(x0, x1, 2),"
-    " div(x0, x1)))))))))))))";
+/* A program of one constant, as ir_ew_parse makes for a literal (the language has no literal for
+ * NaN or -0, which a rule's folded constant can still carry). */
+static const char *const_source(ar_arena *arena, double value)
+{
+    ir_ew_instr ins = {.op = IR_EW_CONST, .value = value};
+    ir_ew_program prog = {.code = &ins, .len = 1, .depth = 1};
+    return kn_cuda_ewchain_source(arena, &prog);
+}
+
+/* Constants the CPU evaluates as inf, -inf, NaN and -0 are printed so that NVRTC takes them and
+ * the GPU computes the same float: 1e39 overflows float to inf, as (float)1e39 does on the CPU. */
+static void test_constants(void)
+{
+    ar_arena *a = ar_new();
+    CHECK_STR(source_of(a, "add(x0, 1e39)", 1), "fr_add(x0, __int_as_float(0x7f800000))");
+    CHECK_STR(const_source(a, -1e39), "(-__int_as_float(0x7f800000))");
+    CHECK_STR(const_source(a, NAN), "__int_as_float(0x7fc00000)");
+    CHECK_STR(const_source(a, -0.0), "(-0.0f)");
+    CHECK_STR(const_source(a, 0.0), "0.0f");
+    CHECK_STR(const_source(a, 16777217.0), "16777216.0f"); /* the nearest float, as the CPU */
+    CHECK_STR(const_source(a, 1e-45), "1.40129846e-45f");   /* the smallest subnormal */
+    char err[KC_ERROR_SIZE];
+    const char *body = ar_printf(a, "fr_add(fr_add(fr_add(x0, %s), fr_mul(x0, %s)), fr_add(%s, %s))",
+                                 const_source(a, INFINITY), const_source(a, -INFINITY),
+                                 const_source(a, NAN), const_source(a, -0.0));
+    const kc_dtype dts[] = {KC_F32, KC_F16, KC_BF16};
+    for (size_t i = 0; i < 3; i++) {
+        bool ok = kc_ewchain_compile_check(body, 1, dts[i], err);
+        if (!ok)
+            fprintf(stderr, "%s\n", err);
+        CHECK(ok);
+    }
+    ar_free(a);
+}
+
+/* Every function of the expression language (IR_EW_FUNCS, so that a new one is compiled here
+ * without editing this test), summed into one expression over x0, x1 and 2. */
+static const char *every_function(ar_arena *a)
+{
+    static const char *const calls[] = {
+#define CALL(name, n)                                                                              \
+    n == 1 ? #name "(x0)" : n == 2 ? #name "(x0, x1)" : #name "(x0, x1, 2)",
+        IR_EW_FUNCS(CALL)
+#undef CALL
+    };
+    const char *sum = "x0";
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        sum = ar_printf(a, "add(%s, %s)", sum, calls[i]);
+    CHECK((size_t)IR_EW_COUNT - 2 == sizeof calls / sizeof calls[0]);
+    return sum;
+}
 
 static void test_nvrtc_compiles(void)
 {
     ar_arena *a = ar_new();
-    const char *body = source_of(a, EVERY, 2);
+    const char *body = source_of(a, every_function(a), 2);
+    /* each function by its prelude name, so a missing fr_<name> is what NVRTC reports */
+#define SEEN(name, n) CHECK(strstr(body, "fr_" #name "(") != NULL);
+    IR_EW_FUNCS(SEEN)
+#undef SEEN
     char err[KC_ERROR_SIZE];
     const kc_dtype dts[] = {KC_F32, KC_F16, KC_BF16};
     for (size_t i = 0; i < 3; i++) {
@@ -82,7 +132,7 @@ static bool supported(const char *text, char *why)
     case IR_OP_##name: ok = kn_cuda_supports_##name(g, n, why); break;
 #include "ir/fused_ops.def"
 #undef IR_OP
-        default: break;
+        default: ok = kn_cuda_onnx_supports(g, n, why); break;
         }
     }
     if (g)
@@ -140,10 +190,87 @@ static void test_supports(void)
     CHECK_STR(why, "auto_pad SAME_UPPER: the CUDA kernel takes explicit pads");
 }
 
+/* The expression the elementwise table gives the first node of `text`. */
+static const char *expansion(ar_arena *arena, const char *text)
+{
+    dg_context *dg = dg_new();
+    dg_source src = {"t.graph", text, strlen(text)};
+    ir_graph *g = ir_parse(&src, dg);
+    CHECK(g && ir_validate(g, dg));
+    const char *out = "(refused)";
+    kn_cuda_ew_expr e;
+    char why[KN_WHY_SIZE];
+    if (g && kn_cuda_ew_expand(arena, g->nodes.items[0], &e, why)) {
+        out = ar_printf(arena, "%s | %s", e.expr, e.body);
+        /* the inputs the expression reads, as node input indices */
+        for (uint32_t i = 0; i < e.ninputs; i++)
+            out = ar_printf(arena, "%s | x%u=in%u", out, i, e.inputs[i]);
+    }
+    if (g)
+        ir_graph_free(g);
+    dg_free(dg);
+    return out;
+}
+
+/* Plain ONNX ops: the elementwise table's expressions (attributes, absent optional inputs,
+ * variadic folds, inputs not read), and what the other plain-op checks accept and refuse. */
+static void test_onnx_ops(void)
+{
+    ar_arena *a = ar_new();
+    CHECK_STR(expansion(a, "graph t {\n input x : f32[4]\n input m : f32[]\n"
+                           " y = Clip(x, _, m)\n output y\n}\n"),
+              "clip(x0, -1e39, x1) | fr_clip(x0, (-__int_as_float(0x7f800000)), x1) | x0=in0 | "
+              "x1=in2");
+    CHECK_STR(expansion(a, "graph t {\n input x : f16[4]\n y = LeakyRelu(x) {alpha=0.2}\n"
+                           " output y\n}\n"),
+              "leakyrelu(x0, 0.200000003) | fr_leakyrelu(x0, 0.200000003f) | x0=in0");
+    CHECK_STR(expansion(a, "graph t {\n input x : f32[4]\n y = HardSigmoid(x)\n output y\n}\n"),
+              "hardsigmoid(x0, 0.200000003, 0.5) | fr_hardsigmoid(x0, 0.200000003f, 0.5f) | "
+              "x0=in0");
+    CHECK_STR(expansion(a, "graph t {\n input x : f32[4]\n input z : f32[1]\n"
+                           " y = Max(x, z, x)\n output y\n}\n"),
+              "max(max(x0, x1), x2) | fr_max(fr_max(x0, x1), x2) | x0=in0 | x1=in1 | x2=in2");
+    CHECK_STR(expansion(a, "graph t {\n input x : f32[4]\n"
+                           " y = Gelu(x) {approximate=\"tanh\"}\n output y\n}\n"),
+              "gelu_tanh(x0) | fr_gelu_tanh(x0) | x0=in0");
+    CHECK_STR(expansion(a, "graph t {\n input x : f32[1,4]\n input s : i64[2]\n"
+                           " y = Expand(x, s)\n output y\n}\n"),
+              "x0 | x0 | x0=in0");
+    char why[KN_WHY_SIZE];
+    CHECK(supported("graph t {\n input x : bf16[4,3]\n input z : bf16[3]\n"
+                    " y = Add(x, z)\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input x : i64[4]\n y = Relu(x)\n output y\n}\n", why));
+    CHECK_STR(why, "i64: the CUDA elementwise kernels take f32, f16 or bf16");
+    CHECK(supported("graph t {\n input x : i64[4,3]\n y = Transpose(x)\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input x : i8[4,3]\n const s : f32[] = 0.5\n"
+                     " y = DequantizeLinear(x, s)\n output y\n}\n", why));
+    CHECK_STR(why, "DequantizeLinear has no CUDA kernel");
+    CHECK(supported("graph t {\n input a : f16[2,4,64]\n input b : f16[64,8]\n"
+                    " y = MatMul(a, b)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input a : f32[2,3,4,64]\n input b : f32[2,3,64,8]\n"
+                    " y = MatMul(a, b)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input a : f32[4,64]\n input b : f32[2,3,64,8]\n"
+                    " y = MatMul(a, b)\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input a : f32[2,1,4,64]\n input b : f32[1,3,64,8]\n"
+                     " y = MatMul(a, b)\n output y\n}\n", why));
+    CHECK_STR(why, "batch dims that broadcast in part (A's 2 batches, B's 3); cuBLASLt's strided "
+                   "batches take all or one");
+    CHECK(supported("graph t {\n input x : f32[2,8]\n input s : f32[8]\n"
+                    " y = LayerNormalization(x, s)\n output y\n}\n", why));
+    /* QGemm: the int32 accumulator bounds K, as on the CPU */
+    CHECK(!supported("graph t {\n input a : i8[4,131076]\n input as : f32[]\n"
+                     " input b : i8[131076,8]\n input bs : f32[]\n y = QGemm(a, as, b, bs)\n"
+                     " output y\n}\n", why));
+    CHECK_STR(why, "K = 131076 could overflow the int32 accumulator (at most 131072)");
+    ar_free(a);
+}
+
 int main(void)
 {
     RUN(test_source_text);
+    RUN(test_constants);
     RUN(test_nvrtc_compiles);
     RUN(test_supports);
+    RUN(test_onnx_ops);
     return unit_finish();
 }

@@ -36,6 +36,7 @@ typedef struct gpu_case {
 #define F16_ANY 4e-3, 2e-3, "f16 storage: one rounding (2^-11) of the result plus fp32 noise"
 #define BF16_ANY 2e-2, 1e-2, "bf16 storage: one rounding (2^-8) of the result plus fp32 noise"
 #define EXACT 0, 0, "int8 requantized: round half to even of the same fp32 value"
+#define SAME 0, 0, "no arithmetic: a copy, or a value defined exactly (0, NaN, a bound)"
 
 static const gpu_case cases[] = {
     {"rmsnorm_f32_odd",
@@ -190,6 +191,222 @@ static const gpu_case cases[] = {
      " const b : i8[32,8] = random(seed=2, lo=-128, hi=128)\n"
      " const bs : f32[] = 0.01\n const ys : f32[] = 0.5\n y = QGemm(a, as, b, bs, _, ys)\n"
      " output y\n}\n", EXACT},
+
+    /* ---- rows at the launch limits: 1024 threads with 8-wide f16/bf16 vectors (7,200+
+     * elements: registers), the shared-memory row cache up to 16,384 floats (64 KiB, opted in)
+     * across the old 12,288 boundary, and the first row past the cache ---- */
+    {"rmsnorm_f16_7200",
+     "graph t {\n input x : f16[3,7200]\n const s : f16[7200] = random(seed=2)\n"
+     " y = RMSNorm(x, s)\n output y\n}\n", F16_ANY},
+    {"addrmsnorm_bf16_8192_sum",
+     "graph t {\n input a : bf16[2,8192]\n input b : bf16[2,8192]\n"
+     " const s : bf16[8192] = random(seed=2)\n y, sum = AddRMSNorm(a, b, s)\n output y\n"
+     " output sum\n}\n", BF16_ANY},
+    {"addlayernorm_f16_12288",
+     "graph t {\n input a : f16[2,12288]\n input b : f16[2,12288]\n"
+     " const s : f16[12288] = random(seed=2)\n const c : f16[12288] = random(seed=3)\n"
+     " y = AddLayerNorm(a, b, s, c)\n output y\n}\n", F16_ANY},
+    {"addlayernorm_bf16_12289",
+     "graph t {\n input a : bf16[2,12289]\n input b : bf16[12289]\n"
+     " const s : bf16[12289] = random(seed=2)\n y = AddLayerNorm(a, b, s)\n output y\n}\n",
+     BF16_ANY},
+    {"rmsnorm_f32_16384_cached",
+     "graph t {\n input x : f32[2,16384]\n const s : f32[16384] = random(seed=2)\n"
+     " y = RMSNorm(x, s)\n output y\n}\n", F32_REDUCE},
+    {"rmsnorm_bf16_16385_uncached",
+     "graph t {\n input x : bf16[2,16385]\n const s : bf16[16385] = random(seed=2)\n"
+     " y = RMSNorm(x, s)\n output y\n}\n", BF16_ANY},
+    {"softmax_f16_12288",
+     "graph t {\n input x : f16[3,12288]\n y = FusedSoftmax(x)\n output y\n}\n", F16_ANY},
+    {"softmax_bf16_12288_mask",
+     "graph t {\n input x : bf16[2,12288]\n input m : bf16[12288]\n"
+     " y = FusedSoftmax(x, m) {scale=0.5}\n output y\n}\n", BF16_ANY},
+
+    /* ---- attention: bf16, key length a multiple of the 32-key tile, head dims not multiples
+     * of 32, fully masked rows (NaN like the CPU), causal with S > T (the first S - T rows see no
+     * key: NaN), no keys at all (T = 0: 0 like the CPU) ---- */
+    {"attention_bf16_t64",
+     "graph t {\n input q : bf16[1,4,10,64]\n input k : bf16[1,2,64,64]\n"
+     " input v : bf16[1,2,64,64]\n y = Attention(q, k, v)\n output y\n}\n", BF16_ANY},
+    {"attention_d40_dv72",
+     "graph t {\n input q : f32[2,2,7,40]\n input k : f32[2,2,11,40]\n input v : f32[2,2,11,72]\n"
+     " y = Attention(q, k, v)\n output y\n}\n", F32_REDUCE},
+    {"attention_fully_masked_row",
+     "graph t {\n input q : f32[1,1,3,32]\n input k : f32[1,1,4,32]\n input v : f32[1,1,4,32]\n"
+     " const m : f32[1,1,3,4] = [0,-inf,0,0, -inf,-inf,-inf,-inf, 0,0,0,-inf]\n"
+     " y = Attention(q, k, v, m)\n output y\n}\n", F32_REDUCE},
+    {"attention_causal_s_gt_t",
+     "graph t {\n input q : f32[1,2,9,32]\n input k : f32[1,2,5,32]\n input v : f32[1,2,5,32]\n"
+     " y = Attention(q, k, v) {causal=1}\n output y\n}\n", F32_REDUCE},
+    {"attention_no_keys",
+     "graph t {\n input q : f32[1,2,3,32]\n input k : f32[1,2,0,32]\n input v : f32[1,2,0,16]\n"
+     " y = Attention(q, k, v)\n output y\n}\n", SAME},
+
+    /* ---- GEMM epilogues ---- */
+    {"gemm_gelu_tanh_f32",
+     "graph t {\n input a : f32[5,64]\n const b : f32[64,32] = random(seed=2)\n"
+     " const c : f32[32] = random(seed=3)\n y = GemmEpilogue(a, b, c) {act=\"GeluTanh\"}\n"
+     " output y\n}\n", F32_GEMM},
+    {"gemm_bias_bf16",
+     "graph t {\n input a : bf16[7,32]\n const b : bf16[32,24] = random(seed=2)\n"
+     " const c : bf16[24] = random(seed=3)\n y = GemmEpilogue(a, b, c)\n output y\n}\n",
+     BF16_ANY},
+    {"gemm_transa_batched_bias_bcast_residual",
+     "graph t {\n input a : f32[3,32,8]\n const b : f32[32,16] = random(seed=2)\n"
+     " const c : f32[16] = random(seed=3)\n input r : f32[8,16]\n"
+     " y = GemmEpilogue(a, b, c, r) {transA=1, beta=0.5}\n output y\n}\n", F32_GEMM},
+    {"gemm_clip_keeps_nan",
+     "graph t {\n input a : f32[4,16]\n const b : f32[16,8] = random(seed=2)\n"
+     " const c : f32[8] = [nan,0,1e30,-1e30,0,0,0,nan]\n"
+     " y = GemmEpilogue(a, b, c) {act=\"Clip\", act_alpha=-0.5, act_beta=0.5}\n output y\n}\n",
+     F32_GEMM},
+
+    /* ---- convolutions ---- */
+    {"conv_f16_relu_bias_residual",
+     "graph t {\n input x : f16[2,8,10,10]\n const w : f16[16,8,3,3] = random(seed=2)\n"
+     " const b : f16[16] = random(seed=3)\n input z : f16[2,16,10,10]\n"
+     " y = FusedConvAct(x, w, b, z) {kernel_shape=[3,3], pads=[1,1,1,1], act=\"Relu\"}\n"
+     " output y\n}\n", F16_ANY},
+    {"conv_dilated_identity",
+     "graph t {\n input x : f32[1,4,16,16]\n const w : f32[8,4,3,3] = random(seed=2)\n"
+     " y = FusedConvAct(x, w) {kernel_shape=[3,3], pads=[2,2,2,2], dilations=[2,2]}\n"
+     " output y\n}\n", F32_GEMM},
+    {"conv_large_workspace",
+     "graph t {\n input x : f32[4,64,48,48]\n const w : f32[64,64,5,5] = random(seed=2)\n"
+     " const b : f32[64] = random(seed=3)\n"
+     " y = FusedConvAct(x, w, b) {kernel_shape=[5,5], pads=[2,2,2,2], act=\"Relu\"}\n"
+     " output y\n}\n", 1e-4, 1e-3, "f32 conv, 1,600-term sums in another blocking (no TF32)"},
+
+    /* ---- one element, rank 0, special values, empty K ---- */
+    {"ewchain_rank0",
+     "graph t {\n input a : f32[]\n input b : f32[]\n"
+     " y = ElementwiseChain(a, b) {expr=\"add(mul(x0, x1), 1)\"}\n output y\n}\n", F32_EW},
+    {"ewchain_one_element_f16",
+     "graph t {\n input a : f16[1]\n input b : f16[1,1]\n"
+     " y = ElementwiseChain(a, b) {expr=\"silu(sub(x0, x1))\"}\n output y\n}\n", F16_ANY},
+    {"rmsnorm_one_element",
+     "graph t {\n input x : f32[1,1]\n const s : f32[1] = [2]\n y = RMSNorm(x, s)\n"
+     " output y\n}\n", F32_REDUCE},
+    {"ewchain_special_values",
+     "graph t {\n const a : f32[8] = [nan,inf,-inf,-0.0,0.0,3.5,-3.5,1e-40]\n input b : f32[8]\n"
+     " y = ElementwiseChain(a, b) {expr=\"add(clip(x0, -2, 2), add(mul(relu(x0), 1e39),"
+     " max(x0, x1)))\"}\n output y\n}\n", F32_EW},
+    {"ewchain_new_functions",
+     "graph t {\n input a : f32[300]\n y = ElementwiseChain(a) {expr=\"add(softplus(mul(x0, 30)),"
+     " add(leakyrelu(x0, 0.1), add(elu(x0, 1.5), hardsigmoid(x0, 0.2, 0.5))))\"}\n"
+     " output y\n}\n", F32_EW},
+    {"qgemm_requant_nan_is_zero",
+     "graph t {\n input a : i8[2,8]\n const as : f32[] = 0.05\n"
+     " const b : i8[8,8] = random(seed=2, lo=-128, hi=128)\n const bs : f32[] = 0.01\n"
+     " const c : f32[8] = [nan,0,0,nan,0,0,0,0]\n const ys : f32[] = 0.5\n"
+     " y = QGemm(a, as, b, bs, c, ys)\n output y\n}\n", EXACT},
+    {"qkv_k0_bias",
+     "graph t {\n input x : f32[3,0]\n const w : f32[0,48] = random(seed=2)\n"
+     " const c : f32[48] = random(seed=3)\n q, k, v = FusedQKV(x, w, c) {sizes=[16,16,16]}\n"
+     " output q\n output k\n output v\n}\n", SAME},
+    {"qgemm_k0_bias",
+     "graph t {\n input a : i8[2,0]\n const as : f32[] = 0.05\n const b : i8[0,8] = random(seed=2)\n"
+     " const bs : f32[] = 0.01\n const c : f32[8] = random(seed=4)\n"
+     " y = QGemm(a, as, b, bs, c)\n output y\n}\n", SAME},
+
+    /* ---- plain ONNX ops on their CUDA kernels (kernels/cuda/onnx_ew_table.c and the library
+     * ops): each against its CPU kernel ---- */
+    {"onnx_unary_f32",
+     "graph t {\n input x : f32[5,67]\n a = Relu(x)\n b = Sigmoid(a)\n c = Tanh(x)\n"
+     " d = Erf(c)\n e = Exp(d)\n f = Abs(x)\n g = Log(f)\n h = Sqrt(f)\n i = Reciprocal(e)\n"
+     " j = Floor(x)\n k = Ceil(x)\n l = Sin(x)\n m = Cos(x)\n n = Neg(x)\n o = Softplus(x)\n"
+     " output b\n output g\n output h\n output i\n output j\n output k\n output l\n"
+     " output m\n output n\n output o\n}\n", F32_EW},
+    {"onnx_activations_f16",
+     "graph t {\n input x : f16[3,41]\n a = LeakyRelu(x) {alpha=0.3}\n b = Elu(x)\n"
+     " c = HardSigmoid(x)\n d = HardSwish(x)\n e = Gelu(x)\n"
+     " f = Gelu(x) {approximate=\"tanh\"}\n g = Identity(x)\n output a\n output b\n"
+     " output c\n output d\n output e\n output f\n output g\n}\n", F16_ANY},
+    {"onnx_clip_inputs_and_nan",
+     "graph t {\n const x : f32[6] = [nan,-3,-0.2,0.2,3,inf]\n const lo : f32[] = -1\n"
+     " const hi : f32[] = 1\n a = Clip(x, lo, hi)\n b = Clip(x, _, hi)\n c = Clip(x)\n"
+     " output a\n output b\n output c\n}\n", SAME},
+    {"onnx_binary_bcast_bf16",
+     "graph t {\n input x : bf16[4,3,17]\n input z : bf16[3,1]\n a = Add(x, z)\n"
+     " b = Sub(z, x)\n c = Mul(a, b)\n d = Div(c, z)\n e = PRelu(x, z)\n"
+     " f = Max(x, z, a)\n g = Min(x, z)\n output d\n output e\n output f\n output g\n}\n",
+     BF16_ANY},
+    {"onnx_pow_expand_f32",
+     "graph t {\n input x : f32[2,1,5]\n input p : f32[5]\n const s : i64[3] = [2,3,5]\n"
+     " a = Pow(x, p)\n b = Expand(x, s)\n output a\n output b\n}\n", F32_EW},
+    {"onnx_matmul_gemm",
+     "graph t {\n input a : f32[2,5,32]\n const b : f32[32,16] = random(seed=2)\n"
+     " input g : f32[16,8]\n const w : f32[12,16] = random(seed=3)\n input c : f32[12]\n"
+     " y = MatMul(a, b)\n z = Gemm(g, w, c) {transA=1, transB=1, alpha=0.5, beta=2.0}\n"
+     " output y\n output z\n}\n", F32_GEMM},
+    {"onnx_movement_f16",
+     "graph t {\n input x : f16[2,3,5,7]\n const st : i64[1] = [-1]\n const en : i64[1] = [-100]\n"
+     " const ax : i64[1] = [3]\n const sp : i64[1] = [-2]\n const s2 : i32[2] = [1,-4]\n"
+     " const e2 : i32[2] = [6,9]\n const a2 : i32[2] = [2,0]\n const p2 : i32[2] = [2,1]\n"
+     " a = Transpose(x) {perm=[0,2,3,1]}\n b = Slice(x, st, en, ax, sp)\n"
+     " g = Slice(x, s2, e2, a2, p2)\n c = Concat(x, x, b) {axis=-1}\n"
+     " d, e, f = Split(c) {axis=3, num_outputs=3}\n output a\n output b\n output g\n"
+     " output c\n output d\n output e\n output f\n}\n", SAME},
+    {"onnx_transpose_i64_rank0",
+     "graph t {\n input x : i64[3,4]\n input s : f32[]\n a = Transpose(x)\n b = Transpose(s)\n"
+     " output a\n output b\n}\n", SAME},
+    {"onnx_reduce_f32",
+     "graph t {\n input x : f32[3,4,129]\n const ax : i64[2] = [0,2]\n"
+     " a = ReduceMean(x) {axes=[-1]}\n b = ReduceSum(x, ax) {keepdims=0}\n"
+     " c = ReduceMax(x) {axes=[1]}\n d = ReduceMin(x)\n e = ReduceSum(x) {noop_with_empty_axes=1}\n"
+     " output a\n output b\n output c\n output d\n output e\n}\n", F32_REDUCE},
+    {"onnx_reduce_nan_bf16",
+     "graph t {\n const x : bf16[2,3] = [1,nan,3,-inf,5,6]\n a = ReduceMax(x) {axes=[1]}\n"
+     " b = ReduceMin(x) {axes=[1]}\n c = ReduceMean(x) {axes=[0]}\n output a\n output b\n"
+     " output c\n}\n", BF16_ANY},
+    {"onnx_gather_where",
+     "graph t {\n input e : f16[50,24]\n const ids : i64[2,3] = [0,49,-1,7,7,-50]\n"
+     " input x : f32[4,5,6]\n const j : i32[2] = [4,-2]\n const m : bool[5,1] = [1,0,0,1,1]\n"
+     " input z : f32[6]\n a = Gather(e, ids)\n b = Gather(x, j) {axis=1}\n"
+     " c = Where(m, x, z)\n output a\n output b\n output c\n}\n", SAME},
+    {"onnx_matmul_batched_b",
+     "graph t {\n input q : f32[2,3,7,32]\n input k : f32[2,3,32,16]\n input w : f32[16,32]\n"
+     " s = MatMul(q, k)\n t = MatMul(w, k)\n output s\n output t\n}\n", F32_GEMM},
+    {"onnx_batchnorm_gap",
+     "graph t {\n input x : f32[2,5,7,9]\n const s : f32[5] = random(seed=2)\n"
+     " const b : f32[5] = random(seed=3)\n const m : f32[5] = random(seed=4)\n"
+     " const v : f32[5] = random(seed=5, lo=0.5, hi=2)\n"
+     " y = BatchNormalization(x, s, b, m, v) {epsilon=1e-3}\n g = GlobalAveragePool(y)\n"
+     " output y\n output g\n}\n", F32_REDUCE},
+    {"onnx_pools",
+     "graph t {\n input x : f32[2,3,11,12]\n input w : f16[1,4,9]\n input v : f32[1,2,5,6,7]\n"
+     " a = MaxPool(x) {kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]}\n"
+     " b = AveragePool(x) {kernel_shape=[3,2], pads=[1,0,1,1], count_include_pad=1,"
+     " ceil_mode=1, strides=[2,2]}\n c = MaxPool(x) {kernel_shape=[2,2], dilations=[2,2],"
+     " auto_pad=\"SAME_UPPER\"}\n d = AveragePool(v) {kernel_shape=[2,2,2]}\n e = MaxPool(w) {kernel_shape=[3], strides=[2]}\n"
+     " output a\n output b\n output c\n output d\n output e\n}\n", F32_REDUCE},
+    {"onnx_cast_compare_not",
+     "graph t {\n const x : f32[8] = [nan,inf,-inf,-0.0,2.7,-2.7,300.5,-1e20]\n"
+     " input i : i64[8]\n input h : f16[2,8]\n"
+     " a = Cast(x) {to=3}\n b = Cast(x) {to=2}\n c = Cast(x) {to=9}\n d = Cast(x) {to=7}\n"
+     " e = Cast(x) {to=10}\n f = Cast(i) {to=1}\n g = Cast(h) {to=6}\n k = Cast(d) {to=3}\n"
+     " l = Equal(x, x)\n m = Less(h, e)\n o = Greater(i, d)\n p = Not(c)\n"
+     " output a\n output b\n output c\n output d\n output e\n output f\n output g\n"
+     " output k\n output l\n output m\n output o\n output p\n}\n", SAME},
+    {"onnx_tile_trilu",
+     "graph t {\n input x : bf16[2,3,5]\n const r : i64[3] = [2,1,3]\n input i : i32[4,6]\n"
+     " const k : i64[] = -1\n a = Tile(x, r)\n b = Trilu(i, k)\n c = Trilu(x) {upper=0}\n"
+     " output a\n output b\n output c\n}\n", SAME},
+    {"onnx_pad_modes",
+     "graph t {\n input x : f16[2,3,4]\n const p : i64[6] = [0,2,-1,1,1,3]\n"
+     " const q : i64[2] = [2,5]\n const ax : i64[1] = [2]\n const v : f16[] = 1.5\n"
+     " input i : i32[3,2]\n const w : i32[] = -7\n const r : i64[4] = [1,1,2,0]\n"
+     " a = Pad(x, p, v)\n b = Pad(x, p) {mode=\"reflect\"}\n c = Pad(x, p) {mode=\"edge\"}\n"
+     " d = Pad(x, q, _, ax) {mode=\"wrap\"}\n e = Pad(i, r, w)\n"
+     " output a\n output b\n output c\n output d\n output e\n}\n", SAME},
+    {"onnx_matmul_f16",
+     "graph t {\n input a : f16[9,64]\n const b : f16[64,24] = random(seed=2)\n"
+     " y = MatMul(a, b)\n output y\n}\n", F16_ANY},
+    {"onnx_conv_softmax_layernorm",
+     "graph t {\n input x : f32[2,3,9,9]\n const w : f32[6,3,3,3] = random(seed=2)\n"
+     " const b : f32[6] = random(seed=3)\n const s : f32[9,9] = random(seed=4)\n"
+     " y = Conv(x, w, b) {kernel_shape=[3,3], pads=[1,1,1,1]}\n z = Softmax(y) {axis=1}\n"
+     " n = LayerNormalization(x, s) {axis=2}\n output z\n output n\n}\n", F32_GEMM},
 };
 
 /* Compares one output; NaN/Inf must agree in class and sign before any tolerance applies. */
@@ -222,23 +439,39 @@ static bool compare(const char *name, const rt_tensor *want, const rt_tensor *go
 
 static FILE *results;
 
-static void run_case(const gpu_case *c)
+/* The CUDA kernel's supports check of any node: the fused column's, or the plain-op one. */
+static bool gpu_supports(const ir_graph *g, const ir_node *n, char *why)
+{
+    switch (n->op) {
+#define IR_OP(name, ...)                                                                           \
+    case IR_OP_##name: return kn_cuda_supports_##name(g, n, why);
+#include "ir/fused_ops.def"
+#undef IR_OP
+    default: return kn_cuda_onnx_supports(g, n, why);
+    }
+}
+
+/* Runs case c on the CPU and on the GPU (`repeat` times, the later runs replayed from a CUDA graph
+ * when cuda_graph) and compares; `label` names the mode in the results. */
+static void run_case_as(const gpu_case *c, int repeat, bool cuda_graph, const char *label)
 {
     dg_context *dg = dg_new();
     dg_source src = {c->name, c->text, strlen(c->text)};
     ir_graph *g = ir_parse(&src, dg);
     bool ok = g && ir_validate(g, dg);
     rt_result want = {0}, got = {0};
-    rt_options opts = {.seed = 11, .sentinels = true};
+    /* no guard bytes in a captured run: checking them means copying to the host */
+    rt_options opts = {.seed = 11, .sentinels = !cuda_graph, .repeat = repeat,
+                       .cuda_graph = cuda_graph};
     ok = ok && rt_run_cpu(g, NULL, 0, &opts, &want, dg);
-    /* Every node of a case must run on the GPU: the test is of the kernel, not of a fallback. */
-    char why[KN_WHY_SIZE] = "";
-    for (size_t i = 0; ok && i < g->nodes.len; i++)
-        if (!kn_supports(g, g->nodes.items[i], KN_BACKEND_CUDA, why)) {
-            fprintf(stderr, "%s: no CUDA kernel: %s\n", c->name, why);
-            ok = false;
-        }
     ok = ok && rt_run_cuda(g, want.inputs, want.ninputs, &opts, &got, dg);
+    /* Every node of a case must have run on the GPU: the test is of the kernel, not of a
+     * fallback. */
+    for (size_t i = 0; ok && i < got.nfallbacks; i++) {
+        fprintf(stderr, "%s: %s ran on the CPU: %s\n", c->name, got.fallbacks[i].node,
+                got.fallbacks[i].why);
+        ok = false;
+    }
     double worst_abs = 0, worst_rel = 0;
     for (size_t k = 0; ok && k < want.noutputs; k++)
         ok = compare(c->name, &want.outputs[k], &got.outputs[k], c->rtol, c->atol, &worst_abs,
@@ -249,8 +482,8 @@ static void run_case(const gpu_case *c)
         fprintf(stderr, "FAIL %s (tolerance rtol %g atol %g: %s)\n", c->name, c->rtol, c->atol,
                 c->why);
     if (results)
-        fprintf(results, "%-36s %s max_abs=%.3g max_rel=%.3g (rtol %g atol %g: %s)\n", c->name,
-                ok ? "ok  " : "FAIL", worst_abs, worst_rel, c->rtol, c->atol, c->why);
+        fprintf(results, "%-36s %s%s max_abs=%.3g max_rel=%.3g (rtol %g atol %g: %s)\n", c->name,
+                label, ok ? "ok  " : "FAIL", worst_abs, worst_rel, c->rtol, c->atol, c->why);
     CHECK(ok);
     rt_result_free(&want);
     rt_result_free(&got);
@@ -262,13 +495,69 @@ static void run_case(const gpu_case *c)
 static void test_every_case(void)
 {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        run_case(&cases[i]);
+        run_case_as(&cases[i], 1, false, "");
+}
+
+/* State must not leak from one run into the next (caches of algorithms, compiled kernels, the
+ * buffer pool, persistent weights), and a run captured as a CUDA graph must replay to the same
+ * values: a case of each kernel family run 3 times, node by node and then replayed. */
+static const char *const repeated[] = {
+    "rmsnorm_f16_7200",        "addlayernorm_f32_sum",   "softmax_mask_f32",
+    "attention_gqa_f32",       "gemm_bias_relu_f32",     "qkv_gqa_f32",
+    "conv_bias_relu_residual_f32", "separable_mobilenet_f32", "qgemm_requant",
+    "ewchain_f32_bcast",       "rope_half_table",        "swiglu_bf16_bcast",
+    "onnx_matmul_gemm",        "onnx_binary_bcast_bf16",
+};
+
+static void test_repeated_and_replayed(void)
+{
+    for (size_t r = 0; r < sizeof repeated / sizeof repeated[0]; r++) {
+        const gpu_case *c = NULL;
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+            if (strcmp(cases[i].name, repeated[r]) == 0)
+                c = &cases[i];
+        CHECK(c != NULL);
+        if (!c)
+            continue;
+        run_case_as(c, 3, false, "x3 ");
+        run_case_as(c, 3, true, "graph ");
+    }
+}
+
+/* A node no CUDA kernel takes runs on the CPU, the result says which and why, and the values
+ * moved across agree with the CPU run. */
+static void test_fallback_is_listed(void)
+{
+    const char *text = "graph t {\n input x : i8[4,3]\n const s : f32[] = 0.5\n"
+                       " y = DequantizeLinear(x, s)\n z = Relu(y)\n output z\n}\n";
+    dg_context *dg = dg_new();
+    dg_source src = {"fallback", text, strlen(text)};
+    ir_graph *g = ir_parse(&src, dg);
+    rt_result want = {0}, got = {0};
+    rt_options opts = {.seed = 3, .sentinels = true};
+    bool ok = g && ir_validate(g, dg) && rt_run_cpu(g, NULL, 0, &opts, &want, dg) &&
+              rt_run_cuda(g, want.inputs, want.ninputs, &opts, &got, dg);
+    CHECK(ok);
+    if (ok) {
+        CHECK(got.nfallbacks == 1);
+        CHECK_STR(got.fallbacks[0].node, "y");
+        CHECK_STR(got.fallbacks[0].why, "DequantizeLinear has no CUDA kernel");
+        double a = 0, b = 0;
+        CHECK(compare("fallback", &want.outputs[0], &got.outputs[0], 0, 0, &a, &b));
+    }
+    if (dg_has_errors(dg))
+        dg_print(dg, stderr);
+    rt_result_free(&want);
+    rt_result_free(&got);
+    if (g)
+        ir_graph_free(g);
+    dg_free(dg);
 }
 
 /* Whole examples: each fused with the standard rules for the CUDA target, run on the CUDA executor
  * (fused nodes on the GPU, the rest on the CPU) against the unfused graph on the CPU reference.
  * GEMM-sized sums in another order: f32 1e-3 relative + 1e-3 absolute. */
-static const char *const examples[] = {"resnet_block", "bert_layer", "conformer"};
+static const char *const examples[] = {"resnet_block", "bert_layer", "conformer", "qwen2"};
 
 static void test_whole_examples(void)
 {
@@ -315,18 +604,6 @@ static void test_whole_examples(void)
     }
 }
 
-/* The CUDA column's supports check of a fused op, called directly (not through the registry). */
-static bool cuda_supports(const ir_graph *g, const ir_node *n, char *why)
-{
-    switch (n->op) {
-#define IR_OP(name, ...)                                                                           \
-    case IR_OP_##name: return kn_cuda_supports_##name(g, n, why);
-#include "ir/fused_ops.def"
-#undef IR_OP
-    default: snprintf(why, KN_WHY_SIZE, "%s is not a fused op", ir_op_name(n->op)); return false;
-    }
-}
-
 /* Runs without a device: every case is a valid graph whose node the CUDA kernel supports. */
 static void test_cases_are_valid(void)
 {
@@ -337,13 +614,34 @@ static void test_cases_are_valid(void)
         bool ok = g && ir_validate(g, dg);
         char why[KN_WHY_SIZE] = "";
         for (size_t k = 0; ok && k < g->nodes.len; k++)
-            if (!cuda_supports(g, g->nodes.items[k], why)) {
+            if (!gpu_supports(g, g->nodes.items[k], why)) {
                 fprintf(stderr, "%s: the CUDA kernel refuses it: %s\n", cases[i].name, why);
                 ok = false;
             }
         if (dg_has_errors(dg))
             dg_print(dg, stderr);
         CHECK(ok);
+        if (g)
+            ir_graph_free(g);
+        dg_free(dg);
+    }
+}
+
+/* Runs without a device: the CPU half of every case (the reference accepts the empty, rank-0 and
+ * special-value graphs), so that a device run spends its minutes on the GPU half only. */
+static void test_cases_run_on_cpu(void)
+{
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        dg_context *dg = dg_new();
+        dg_source src = {cases[i].name, cases[i].text, strlen(cases[i].text)};
+        ir_graph *g = ir_parse(&src, dg);
+        rt_result r = {0};
+        rt_options opts = {.seed = 11};
+        bool ok = g && ir_validate(g, dg) && rt_run_cpu(g, NULL, 0, &opts, &r, dg);
+        if (dg_has_errors(dg))
+            dg_print(dg, stderr);
+        CHECK(ok);
+        rt_result_free(&r);
         if (g)
             ir_graph_free(g);
         dg_free(dg);
@@ -375,6 +673,7 @@ static void test_no_device_is_reported(void)
 int main(void)
 {
     RUN(test_cases_are_valid);
+    RUN(test_cases_run_on_cpu);
     if (unit_failed)
         return unit_finish();
     char why[256];
@@ -392,6 +691,8 @@ int main(void)
         results = fopen(path, "a");
     }
     RUN(test_every_case);
+    RUN(test_repeated_and_replayed);
+    RUN(test_fallback_is_listed);
     RUN(test_whole_examples);
     if (results)
         fclose(results);

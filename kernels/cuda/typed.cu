@@ -1,0 +1,152 @@
+// Elementwise ops across dtypes: Cast, Equal / Less / Greater (bool out) and Not, with the CPU
+// reference's conversions (kernels/cpu/onnx_elementwise.c, cpu_util.c): to a float type the
+// nearest value (through double, then float, then the 16-bit storage, as the CPU's f32 result is
+// rounded to storage); from a float to an integer truncation toward zero, saturated, NaN to 0;
+// between integers C's wrapping; to bool != 0 (NaN is true). Elements are addressed by a dtype
+// code, so one kernel serves every pair; inputs broadcast (kc_bcast).
+#include "kernels/cuda/kc_common.cuh"
+
+__device__ __forceinline__ bool elem_is_float(kc_elem t)
+{
+    return t == KC_E_F32 || t == KC_E_F16 || t == KC_E_BF16;
+}
+
+__device__ double load_f64(const void *p, kc_elem t, int64_t i)
+{
+    switch (t) {
+    case KC_E_F32: return ((const float *)p)[i];
+    case KC_E_F16: return __half2float(((const __half *)p)[i]);
+    case KC_E_BF16: return __bfloat162float(((const __nv_bfloat16 *)p)[i]);
+    case KC_E_I8: return ((const int8_t *)p)[i];
+    case KC_E_U8:
+    case KC_E_BOOL: return ((const uint8_t *)p)[i];
+    case KC_E_I32: return ((const int32_t *)p)[i];
+    case KC_E_I64: return (double)((const int64_t *)p)[i];
+    }
+    return 0;
+}
+
+__device__ int64_t load_i64(const void *p, kc_elem t, int64_t i)
+{
+    switch (t) {
+    case KC_E_I8: return ((const int8_t *)p)[i];
+    case KC_E_U8:
+    case KC_E_BOOL: return ((const uint8_t *)p)[i];
+    case KC_E_I32: return ((const int32_t *)p)[i];
+    case KC_E_I64: return ((const int64_t *)p)[i];
+    default: return 0;
+    }
+}
+
+// An int64 wrapped to t as a C cast to the narrower type does (bool: != 0).
+__device__ int64_t wrap_int(int64_t v, kc_elem t)
+{
+    switch (t) {
+    case KC_E_I8: return (int8_t)(uint8_t)(uint64_t)v;
+    case KC_E_U8: return (uint8_t)(uint64_t)v;
+    case KC_E_I32: return (int32_t)(uint32_t)(uint64_t)v;
+    case KC_E_BOOL: return v != 0;
+    default: return v;
+    }
+}
+
+// A float to integer type t: truncated, saturated, NaN to 0; bool: v != 0 (NaN is true).
+__device__ int64_t float_to_int(double v, kc_elem t)
+{
+    if (t == KC_E_BOOL)
+        return v != 0;
+    if (v != v)
+        return 0;
+    double lo = t == KC_E_I8    ? -128.0
+                : t == KC_E_U8  ? 0.0
+                : t == KC_E_I32 ? -2147483648.0
+                                : -9223372036854775808.0;
+    double hi = t == KC_E_I8    ? 127.0
+                : t == KC_E_U8  ? 255.0
+                : t == KC_E_I32 ? 2147483647.0
+                                : 9223372036854774784.0; // the largest double below 2^63
+    v = trunc(v);
+    return (int64_t)(v < lo ? lo : v > hi ? hi : v);
+}
+
+__device__ void store_int(void *p, kc_elem t, int64_t i, int64_t v)
+{
+    switch (t) {
+    case KC_E_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case KC_E_U8:
+    case KC_E_BOOL: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case KC_E_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case KC_E_I64: ((int64_t *)p)[i] = v; break;
+    default: break;
+    }
+}
+
+__device__ void store_float(void *p, kc_elem t, int64_t i, float v)
+{
+    switch (t) {
+    case KC_E_F32: ((float *)p)[i] = v; break;
+    case KC_E_F16: ((__half *)p)[i] = __float2half_rn(v); break;
+    case KC_E_BF16: ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(v); break;
+    default: break;
+    }
+}
+
+__global__ void cast_kernel(const void *x, kc_elem xt, void *y, kc_elem yt, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        if (elem_is_float(yt))
+            store_float(y, yt, i, (float)load_f64(x, xt, i));
+        else if (elem_is_float(xt))
+            store_int(y, yt, i, float_to_int((double)(float)load_f64(x, xt, i), yt));
+        else
+            store_int(y, yt, i, wrap_int(load_i64(x, xt, i), yt));
+    }
+}
+
+// y = a OP b (bool), or y = !a for KC_CMP_NOT; floats compared as doubles (exact for f32 and the
+// 16-bit types; NaN unequal and unordered), integers as int64.
+__global__ void compare_kernel(kc_compare_op op, const void *a, kc_bcast ab, const void *b,
+                               kc_bcast bb, kc_elem t, uint8_t *y, int64_t n)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t ia = kc_bcast_offset(ab, i);
+        if (op == KC_CMP_NOT) {
+            y[i] = ((const uint8_t *)a)[ia] == 0;
+            continue;
+        }
+        int64_t ib = kc_bcast_offset(bb, i);
+        bool r;
+        if (elem_is_float(t)) {
+            double u = load_f64(a, t, ia), v = load_f64(b, t, ib);
+            r = op == KC_CMP_EQUAL ? u == v : op == KC_CMP_LESS ? u < v : u > v;
+        } else {
+            int64_t u = load_i64(a, t, ia), v = load_i64(b, t, ib);
+            r = op == KC_CMP_EQUAL ? u == v : op == KC_CMP_LESS ? u < v : u > v;
+        }
+        y[i] = r;
+    }
+}
+
+bool kc_cast(kc_context *ctx, const void *x, kc_elem xt, void *y, kc_elem yt, int64_t n)
+{
+    if (n == 0)
+        return true;
+    cast_kernel<<<kc_blocks(n), KC_THREADS, 0, ctx->stream>>>(x, xt, y, yt, n);
+    return KC_LAUNCHED(ctx);
+}
+
+bool kc_compare(kc_context *ctx, kc_compare_op op, const kc_tensor *a, const kc_tensor *b,
+                kc_elem t, kc_tensor *y)
+{
+    if (y->numel == 0)
+        return true;
+    kc_bcast ab, bb = {};
+    if (!kc_bcast_make(a, y->dims, y->rank, &ab) ||
+        (op != KC_CMP_NOT && !kc_bcast_make(b, y->dims, y->rank, &bb)))
+        return KC_FAIL(ctx, "compare: an operand does not broadcast to Y");
+    compare_kernel<<<kc_blocks(y->numel), KC_THREADS, 0, ctx->stream>>>(
+        op, a->data, ab, op == KC_CMP_NOT ? nullptr : b->data, bb, t, (uint8_t *)y->data, y->numel);
+    return KC_LAUNCHED(ctx);
+}

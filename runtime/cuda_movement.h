@@ -1,0 +1,38 @@
+/* Plans of the CUDA executor's movement ops (runtime/cuda_movement.c): Transpose, Slice, Concat
+ * and Split as strided copies (kc_strided_copy) on the run's static shapes; and the pooling
+ * windows of MaxPool and AveragePool. Private to runtime/cuda_executor.c. */
+#ifndef FUSERULE_RUNTIME_CUDA_MOVEMENT_H
+#define FUSERULE_RUNTIME_CUDA_MOVEMENT_H
+
+#include "ir/ir.h"
+#include "kernels/cuda/cuda_kernels.h"
+
+enum { RT_MOVE_MAX_PLANS = 64, RT_MOVE_MAX_INPUTS = 64 };
+
+/* What a plan is made from: the run's types of the node's inputs and outputs, and the integer
+ * inputs read on the host (Slice's starts, ends, axes, steps: ints[1..4], NULL when absent). */
+typedef struct rt_move_io {
+    const ir_type *in_type[RT_MOVE_MAX_INPUTS];
+    const ir_type *out_type[RT_MOVE_MAX_PLANS];
+    const int64_t *ints[5];
+    int nints[5];
+} rt_move_io;
+
+/* The copies that compute node n: one per Concat input or Split output, else one. Concat's plan k
+ * reads input k, Split's plan k writes output k; the others read input 0 into output 0. False with
+ * *err when the node's operands do not make a plan. */
+bool rt_move_plans(const ir_node *n, const rt_move_io *io, kc_copy_plan *plans, int *nplans,
+                   const char **err);
+
+/* MaxPool / AveragePool node n over X of the given dims: the window geometry as the CPU kernel
+ * resolves it (kn_window_axis for auto_pad and ceil_mode), padded to 3 spatial dims by leading
+ * dims of 1. False with *err when the attributes do not fit X. */
+bool rt_pool_params(const ir_node *n, int rank, const int64_t *dims, kc_pool_params *p,
+                    const char **err);
+
+/* Pad node n over a rank-`rank` X: its mode and the begin pads of every axis, from the pads
+ * (and optional axes) values read on the host, as the CPU kernel reads them. False with *err. */
+bool rt_pad_plan(const ir_node *n, int rank, const int64_t *pads, int npads, const int64_t *axes,
+                 int naxes, int64_t *before, kc_pad_mode *mode, const char **err);
+
+#endif
