@@ -69,9 +69,7 @@ UNEXPRESSED = [
 KNOWN_WRONG = [
     ("abs-2id-max.onnx", "apply: a chain of Identity nodes before a one-input Max leaves 'C' "
      "produced by a removed node (the rewrite driver)"),
-] + [(f"bias_dropout_residual_{m}.onnx", "no_dropout fires on a training-mode Dropout")
-     for m in ["fusion1", "fusion2", "fusion_dim_is_param", "fusion_mismatch",
-               "fusion_multiple_consumers2", "same_shape_fusion", "same_shape_fusion_dim_is_param"]]
+]
 
 OUTSIDE = re.compile(r"outside (what )?the catalog|does not hold|outside the IR")
 
