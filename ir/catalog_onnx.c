@@ -130,3 +130,63 @@ ATTRS(Shape, INT("start", 0), INT("end", INT64_MAX))
 ATTRS(ConstantOfShape, FLOAT("value", 0.0), INT("dtype", 1))
 ATTRS(Constant, FLOAT("value_float", 0.0), FLOATS("value_floats"), INT("value_int", 0),
       INTS("value_ints"))
+
+/* ---- ops added for the exporters and ONNX Runtime's models (issue 13) ---- */
+
+/* logic, comparison and predicates */
+NO_ATTRS(And)
+NO_ATTRS(Or)
+NO_ATTRS(Xor)
+NO_ATTRS(GreaterOrEqual)
+NO_ATTRS(LessOrEqual)
+NO_ATTRS(IsNaN)
+ATTRS(IsInf, INT("detect_negative", 1), INT("detect_positive", 1))
+
+/* arithmetic */
+/* fmod 0: the remainder takes the divisor's sign (integers only); 1: C's fmod */
+ATTRS(Mod, INT("fmod", 0))
+NO_ATTRS(Sum)
+NO_ATTRS(Mean)
+NO_ATTRS(Softsign)
+NO_ATTRS(Sign)
+NO_ATTRS(Round)
+NO_ATTRS(Tan)
+NO_ATTRS(Asin)
+NO_ATTRS(Acos)
+NO_ATTRS(Atan)
+NO_ATTRS(Sinh)
+NO_ATTRS(Cosh)
+NO_ATTRS(Asinh)
+NO_ATTRS(Acosh)
+NO_ATTRS(Atanh)
+/* ONNX's defaults, to the digits the spec writes */
+ATTRS(Selu, FLOAT("alpha", 1.67326319217681884765625), FLOAT("gamma", 1.05070102214813232421875))
+ATTRS(Celu, FLOAT("alpha", 1.0))
+ATTRS(ThresholdedRelu, FLOAT("alpha", 1.0))
+ATTRS(Shrink, FLOAT("bias", 0.0), FLOAT("lambd", 0.5))
+
+/* indexing, scatter and gather, index results */
+ATTRS(GatherElements, INT("axis", 0))
+ATTRS(GatherND, INT("batch_dims", 0))
+/* reduction: "none", "add", "mul", "max" or "min" */
+ATTRS(ScatterElements, INT("axis", 0), STRING("reduction", "none"))
+ATTRS(ScatterND, STRING("reduction", "none"))
+ATTRS(OneHot, INT("axis", -1))
+NO_ATTRS(NonZero)
+ATTRS(ArgMax, INT("axis", 0), INT("keepdims", 1), INT("select_last_index", 0))
+ATTRS(ArgMin, INT("axis", 0), INT("keepdims", 1), INT("select_last_index", 0))
+ATTRS(TopK, INT("axis", -1), INT("largest", 1), INT("sorted", 1))
+ATTRS(CumSum, INT("exclusive", 0), INT("reverse", 0))
+/* mode: "DCR" (depth, column, row) or "CRD" */
+ATTRS(DepthToSpace, REQ_INT("blocksize"), STRING("mode", "DCR"))
+ATTRS(SpaceToDepth, REQ_INT("blocksize"))
+NO_ATTRS(Size)
+ATTRS(CastLike, INT("saturate", 1))
+
+/* more reductions */
+ATTRS(ReduceProd, REDUCE_COMMON)
+ATTRS(ReduceL1, REDUCE_COMMON)
+ATTRS(ReduceL2, REDUCE_COMMON)
+ATTRS(ReduceSumSquare, REDUCE_COMMON)
+ATTRS(ReduceLogSum, REDUCE_COMMON)
+ATTRS(ReduceLogSumExp, REDUCE_COMMON)

@@ -127,6 +127,8 @@ enum {
     IR_OPF_VIEW = 1 << 0,        /* only relabels a contiguous tensor: counts no kernel, moves no bytes */
     IR_OPF_COMMUTATIVE = 1 << 1, /* first two operands may swap (Add, Mul) */
     IR_OPF_NO_KERNEL = 1 << 2,   /* launches nothing (Constant) */
+    IR_OPF_VALUE_SHAPE = 1 << 3, /* an output's size depends on input values (NonZero): executors
+                                    show its inputs' data to inference at run time */
 };
 
 typedef struct ir_graph ir_graph;

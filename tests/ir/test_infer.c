@@ -1055,6 +1055,168 @@ static void test_catalog_defaults(void)
     CHECK(ir_op_info_get(IR_OP_Relu)->nattrs == 0 && ir_op_info_get(IR_OP_Add)->nattrs == 0);
 }
 
+/* ---- ops added for the exporters and ONNX Runtime's models (issue 13) ---- */
+
+static void test_logic_and_math(void)
+{
+    ir_value *a = input("bool[N,1,4]"), *b = input("bool[3,1]");
+    EXPECT_TYPE(N1(And, a, b), 0, "bool[N,3,4]");
+    EXPECT_TYPE(N1(Or, a, b), 0, "bool[N,3,4]");
+    EXPECT_TYPE(N1(Xor, a, a), 0, "bool[N,1,4]");
+    EXPECT_ERROR(N1(And, a, input("i64[1]")), "And: input 'x");
+    ir_value *x = input("f16[2,3] NC"), *y = input("f16[3]");
+    EXPECT_TYPE(N1(GreaterOrEqual, x, y), 0, "bool[2,3] NC");
+    EXPECT_TYPE(N1(LessOrEqual, input("i64[4]"), input("i64[]")), 0, "bool[4]");
+    EXPECT_ERROR(N1(LessOrEqual, x, input("f32[3]")), "same dtype");
+    EXPECT_ERROR(N1(GreaterOrEqual, input("f32[2]"), input("f32[3]")), "do not broadcast");
+    EXPECT_TYPE(N1(IsNaN, x), 0, "bool[2,3] NC");
+    EXPECT_TYPE(N1(IsInf, input("f32[*]")), 0, "bool[*]");
+    EXPECT_ERROR(N1(IsNaN, input("i32[2]")), "expected f32, f16 or bf16");
+
+    ir_node *mod = N1(Mod, input("i32[2,3]"), input("i32[3]"));
+    EXPECT_TYPE(mod, 0, "i32[2,3]");
+    mod = N1(Mod, x, y);
+    EXPECT_ERROR(mod, "Mod: fmod = 0 is defined on integers only; f16 needs fmod = 1");
+    ir_set_attr_int(G, mod, "fmod", 1);
+    EXPECT_TYPE(mod, 0, "f16[2,3] NC");
+    ir_set_attr_int(G, mod, "fmod", 2);
+    EXPECT_ERROR(mod, "fmod = 2 is not 0 or 1");
+
+    EXPECT_TYPE(N1(Sum, x), 0, "f16[2,3] NC");
+    EXPECT_TYPE(N1(Sum, x, y, input("f16[N,1,1]")), 0, "f16[N,2,3]");
+    EXPECT_TYPE(N1(Mean, y, x), 0, "f16[2,3] NC");
+    EXPECT_ERROR(N1(Sum, input("i32[2]"), input("i32[2]")), "expected f32, f16 or bf16");
+    EXPECT_ERROR(N1(Mean, x, input("f32[3]")), "same dtype");
+
+    static const ir_op float_ops[] = {
+        IR_OP_Softsign, IR_OP_Round, IR_OP_Tan,  IR_OP_Asin,  IR_OP_Acos,  IR_OP_Atan,
+        IR_OP_Sinh,     IR_OP_Cosh,  IR_OP_Asinh, IR_OP_Acosh, IR_OP_Atanh, IR_OP_Selu,
+        IR_OP_Celu,     IR_OP_ThresholdedRelu,
+    };
+    for (size_t k = 0; k < sizeof float_ops / sizeof float_ops[0]; k++) {
+        EXPECT_TYPE(node(float_ops[k], 1, 1, x), 0, "f16[2,3] NC");
+        EXPECT_ERROR(node(float_ops[k], 1, 1, input("i32[2]")), "expected f32, f16 or bf16");
+    }
+    EXPECT_TYPE(N1(Sign, input("i8[5]")), 0, "i8[5]");
+    EXPECT_TYPE(N1(Shrink, input("u8[5]")), 0, "u8[5]");
+    EXPECT_ERROR(N1(Sign, input("bool[5]")), "Sign");
+}
+
+static void test_gather_scatter(void)
+{
+    ir_value *x = input("f32[N,3,4]"), *idx = input("i64[N,2,4]");
+    ir_node *n = N1(GatherElements, x, idx);
+    ir_set_attr_int(G, n, "axis", 1);
+    EXPECT_TYPE(n, 0, "f32[N,2,4]");
+    ir_set_attr_int(G, n, "axis", 3);
+    EXPECT_ERROR(n, "GatherElements: axis 3 is out of range for rank 3");
+    EXPECT_ERROR(N1(GatherElements, x, input("i64[2,2]")), "indices have rank 2; data has rank 3");
+    EXPECT_ERROR(N1(GatherElements, x, input("f32[1,1,1]")), "expected i32 or i64");
+
+    n = N1(ScatterElements, x, idx, input("f32[N,2,4]"));
+    EXPECT_TYPE(n, 0, "f32[N,3,4]");
+    ir_set_attr_string(G, n, "reduction", "mean");
+    EXPECT_ERROR(n, "reduction \"mean\" is not none, add, mul, max or min");
+    EXPECT_ERROR(N1(ScatterElements, x, idx, input("f32[N,2,5]")), "differ in shape");
+    EXPECT_ERROR(N1(ScatterElements, x, idx, input("f16[N,2,4]")), "same dtype");
+
+    /* GatherND: data[:b] + indices[b:-1] + data[b + depth:] */
+    ir_value *data = input("f32[2,3,4,5]");
+    EXPECT_TYPE(N1(GatherND, data, input("i64[7,2]")), 0, "f32[7,4,5]");
+    EXPECT_TYPE(N1(GatherND, data, input("i64[K,6,4]")), 0, "f32[K,6]");
+    n = N1(GatherND, data, input("i64[2,7,1]"));
+    ir_set_attr_int(G, n, "batch_dims", 1);
+    EXPECT_TYPE(n, 0, "f32[2,7,4,5]");
+    EXPECT_TYPE(N1(GatherND, data, input("i64[7,?]")), 0, "f32[*]");
+    EXPECT_ERROR(N1(GatherND, data, input("i64[7,5]")), "indices' last dim is 5; it must be in [1, 4]");
+    EXPECT_ERROR(N1(GatherND, data, input("i32[7,1]")), "expected i64");
+    n = N1(GatherND, data, input("i64[3,1]"));
+    ir_set_attr_int(G, n, "batch_dims", 1);
+    EXPECT_ERROR(n, "batch dim 0 differs");
+
+    EXPECT_TYPE(N1(ScatterND, data, input("i64[7,2]"), input("f32[7,4,5]")), 0, "f32[2,3,4,5]");
+    EXPECT_ERROR(N1(ScatterND, data, input("i64[7,2]"), input("f32[7,5]")),
+                 "updates are [7,5]; data [2,3,4,5] and indices [7,2] need indices[:-1] + data[2:]");
+}
+
+static void test_onehot_nonzero_topk(void)
+{
+    ir_value *idx = input("i64[N,3]");
+    ir_value *values = literal("f32[2]", 2, (double[]){0, 1});
+    EXPECT_TYPE(N1(OneHot, idx, scalar("i64", 10), values), 0, "f32[N,3,10]");
+    ir_node *n = N1(OneHot, idx, scalar("f32", 5), values);
+    ir_set_attr_int(G, n, "axis", 0);
+    EXPECT_TYPE(n, 0, "f32[5,N,3]");
+    EXPECT_TYPE(N1(OneHot, idx, input("i64[]"), values), 0, "f32[N,3,?]");
+    EXPECT_ERROR(N1(OneHot, idx, scalar("i64", 0), values), "depth 0 is not in [1, 2^40]");
+    EXPECT_ERROR(N1(OneHot, idx, scalar("i64", 3), literal("f32[3]", 1, (double[]){0})),
+                 "values has 3 elements");
+
+    EXPECT_TYPE(N1(NonZero, input("f32[2,3]")), 0, "i64[2,?]");
+    EXPECT_TYPE(N1(NonZero, literal("i32[2,2]", 4, (double[]){1, 0, 3, 4})), 0, "i64[2,3]");
+    CHECK(ir_op_info_get(IR_OP_NonZero)->flags & IR_OPF_VALUE_SHAPE);
+
+    ir_value *x = input("f32[2,N,8] NCW");
+    n = N1(ArgMax, x);
+    ir_set_attr_int(G, n, "axis", -1);
+    EXPECT_TYPE(n, 0, "i64[2,N,1] NCW");
+    n = N1(ArgMin, x);
+    ir_set_attr_int(G, n, "keepdims", 0);
+    EXPECT_TYPE(n, 0, "i64[N,8]");
+    ir_set_attr_int(G, n, "axis", 5);
+    EXPECT_ERROR(n, "ArgMin: axis 5 is out of range");
+
+    n = node(IR_OP_TopK, 2, 2, x, INTS(3));
+    EXPECT_TYPE(n, 0, "f32[2,N,3]");
+    EXPECT_TYPE(n, 1, "i64[2,N,3]");
+    n = node(IR_OP_TopK, 2, 2, x, input("i64[1]"));
+    EXPECT_TYPE(n, 1, "i64[2,N,?]");
+    EXPECT_ERROR(node(IR_OP_TopK, 2, 2, x, INTS(9)), "k = 9 is above the axis' size 8");
+    EXPECT_ERROR(node(IR_OP_TopK, 2, 2, x, INTS(-1)), "k = -1 is negative");
+    EXPECT_ERROR(node(IR_OP_TopK, 2, 2, x, INTS(1, 2)), "must be a scalar");
+}
+
+static void test_cumsum_depth_space_size(void)
+{
+    ir_value *x = input("f32[2,N]");
+    EXPECT_TYPE(N1(CumSum, x, scalar("i32", 1)), 0, "f32[2,N]");
+    EXPECT_TYPE(N1(CumSum, x, input("i64[]")), 0, "f32[2,N]");
+    EXPECT_ERROR(N1(CumSum, x, scalar("i64", 2)), "CumSum: axis 2 is out of range for rank 2");
+    EXPECT_ERROR(N1(CumSum, x, scalar("f32", 0)), "expected i32 or i64");
+
+    ir_node *n = N1(DepthToSpace, input("f32[1,8,2,N]"));
+    ir_set_attr_int(G, n, "blocksize", 2);
+    EXPECT_TYPE(n, 0, "f32[1,2,4,?]");
+    ir_set_attr_string(G, n, "mode", "XYZ");
+    EXPECT_ERROR(n, "mode \"XYZ\" is not \"DCR\" or \"CRD\"");
+    n = N1(DepthToSpace, input("f32[1,6,2,2]"));
+    ir_set_attr_int(G, n, "blocksize", 2);
+    EXPECT_ERROR(n, "dim 1 of [1,6,2,2] is not divisible by 4");
+    n = N1(SpaceToDepth, input("f32[1,3,4,6]"));
+    ir_set_attr_int(G, n, "blocksize", 2);
+    EXPECT_TYPE(n, 0, "f32[1,12,2,3]");
+    ir_set_attr_int(G, n, "blocksize", 0);
+    EXPECT_ERROR(n, "blocksize 0 is not in [1, 65536]");
+    EXPECT_ERROR(N1(SpaceToDepth, input("f32[4,6]")), "rank");
+
+    EXPECT_TYPE(N1(Size, input("f16[N,3]")), 0, "i64[]");
+    EXPECT_TYPE(N1(CastLike, input("f32[2,3] NC"), input("i8[1]")), 0, "i8[2,3] NC");
+}
+
+static void test_more_reductions(void)
+{
+    static const ir_op ops[] = {IR_OP_ReduceProd,      IR_OP_ReduceL1,     IR_OP_ReduceL2,
+                                IR_OP_ReduceSumSquare, IR_OP_ReduceLogSum, IR_OP_ReduceLogSumExp};
+    ir_value *x = input("f32[2,N,4] NCW");
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        ir_node *n = node(ops[k], 1, 2, x, INTS(1));
+        EXPECT_TYPE(n, 0, "f32[2,1,4] NCW");
+        ir_set_attr_int(G, n, "keepdims", 0);
+        EXPECT_TYPE(n, 0, "f32[2,4]");
+        EXPECT_ERROR(node(ops[k], 1, 2, x, INTS(3)), "axis 3 is out of range for rank 3");
+    }
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1090,6 +1252,11 @@ int main(void)
     TEST(test_arity_and_overflow);
     TEST(test_catalog_rows);
     TEST(test_catalog_defaults);
+    TEST(test_logic_and_math);
+    TEST(test_gather_scatter);
+    TEST(test_onehot_nonzero_topk);
+    TEST(test_cumsum_depth_space_size);
+    TEST(test_more_reductions);
     TEST(test_every_op_covered);
     return unit_finish();
 }

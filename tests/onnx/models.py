@@ -157,12 +157,12 @@ def names():
 
 
 def unsupported():
-    """Ops outside the catalog, twice ArgMax: one error must list them all with counts."""
+    """Ops outside the catalog, twice Unique: one error must list them all with counts."""
     x = h.make_tensor_value_info("x", T.FLOAT, [2, 3])
     outs = [h.make_tensor_value_info(o, T.INT64, None) for o in ["a", "b"]]
-    n = [h.make_node("ArgMax", ["x"], ["a"]),
+    n = [h.make_node("Unique", ["x"], ["a"]),
          h.make_node("Relu", ["x"], ["r"]),
-         h.make_node("ArgMax", ["r"], ["b"]),
+         h.make_node("Unique", ["r"], ["b"]),
          h.make_node("Hardmax", ["r"], ["hm"]),
          h.make_node("Attention", ["r"], ["att"], domain="com.microsoft")]
     return model(n, "unsupported", [x], outs, [], 17, [("com.microsoft", 1)])

@@ -1,0 +1,296 @@
+/* The indexing kernels and the kernels with index results (kernels/cpu/onnx_index.c), and the
+ * reductions of kernels/cpu/onnx_reduce_more.c, against hand-worked examples: negative and
+ * out-of-range indices, batch_dims, scatter reductions, OneHot's out-of-range rows, ties and NaN
+ * in ArgMax and TopK, CumSum's exclusive and reverse forms, DepthToSpace's two modes undone by
+ * SpaceToDepth, and reductions that overflow without care (LogSumExp of 1000). */
+#include "tests/kernels-onnx/kt.h"
+
+#include <math.h>
+#include <stdint.h>
+
+static void iota(kt *t, uint32_t i, int rank, const int64_t *dims)
+{
+    kt_in_f32(t, i, rank, dims, NULL);
+    for (int64_t k = 0; k < t->in[i].numel; k++)
+        ((float *)t->in[i].data)[k] = (float)k;
+}
+
+static void test_gather_elements(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_GatherElements, 2, 1);
+    iota(&t, 0, DIMS(3, 3)); /* [[0,1,2],[3,4,5],[6,7,8]] */
+    kt_in_i64(&t, 1, DIMS(2, 3), (int64_t[]){1, 2, 0, 2, -3, 1});
+    kt_out(&t, 0, IR_F32, DIMS(2, 3));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 3, 7, 2, 6, 1, 5); /* axis 0: out[i][j] = x[idx[i][j]][j] */
+    ir_set_attr_int(t.g, t.node, "axis", 1);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 2, 0, 5, 3, 4);
+    kt_in_i64(&t, 1, DIMS(2, 3), (int64_t[]){0, 0, 0, 0, 0, 3});
+    CHECK(kt_fails_with(&t, "index 3 is out of range for a dim of 3"));
+    kt_end(&t);
+}
+
+static void test_scatter_elements(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_ScatterElements, 3, 1);
+    ir_set_attr_int(t.g, t.node, "axis", 1);
+    kt_in_f32(&t, 0, DIMS(1, 5), (float[]){1, 2, 3, 4, 5});
+    kt_in_i64(&t, 1, DIMS(1, 3), (int64_t[]){1, -2, 1});
+    kt_in_f32(&t, 2, DIMS(1, 3), (float[]){10, 20, 30});
+    kt_out(&t, 0, IR_F32, DIMS(1, 5));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 30, 3, 20, 5); /* the later update of index 1 wins */
+    ir_set_attr_string(t.g, t.node, "reduction", "add");
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 42, 3, 24, 5);
+    ir_set_attr_string(t.g, t.node, "reduction", "max");
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 30, 3, 20, 5);
+    ir_set_attr_string(t.g, t.node, "reduction", "mean");
+    CHECK(kt_fails_with(&t, "reduction \"mean\" is not"));
+    kt_end(&t);
+}
+
+static void test_gather_scatter_nd(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_GatherND, 2, 1);
+    iota(&t, 0, DIMS(2, 2, 2));
+    kt_in_i64(&t, 1, DIMS(2, 2), (int64_t[]){0, 1, -1, 0});
+    kt_out(&t, 0, IR_F32, DIMS(2, 2));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 2, 3, 4, 5); /* x[0,1,:], x[1,0,:] */
+    kt_end(&t);
+
+    /* batch_dims 1: each batch indexes its own slice */
+    kt_begin(&t, IR_OP_GatherND, 2, 1);
+    ir_set_attr_int(t.g, t.node, "batch_dims", 1);
+    iota(&t, 0, DIMS(2, 2, 2));
+    kt_in_i64(&t, 1, DIMS(2, 1, 2), (int64_t[]){1, 0, 0, 1});
+    kt_out(&t, 0, IR_F32, DIMS(2, 1));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 2, 5); /* x[0][1][0], x[1][0][1] */
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_ScatterND, 3, 1);
+    kt_in_f32(&t, 0, DIMS(4, 2), (float[]){1, 1, 2, 2, 3, 3, 4, 4});
+    kt_in_i64(&t, 1, DIMS(2, 1), (int64_t[]){3, 1});
+    kt_in_f32(&t, 2, DIMS(2, 2), (float[]){10, 11, 20, 21});
+    kt_out(&t, 0, IR_F32, DIMS(4, 2));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 1, 20, 21, 3, 3, 10, 11);
+    ir_set_attr_string(t.g, t.node, "reduction", "mul");
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 1, 40, 42, 3, 3, 40, 44);
+    kt_in_i64(&t, 1, DIMS(2, 1), (int64_t[]){3, -5});
+    CHECK(kt_fails_with(&t, "index -5 is out of range for a dim of 4"));
+    kt_end(&t);
+}
+
+static void test_onehot_nonzero(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_OneHot, 3, 1);
+    kt_in_i64(&t, 0, DIMS(4), (int64_t[]){0, -1, 3, 1});
+    kt_in_i64(&t, 1, SCALAR, (int64_t[]){3});
+    kt_in_f32(&t, 2, DIMS(2), (float[]){-1, 5});
+    kt_out(&t, 0, IR_F32, DIMS(4, 3));
+    CHECK(kt_run(&t));
+    /* -1 is the last class; 3 is out of range and leaves its row off */
+    EXPECT_F32(&t, 0, 5, -1, -1, -1, -1, 5, -1, -1, -1, -1, 5, -1);
+    ir_set_attr_int(t.g, t.node, "axis", 0);
+    kt_out(&t, 0, IR_F32, DIMS(3, 4));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 5, -1, -1, -1, -1, -1, -1, 5, -1, 5, -1, -1);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_NonZero, 1, 1);
+    kt_in_f32(&t, 0, DIMS(2, 3), (float[]){0, 1, 0, NAN, 0, -2});
+    kt_out(&t, 0, IR_I64, DIMS(2, 3));
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, 0, 1, 1, 1, 0, 2); /* rows, then columns; NaN is not zero */
+    kt_out(&t, 0, IR_I64, DIMS(2, 2));
+    CHECK(kt_fails_with(&t, "output 0 would have 6 elements but was allocated with 4"));
+    kt_end(&t);
+}
+
+static void test_arg_topk(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_ArgMax, 1, 1);
+    ir_set_attr_int(t.g, t.node, "axis", 1);
+    kt_in_f32(&t, 0, DIMS(3, 3), (float[]){1, 3, 3, NAN, 5, NAN, -1, -1, -2});
+    kt_out(&t, 0, IR_I64, DIMS(3, 1));
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, 1, 0, 0); /* first of ties; NaN wins (numpy) */
+    ir_set_attr_int(t.g, t.node, "select_last_index", 1);
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, 2, 2, 1);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_ArgMin, 1, 1);
+    kt_in_i64(&t, 0, DIMS(2, 2), (int64_t[]){INT64_MAX, INT64_MAX - 1, 3, 3});
+    kt_out(&t, 0, IR_I64, DIMS(1, 2));
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, 1, 1);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_TopK, 2, 2);
+    kt_in_f32(&t, 0, DIMS(2, 4), (float[]){1, 4, 4, 2, 0, -1, 7, 7});
+    kt_in_i64(&t, 1, DIMS(1), (int64_t[]){3});
+    kt_out(&t, 0, IR_F32, DIMS(2, 3));
+    kt_out(&t, 1, IR_I64, DIMS(2, 3));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 4, 4, 2, 7, 7, 0);
+    EXPECT_INT(&t, 1, 1, 2, 3, 2, 3, 0); /* equal values: the lower index first */
+    ir_set_attr_int(t.g, t.node, "largest", 0);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 2, 4, -1, 0, 7);
+    EXPECT_INT(&t, 1, 0, 3, 1, 1, 0, 2);
+    kt_in_i64(&t, 1, DIMS(1), (int64_t[]){5});
+    CHECK(kt_fails_with(&t, "k = 5 is not in [0, 4]"));
+    kt_end(&t);
+}
+
+static void test_cumsum(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_CumSum, 2, 1);
+    kt_in_f32(&t, 0, DIMS(2, 3), (float[]){1, 2, 3, 4, 5, 6});
+    kt_in_i64(&t, 1, SCALAR, (int64_t[]){-1});
+    kt_out(&t, 0, IR_F32, DIMS(2, 3));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 3, 6, 4, 9, 15);
+    ir_set_attr_int(t.g, t.node, "exclusive", 1);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 1, 3, 0, 4, 9);
+    ir_set_attr_int(t.g, t.node, "reverse", 1);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 5, 3, 0, 11, 6, 0);
+    kt_in(&t, 1, IR_I32, SCALAR, (int32_t[]){0});
+    ir_set_attr_int(t.g, t.node, "exclusive", 0);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 5, 7, 9, 4, 5, 6);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_CumSum, 2, 1);
+    kt_in(&t, 0, IR_I8, DIMS(3), (int8_t[]){100, 100, -50});
+    kt_in_i64(&t, 1, SCALAR, (int64_t[]){0});
+    kt_out(&t, 0, IR_I8, DIMS(3));
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, 100, -56, -106); /* wraps like int8 arithmetic */
+    kt_end(&t);
+}
+
+static void test_depth_space(void)
+{
+    /* x: [1, 8, 1, 1] holding 0..7, blocksize 2 -> [1, 2, 2, 2] */
+    kt t;
+    kt_begin(&t, IR_OP_DepthToSpace, 1, 1);
+    ir_set_attr_int(t.g, t.node, "blocksize", 2);
+    iota(&t, 0, DIMS(1, 8, 1, 1));
+    kt_out(&t, 0, IR_F32, DIMS(1, 2, 2, 2));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 2, 4, 6, 1, 3, 5, 7); /* DCR: channel (bh*2 + bw)*2 + c */
+    ir_set_attr_string(t.g, t.node, "mode", "CRD");
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 1, 2, 3, 4, 5, 6, 7); /* CRD: channel c*4 + bh*2 + bw */
+    kt_end(&t);
+
+    /* SpaceToDepth undoes DepthToSpace (DCR) on a larger tensor */
+    kt d2s, s2d;
+    kt_begin(&d2s, IR_OP_DepthToSpace, 1, 1);
+    ir_set_attr_int(d2s.g, d2s.node, "blocksize", 3);
+    iota(&d2s, 0, DIMS(2, 18, 2, 3));
+    kt_out(&d2s, 0, IR_F32, DIMS(2, 2, 6, 9));
+    CHECK(kt_run(&d2s));
+    kt_begin(&s2d, IR_OP_SpaceToDepth, 1, 1);
+    ir_set_attr_int(s2d.g, s2d.node, "blocksize", 3);
+    kt_in_f32(&s2d, 0, DIMS(2, 2, 6, 9), d2s.out[0].data);
+    kt_out(&s2d, 0, IR_F32, DIMS(2, 18, 2, 3));
+    CHECK(kt_run(&s2d));
+    EXPECT_CLOSE(&s2d, 0, (const float *)d2s.in[0].data, 0);
+    kt_end(&s2d);
+    kt_end(&d2s);
+}
+
+static void test_size_castlike(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_Size, 1, 1);
+    kt_in_f32(&t, 0, DIMS(3, 0, 2), NULL);
+    kt_out(&t, 0, IR_I64, SCALAR);
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, 0);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_CastLike, 2, 1);
+    kt_in_f32(&t, 0, DIMS(3), (float[]){-1.7f, 300, NAN});
+    kt_in(&t, 1, IR_I32, DIMS(1), (int32_t[]){0});
+    kt_out(&t, 0, IR_I32, DIMS(3));
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, -1, 300, 0);
+    kt_end(&t);
+}
+
+static void test_more_reductions(void)
+{
+    static const struct {
+        ir_op op;
+        double want[2];
+    } cases[] = {
+        {IR_OP_ReduceProd, {6, -120}},
+        {IR_OP_ReduceL1, {6, 15}},
+        {IR_OP_ReduceL2, {3.7416573867739413, 8.774964387392123}},
+        {IR_OP_ReduceSumSquare, {14, 77}},
+        {IR_OP_ReduceLogSum, {1.791759469228055, 1.6094379124341003}},
+        {IR_OP_ReduceLogSumExp, {3.40760596444438, 6.126942721744022}},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        kt t;
+        kt_begin(&t, cases[k].op, 2, 1);
+        kt_in_f32(&t, 0, DIMS(2, 3), (float[]){1, 2, 3, 4, -5, 6});
+        kt_ints(&t, 1, (int64_t[]){1}, 1);
+        kt_out(&t, 0, IR_F32, DIMS(2, 1));
+        CHECK(kt_run(&t));
+        kt_expect_f32(&t, 0, cases[k].want, 2, 1e-6, __FILE__, __LINE__);
+        kt_end(&t);
+    }
+
+    /* LogSumExp subtracts the maximum: exp(1000) would overflow */
+    kt t;
+    kt_begin(&t, IR_OP_ReduceLogSumExp, 1, 1);
+    kt_in_f32(&t, 0, DIMS(2), (float[]){1000, 1000});
+    kt_out(&t, 0, IR_F32, DIMS(1));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1000.6931471805599);
+    kt_in_f32(&t, 0, DIMS(0), NULL);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, -INFINITY); /* an empty reduction */
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_ReduceProd, 1, 1);
+    ir_set_attr_int(t.g, t.node, "keepdims", 0);
+    kt_in(&t, 0, IR_I32, DIMS(3), (int32_t[]){-4, 5, 6});
+    kt_out(&t, 0, IR_I32, SCALAR);
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, -120);
+    kt_end(&t);
+}
+
+int main(void)
+{
+    RUN(test_gather_elements);
+    RUN(test_scatter_elements);
+    RUN(test_gather_scatter_nd);
+    RUN(test_onehot_nonzero);
+    RUN(test_arg_topk);
+    RUN(test_cumsum);
+    RUN(test_depth_space);
+    RUN(test_size_castlike);
+    RUN(test_more_reductions);
+    return unit_finish();
+}
