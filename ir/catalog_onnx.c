@@ -190,3 +190,13 @@ ATTRS(ReduceL2, REDUCE_COMMON)
 ATTRS(ReduceSumSquare, REDUCE_COMMON)
 ATTRS(ReduceLogSum, REDUCE_COMMON)
 ATTRS(ReduceLogSumExp, REDUCE_COMMON)
+
+/* integer and quantized linear algebra */
+NO_ATTRS(DynamicQuantizeLinear)
+NO_ATTRS(MatMulInteger)
+ATTRS(ConvInteger, CONV_COMMON)
+NO_ATTRS(QLinearMatMul)
+ATTRS(QLinearConv, CONV_COMMON)
+
+/* normalization */
+ATTRS(InstanceNormalization, FLOAT("epsilon", 1e-5))

@@ -1217,6 +1217,64 @@ static void test_more_reductions(void)
     }
 }
 
+static void test_integer_quantized(void)
+{
+    ir_node *n = node(IR_OP_DynamicQuantizeLinear, 3, 1, input("f32[N,4]"));
+    EXPECT_TYPE(n, 0, "u8[N,4]");
+    EXPECT_TYPE(n, 1, "f32[]");
+    EXPECT_TYPE(n, 2, "u8[]");
+    EXPECT_ERROR(node(IR_OP_DynamicQuantizeLinear, 3, 1, input("f16[4]")), "expected f32");
+
+    ir_value *a = input("u8[B,3,4]"), *b = input("i8[4,5]");
+    EXPECT_TYPE(N1(MatMulInteger, a, b), 0, "i32[B,3,5]");
+    EXPECT_TYPE(N1(MatMulInteger, a, b, literal("u8[3]", 1, (double[]){1}), scalar("i8", 0)), 0,
+                "i32[B,3,5]");
+    EXPECT_TYPE(N1(MatMulInteger, a, b, NULL, literal("i8[5]", 1, (double[]){1})), 0,
+                "i32[B,3,5]");
+    EXPECT_ERROR(N1(MatMulInteger, a, b, literal("u8[4]", 1, (double[]){1})),
+                 "a_zero_point 'c");
+    EXPECT_ERROR(N1(MatMulInteger, a, b, scalar("i8", 0)), "same dtype");
+    EXPECT_ERROR(N1(MatMulInteger, input("f32[3,4]"), b), "expected i8 or u8");
+    EXPECT_ERROR(N1(MatMulInteger, a, input("i8[5,5]")), "inner dimensions differ");
+
+    ir_value *x = input("u8[1,4,8,8] NCHW"), *w = input("u8[6,2,3,3]");
+    n = N1(ConvInteger, x, w, scalar("u8", 1), literal("u8[6]", 1, (double[]){0}));
+    ir_set_attr_int(G, n, "group", 2);
+    SET_INTS(n, "pads", 1, 1, 1, 1);
+    EXPECT_TYPE(n, 0, "i32[1,6,8,8] NCHW");
+    n = N1(ConvInteger, x, w);
+    EXPECT_ERROR(n, "input has 4 channels but the weight expects 2 (group 1)");
+    EXPECT_ERROR(N1(ConvInteger, x, input("u8[6,4,3]")), "the weight has rank 3");
+
+    ir_value *s = scalar("f32", 0.1), *zu = scalar("u8", 3), *zi = scalar("i8", 0);
+    n = node(IR_OP_QLinearMatMul, 1, 8, a, s, zu, b, literal("f32[5]", 1, (double[]){0.5}),
+             literal("i8[5]", 1, (double[]){0}), s, zi);
+    EXPECT_TYPE(n, 0, "i8[B,3,5]");
+    n = node(IR_OP_QLinearMatMul, 1, 8, a, s, zi, b, s, zi, s, zi);
+    EXPECT_ERROR(n, "same dtype");
+    n = node(IR_OP_QLinearMatMul, 1, 8, a, literal("f32[4]", 1, (double[]){1}), zu, b, s, zi, s,
+             zu);
+    EXPECT_ERROR(n, "a_scale 'c");
+
+    n = node(IR_OP_QLinearConv, 1, 9, x, s, zu, input("i8[6,4,3,3]"),
+             literal("f32[6]", 1, (double[]){0.5}), zi, s, zu, input("i32[6]"));
+    EXPECT_TYPE(n, 0, "u8[1,6,6,6] NCHW");
+    n = node(IR_OP_QLinearConv, 1, 9, x, s, zu, input("i8[6,4,3,3]"), s, zi, s, zu,
+             input("i32[5]"));
+    EXPECT_ERROR(n, "the bias 'x");
+    n = node(IR_OP_QLinearConv, 1, 8, x, s, zu, input("i8[6,4,3,3]"), s, zi, s,
+             literal("u8[2]", 1, (double[]){0}));
+    EXPECT_ERROR(n, "must be a scalar");
+
+    ir_value *c = input("f32[3]");
+    EXPECT_TYPE(N1(InstanceNormalization, input("f32[N,3,H,W] NCHW"), c, c), 0,
+                "f32[N,3,H,W] NCHW");
+    EXPECT_ERROR(N1(InstanceNormalization, input("f32[2,4,5]"), c, c),
+                 "scale has 3 values; the input has 4 channels");
+    EXPECT_ERROR(N1(InstanceNormalization, input("f32[2,3]"), c, c), "rank");
+    EXPECT_ERROR(N1(InstanceNormalization, input("i32[2,3,4]"), c, c), "expected f32");
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1257,6 +1315,7 @@ int main(void)
     TEST(test_onehot_nonzero_topk);
     TEST(test_cumsum_depth_space_size);
     TEST(test_more_reductions);
+    TEST(test_integer_quantized);
     TEST(test_every_op_covered);
     return unit_finish();
 }
