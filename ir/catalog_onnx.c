@@ -200,3 +200,10 @@ ATTRS(QLinearConv, CONV_COMMON)
 
 /* normalization */
 ATTRS(InstanceNormalization, FLOAT("epsilon", 1e-5))
+
+/* resampling; docs/ops.md lists the modes */
+ATTRS(Resize, INT("antialias", 0), INTS("axes"),
+      STRING("coordinate_transformation_mode", "half_pixel"), FLOAT("cubic_coeff_a", -0.75),
+      INT("exclude_outside", 0), FLOAT("extrapolation_value", 0.0),
+      STRING("keep_aspect_ratio_policy", "stretch"), STRING("mode", "nearest"),
+      STRING("nearest_mode", "round_prefer_floor"))

@@ -9,8 +9,8 @@
 #define IR_DTS_8BIT (IR_DT(IR_I8) | IR_DT(IR_U8))
 
 /* Input i (when present) is a scalar or a vector of `len` values (len unknown: any vector). */
-static bool scalar_or_vector(ir_graph *g, const ir_node *n, dg_context *dg, uint32_t i,
-                             int64_t len, const char *what)
+static bool scalar_or_vector(ir_graph *g, const ir_node *n, dg_context *dg, uint32_t i, int64_t len,
+                             const char *what)
 {
     const ir_type *t = ir_in(n, i);
     if (!t || t->rank < 0 || t->rank == 0)
@@ -18,8 +18,8 @@ static bool scalar_or_vector(ir_graph *g, const ir_node *n, dg_context *dg, uint
     int64_t d;
     if (t->rank == 1 && (t->dims[0] == 1 || ir_dim_unify(t->dims[0], len, &d)))
         return true;
-    return ir_node_error(g, n, dg, "%s %s has shape %s; expected a scalar or %lld values",
-                         what, ir_input_name(g, n, i), ir_shape_str(g, t), (long long)len);
+    return ir_node_error(g, n, dg, "%s %s has shape %s; expected a scalar or %lld values", what,
+                         ir_input_name(g, n, i), ir_shape_str(g, t), (long long)len);
 }
 
 static int64_t dim_from_end(const ir_type *t, int k)

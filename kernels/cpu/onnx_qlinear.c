@@ -29,7 +29,10 @@ static bool check_param(const kn_call *call, const kn_tensor *t, int64_t len, co
                    (long long)len);
 }
 
-static bool is_8bit(const kn_tensor *t) { return t->dtype == IR_I8 || t->dtype == IR_U8; }
+static bool is_8bit(const kn_tensor *t)
+{
+    return t->dtype == IR_I8 || t->dtype == IR_U8;
+}
 
 static const kn_tensor *optional(const kn_call *call, uint32_t i)
 {
@@ -83,8 +86,7 @@ static bool int_matmul(const kn_call *call, const kn_tensor *a, const kn_tensor 
     int64_t kb = b->rank >= 2 ? b->dims[b->rank - 2] : b->dims[0];
     int64_t n = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
     if (k != kb)
-        return kn_fail(call, "inner dimensions differ (%lld vs %lld)", (long long)k,
-                       (long long)kb);
+        return kn_fail(call, "inner dimensions differ (%lld vs %lld)", (long long)k, (long long)kb);
     if (!check_param(call, a_zp, m, "a_zero_point") || !check_param(call, b_zp, n, "b_zero_point"))
         return false;
     /* batch dims of y, and each operand's stride along them (0 where it broadcasts) */
@@ -114,7 +116,8 @@ static bool int_matmul(const kn_call *call, const kn_tensor *a, const kn_tensor 
             for (int64_t j = 0; j < n; j++) {
                 int64_t s = 0, za = (int64_t)param(a_zp, i), zb = (int64_t)param(b_zp, j);
                 for (int64_t p = 0; p < k; p++)
-                    s += (kn_get_int(a, ao + i * k + p) - za) * (kn_get_int(b, bo + p * n + j) - zb);
+                    s +=
+                        (kn_get_int(a, ao + i * k + p) - za) * (kn_get_int(b, bo + p * n + j) - zb);
                 acc[(t * m + i) * n + j] = (int32_t)(uint32_t)(uint64_t)s;
             }
         for (int d = yb - 1; d >= 0 && ++pos[d] == y->dims[d]; d--)
@@ -163,10 +166,10 @@ static bool int_conv(const kn_call *call, const kn_tensor *x, const kn_tensor *x
                                         if (i0 < 0 || i0 >= in[0] || i1 < 0 || i1 >= in[1] ||
                                             i2 < 0 || i2 >= in[2])
                                             continue; /* padding: x - x_zp is 0 there */
-                                        int64_t xv = kn_get_int(
-                                            x, xc + (i0 * in[1] + i1) * in[2] + i2);
-                                        int64_t wv = kn_get_int(
-                                            w, wc + (k0 * ker[1] + k1) * ker[2] + k2);
+                                        int64_t xv =
+                                            kn_get_int(x, xc + (i0 * in[1] + i1) * in[2] + i2);
+                                        int64_t wv =
+                                            kn_get_int(w, wc + (k0 * ker[1] + k1) * ker[2] + k2);
                                         s += (xv - zx) * (wv - zw);
                                     }
                         }
@@ -227,8 +230,10 @@ bool kn_cpu_QLinearMatMul(const kn_call *call)
     int32_t *acc = malloc((size_t)(y->numel ? y->numel : 1) * sizeof *acc);
     if (!acc)
         return kn_fail(call, "cannot allocate the accumulators");
-    int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1, n = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
-    requant r = {&call->inputs[1], &call->inputs[4], &call->inputs[6], &call->inputs[7], n, m, 1, n};
+    int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1,
+            n = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    requant r = {
+        &call->inputs[1], &call->inputs[4], &call->inputs[6], &call->inputs[7], n, m, 1, n};
     bool ok = check_param(call, r.a_scale, m, "a_scale") &&
               check_param(call, r.b_scale, n, "b_scale") &&
               int_matmul(call, a, &call->inputs[2], b, &call->inputs[5], y, acc) &&
@@ -247,8 +252,8 @@ bool kn_cpu_QLinearConv(const kn_call *call)
     int64_t m = w->rank >= 1 ? w->dims[0] : 1, spatial = 1;
     for (int d = 2; d < y->rank; d++)
         spatial *= y->dims[d];
-    requant r = {&call->inputs[1], &call->inputs[4], &call->inputs[6], &call->inputs[7], 1, 1,
-                 spatial, m};
+    requant r = {
+        &call->inputs[1], &call->inputs[4], &call->inputs[6], &call->inputs[7], 1, 1, spatial, m};
     bool ok = check_param(call, r.b_scale, m, "w_scale") &&
               check_param(call, bias, m, "the bias") &&
               int_conv(call, x, &call->inputs[2], w, &call->inputs[5], y, acc);

@@ -1275,6 +1275,51 @@ static void test_integer_quantized(void)
     EXPECT_ERROR(N1(InstanceNormalization, input("i32[2,3,4]"), c, c), "expected f32");
 }
 
+static void test_resize(void)
+{
+    ir_value *x = input("f32[N,3,4,6] NCHW");
+    ir_value *scales = literal("f32[4]", 4, (double[]){1, 1, 2, 0.5});
+    ir_node *n = N1(Resize, x, NULL, scales);
+    EXPECT_TYPE(n, 0, "f32[N,3,8,3] NCHW");
+    n = N1(Resize, x, literal("f32[0]", 0, NULL), scales); /* opset 11: an empty roi */
+    EXPECT_TYPE(n, 0, "f32[N,3,8,3] NCHW");
+    EXPECT_TYPE(N1(Resize, x, NULL, literal("f32[0]", 0, NULL), INTS(1, 3, 5, 5)), 0,
+                "f32[1,3,5,5] NCHW");
+    EXPECT_TYPE(N1(Resize, x, NULL, input("f32[4]")), 0, "f32[?,?,?,?] NCHW");
+    /* axes (opset 18) and keep_aspect_ratio_policy */
+    n = N1(Resize, x, NULL, NULL, INTS(8, 8));
+    SET_INTS(n, "axes", 2, -1);
+    EXPECT_TYPE(n, 0, "f32[N,3,8,8] NCHW");
+    ir_set_attr_string(G, n, "keep_aspect_ratio_policy", "not_larger");
+    EXPECT_TYPE(n, 0, "f32[N,3,5,8] NCHW"); /* scale min(8/4, 8/6): 4 * 4/3 rounds to 5 */
+    ir_set_attr_string(G, n, "keep_aspect_ratio_policy", "not_smaller");
+    EXPECT_TYPE(n, 0, "f32[N,3,8,12] NCHW");
+    /* tf_crop_and_resize: the roi's extent */
+    n = N1(Resize, input("f32[1,1,10,10]"), literal("f32[8]", 8, (double[]){0, 0, 0.2, 0.2, 1, 1, 0.8, 0.6}),
+           literal("f32[4]", 4, (double[]){1, 1, 1, 2}));
+    ir_set_attr_string(G, n, "coordinate_transformation_mode", "tf_crop_and_resize");
+    EXPECT_TYPE(n, 0, "f32[1,1,6,8]");
+
+    EXPECT_ERROR(N1(Resize, x, NULL, scales, INTS(1, 3, 5, 5)),
+                 "Resize: exactly one of scales and sizes must be given");
+    EXPECT_ERROR(N1(Resize, x), "exactly one of scales and sizes");
+    EXPECT_ERROR(N1(Resize, x, NULL, literal("f32[2]", 2, (double[]){1, 2})),
+                 "scales holds 2 values for 4 axes");
+    EXPECT_ERROR(N1(Resize, x, NULL, literal("f32[4]", 4, (double[]){1, 1, 0, 1})),
+                 "scale 0 for axis 2 is not positive");
+    n = N1(Resize, x, NULL, scales);
+    ir_set_attr_string(G, n, "mode", "area");
+    EXPECT_ERROR(n, "mode \"area\" is not nearest, linear or cubic");
+    n = N1(Resize, x, NULL, scales);
+    ir_set_attr_string(G, n, "mode", "linear");
+    ir_set_attr_int(G, n, "antialias", 1);
+    EXPECT_ERROR(n, "antialias = 1 (a widened filter when downsampling) is not supported");
+    n = N1(Resize, x, NULL, scales);
+    ir_set_attr_string(G, n, "coordinate_transformation_mode", "half");
+    EXPECT_ERROR(n, "coordinate_transformation_mode \"half\"");
+    CHECK(ir_op_info_get(IR_OP_Resize)->flags & IR_OPF_VALUE_SHAPE);
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1316,6 +1361,7 @@ int main(void)
     TEST(test_cumsum_depth_space_size);
     TEST(test_more_reductions);
     TEST(test_integer_quantized);
+    TEST(test_resize);
     TEST(test_every_op_covered);
     return unit_finish();
 }

@@ -2,7 +2,8 @@
  * reductions of kernels/cpu/onnx_reduce_more.c, against hand-worked examples: negative and
  * out-of-range indices, batch_dims, scatter reductions, OneHot's out-of-range rows, ties and NaN
  * in ArgMax and TopK, CumSum's exclusive and reverse forms, DepthToSpace's two modes undone by
- * SpaceToDepth, and reductions that overflow without care (LogSumExp of 1000). */
+ * SpaceToDepth, reductions that overflow without care (LogSumExp of 1000), and Resize's modes
+ * (kernels/cpu/onnx_resize.c). */
 #include "tests/kernels-onnx/kt.h"
 
 #include <math.h>
@@ -281,6 +282,65 @@ static void test_more_reductions(void)
     kt_end(&t);
 }
 
+static void test_resize(void)
+{
+    /* [1, 1, 2, 2] -> [1, 1, 4, 4], nearest (half_pixel, round_prefer_floor): each pixel twice */
+    kt t;
+    kt_begin(&t, IR_OP_Resize, 3, 1);
+    kt_in_f32(&t, 0, DIMS(1, 1, 2, 2), (float[]){1, 2, 3, 4});
+    t.in[1] = (kn_tensor){0};
+    kt_in_f32(&t, 2, DIMS(4), (float[]){1, 1, 2, 2});
+    kt_out(&t, 0, IR_F32, DIMS(1, 1, 4, 4));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4);
+    /* linear, half_pixel: x_original = (x + 0.5) / 2 - 0.5, edges clamped */
+    ir_set_attr_string(t.g, t.node, "mode", "linear");
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75,
+               4);
+    /* align_corners: the corners stay, the rest in thirds */
+    ir_set_attr_string(t.g, t.node, "coordinate_transformation_mode", "align_corners");
+    CHECK(kt_run(&t));
+    EXPECT_F32_TOL(&t, 0, 1e-6, 1, 4.0 / 3, 5.0 / 3, 2, 5.0 / 3, 2, 7.0 / 3, 8.0 / 3, 7.0 / 3,
+                   8.0 / 3, 3, 10.0 / 3, 3, 10.0 / 3, 11.0 / 3, 4);
+    kt_end(&t);
+
+    /* sizes, 1-D through rank 1; asymmetric nearest with ceil: x_original = x / 1.5 */
+    kt_begin(&t, IR_OP_Resize, 4, 1);
+    kt_in_f32(&t, 0, DIMS(4), (float[]){10, 20, 30, 40});
+    t.in[1] = (kn_tensor){0};
+    t.in[2] = (kn_tensor){0};
+    kt_ints(&t, 3, (int64_t[]){6}, 1);
+    ir_set_attr_string(t.g, t.node, "coordinate_transformation_mode", "asymmetric");
+    ir_set_attr_string(t.g, t.node, "nearest_mode", "ceil");
+    kt_out(&t, 0, IR_F32, DIMS(6));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 10, 20, 30, 30, 40, 40); /* ceil of 0, 2/3, 4/3, 2, 8/3, 10/3 (clamped) */
+    /* tf_crop_and_resize: outside the input, extrapolation_value */
+    kt_in_f32(&t, 1, DIMS(2), (float[]){0.5f, 1.5f});
+    ir_set_attr_string(t.g, t.node, "coordinate_transformation_mode", "tf_crop_and_resize");
+    ir_set_attr_string(t.g, t.node, "mode", "linear");
+    ir_set_attr_float(t.g, t.node, "extrapolation_value", -7);
+    kt_ints(&t, 3, (int64_t[]){3}, 1);
+    kt_out(&t, 0, IR_F32, DIMS(3));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 25, 40, -7); /* x_original 1.5, 3, 4.5 */
+    kt_ints(&t, 3, (int64_t[]){3, 3}, 2);
+    CHECK(kt_fails_with(&t, "one value per resized axis (1)"));
+    kt_end(&t);
+
+    /* cubic with exclude_outside: the weights of taps past the edge go to the others */
+    kt_begin(&t, IR_OP_Resize, 3, 1);
+    kt_in_f32(&t, 0, DIMS(4), (float[]){0, 0, 0, 8});
+    t.in[1] = (kn_tensor){0};
+    kt_in_f32(&t, 2, DIMS(1), (float[]){1});
+    ir_set_attr_string(t.g, t.node, "mode", "cubic");
+    kt_out(&t, 0, IR_F32, DIMS(4));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 0, 0, 8); /* scale 1 reproduces the input */
+    kt_end(&t);
+}
+
 int main(void)
 {
     RUN(test_gather_elements);
@@ -292,5 +352,6 @@ int main(void)
     RUN(test_depth_space);
     RUN(test_size_castlike);
     RUN(test_more_reductions);
+    RUN(test_resize);
     return unit_finish();
 }
