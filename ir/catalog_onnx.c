@@ -25,6 +25,7 @@
 #define FLOATS(n) {n, IR_ATTR_FLOATS, false, 0, 0.0, NULL, NULL, 0}
 #define REQ_INT(n) {n, IR_ATTR_INT, true, 0, 0.0, NULL, NULL, 0}
 #define REQ_INTS(n) {n, IR_ATTR_INTS, true, 0, 0.0, NULL, NULL, 0}
+#define REQ_STRING(n) {n, IR_ATTR_STRING, true, 0, 0.0, NULL, NULL, 0}
 
 #define ATTRS(op, ...)                                                                             \
     const ir_attr_schema ir_attrs_##op[] = {__VA_ARGS__};                                          \
@@ -207,3 +208,6 @@ ATTRS(Resize, INT("antialias", 0), INTS("axes"),
       INT("exclude_outside", 0), FLOAT("extrapolation_value", 0.0),
       STRING("keep_aspect_ratio_policy", "stretch"), STRING("mode", "nearest"),
       STRING("nearest_mode", "round_prefer_floor"))
+
+/* tensor contraction */
+ATTRS(Einsum, REQ_STRING("equation"))

@@ -8,8 +8,6 @@
  * the element's dtype: f32 in float, integers in int64 wrapped to their width. */
 #include "kernels/cpu/cpu_util.h"
 
-#include "base/check.h"
-
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,20 +33,6 @@ static bool index_at(const kn_call *call, const kn_tensor *t, int64_t i, int64_t
                        (long long)size);
     *out = v < 0 ? v + size : v;
     return true;
-}
-
-/* Stores v, wrapped to t's integer width, into element i. */
-static void put_int(kn_tensor *t, int64_t i, int64_t v)
-{
-    v = kn_wrap_int(v, t->dtype);
-    switch (t->dtype) {
-    case IR_I8: ((int8_t *)t->data)[i] = (int8_t)v; break;
-    case IR_U8:
-    case IR_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
-    case IR_I32: ((int32_t *)t->data)[i] = (int32_t)v; break;
-    case IR_I64: ((int64_t *)t->data)[i] = v; break;
-    default: FR_UNREACHABLE();
-    }
 }
 
 /* ---- scatter reductions -------------------------------------------------------------------- */
@@ -89,7 +73,7 @@ static void combine(kn_tensor *y, int64_t o, const kn_tensor *u, int64_t j, redu
                 : r == RED_MUL ? (int64_t)(ua * ub)
                 : r == RED_MAX ? (b > a ? b : a)
                                : (b < a ? b : a);
-    put_int(y, o, v);
+    kn_set_int(y, o, v);
 }
 
 static void copy_all(kn_tensor *y, const kn_tensor *x)
@@ -474,7 +458,7 @@ bool kn_cpu_CumSum(const kn_call *call)
                 if (is_float)
                     ((float *)y->data)[at] = (float)fs;
                 else
-                    put_int(y, at, (int64_t)is);
+                    kn_set_int(y, at, (int64_t)is);
                 if (exclusive) {
                     fs += fv;
                     is += iv;

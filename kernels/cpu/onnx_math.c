@@ -6,22 +6,8 @@
  * wrapped to the dtype; a zero divisor is a run-time error, as for Div. */
 #include "kernels/cpu/cpu_util.h"
 
-#include "base/check.h"
-
 #include <math.h>
 #include <string.h>
-
-/* Stores an integer into element i of an integer tensor of any width. */
-static void store_int(kn_tensor *t, int64_t i, int64_t v)
-{
-    switch (t->dtype) {
-    case IR_I8: ((int8_t *)t->data)[i] = (int8_t)kn_wrap_int(v, IR_I8); break;
-    case IR_U8: ((uint8_t *)t->data)[i] = (uint8_t)kn_wrap_int(v, IR_U8); break;
-    case IR_I32: ((int32_t *)t->data)[i] = (int32_t)kn_wrap_int(v, IR_I32); break;
-    case IR_I64: ((int64_t *)t->data)[i] = v; break;
-    default: FR_UNREACHABLE();
-    }
-}
 
 /* ---- Mod ----------------------------------------------------------------------------------- */
 
@@ -64,7 +50,7 @@ bool kn_cpu_Mod(const kn_call *call)
             if (is_float)
                 ((float *)y->data)[o + k] = (float)fmod(kn_get_f64(a, i), kn_get_f64(b, j));
             else
-                store_int(y, o + k, int_mod(kn_get_int(a, i), kn_get_int(b, j), use_fmod));
+                kn_set_int(y, o + k, int_mod(kn_get_int(a, i), kn_get_int(b, j), use_fmod));
         }
     return true;
 }

@@ -1320,6 +1320,38 @@ static void test_resize(void)
     CHECK(ir_op_info_get(IR_OP_Resize)->flags & IR_OPF_VALUE_SHAPE);
 }
 
+static void test_einsum(void)
+{
+    ir_value *a = input("f32[B,3,4]"), *b = input("f32[4,5]");
+    ir_node *n = N1(Einsum, a, b);
+    ir_set_attr_string(G, n, "equation", "bij,jk->bik");
+    EXPECT_TYPE(n, 0, "f32[B,3,5]");
+    ir_set_attr_string(G, n, "equation", "...ij,jk");
+    EXPECT_TYPE(n, 0, "f32[B,3,5]"); /* implicit: the ellipsis, then i and k */
+    ir_set_attr_string(G, n, "equation", "bij,jk->kb");
+    EXPECT_TYPE(n, 0, "f32[5,B]");
+    ir_set_attr_string(G, n, "equation", "bij,kk->i");
+    EXPECT_ERROR(n, "Einsum: equation \"bij,kk->i\": a dim is 4 in one place and 5 in another");
+    ir_set_attr_string(G, n, "equation", "ij,jk->ik");
+    EXPECT_ERROR(n, "has a term whose letters do not match its input's rank");
+    ir_set_attr_string(G, n, "equation", "bij->bi");
+    EXPECT_ERROR(n, "has fewer terms than inputs");
+    ir_set_attr_string(G, n, "equation", "bij,jk->bix");
+    EXPECT_ERROR(n, "has an output letter that no input has");
+    ir_set_attr_string(G, n, "equation", "bij,jk->bii");
+    EXPECT_ERROR(n, "has an output letter written twice");
+    ir_set_attr_string(G, n, "equation", "b.ij,jk");
+    EXPECT_ERROR(n, "has a '.' that is not one '...'");
+    ir_set_attr_string(G, n, "equation", "b1j,jk");
+    EXPECT_ERROR(n, "has a character other than a letter");
+    n = N1(Einsum, input("f32[1,2,3]"), input("f32[4,3,3]"));
+    ir_set_attr_string(G, n, "equation", "...ij,...jk->...ik");
+    EXPECT_TYPE(n, 0, "f32[4,2,3]"); /* the ellipsis broadcasts */
+    n = N1(Einsum, a, input("i32[4,5]"));
+    ir_set_attr_string(G, n, "equation", "bij,jk");
+    EXPECT_ERROR(n, "same dtype");
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1362,6 +1394,7 @@ int main(void)
     TEST(test_more_reductions);
     TEST(test_integer_quantized);
     TEST(test_resize);
+    TEST(test_einsum);
     TEST(test_every_op_covered);
     return unit_finish();
 }

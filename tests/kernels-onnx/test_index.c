@@ -2,8 +2,8 @@
  * reductions of kernels/cpu/onnx_reduce_more.c, against hand-worked examples: negative and
  * out-of-range indices, batch_dims, scatter reductions, OneHot's out-of-range rows, ties and NaN
  * in ArgMax and TopK, CumSum's exclusive and reverse forms, DepthToSpace's two modes undone by
- * SpaceToDepth, reductions that overflow without care (LogSumExp of 1000), and Resize's modes
- * (kernels/cpu/onnx_resize.c). */
+ * SpaceToDepth, reductions that overflow without care (LogSumExp of 1000), Resize's modes
+ * (kernels/cpu/onnx_resize.c) and Einsum's equations (kernels/cpu/onnx_einsum.c). */
 #include "tests/kernels-onnx/kt.h"
 
 #include <math.h>
@@ -341,6 +341,68 @@ static void test_resize(void)
     kt_end(&t);
 }
 
+/* Einsum(inputs...) with `equation` into an f32 output of the given dims. */
+static void einsum_case(const char *eq, int nin, const float *const *vals, const int *ranks,
+                        const int64_t (*dims)[4], int out_rank, const int64_t *out_dims,
+                        const double *want, size_t nwant, int line)
+{
+    kt t;
+    kt_begin(&t, IR_OP_Einsum, (uint32_t)nin, 1);
+    ir_set_attr_string(t.g, t.node, "equation", eq);
+    for (int i = 0; i < nin; i++)
+        kt_in_f32(&t, (uint32_t)i, ranks[i], dims[i], vals[i]);
+    kt_out(&t, 0, IR_F32, out_rank, out_dims);
+    CHECK(kt_run(&t));
+    kt_expect_f32(&t, 0, want, nwant, 1e-6, __FILE__, line);
+    kt_end(&t);
+}
+
+static void test_einsum(void)
+{
+    const float m23[] = {1, 2, 3, 4, 5, 6}, m32[] = {1, 0, 0, 1, 2, 2}, m22[] = {1, 2, 3, 4};
+    const float v3[] = {1, 2, 3};
+    /* matmul, explicit and implicit */
+    einsum_case("ij,jk->ik", 2, (const float *[]){m23, m32}, (int[]){2, 2},
+                (const int64_t[][4]){{2, 3}, {3, 2}}, 2, (int64_t[]){2, 2},
+                (double[]){7, 8, 16, 17}, 4, __LINE__);
+    einsum_case("ij,jk", 2, (const float *[]){m23, m32}, (int[]){2, 2},
+                (const int64_t[][4]){{2, 3}, {3, 2}}, 2, (int64_t[]){2, 2},
+                (double[]){7, 8, 16, 17}, 4, __LINE__);
+    /* transpose, diagonal, trace-like sum, inner product */
+    einsum_case("ij->ji", 1, (const float *[]){m23}, (int[]){2}, (const int64_t[][4]){{2, 3}}, 2,
+                (int64_t[]){3, 2}, (double[]){1, 4, 2, 5, 3, 6}, 6, __LINE__);
+    einsum_case("ii->i", 1, (const float *[]){m22}, (int[]){2}, (const int64_t[][4]){{2, 2}}, 1,
+                (int64_t[]){2}, (double[]){1, 4}, 2, __LINE__);
+    einsum_case("ii", 1, (const float *[]){m22}, (int[]){2}, (const int64_t[][4]){{2, 2}}, 0,
+                (int64_t[]){0}, (double[]){5}, 1, __LINE__);
+    einsum_case("ij->", 1, (const float *[]){m23}, (int[]){2}, (const int64_t[][4]){{2, 3}}, 0,
+                (int64_t[]){0}, (double[]){21}, 1, __LINE__);
+    einsum_case("i,i", 2, (const float *[]){v3, v3}, (int[]){1, 1}, (const int64_t[][4]){{3}, {3}},
+                0, (int64_t[]){0}, (double[]){14}, 1, __LINE__);
+    /* the ellipsis broadcasts: a batch of 2 against a batch of 1 */
+    const float b223[] = {1, 2, 3, 4, 5, 6, 0, 0, 0, 1, 1, 1};
+    einsum_case("...ij,...jk->...ik", 2, (const float *[]){b223, m32}, (int[]){3, 3},
+                (const int64_t[][4]){{2, 2, 3}, {1, 3, 2}}, 3, (int64_t[]){2, 2, 2},
+                (double[]){7, 8, 16, 17, 0, 0, 3, 3}, 8, __LINE__);
+    /* ONNX Runtime's bert_3d_attention form: abcd,cde->abe */
+    const float x4[] = {1, 2, 3, 4}, w3[] = {1, 10, 2, 20, 3, 30, 4, 40};
+    einsum_case("abcd,cde->abe", 2, (const float *[]){x4, w3}, (int[]){4, 3},
+                (const int64_t[][4]){{1, 1, 2, 2}, {2, 2, 2}}, 3, (int64_t[]){1, 1, 2},
+                (double[]){30, 300}, 2, __LINE__);
+
+    kt t;
+    kt_begin(&t, IR_OP_Einsum, 2, 1);
+    ir_set_attr_string(t.g, t.node, "equation", "ij,jk->ik");
+    kt_in(&t, 0, IR_I32, DIMS(1, 2), (int32_t[]){INT32_MAX, 1});
+    kt_in(&t, 1, IR_I32, DIMS(2, 1), (int32_t[]){1, 1});
+    kt_out(&t, 0, IR_I32, DIMS(1, 1));
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, INT32_MIN); /* wraps like int32 arithmetic */
+    ir_set_attr_string(t.g, t.node, "equation", "ij,jk->iz");
+    CHECK(kt_fails_with(&t, "equation \"ij,jk->iz\" has an output letter that no input has"));
+    kt_end(&t);
+}
+
 int main(void)
 {
     RUN(test_gather_elements);
@@ -353,5 +415,6 @@ int main(void)
     RUN(test_size_castlike);
     RUN(test_more_reductions);
     RUN(test_resize);
+    RUN(test_einsum);
     return unit_finish();
 }
