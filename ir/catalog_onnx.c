@@ -15,6 +15,7 @@
 #include "base/check.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdint.h>
 
 /* Row builders: an optional attribute with its default, or a required one. */
@@ -211,3 +212,10 @@ ATTRS(Resize, INT("antialias", 0), INTS("axes"),
 
 /* tensor contraction */
 ATTRS(Einsum, REQ_STRING("equation"))
+
+/* random generators: dtype a TensorProto code (RandomUniformLike: 0 = the input's dtype); seed a
+ * float as ONNX has it, NaN when absent (the kernel then uses seed 0) */
+ATTRS(RandomUniform, INT("dtype", 1), FLOAT("high", 1.0), FLOAT("low", 0.0), FLOAT("seed", NAN),
+      REQ_INTS("shape"))
+ATTRS(RandomUniformLike, INT("dtype", 0), FLOAT("high", 1.0), FLOAT("low", 0.0),
+      FLOAT("seed", NAN))

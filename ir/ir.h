@@ -129,6 +129,8 @@ enum {
     IR_OPF_NO_KERNEL = 1 << 2,   /* launches nothing (Constant) */
     IR_OPF_VALUE_SHAPE = 1 << 3, /* an output's size depends on input values (NonZero): executors
                                     show its inputs' data to inference at run time */
+    IR_OPF_RANDOM = 1 << 4,      /* draws random numbers (RandomUniform): its output is no
+                                    computable reference, so it is never constant-folded */
 };
 
 typedef struct ir_graph ir_graph;

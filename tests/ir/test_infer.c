@@ -1352,6 +1352,27 @@ static void test_einsum(void)
     EXPECT_ERROR(n, "same dtype");
 }
 
+static void test_random(void)
+{
+    ir_node *n = node(IR_OP_RandomUniform, 1, 0);
+    SET_INTS(n, "shape", 2, 3);
+    EXPECT_TYPE(n, 0, "f32[2,3]");
+    ir_set_attr_int(G, n, "dtype", 10);
+    EXPECT_TYPE(n, 0, "f16[2,3]");
+    ir_set_attr_int(G, n, "dtype", 7);
+    EXPECT_ERROR(n, "RandomUniform: dtype 7 is not f32 (1), f16 (10) or bf16 (16)");
+    ir_set_attr_int(G, n, "dtype", 1);
+    ir_set_attr_float(G, n, "low", 2);
+    EXPECT_ERROR(n, "low 2 and high 1 are not a finite range");
+    n = node(IR_OP_RandomUniform, 1, 0);
+    SET_INTS(n, "shape", 2, -3);
+    EXPECT_ERROR(n, "shape[1] = -3 is negative");
+    EXPECT_TYPE(N1(RandomUniformLike, input("bf16[N,4] NC")), 0, "bf16[N,4]");
+    CHECK(ir_op_info_get(IR_OP_RandomUniform)->flags & IR_OPF_RANDOM);
+    CHECK(ir_op_info_get(IR_OP_RandomUniformLike)->flags & IR_OPF_RANDOM);
+    CHECK(!(ir_op_info_get(IR_OP_Dropout)->flags & IR_OPF_RANDOM));
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1395,6 +1416,7 @@ int main(void)
     TEST(test_integer_quantized);
     TEST(test_resize);
     TEST(test_einsum);
+    TEST(test_random);
     TEST(test_every_op_covered);
     return unit_finish();
 }

@@ -1,7 +1,8 @@
 /* The logic, comparison, predicate and arithmetic kernels added for the exporters
  * (kernels/cpu/onnx_logic.c, kernels/cpu/onnx_math.c): broadcasting, NaN and infinities, integer
  * precision near 2^63, Mod's two sign conventions and its zero divisor, Sum and Mean over
- * broadcast inputs, and the unary math functions at hand-checked points. */
+ * broadcast inputs, the unary math functions at hand-checked points, and the seeded random
+ * generators (kernels/cpu/onnx_random.c). */
 #include "tests/kernels-onnx/kt.h"
 
 #include <math.h>
@@ -218,6 +219,40 @@ static void test_unary_math(void)
     unary_case(IR_OP_Sign, (float[]){-2, 0, 3, NAN}, 4, (double[]){-1, 0, 1, NAN}, __LINE__);
 }
 
+static void test_random(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_RandomUniform, 0, 1);
+    ir_set_attr_float(t.g, t.node, "low", -2);
+    ir_set_attr_float(t.g, t.node, "high", 3);
+    ir_set_attr_float(t.g, t.node, "seed", 7);
+    kt_out(&t, 0, IR_F32, DIMS(1000));
+    CHECK(kt_run(&t));
+    float first[1000];
+    memcpy(first, t.out[0].data, sizeof first);
+    bool in_range = true, varied = false;
+    for (int i = 0; i < 1000; i++) {
+        in_range = in_range && first[i] >= -2 && first[i] < 3;
+        varied = varied || first[i] != first[0];
+    }
+    CHECK(in_range && varied);
+    CHECK(kt_run(&t)); /* the same seed: the same numbers */
+    CHECK(memcmp(first, t.out[0].data, sizeof first) == 0);
+    ir_set_attr_float(t.g, t.node, "seed", 8);
+    CHECK(kt_run(&t));
+    CHECK(memcmp(first, t.out[0].data, sizeof first) != 0);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_RandomUniformLike, 1, 1);
+    kt_in_f32(&t, 0, DIMS(4), NULL);
+    kt_out(&t, 0, IR_F32, DIMS(4));
+    CHECK(kt_run(&t)); /* no seed: seed 0, in [0, 1) */
+    float want[4];
+    ir_random_fill(0, 0, 1, IR_F32, want, 4);
+    EXPECT_CLOSE(&t, 0, want, 0);
+    kt_end(&t);
+}
+
 int main(void)
 {
     RUN(test_logic);
@@ -226,5 +261,6 @@ int main(void)
     RUN(test_mod);
     RUN(test_sum_mean);
     RUN(test_unary_math);
+    RUN(test_random);
     return unit_finish();
 }
