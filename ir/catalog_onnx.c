@@ -219,3 +219,10 @@ ATTRS(RandomUniform, INT("dtype", 1), FLOAT("high", 1.0), FLOAT("low", 0.0), FLO
       REQ_INTS("shape"))
 ATTRS(RandomUniformLike, INT("dtype", 0), FLOAT("high", 1.0), FLOAT("low", 0.0),
       FLOAT("seed", NAN))
+
+/* log-softmax, hardmax and the classification losses (opset 13 semantics: one axis); the losses'
+ * ignore_index has no default in ONNX: INT64_MIN stands for absent */
+ATTRS(LogSoftmax, INT("axis", -1))
+ATTRS(Hardmax, INT("axis", -1))
+ATTRS(NegativeLogLikelihoodLoss, INT("ignore_index", INT64_MIN), STRING("reduction", "mean"))
+ATTRS(SoftmaxCrossEntropyLoss, INT("ignore_index", INT64_MIN), STRING("reduction", "mean"))

@@ -1373,6 +1373,32 @@ static void test_random(void)
     CHECK(!(ir_op_info_get(IR_OP_Dropout)->flags & IR_OPF_RANDOM));
 }
 
+static void test_logsoftmax_losses(void)
+{
+    ir_value *x = input("f16[N,5,7] NCW");
+    EXPECT_TYPE(N1(LogSoftmax, x), 0, "f16[N,5,7] NCW");
+    ir_node *n = N1(Hardmax, x);
+    ir_set_attr_int(G, n, "axis", -4);
+    EXPECT_ERROR(n, "Hardmax: axis -4 is out of range for rank 3");
+    EXPECT_ERROR(N1(LogSoftmax, input("i32[3]")), "expected f32, f16 or bf16");
+
+    ir_value *t = input("i64[N,7]"), *w = input("f16[5]");
+    n = N1(NegativeLogLikelihoodLoss, x, t, w);
+    EXPECT_TYPE(n, 0, "f16[]");
+    ir_set_attr_string(G, n, "reduction", "none");
+    EXPECT_TYPE(n, 0, "f16[N,7]");
+    ir_set_attr_string(G, n, "reduction", "max");
+    EXPECT_ERROR(n, "reduction \"max\" is not none, sum or mean");
+    EXPECT_ERROR(N1(NegativeLogLikelihoodLoss, x, input("i64[N,8]")),
+                 "target [N,8] does not fit input [N,5,7]");
+    EXPECT_ERROR(N1(NegativeLogLikelihoodLoss, x, t, input("f16[4]")),
+                 "weight has 4 values; the input has 5 classes");
+    EXPECT_ERROR(N1(NegativeLogLikelihoodLoss, x, input("f32[N,7]")), "expected i32 or i64");
+    n = node(IR_OP_SoftmaxCrossEntropyLoss, 2, 2, x, t);
+    EXPECT_TYPE(n, 0, "f16[]");
+    EXPECT_TYPE(n, 1, "f16[N,5,7] NCW");
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1417,6 +1443,7 @@ int main(void)
     TEST(test_resize);
     TEST(test_einsum);
     TEST(test_random);
+    TEST(test_logsoftmax_losses);
     TEST(test_every_op_covered);
     return unit_finish();
 }

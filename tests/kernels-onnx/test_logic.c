@@ -1,8 +1,9 @@
 /* The logic, comparison, predicate and arithmetic kernels added for the exporters
  * (kernels/cpu/onnx_logic.c, kernels/cpu/onnx_math.c): broadcasting, NaN and infinities, integer
  * precision near 2^63, Mod's two sign conventions and its zero divisor, Sum and Mean over
- * broadcast inputs, the unary math functions at hand-checked points, and the seeded random
- * generators (kernels/cpu/onnx_random.c). */
+ * broadcast inputs, the unary math functions at hand-checked points, the seeded random
+ * generators (kernels/cpu/onnx_random.c), LogSoftmax, Hardmax and the two classification losses
+ * (kernels/cpu/onnx_loss.c). */
 #include "tests/kernels-onnx/kt.h"
 
 #include <math.h>
@@ -253,6 +254,57 @@ static void test_random(void)
     kt_end(&t);
 }
 
+static void test_logsoftmax_hardmax_losses(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_LogSoftmax, 1, 1);
+    kt_in_f32(&t, 0, DIMS(2, 2), (float[]){0, 0, 1000, 0});
+    kt_out(&t, 0, IR_F32, DIMS(2, 2));
+    CHECK(kt_run(&t));
+    /* log(1/2) twice; the max is subtracted, so 1000 does not overflow */
+    EXPECT_F32(&t, 0, -0.6931471805599453, -0.6931471805599453, 0, -1000);
+    ir_set_attr_int(t.g, t.node, "axis", 0);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, -1000, -0.6931471805599453, 0, -0.6931471805599453);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_Hardmax, 1, 1);
+    kt_in_f32(&t, 0, DIMS(2, 3), (float[]){1, 3, 3, -1, -2, -3});
+    kt_out(&t, 0, IR_F32, DIMS(2, 3));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 1, 0, 1, 0, 0); /* the first of equal maxima */
+    kt_end(&t);
+
+    /* log-probabilities [N=2, C=3]; targets 2 and 0 (ignored with ignore_index 0) */
+    kt_begin(&t, IR_OP_NegativeLogLikelihoodLoss, 3, 1);
+    kt_in_f32(&t, 0, DIMS(2, 3), (float[]){-1, -2, -3, -4, -5, -6});
+    kt_in_i64(&t, 1, DIMS(2), (int64_t[]){2, 0});
+    kt_in_f32(&t, 2, DIMS(3), (float[]){1, 1, 0.5f});
+    kt_out(&t, 0, IR_F32, SCALAR);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, (3 * 0.5 + 4) / 1.5); /* mean: over the weights taken */
+    ir_set_attr_int(t.g, t.node, "ignore_index", 0);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 3);
+    ir_set_attr_string(t.g, t.node, "reduction", "none");
+    kt_out(&t, 0, IR_F32, DIMS(2));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1.5, 0);
+    kt_in_i64(&t, 1, DIMS(2), (int64_t[]){3, 0});
+    CHECK(kt_fails_with(&t, "target 3 is not a class in [0, 3)"));
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_SoftmaxCrossEntropyLoss, 2, 2);
+    kt_in_f32(&t, 0, DIMS(1, 2), (float[]){0, 0});
+    kt_in_i64(&t, 1, DIMS(1), (int64_t[]){1});
+    kt_out(&t, 0, IR_F32, SCALAR);
+    kt_out(&t, 1, IR_F32, DIMS(1, 2));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0.6931471805599453);
+    EXPECT_F32(&t, 1, -0.6931471805599453, -0.6931471805599453);
+    kt_end(&t);
+}
+
 int main(void)
 {
     RUN(test_logic);
@@ -262,5 +314,6 @@ int main(void)
     RUN(test_sum_mean);
     RUN(test_unary_math);
     RUN(test_random);
+    RUN(test_logsoftmax_hardmax_losses);
     return unit_finish();
 }
