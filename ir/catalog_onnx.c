@@ -226,3 +226,20 @@ ATTRS(LogSoftmax, INT("axis", -1))
 ATTRS(Hardmax, INT("axis", -1))
 ATTRS(NegativeLogLikelihoodLoss, INT("ignore_index", INT64_MIN), STRING("reduction", "mean"))
 ATTRS(SoftmaxCrossEntropyLoss, INT("ignore_index", INT64_MIN), STRING("reduction", "mean"))
+
+/* more pooling, normalization, linear algebra and bit ops */
+NO_ATTRS(GlobalMaxPool)
+ATTRS(LRN, FLOAT("alpha", 0.0001), FLOAT("beta", 0.75), FLOAT("bias", 1.0), REQ_INT("size"))
+static const int64_t mvn_axes[] = {0, 2, 3};
+const ir_attr_schema ir_attrs_MeanVarianceNormalization[] = {
+    {"axes", IR_ATTR_INTS, false, 0, 0.0, NULL, mvn_axes, 3}};
+const uint32_t ir_nattrs_MeanVarianceNormalization = 1;
+NO_ATTRS(Det)
+/* direction: "LEFT" or "RIGHT" */
+ATTRS(BitShift, REQ_STRING("direction"))
+
+/* more indexing: EyeLike's dtype 0 = the input's */
+ATTRS(EyeLike, INT("dtype", 0), INT("k", 0))
+ATTRS(ReverseSequence, INT("batch_axis", 1), INT("time_axis", 0))
+/* axis INT64_MIN: absent (the input flattened) */
+ATTRS(Compress, INT("axis", INT64_MIN))

@@ -383,3 +383,67 @@ bool ir_infer_CastLike(ir_graph *g, ir_node *n, dg_context *dg)
     y.dtype = ir_in(n, 1)->dtype;
     return set_out(g, n, dg, 0, y);
 }
+
+/* ---- EyeLike, ReverseSequence, Compress ---- */
+
+/* EyeLike(input [R, C]) {dtype, k}: the input's shape in `dtype` (0: the input's). */
+bool ir_infer_EyeLike(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_rank(g, n, dg, 0, 2, 2))
+        return false;
+    ir_type y = *ir_in(n, 0);
+    int64_t code = ir_get_int(n, "dtype");
+    if (code != 0 && !ir_dtype_from_onnx(code, &y.dtype))
+        return ir_node_error(g, n, dg, "dtype = %lld is not a type the IR holds", (long long)code);
+    y.layout = IR_LAYOUT_NONE;
+    return set_out(g, n, dg, 0, y);
+}
+
+/* ReverseSequence(input, sequence_lens [batch]) {batch_axis, time_axis}: input's type; the two
+ * axes are 0 and 1, different. */
+bool ir_infer_ReverseSequence(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) ||
+        !ir_check_dtype(g, n, dg, 1, IR_DT(IR_I64)) || !ir_check_rank(g, n, dg, 1, 1, 1))
+        return false;
+    int64_t b = ir_get_int(n, "batch_axis"), t = ir_get_int(n, "time_axis");
+    if (!((b == 0 && t == 1) || (b == 1 && t == 0)))
+        return ir_node_error(g, n, dg, "batch_axis %lld and time_axis %lld must be 0 and 1",
+                             (long long)b, (long long)t);
+    const ir_type *x = ir_in(n, 0), *lens = ir_in(n, 1);
+    int64_t d;
+    if (x->rank >= 0 && lens->rank == 1 && !ir_dim_unify(lens->dims[0], x->dims[b], &d))
+        return ir_node_error(g, n, dg, "sequence_lens has %lld values for a batch of %lld",
+                             (long long)lens->dims[0], (long long)x->dims[b]);
+    return set_out(g, n, dg, 0, *x);
+}
+
+/* Compress(input, condition (bool vector)) {axis}: along the axis (or the input flattened) the
+ * entries whose condition is true; their count is known when the condition is a constant. */
+bool ir_infer_Compress(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 1, IR_DTS_BOOL) ||
+        !ir_check_rank(g, n, dg, 1, 1, 1))
+        return false;
+    const ir_type *x = ir_in(n, 0);
+    int64_t attr = ir_get_int(n, "axis");
+    bool flat = attr == INT64_MIN;
+    int axis = 0;
+    if (!flat && x->rank >= 0 && !ir_norm_axis(g, n, dg, attr, x->rank, "axis", &axis))
+        return false;
+    ir_type y = flat ? ir_type_unknown(x->dtype, 1) : ir_type_unknown(x->dtype, x->rank);
+    if (!flat && x->rank >= 0)
+        memcpy(y.dims, x->dims, sizeof y.dims);
+    const void *data;
+    int64_t numel, count = 0;
+    switch (ir_read_const(g, n, dg, 1, &data, &numel)) {
+    case IR_READ_ERROR: return false;
+    case IR_READ_UNKNOWN: count = IR_DIM_UNKNOWN; break;
+    case IR_READ_KNOWN:
+        for (int64_t i = 0; i < numel; i++)
+            count += ir_const_element(data, IR_BOOL, i) != 0;
+    }
+    if (y.rank >= 0)
+        y.dims[flat ? 0 : axis] = count;
+    return set_out(g, n, dg, 0, y);
+}

@@ -528,3 +528,84 @@ bool kn_cpu_CastLike(const kn_call *call)
     cast.ninputs = 1;
     return kn_cpu_Cast(&cast);
 }
+
+/* ---- EyeLike, ReverseSequence, Compress ---------------------------------------------------- */
+
+/* Ones on diagonal k (above the main one for k > 0), zeros elsewhere. */
+bool kn_cpu_EyeLike(const kn_call *call)
+{
+    kn_tensor *y = &call->outputs[0];
+    int64_t k = ir_get_int(call->node, "k");
+    if (y->rank != 2 || !kn_check_numel(call, 0, call->inputs[0].numel))
+        return kn_fail(call, "the input must be a matrix");
+    for (int64_t r = 0; r < y->dims[0]; r++)
+        for (int64_t c = 0; c < y->dims[1]; c++)
+            kn_set_f64(y, r * y->dims[1] + c, c - r == k ? 1 : 0);
+    return true;
+}
+
+/* For each batch entry b, its first sequence_lens[b] steps along the time axis reversed; the rest
+ * copied. */
+bool kn_cpu_ReverseSequence(const kn_call *call)
+{
+    const kn_tensor *x = &call->inputs[0], *lens = &call->inputs[1];
+    kn_tensor *y = &call->outputs[0];
+    int b_axis = (int)ir_get_int(call->node, "batch_axis");
+    int t_axis = (int)ir_get_int(call->node, "time_axis");
+    if (x->rank < 2 || b_axis + t_axis != 1 || !kn_check_numel(call, 0, x->numel))
+        return kn_fail(call, "batch_axis and time_axis must be 0 and 1 of a rank-2+ input");
+    int64_t batch = x->dims[b_axis], steps = x->dims[t_axis], inner = prod(x->dims, 2, x->rank);
+    if (lens->numel != batch)
+        return kn_fail(call, "sequence_lens has %lld values for a batch of %lld",
+                       (long long)lens->numel, (long long)batch);
+    size_t es = esize(x);
+    for (int64_t b = 0; b < batch; b++) {
+        int64_t len = kn_get_int(lens, b);
+        if (len < 0 || len > steps)
+            return kn_fail(call, "sequence length %lld is not in [0, %lld]", (long long)len,
+                           (long long)steps);
+        for (int64_t t = 0; t < steps; t++) {
+            int64_t src_t = t < len ? len - 1 - t : t;
+            int64_t dst = b_axis == 0 ? b * steps + t : t * batch + b;
+            int64_t src = b_axis == 0 ? b * steps + src_t : src_t * batch + b;
+            memcpy((char *)y->data + dst * inner * (int64_t)es,
+                   (const char *)x->data + src * inner * (int64_t)es, (size_t)inner * es);
+        }
+    }
+    return true;
+}
+
+/* The slices along the axis (or the elements of the flattened input) whose condition is true;
+ * the condition may be shorter than the axis, not longer. */
+bool kn_cpu_Compress(const kn_call *call)
+{
+    const kn_tensor *x = &call->inputs[0], *cond = &call->inputs[1];
+    kn_tensor *y = &call->outputs[0];
+    int64_t attr = ir_get_int(call->node, "axis");
+    int64_t outer = 1, n = x->numel, inner = 1;
+    if (attr != INT64_MIN) {
+        int axis;
+        if (!kn_axis(call, attr, x->rank, "axis", &axis))
+            return false;
+        outer = prod(x->dims, 0, axis);
+        n = x->dims[axis];
+        inner = prod(x->dims, axis + 1, x->rank);
+    }
+    if (cond->numel > n)
+        return kn_fail(call, "the condition has %lld entries for %lld", (long long)cond->numel,
+                       (long long)n);
+    int64_t kept = 0;
+    for (int64_t i = 0; i < cond->numel; i++)
+        kept += ((const uint8_t *)cond->data)[i] != 0;
+    if (!kn_check_numel(call, 0, outer * kept * inner))
+        return false;
+    size_t es = esize(x), slice = (size_t)inner * es;
+    char *dst = y->data;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < cond->numel; i++)
+            if (((const uint8_t *)cond->data)[i]) {
+                memcpy(dst, (const char *)x->data + (o * n + i) * (int64_t)slice, slice);
+                dst += slice;
+            }
+    return true;
+}

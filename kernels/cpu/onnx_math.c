@@ -204,3 +204,27 @@ bool kn_cpu_Shrink(const kn_call *call)
     }
     return true;
 }
+
+/* ---- BitShift ------------------------------------------------------------------------------ */
+
+/* u8 only (the IR's unsigned type); a shift of the width or more gives 0, as in numpy. */
+bool kn_cpu_BitShift(const kn_call *call)
+{
+    const kn_tensor *a = &call->inputs[0], *b = &call->inputs[1];
+    kn_tensor *y = &call->outputs[0];
+    bool left = strcmp(ir_get_string(call->node, "direction"), "LEFT") == 0;
+    if (a->dtype != IR_U8 || b->dtype != IR_U8 || y->dtype != IR_U8)
+        return kn_fail(call, "BitShift takes u8 operands");
+    kn_bcast it;
+    const kn_tensor *ins[2] = {a, b};
+    if (!kn_bcast_init(&it, y, ins, 2))
+        return kn_fail(call, "the operands do not broadcast to the output shape");
+    const uint8_t *pa = a->data, *pb = b->data;
+    uint8_t *py = y->data;
+    for (int64_t o = 0; o < y->numel; o += it.run, kn_bcast_next(&it))
+        for (int64_t k = 0; k < it.run; k++) {
+            unsigned v = pa[it.off[0] + k * it.step[0]], s = pb[it.off[1] + k * it.step[1]];
+            py[o + k] = (uint8_t)(s >= 8 ? 0 : left ? v << s : v >> s);
+        }
+    return true;
+}

@@ -1399,6 +1399,45 @@ static void test_logsoftmax_losses(void)
     EXPECT_TYPE(n, 1, "f16[N,5,7] NCW");
 }
 
+static void test_more_nn_and_indexing(void)
+{
+    EXPECT_TYPE(N1(GlobalMaxPool, input("f32[N,8,5,5] NCHW")), 0, "f32[N,8,1,1] NCHW");
+    ir_node *n = N1(LRN, input("f32[1,8,5,5]"));
+    ir_set_attr_int(G, n, "size", 3);
+    EXPECT_TYPE(n, 0, "f32[1,8,5,5]");
+    ir_set_attr_int(G, n, "size", 0);
+    EXPECT_ERROR(n, "LRN: size 0 is not a window of at least 1");
+    EXPECT_TYPE(N1(MeanVarianceNormalization, input("f32[2,3,4,5]")), 0, "f32[2,3,4,5]");
+    EXPECT_ERROR(N1(MeanVarianceNormalization, input("f32[2,3]")), "axis 2 is out of range");
+    EXPECT_TYPE(N1(Det, input("f32[B,3,3]")), 0, "f32[B]");
+    EXPECT_ERROR(N1(Det, input("f32[3,4]")), "[3,4] is not a stack of square matrices");
+    n = N1(BitShift, input("u8[4]"), input("u8[]"));
+    ir_set_attr_string(G, n, "direction", "LEFT");
+    EXPECT_TYPE(n, 0, "u8[4]");
+    ir_set_attr_string(G, n, "direction", "UP");
+    EXPECT_ERROR(n, "direction \"UP\" is not \"LEFT\" or \"RIGHT\"");
+
+    n = N1(EyeLike, input("i32[3,4]"));
+    EXPECT_TYPE(n, 0, "i32[3,4]");
+    ir_set_attr_int(G, n, "dtype", 1);
+    EXPECT_TYPE(n, 0, "f32[3,4]");
+    EXPECT_ERROR(N1(EyeLike, input("f32[3]")), "rank");
+    ir_value *x = input("f32[T,B,2]");
+    EXPECT_TYPE(N1(ReverseSequence, x, input("i64[B]")), 0, "f32[T,B,2]");
+    EXPECT_ERROR(N1(ReverseSequence, input("f32[3,4]"), input("i64[3]")),
+                 "sequence_lens has 3 values for a batch of 4");
+    n = N1(ReverseSequence, x, input("i64[B]"));
+    ir_set_attr_int(G, n, "time_axis", 2);
+    EXPECT_ERROR(n, "batch_axis 1 and time_axis 2 must be 0 and 1");
+    ir_value *cond = literal("bool[3]", 3, (double[]){1, 0, 1});
+    n = N1(Compress, input("f32[2,3]"), cond);
+    ir_set_attr_int(G, n, "axis", 1);
+    EXPECT_TYPE(n, 0, "f32[2,2]");
+    EXPECT_TYPE(N1(Compress, input("f32[2,3]"), cond), 0, "f32[2]");
+    EXPECT_TYPE(N1(Compress, input("f32[2,3]"), input("bool[3]")), 0, "f32[?]");
+    CHECK(ir_op_info_get(IR_OP_Compress)->flags & IR_OPF_VALUE_SHAPE);
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1444,6 +1483,7 @@ int main(void)
     TEST(test_einsum);
     TEST(test_random);
     TEST(test_logsoftmax_losses);
+    TEST(test_more_nn_and_indexing);
     TEST(test_every_op_covered);
     return unit_finish();
 }

@@ -3,7 +3,9 @@
  * out-of-range indices, batch_dims, scatter reductions, OneHot's out-of-range rows, ties and NaN
  * in ArgMax and TopK, CumSum's exclusive and reverse forms, DepthToSpace's two modes undone by
  * SpaceToDepth, reductions that overflow without care (LogSumExp of 1000), Resize's modes
- * (kernels/cpu/onnx_resize.c) and Einsum's equations (kernels/cpu/onnx_einsum.c). */
+ * (kernels/cpu/onnx_resize.c), Einsum's equations (kernels/cpu/onnx_einsum.c), and GlobalMaxPool,
+ * LRN, MeanVarianceNormalization, Det (kernels/cpu/onnx_nn_more.c), BitShift, EyeLike,
+ * ReverseSequence and Compress. */
 #include "tests/kernels-onnx/kt.h"
 
 #include <math.h>
@@ -403,6 +405,87 @@ static void test_einsum(void)
     kt_end(&t);
 }
 
+static void test_more_nn_and_indexing(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_GlobalMaxPool, 1, 1);
+    kt_in_f32(&t, 0, DIMS(1, 2, 3), (float[]){1, 5, 2, -1, NAN, 0});
+    kt_out(&t, 0, IR_F32, DIMS(1, 2, 1));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 5, NAN);
+    kt_end(&t);
+
+    /* LRN over 3 channels of one pixel, size 2: channels c-0 .. c+1 */
+    kt_begin(&t, IR_OP_LRN, 1, 1);
+    ir_set_attr_int(t.g, t.node, "size", 2);
+    ir_set_attr_float(t.g, t.node, "alpha", 2);
+    ir_set_attr_float(t.g, t.node, "beta", 1);
+    kt_in_f32(&t, 0, DIMS(1, 3, 1), (float[]){1, 2, 3});
+    kt_out(&t, 0, IR_F32, DIMS(1, 3, 1));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1.0 / (1 + 5), 2.0 / (1 + 13), 3.0 / (1 + 9));
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_MeanVarianceNormalization, 1, 1);
+    ir_set_attr_ints(t.g, t.node, "axes", (int64_t[]){1}, 1);
+    kt_in_f32(&t, 0, DIMS(2, 2), (float[]){1, 3, 5, 5});
+    kt_out(&t, 0, IR_F32, DIMS(2, 2));
+    CHECK(kt_run(&t));
+    EXPECT_F32_TOL(&t, 0, 1e-6, -1, 1, 0, 0);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_Det, 1, 1);
+    kt_in_f32(&t, 0, DIMS(2, 3, 3),
+              (float[]){0, 1, 0, 1, 0, 0, 0, 0, 2, 1, 2, 3, 2, 4, 6, 0, 1, 1});
+    kt_out(&t, 0, IR_F32, DIMS(2));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, -2, 0); /* a row swap; two dependent rows */
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_BitShift, 2, 1);
+    ir_set_attr_string(t.g, t.node, "direction", "LEFT");
+    kt_in(&t, 0, IR_U8, DIMS(3), (uint8_t[]){1, 0x81, 7});
+    kt_in(&t, 1, IR_U8, DIMS(3), (uint8_t[]){3, 1, 8});
+    kt_out(&t, 0, IR_U8, DIMS(3));
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, 8, 2, 0);
+    ir_set_attr_string(t.g, t.node, "direction", "RIGHT");
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, 0, 0x40, 0);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_EyeLike, 1, 1);
+    ir_set_attr_int(t.g, t.node, "k", -1);
+    kt_in_i64(&t, 0, DIMS(3, 2), NULL);
+    kt_out(&t, 0, IR_I64, DIMS(3, 2));
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, 0, 0, 1, 0, 0, 1);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_ReverseSequence, 2, 1);
+    ir_set_attr_int(t.g, t.node, "batch_axis", 0);
+    ir_set_attr_int(t.g, t.node, "time_axis", 1);
+    kt_in_f32(&t, 0, DIMS(2, 3), (float[]){1, 2, 3, 4, 5, 6});
+    kt_in_i64(&t, 1, DIMS(2), (int64_t[]){2, 3});
+    kt_out(&t, 0, IR_F32, DIMS(2, 3));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 2, 1, 3, 6, 5, 4);
+    kt_in_i64(&t, 1, DIMS(2), (int64_t[]){2, 4});
+    CHECK(kt_fails_with(&t, "sequence length 4 is not in [0, 3]"));
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_Compress, 2, 1);
+    ir_set_attr_int(t.g, t.node, "axis", 0);
+    kt_in_f32(&t, 0, DIMS(3, 2), (float[]){1, 2, 3, 4, 5, 6});
+    kt_in(&t, 1, IR_BOOL, DIMS(2), (uint8_t[]){0, 1}); /* shorter than the axis */
+    kt_out(&t, 0, IR_F32, DIMS(1, 2));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 3, 4);
+    kt_in(&t, 1, IR_BOOL, DIMS(4), (uint8_t[]){0, 1, 1, 1});
+    CHECK(kt_fails_with(&t, "the condition has 4 entries for 3"));
+    kt_end(&t);
+}
+
 int main(void)
 {
     RUN(test_gather_elements);
@@ -416,5 +499,6 @@ int main(void)
     RUN(test_more_reductions);
     RUN(test_resize);
     RUN(test_einsum);
+    RUN(test_more_nn_and_indexing);
     return unit_finish();
 }
