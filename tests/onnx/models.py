@@ -163,7 +163,7 @@ def unsupported():
     n = [h.make_node("Unique", ["x"], ["a"]),
          h.make_node("Relu", ["x"], ["r"]),
          h.make_node("Unique", ["r"], ["b"]),
-         h.make_node("Hardmax", ["r"], ["hm"]),
+         h.make_node("StringNormalizer", ["r"], ["hm"]),
          h.make_node("Attention", ["r"], ["att"], domain="com.microsoft")]
     return model(n, "unsupported", [x], outs, [], 17, [("com.microsoft", 1)])
 
