@@ -243,3 +243,15 @@ ATTRS(EyeLike, INT("dtype", 0), INT("k", 0))
 ATTRS(ReverseSequence, INT("batch_axis", 1), INT("time_axis", 0))
 /* axis INT64_MIN: absent (the input flattened) */
 ATTRS(Compress, INT("axis", INT64_MIN))
+
+/* opset 17-21 additions: windows (output_datatype a TensorProto code), Mish, GroupNormalization
+ * (opset 21's form: scale and bias per channel), bitwise ops */
+ATTRS(HannWindow, INT("output_datatype", 1), INT("periodic", 1))
+ATTRS(HammingWindow, INT("output_datatype", 1), INT("periodic", 1))
+ATTRS(BlackmanWindow, INT("output_datatype", 1), INT("periodic", 1))
+NO_ATTRS(Mish)
+ATTRS(GroupNormalization, FLOAT("epsilon", 1e-5), REQ_INT("num_groups"), INT("stash_type", 1))
+NO_ATTRS(BitwiseAnd)
+NO_ATTRS(BitwiseOr)
+NO_ATTRS(BitwiseXor)
+NO_ATTRS(BitwiseNot)

@@ -231,3 +231,9 @@ bool ir_infer_BitShift(ir_graph *g, ir_node *n, dg_context *dg)
         return ir_node_error(g, n, dg, "direction \"%s\" is not \"LEFT\" or \"RIGHT\"", dir);
     return nary(g, n, dg, IR_DT(IR_U8), IR_DTYPE_UNKNOWN);
 }
+
+UNARY(Mish, IR_DTS_FLOAT)
+UNARY(BitwiseNot, IR_DTS_INT)
+NARY(BitwiseAnd, IR_DTS_INT, IR_DTYPE_UNKNOWN)
+NARY(BitwiseOr, IR_DTS_INT, IR_DTYPE_UNKNOWN)
+NARY(BitwiseXor, IR_DTS_INT, IR_DTYPE_UNKNOWN)

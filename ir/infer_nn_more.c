@@ -1,4 +1,5 @@
-/* Type inference of GlobalMaxPool (GlobalAveragePool's), LRN, MeanVarianceNormalization and Det. */
+/* Type inference of GlobalMaxPool (GlobalAveragePool's), LRN, MeanVarianceNormalization, Det, the
+ * window functions and GroupNormalization. */
 #include "ir/infer_util.h"
 
 bool ir_infer_GlobalMaxPool(ir_graph *g, ir_node *n, dg_context *dg)
@@ -53,5 +54,70 @@ bool ir_infer_Det(ir_graph *g, ir_node *n, dg_context *dg)
             y.dims[i] = x->dims[i];
     }
     n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}
+
+/* HannWindow, HammingWindow, BlackmanWindow(size: an integer scalar) -> [size] of
+ * output_datatype; the length is known when size is a constant. */
+static bool window(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DTS_INDEX) ||
+        !ir_check_scalar(g, n, dg, 0))
+        return false;
+    int64_t code = ir_get_int(n, "output_datatype");
+    ir_type y = ir_type_unknown(IR_F32, 1);
+    if (!ir_dtype_from_onnx(code, &y.dtype) || y.dtype == IR_BOOL)
+        return ir_node_error(g, n, dg, "output_datatype = %lld is not a numeric type the IR holds",
+                             (long long)code);
+    double size;
+    switch (ir_read_scalar(g, n, dg, 0, &size)) {
+    case IR_READ_ERROR: return false;
+    case IR_READ_UNKNOWN: break;
+    case IR_READ_KNOWN:
+        if (!(size >= 0 && size <= (double)IR_MAX_NUMEL))
+            return ir_node_error(g, n, dg, "size %g is not in [0, 2^40]", size);
+        y.dims[0] = (int64_t)size;
+    }
+    n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}
+
+bool ir_infer_HannWindow(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    return window(g, n, dg);
+}
+bool ir_infer_HammingWindow(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    return window(g, n, dg);
+}
+bool ir_infer_BlackmanWindow(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    return window(g, n, dg);
+}
+
+/* GroupNormalization(X [N, C, ...], scale [C], bias [C]) {num_groups}: X's type; C divisible by
+ * num_groups. (Opset 18's per-group scale and bias are import's to expand.) */
+bool ir_infer_GroupNormalization(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DTS_FLOAT) ||
+        !ir_check_same_dtype(g, n, dg, 0, 1) || !ir_check_same_dtype(g, n, dg, 0, 2) ||
+        !ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 1, 1, 1) ||
+        !ir_check_rank(g, n, dg, 2, 1, 1))
+        return false;
+    int64_t groups = ir_get_int(n, "num_groups");
+    const ir_type *x = ir_in(n, 0);
+    int64_t c = x->rank >= 2 ? x->dims[1] : IR_DIM_UNKNOWN;
+    if (groups < 1)
+        return ir_node_error(g, n, dg, "num_groups %lld is below 1", (long long)groups);
+    if (ir_dim_is_static(c) && c % groups != 0)
+        return ir_node_error(g, n, dg, "%lld channels do not divide into %lld groups", (long long)c,
+                             (long long)groups);
+    for (uint32_t i = 1; i <= 2; i++) {
+        int64_t d, len = ir_in(n, i)->rank == 1 ? ir_in(n, i)->dims[0] : IR_DIM_UNKNOWN;
+        if (!ir_dim_unify(len, c, &d))
+            return ir_node_error(g, n, dg, "%s has %lld values; the input has %lld channels",
+                                 i == 1 ? "scale" : "bias", (long long)len, (long long)c);
+    }
+    n->outputs[0]->type = *x;
     return ir_infer_done(g, n, dg);
 }

@@ -228,3 +228,56 @@ bool kn_cpu_BitShift(const kn_call *call)
         }
     return true;
 }
+
+/* ---- Mish, bitwise ops --------------------------------------------------------------------- */
+
+/* x * tanh(softplus(x)) */
+FLOAT_UNARY(Mish, v *tanhf(kn_softplus(v)))
+
+typedef enum { BIT_AND, BIT_OR, BIT_XOR } bit_op;
+
+/* Integers as their two's-complement bits; the result wraps back to the dtype's width. */
+static bool run_bitwise(const kn_call *call, bit_op op)
+{
+    const kn_tensor *a = &call->inputs[0], *b = &call->inputs[1];
+    kn_tensor *y = &call->outputs[0];
+    if (a->dtype != b->dtype || a->dtype == IR_F32 || a->dtype == IR_BOOL)
+        return kn_fail(call, "bitwise ops take integer operands of one dtype");
+    kn_bcast it;
+    const kn_tensor *ins[2] = {a, b};
+    if (!kn_bcast_init(&it, y, ins, 2))
+        return kn_fail(call, "the operands do not broadcast to the output shape");
+    for (int64_t o = 0; o < y->numel; o += it.run, kn_bcast_next(&it))
+        for (int64_t k = 0; k < it.run; k++) {
+            uint64_t x = (uint64_t)kn_get_int(a, it.off[0] + k * it.step[0]);
+            uint64_t z = (uint64_t)kn_get_int(b, it.off[1] + k * it.step[1]);
+            uint64_t r = op == BIT_AND ? x & z : op == BIT_OR ? x | z : x ^ z;
+            kn_set_int(y, o + k, (int64_t)r);
+        }
+    return true;
+}
+
+bool kn_cpu_BitwiseAnd(const kn_call *call)
+{
+    return run_bitwise(call, BIT_AND);
+}
+bool kn_cpu_BitwiseOr(const kn_call *call)
+{
+    return run_bitwise(call, BIT_OR);
+}
+bool kn_cpu_BitwiseXor(const kn_call *call)
+{
+    return run_bitwise(call, BIT_XOR);
+}
+
+bool kn_cpu_BitwiseNot(const kn_call *call)
+{
+    const kn_tensor *x = &call->inputs[0];
+    if (x->dtype == IR_F32 || x->dtype == IR_BOOL)
+        return kn_fail(call, "BitwiseNot takes integers");
+    if (!kn_check_numel(call, 0, x->numel))
+        return false;
+    for (int64_t i = 0; i < x->numel; i++)
+        kn_set_int(&call->outputs[0], i, (int64_t) ~(uint64_t)kn_get_int(x, i));
+    return true;
+}

@@ -170,3 +170,74 @@ bool kn_cpu_Det(const kn_call *call)
     free(a);
     return true;
 }
+
+/* ---- window functions ---------------------------------------------------------------------- */
+
+/* w[n] = a0 - a1 cos(2 pi n / N) + a2 cos(4 pi n / N), N = size (periodic) or size - 1. */
+static bool window(const kn_call *call, double a0, double a1, double a2)
+{
+    kn_tensor *y = &call->outputs[0];
+    int64_t size = kn_get_int(&call->inputs[0], 0);
+    bool periodic = ir_get_int(call->node, "periodic") != 0;
+    if (size < 0)
+        return kn_fail(call, "size %lld is negative", (long long)size);
+    if (!kn_check_numel(call, 0, size))
+        return false;
+    double n = periodic ? (double)size : (double)size - 1;
+    for (int64_t i = 0; i < size; i++) {
+        double t = n > 0 ? 2 * 3.14159265358979323846 * (double)i / n : 0; /* 2 pi i / N */
+        kn_set_f64(y, i, a0 - a1 * cos(t) + a2 * cos(2 * t));
+    }
+    return true;
+}
+
+bool kn_cpu_HannWindow(const kn_call *call)
+{
+    return window(call, 0.5, 0.5, 0);
+}
+bool kn_cpu_HammingWindow(const kn_call *call)
+{
+    return window(call, 25.0 / 46, 21.0 / 46, 0);
+}
+bool kn_cpu_BlackmanWindow(const kn_call *call)
+{
+    return window(call, 0.42, 0.5, 0.08);
+}
+
+/* ---- GroupNormalization -------------------------------------------------------------------- */
+
+/* Each (n, group) block of C / num_groups channels normalized by its mean and biased variance
+ * (double), then scaled and shifted per channel. */
+bool kn_cpu_GroupNormalization(const kn_call *call)
+{
+    const kn_tensor *x = &call->inputs[0], *scale = &call->inputs[1], *bias = &call->inputs[2];
+    double eps = ir_get_float(call->node, "epsilon");
+    int64_t groups = ir_get_int(call->node, "num_groups");
+    if (!float_input(call, 2) || !kn_check_numel(call, 0, x->numel))
+        return false;
+    int64_t c = x->dims[1];
+    if (groups < 1 || c % groups != 0 || scale->numel != c || bias->numel != c)
+        return kn_fail(call,
+                       "%lld channels, %lld groups: scale and bias need one value per "
+                       "channel",
+                       (long long)c, (long long)groups);
+    int64_t plane = c ? x->numel / (x->dims[0] * c) : 0, per = c / groups * plane;
+    const float *xd = x->data, *s = scale->data, *b = bias->data;
+    float *y = call->outputs[0].data;
+    for (int64_t blk = 0; blk < x->dims[0] * groups; blk++) {
+        const float *xb = xd + blk * per;
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < per; i++)
+            mean += xb[i];
+        mean /= (double)per;
+        for (int64_t i = 0; i < per; i++)
+            var += (xb[i] - mean) * (xb[i] - mean);
+        var /= (double)per;
+        double inv = 1 / sqrt(var + eps);
+        for (int64_t i = 0; i < per; i++) {
+            int64_t ch = (blk % groups) * (c / groups) + i / plane;
+            y[blk * per + i] = (float)((xb[i] - mean) * inv * s[ch] + b[ch]);
+        }
+    }
+    return true;
+}

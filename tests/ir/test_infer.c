@@ -1438,6 +1438,38 @@ static void test_more_nn_and_indexing(void)
     CHECK(ir_op_info_get(IR_OP_Compress)->flags & IR_OPF_VALUE_SHAPE);
 }
 
+static void test_windows_groupnorm_bitwise(void)
+{
+    static const ir_op windows[] = {IR_OP_HannWindow, IR_OP_HammingWindow, IR_OP_BlackmanWindow};
+    for (size_t k = 0; k < 3; k++) {
+        EXPECT_TYPE(node(windows[k], 1, 1, scalar("i64", 10)), 0, "f32[10]");
+        EXPECT_TYPE(node(windows[k], 1, 1, input("i32[]")), 0, "f32[?]");
+        EXPECT_ERROR(node(windows[k], 1, 1, scalar("i64", -1)), "size -1 is not in [0, 2^40]");
+    }
+    ir_node *n = N1(HannWindow, scalar("i32", 4));
+    ir_set_attr_int(G, n, "output_datatype", 10);
+    EXPECT_TYPE(n, 0, "f16[4]");
+    ir_set_attr_int(G, n, "output_datatype", 9);
+    EXPECT_ERROR(n, "output_datatype = 9 is not a numeric type the IR holds");
+
+    ir_value *x = input("f32[N,6,4] NCW"), *c = input("f32[6]");
+    n = N1(GroupNormalization, x, c, c);
+    ir_set_attr_int(G, n, "num_groups", 3);
+    EXPECT_TYPE(n, 0, "f32[N,6,4] NCW");
+    ir_set_attr_int(G, n, "num_groups", 4);
+    EXPECT_ERROR(n, "GroupNormalization: 6 channels do not divide into 4 groups");
+    n = N1(GroupNormalization, x, input("f32[3]"), input("f32[3]"));
+    ir_set_attr_int(G, n, "num_groups", 3);
+    EXPECT_ERROR(n, "scale has 3 values; the input has 6 channels");
+
+    EXPECT_TYPE(N1(Mish, x), 0, "f32[N,6,4] NCW");
+    EXPECT_TYPE(N1(BitwiseAnd, input("i32[2,3]"), input("i32[3]")), 0, "i32[2,3]");
+    EXPECT_TYPE(N1(BitwiseOr, input("u8[2]"), input("u8[2]")), 0, "u8[2]");
+    EXPECT_TYPE(N1(BitwiseXor, input("i64[2]"), input("i64[]")), 0, "i64[2]");
+    EXPECT_TYPE(N1(BitwiseNot, input("i8[2]")), 0, "i8[2]");
+    EXPECT_ERROR(N1(BitwiseNot, input("bool[2]")), "expected i8, u8, i32 or i64");
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1484,6 +1516,7 @@ int main(void)
     TEST(test_random);
     TEST(test_logsoftmax_losses);
     TEST(test_more_nn_and_indexing);
+    TEST(test_windows_groupnorm_bitwise);
     TEST(test_every_op_covered);
     return unit_finish();
 }

@@ -5,7 +5,8 @@
  * SpaceToDepth, reductions that overflow without care (LogSumExp of 1000), Resize's modes
  * (kernels/cpu/onnx_resize.c), Einsum's equations (kernels/cpu/onnx_einsum.c), and GlobalMaxPool,
  * LRN, MeanVarianceNormalization, Det (kernels/cpu/onnx_nn_more.c), BitShift, EyeLike,
- * ReverseSequence and Compress. */
+ * ReverseSequence and Compress, the window functions, GroupNormalization, Mish and the bitwise
+ * ops. */
 #include "tests/kernels-onnx/kt.h"
 
 #include <math.h>
@@ -486,6 +487,60 @@ static void test_more_nn_and_indexing(void)
     kt_end(&t);
 }
 
+static void test_windows_groupnorm_bitwise(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_HannWindow, 1, 1);
+    kt_in_i64(&t, 0, SCALAR, (int64_t[]){4});
+    kt_out(&t, 0, IR_F32, DIMS(4));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 0.5, 1, 0.5); /* periodic: N = 4 */
+    ir_set_attr_int(t.g, t.node, "periodic", 0);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 0.75, 0.75, 0); /* symmetric: N = 3 */
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_BlackmanWindow, 1, 1);
+    kt_in_i64(&t, 0, SCALAR, (int64_t[]){2});
+    kt_out(&t, 0, IR_F32, DIMS(2));
+    CHECK(kt_run(&t));
+    EXPECT_F32_TOL(&t, 0, 1e-6, 0, 1); /* 0.42 - 0.5 + 0.08; 0.42 + 0.5 + 0.08 */
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_GroupNormalization, 3, 1);
+    ir_set_attr_int(t.g, t.node, "num_groups", 2);
+    ir_set_attr_float(t.g, t.node, "epsilon", 0);
+    kt_in_f32(&t, 0, DIMS(1, 4, 1), (float[]){1, 3, 10, 10});
+    kt_in_f32(&t, 1, DIMS(4), (float[]){1, 2, 1, 1});
+    kt_in_f32(&t, 2, DIMS(4), (float[]){0, 0, 5, 5});
+    kt_out(&t, 0, IR_F32, DIMS(1, 4, 1));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, -1, 2, NAN, NAN); /* group 0: mean 2, std 1; group 1: 0 / 0 */
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_Mish, 1, 1);
+    kt_in_f32(&t, 0, DIMS(3), (float[]){0, 1, -100});
+    kt_out(&t, 0, IR_F32, DIMS(3));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 0.8650983882673103, -0.0);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_BitwiseXor, 2, 1);
+    kt_in(&t, 0, IR_I8, DIMS(2), (int8_t[]){-1, 0x0f});
+    kt_in(&t, 1, IR_I8, DIMS(1), (int8_t[]){0x3c});
+    kt_out(&t, 0, IR_I8, DIMS(2));
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, -61, 0x33);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_BitwiseNot, 1, 1);
+    kt_in(&t, 0, IR_U8, DIMS(2), (uint8_t[]){0, 0xf0});
+    kt_out(&t, 0, IR_U8, DIMS(2));
+    CHECK(kt_run(&t));
+    EXPECT_INT(&t, 0, 255, 0x0f);
+    kt_end(&t);
+}
+
 int main(void)
 {
     RUN(test_gather_elements);
@@ -500,5 +555,6 @@ int main(void)
     RUN(test_resize);
     RUN(test_einsum);
     RUN(test_more_nn_and_indexing);
+    RUN(test_windows_groupnorm_bitwise);
     return unit_finish();
 }
