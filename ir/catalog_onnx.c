@@ -255,3 +255,12 @@ NO_ATTRS(BitwiseAnd)
 NO_ATTRS(BitwiseOr)
 NO_ATTRS(BitwiseXor)
 NO_ATTRS(BitwiseNot)
+
+/* recurrent layers: clip 0 = none; hidden_size 0 = from R; direction forward, reverse or
+ * bidirectional; activation_alpha/beta only matter for activations other than the defaults */
+#define RNN_COMMON                                                                                 \
+    FLOATS("activation_alpha"), FLOATS("activation_beta"), FLOAT("clip", 0.0),                     \
+        STRING("direction", "forward"), INT("hidden_size", 0), INT("layout", 0)
+ATTRS(RNN, RNN_COMMON)
+ATTRS(GRU, RNN_COMMON, INT("linear_before_reset", 0))
+ATTRS(LSTM, RNN_COMMON, INT("input_forget", 0))

@@ -1470,6 +1470,31 @@ static void test_windows_groupnorm_bitwise(void)
     EXPECT_ERROR(N1(BitwiseNot, input("bool[2]")), "expected i8, u8, i32 or i64");
 }
 
+static void test_recurrent(void)
+{
+    ir_value *x = input("f32[S,B,3]"), *w = input("f32[2,20,3]"), *r = input("f32[2,20,5]");
+    ir_node *n = node(IR_OP_LSTM, 3, 3, x, w, r);
+    ir_set_attr_string(G, n, "direction", "bidirectional");
+    EXPECT_TYPE(n, 0, "f32[S,2,B,5]");
+    EXPECT_TYPE(n, 1, "f32[2,B,5]");
+    EXPECT_TYPE(n, 2, "f32[2,B,5]");
+    ir_set_attr_string(G, n, "direction", "forward");
+    EXPECT_ERROR(n, "LSTM: W 'x");
+    n = node(IR_OP_GRU, 2, 3, input("f32[B,S,3]"), input("f32[1,15,3]"), input("f32[1,15,5]"));
+    ir_set_attr_int(G, n, "layout", 1);
+    EXPECT_TYPE(n, 0, "f32[B,S,1,5]");
+    EXPECT_TYPE(n, 1, "f32[B,1,5]");
+    n = node(IR_OP_RNN, 2, 3, x, input("f32[1,5,3]"), input("f32[1,5,5]"));
+    ir_set_attr_int(G, n, "hidden_size", 4);
+    EXPECT_ERROR(n, "RNN: W 'x");
+    ir_set_attr_int(G, n, "hidden_size", 5);
+    EXPECT_TYPE(n, 1, "f32[1,B,5]");
+    ir_set_attr_string(G, n, "direction", "sideways");
+    EXPECT_ERROR(n, "direction \"sideways\" is not forward, reverse or bidirectional");
+    n = node(IR_OP_RNN, 2, 5, x, input("f32[1,5,3]"), input("f32[1,5,5]"), NULL, input("i64[B]"));
+    EXPECT_ERROR(n, "expected i32");
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1517,6 +1542,7 @@ int main(void)
     TEST(test_logsoftmax_losses);
     TEST(test_more_nn_and_indexing);
     TEST(test_windows_groupnorm_bitwise);
+    TEST(test_recurrent);
     TEST(test_every_op_covered);
     return unit_finish();
 }

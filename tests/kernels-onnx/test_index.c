@@ -5,8 +5,8 @@
  * SpaceToDepth, reductions that overflow without care (LogSumExp of 1000), Resize's modes
  * (kernels/cpu/onnx_resize.c), Einsum's equations (kernels/cpu/onnx_einsum.c), and GlobalMaxPool,
  * LRN, MeanVarianceNormalization, Det (kernels/cpu/onnx_nn_more.c), BitShift, EyeLike,
- * ReverseSequence and Compress, the window functions, GroupNormalization, Mish and the bitwise
- * ops. */
+ * ReverseSequence and Compress, the window functions, GroupNormalization, Mish, the bitwise ops,
+ * and RNN, GRU and LSTM (kernels/cpu/onnx_rnn.c). */
 #include "tests/kernels-onnx/kt.h"
 
 #include <math.h>
@@ -541,6 +541,68 @@ static void test_windows_groupnorm_bitwise(void)
     kt_end(&t);
 }
 
+static void test_recurrent(void)
+{
+    /* RNN, one unit: W = 1, R = 0.5, x = [1, 2] (seq 2, batch 1): h1 = tanh(1), h2 = tanh(2 +
+     * 0.5 h1) */
+    kt t;
+    kt_begin(&t, IR_OP_RNN, 3, 2);
+    kt_in_f32(&t, 0, DIMS(2, 1, 1), (float[]){1, 2});
+    kt_in_f32(&t, 1, DIMS(1, 1, 1), (float[]){1});
+    kt_in_f32(&t, 2, DIMS(1, 1, 1), (float[]){0.5f});
+    kt_out(&t, 0, IR_F32, DIMS(2, 1, 1, 1));
+    kt_out(&t, 1, IR_F32, DIMS(1, 1, 1));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0.7615941559557649, 0.9830411011980433);
+    EXPECT_F32(&t, 1, 0.9830411011980433);
+    ir_set_attr_string(t.g, t.node, "direction", "reverse"); /* from the last step down */
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0.901844598209524, 0.9640275800758169);
+    EXPECT_F32(&t, 1, 0.901844598209524);
+    kt_end(&t);
+
+    /* sequence_lens 1 of 2: the second step leaves Y zero and the state as it was */
+    kt_begin(&t, IR_OP_RNN, 5, 2);
+    kt_in_f32(&t, 0, DIMS(2, 1, 1), (float[]){1, 2});
+    kt_in_f32(&t, 1, DIMS(1, 1, 1), (float[]){1});
+    kt_in_f32(&t, 2, DIMS(1, 1, 1), (float[]){0.5f});
+    t.in[3] = (kn_tensor){0};
+    kt_in(&t, 4, IR_I32, DIMS(1), (int32_t[]){1});
+    kt_out(&t, 0, IR_F32, DIMS(2, 1, 1, 1));
+    kt_out(&t, 1, IR_F32, DIMS(1, 1, 1));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0.7615941559557649, 0);
+    EXPECT_F32(&t, 1, 0.7615941559557649);
+    kt_in(&t, 4, IR_I32, DIMS(1), (int32_t[]){3});
+    CHECK(kt_fails_with(&t, "sequence length 3 is not in [0, 2]"));
+    kt_end(&t);
+
+    /* LSTM and GRU, one unit, every W gate 1, R 0, x = 1, one step */
+    kt_begin(&t, IR_OP_LSTM, 3, 3);
+    kt_in_f32(&t, 0, DIMS(1, 1, 1), (float[]){1});
+    kt_in_f32(&t, 1, DIMS(1, 4, 1), (float[]){1, 1, 1, 1});
+    kt_in_f32(&t, 2, DIMS(1, 4, 1), (float[]){0, 0, 0, 0});
+    kt_out(&t, 0, IR_F32, DIMS(1, 1, 1, 1));
+    kt_out(&t, 1, IR_F32, DIMS(1, 1, 1));
+    kt_out(&t, 2, IR_F32, DIMS(1, 1, 1));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 1, 0.36960635293570576);
+    EXPECT_F32(&t, 2, 0.5567699411459397);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_GRU, 3, 2);
+    kt_in_f32(&t, 0, DIMS(1, 1, 1), (float[]){1});
+    kt_in_f32(&t, 1, DIMS(1, 3, 1), (float[]){1, 1, 1});
+    kt_in_f32(&t, 2, DIMS(1, 3, 1), (float[]){0, 0, 0});
+    kt_out(&t, 0, IR_F32, DIMS(1, 1, 1, 1));
+    kt_out(&t, 1, IR_F32, DIMS(1, 1, 1));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 1, 0.20482421480982513); /* (1 - z) tanh(1) with the state 0 */
+    kt_in_f32(&t, 1, DIMS(1, 2, 1), (float[]){1, 1});
+    CHECK(kt_fails_with(&t, "do not fit X and hidden_size 1"));
+    kt_end(&t);
+}
+
 int main(void)
 {
     RUN(test_gather_elements);
@@ -556,5 +618,6 @@ int main(void)
     RUN(test_einsum);
     RUN(test_more_nn_and_indexing);
     RUN(test_windows_groupnorm_bitwise);
+    RUN(test_recurrent);
     return unit_finish();
 }
