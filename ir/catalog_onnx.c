@@ -264,3 +264,8 @@ NO_ATTRS(BitwiseNot)
 ATTRS(RNN, RNN_COMMON)
 ATTRS(GRU, RNN_COMMON, INT("linear_before_reset", 0))
 ATTRS(LSTM, RNN_COMMON, INT("input_forget", 0))
+
+/* sampling at given coordinates: mode bilinear (opset 20: linear), nearest, bicubic (cubic);
+ * padding_mode zeros, border, reflection */
+ATTRS(GridSample, INT("align_corners", 0), STRING("mode", "bilinear"),
+      STRING("padding_mode", "zeros"))

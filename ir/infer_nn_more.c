@@ -2,6 +2,8 @@
  * window functions and GroupNormalization. */
 #include "ir/infer_util.h"
 
+#include <string.h>
+
 bool ir_infer_GlobalMaxPool(ir_graph *g, ir_node *n, dg_context *dg)
 {
     return ir_infer_GlobalAveragePool(g, n, dg);
@@ -119,5 +121,42 @@ bool ir_infer_GroupNormalization(ir_graph *g, ir_node *n, dg_context *dg)
                                  i == 1 ? "scale" : "bias", (long long)len, (long long)c);
     }
     n->outputs[0]->type = *x;
+    return ir_infer_done(g, n, dg);
+}
+
+/* GridSample(X [N, C, H, W], grid [N, Ho, Wo, 2]) -> [N, C, Ho, Wo] (the 2-D form). */
+bool ir_infer_GridSample(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DTS_FLOAT) ||
+        !ir_check_same_dtype(g, n, dg, 0, 1) || !ir_check_rank(g, n, dg, 0, 4, 4) ||
+        !ir_check_rank(g, n, dg, 1, 4, 4))
+        return false;
+    static const char *const modes[] = {"bilinear", "linear", "nearest", "bicubic", "cubic"};
+    static const char *const pads[] = {"zeros", "border", "reflection"};
+    const char *mode = ir_get_string(n, "mode"), *pad = ir_get_string(n, "padding_mode");
+    bool mode_ok = false, pad_ok = false;
+    for (size_t i = 0; i < 5; i++)
+        mode_ok = mode_ok || strcmp(mode, modes[i]) == 0;
+    for (size_t i = 0; i < 3; i++)
+        pad_ok = pad_ok || strcmp(pad, pads[i]) == 0;
+    if (!mode_ok)
+        return ir_node_error(g, n, dg, "mode \"%s\" is not bilinear, nearest or bicubic", mode);
+    if (!pad_ok)
+        return ir_node_error(g, n, dg, "padding_mode \"%s\" is not zeros, border or reflection",
+                             pad);
+    const ir_type *x = ir_in(n, 0), *grid = ir_in(n, 1);
+    ir_type y = ir_type_unknown(x->dtype, 4);
+    y.layout = x->layout;
+    int64_t d;
+    if (x->rank == 4 && grid->rank == 4) {
+        if (!ir_dim_unify(x->dims[0], grid->dims[0], &y.dims[0]) ||
+            !ir_dim_unify(grid->dims[3], 2, &d))
+            return ir_node_error(g, n, dg, "grid %s does not fit X %s: it is [N, Ho, Wo, 2]",
+                                 ir_shape_str(g, grid), ir_shape_str(g, x));
+        y.dims[1] = x->dims[1];
+        y.dims[2] = grid->dims[1];
+        y.dims[3] = grid->dims[2];
+    }
+    n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
 }

@@ -1495,6 +1495,19 @@ static void test_recurrent(void)
     EXPECT_ERROR(n, "expected i32");
 }
 
+static void test_grid_sample(void)
+{
+    ir_node *n = N1(GridSample, input("f32[N,3,8,8] NCHW"), input("f32[N,4,5,2]"));
+    EXPECT_TYPE(n, 0, "f32[N,3,4,5] NCHW");
+    ir_set_attr_string(G, n, "mode", "area");
+    EXPECT_ERROR(n, "GridSample: mode \"area\" is not bilinear, nearest or bicubic");
+    n = N1(GridSample, input("f32[1,3,8,8]"), input("f32[1,4,5,3]"));
+    EXPECT_ERROR(n, "grid [1,4,5,3] does not fit X [1,3,8,8]");
+    n = N1(GridSample, input("f32[1,3,8,8]"), input("f32[1,4,5,2]"));
+    ir_set_attr_string(G, n, "padding_mode", "wrap");
+    EXPECT_ERROR(n, "padding_mode \"wrap\" is not zeros, border or reflection");
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1543,6 +1556,7 @@ int main(void)
     TEST(test_more_nn_and_indexing);
     TEST(test_windows_groupnorm_bitwise);
     TEST(test_recurrent);
+    TEST(test_grid_sample);
     TEST(test_every_op_covered);
     return unit_finish();
 }

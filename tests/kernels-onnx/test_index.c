@@ -6,7 +6,7 @@
  * (kernels/cpu/onnx_resize.c), Einsum's equations (kernels/cpu/onnx_einsum.c), and GlobalMaxPool,
  * LRN, MeanVarianceNormalization, Det (kernels/cpu/onnx_nn_more.c), BitShift, EyeLike,
  * ReverseSequence and Compress, the window functions, GroupNormalization, Mish, the bitwise ops,
- * and RNN, GRU and LSTM (kernels/cpu/onnx_rnn.c). */
+ * RNN, GRU and LSTM (kernels/cpu/onnx_rnn.c) and GridSample (kernels/cpu/onnx_grid_sample.c). */
 #include "tests/kernels-onnx/kt.h"
 
 #include <math.h>
@@ -603,6 +603,34 @@ static void test_recurrent(void)
     kt_end(&t);
 }
 
+static void test_grid_sample(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_GridSample, 2, 1);
+    kt_in_f32(&t, 0, DIMS(1, 1, 2, 2), (float[]){1, 2, 3, 4});
+    kt_in_f32(&t, 1, DIMS(1, 1, 3, 2), (float[]){-1, -1, 0, 0, 1, 1});
+    kt_out(&t, 0, IR_F32, DIMS(1, 1, 1, 3));
+    ir_set_attr_int(t.g, t.node, "align_corners", 1);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 2.5, 4); /* the corners are the corner pixels' centres */
+    ir_set_attr_int(t.g, t.node, "align_corners", 0);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0.25, 2.5, 1); /* the corners are the image's edges: half outside, zeros */
+    ir_set_attr_string(t.g, t.node, "padding_mode", "border");
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 2.5, 4);
+    ir_set_attr_string(t.g, t.node, "padding_mode", "reflection");
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 2.5, 4);
+    ir_set_attr_string(t.g, t.node, "mode", "nearest");
+    ir_set_attr_int(t.g, t.node, "align_corners", 1);
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 1, 1, 4); /* 0.5 rounds half to even: pixel 0 */
+    kt_in_f32(&t, 1, DIMS(1, 1, 3, 3), NULL);
+    CHECK(kt_fails_with(&t, "grid [N, Ho, Wo, 2]"));
+    kt_end(&t);
+}
+
 int main(void)
 {
     RUN(test_gather_elements);
@@ -619,5 +647,6 @@ int main(void)
     RUN(test_more_nn_and_indexing);
     RUN(test_windows_groupnorm_bitwise);
     RUN(test_recurrent);
+    RUN(test_grid_sample);
     return unit_finish();
 }
