@@ -109,6 +109,10 @@ bool kn_cpu_GridSample(const kn_call *call)
                 gx = reflect(gx, lo, align ? (double)im.w - 1 : (double)im.w - 0.5);
                 gy = reflect(gy, lo, align ? (double)im.h - 1 : (double)im.h - 0.5);
             }
+            /* far outside, every tap reads padding: bounded so that the integer conversions
+             * stay defined, NaN included */
+            gx = fmin(fmax(gx, -4.0), (double)im.w + 3);
+            gy = fmin(fmax(gy, -4.0), (double)im.h + 3);
             for (int64_t ch = 0; ch < c; ch++) {
                 im.plane = (const float *)x->data + (b * c + ch) * im.h * im.w;
                 out[(b * c + ch) * ho * wo + i] = (float)sample(&im, mode, gx, gy);

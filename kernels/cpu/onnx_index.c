@@ -181,6 +181,10 @@ bool kn_cpu_GatherND(const kn_call *call)
                        (long long)depth, x->rank);
     int64_t xs[IR_MAX_RANK];
     kn_strides(x->rank, x->dims, xs);
+    for (int d = 0; d < b; d++)
+        if (idx->dims[d] != x->dims[d])
+            return kn_fail(call, "batch dim %d differs: %lld in data, %lld in indices", d,
+                           (long long)x->dims[d], (long long)idx->dims[d]);
     int64_t batches = prod(x->dims, 0, (int)b), per_batch = prod(x->dims, (int)b, x->rank);
     int64_t tuples = prod(idx->dims, (int)b, idx->rank - 1);
     int64_t slice = prod(x->dims, (int)(b + depth), x->rank);
@@ -241,16 +245,21 @@ bool kn_cpu_OneHot(const kn_call *call)
         return false;
     if (values->numel != 2 || values->dtype != y->dtype)
         return kn_fail(call, "values must hold [off, on] in the output's dtype");
-    int64_t depth = (int64_t)kn_get_f64(depth_t, 0);
+    double depth_value = kn_get_f64(depth_t, 0);
+    if (!(depth_value >= 1 && depth_value <= (double)IR_MAX_NUMEL))
+        return kn_fail(call, "depth %g is not in [1, 2^40]", depth_value);
+    int64_t depth = (int64_t)depth_value;
     int64_t outer = prod(idx->dims, 0, axis), inner = prod(idx->dims, axis, idx->rank);
-    if (depth < 1 || !kn_check_numel(call, 0, outer * depth * inner))
-        return depth >= 1 || kn_fail(call, "depth %lld is below 1", (long long)depth);
+    if (!kn_check_numel(call, 0, outer * depth * inner))
+        return false;
     size_t es = esize(y);
     for (int64_t i = 0; i < y->numel; i++)
         memcpy((char *)y->data + i * (int64_t)es, values->data, es);
     for (int64_t o = 0; o < outer; o++)
         for (int64_t i = 0; i < inner; i++) {
             double dv = kn_get_f64(idx, o * inner + i);
+            if (!(fabs(dv) < (double)depth + 1))
+                continue;            /* outside [-depth, depth), NaN included */
             int64_t v = (int64_t)dv; /* ONNX casts float indices to integers */
             if (v < 0)
                 v += depth;

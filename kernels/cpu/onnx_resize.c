@@ -89,6 +89,9 @@ static taps taps_for(const resize_attrs *a, double v, int64_t in)
         t.outside = true;
         return t;
     }
+    /* far outside, every tap reads an edge (or nothing): bounded so that the integer conversions
+     * below stay defined, NaN included */
+    v = fmin(fmax(v, -3.0), (double)in + 2);
     if (strcmp(a->mode, "nearest") == 0) {
         t.ntaps = 1;
         t.index[0] = clamp(nearest_index(a->nearest, v), in);
