@@ -77,6 +77,9 @@ static void test_gather_scatter_nd(void)
     kt_out(&t, 0, IR_F32, DIMS(2, 1));
     CHECK(kt_run(&t));
     EXPECT_F32(&t, 0, 2, 5); /* x[0][1][0], x[1][0][1] */
+    kt_in_i64(&t, 1, DIMS(1, 2, 2), (int64_t[]){1, 0, 0, 1});
+    kt_out(&t, 0, IR_F32, DIMS(1, 2));
+    CHECK(kt_fails_with(&t, "batch dim 0 differs: 2 in data, 1 in indices"));
     kt_end(&t);
 
     kt_begin(&t, IR_OP_ScatterND, 3, 1);
@@ -109,6 +112,18 @@ static void test_onehot_nonzero(void)
     kt_out(&t, 0, IR_F32, DIMS(3, 4));
     CHECK(kt_run(&t));
     EXPECT_F32(&t, 0, 5, -1, -1, -1, -1, -1, -1, 5, -1, 5, -1, -1);
+    kt_in_f32(&t, 1, SCALAR, (float[]){NAN});
+    CHECK(kt_fails_with(&t, "depth nan is not in [1, 2^40]"));
+    kt_end(&t);
+
+    /* float indices: truncated; NaN and infinities are outside every depth */
+    kt_begin(&t, IR_OP_OneHot, 3, 1);
+    kt_in_f32(&t, 0, DIMS(3), (float[]){1.7f, NAN, -INFINITY});
+    kt_in_i64(&t, 1, SCALAR, (int64_t[]){2});
+    kt_in_f32(&t, 2, DIMS(2), (float[]){0, 1});
+    kt_out(&t, 0, IR_F32, DIMS(3, 2));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 1, 0, 0, 0, 0);
     kt_end(&t);
 
     kt_begin(&t, IR_OP_NonZero, 1, 1);
