@@ -269,3 +269,7 @@ ATTRS(LSTM, RNN_COMMON, INT("input_forget", 0))
  * padding_mode zeros, border, reflection */
 ATTRS(GridSample, INT("align_corners", 0), STRING("mode", "bilinear"),
       STRING("padding_mode", "zeros"))
+
+/* unpooling and the discrete Fourier transform (opset 17's form: axis an attribute) */
+ATTRS(MaxUnpool, REQ_INTS("kernel_shape"), INTS("pads"), INTS("strides"))
+ATTRS(DFT, INT("axis", 1), INT("inverse", 0), INT("onesided", 0))

@@ -160,3 +160,108 @@ bool ir_infer_GridSample(ir_graph *g, ir_node *n, dg_context *dg)
     n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
 }
+
+/* MaxUnpool(X [N, C, D...], I (i64, X's shape), output_shape?) -> output_shape's values, else per
+ * spatial dim (D - 1) * stride + kernel - pad_begin - pad_end. */
+bool ir_infer_MaxUnpool(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DTS_FLOAT) ||
+        !ir_check_dtype(g, n, dg, 1, IR_DT(IR_I64)) || !ir_check_rank(g, n, dg, 0, 3, IR_MAX_RANK))
+        return false;
+    const ir_type *x = ir_in(n, 0);
+    ir_type y = ir_type_unknown(x->dtype, x->rank);
+    y.layout = x->layout;
+    int64_t shape[IR_MAX_RANK];
+    uint32_t count = 0;
+    ir_read_status st = ir_read_ints(g, n, dg, 2, shape, IR_MAX_RANK, &count);
+    if (st == IR_READ_ERROR)
+        return false;
+    if (x->rank < 0 || (ir_has_input(n, 2) && st == IR_READ_UNKNOWN)) {
+        n->outputs[0]->type = y;
+        return ir_infer_done(g, n, dg);
+    }
+    if (st == IR_READ_KNOWN) {
+        if (count != (uint32_t)x->rank)
+            return ir_node_error(g, n, dg, "output_shape has %u values for rank %d", count,
+                                 x->rank);
+        for (int i = 0; i < x->rank; i++) {
+            if (shape[i] < 0)
+                return ir_node_error(g, n, dg, "output_shape[%d] = %lld is negative", i,
+                                     (long long)shape[i]);
+            y.dims[i] = shape[i];
+        }
+        n->outputs[0]->type = y;
+        return ir_infer_done(g, n, dg);
+    }
+    int spatial = x->rank - 2;
+    const int64_t *kernel, *strides, *pads;
+    uint32_t nk = ir_get_ints(n, "kernel_shape", &kernel), ns = ir_get_ints(n, "strides", &strides);
+    uint32_t np = ir_get_ints(n, "pads", &pads);
+    if (nk != (uint32_t)spatial || (ns && ns != (uint32_t)spatial) ||
+        (np && np != 2u * (uint32_t)spatial))
+        return ir_node_error(g, n, dg, "kernel_shape, strides or pads do not fit %d spatial dims",
+                             spatial);
+    y.dims[0] = x->dims[0];
+    y.dims[1] = x->dims[1];
+    for (int k = 0; k < spatial; k++) {
+        int64_t d = x->dims[k + 2], s = ns ? strides[k] : 1;
+        int64_t pb = np ? pads[k] : 0, pe = np ? pads[spatial + k] : 0;
+        if (kernel[k] < 1 || kernel[k] > IR_MAX_NUMEL || s < 1 || s > IR_MAX_NUMEL || pb < 0 ||
+            pe < 0)
+            return ir_node_error(g, n, dg,
+                                 "kernels and strides must be at least 1, pads at least 0");
+        if (!ir_dim_is_static(d)) {
+            y.dims[k + 2] = IR_DIM_UNKNOWN;
+            continue;
+        }
+        int64_t out = ir_sat_add(ir_sat_mul(d > 0 ? d - 1 : 0, s), kernel[k]) - pb - pe;
+        if (out < 0)
+            return ir_node_error(g, n, dg, "the pads leave spatial dim %d negative", k);
+        y.dims[k + 2] = out;
+    }
+    n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}
+
+/* DFT(input [..., 1 or 2], dft_length?) {axis, inverse, onesided} -> [..., 2]: the axis' length
+ * is dft_length (a constant, else `?`) or the input's, floor(n / 2) + 1 with onesided. */
+bool ir_infer_DFT(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DTS_FLOAT) ||
+        !ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) || !ir_check_dtype(g, n, dg, 1, IR_DTS_INDEX) ||
+        !ir_check_scalar(g, n, dg, 1))
+        return false;
+    const ir_type *x = ir_in(n, 0);
+    bool onesided = ir_get_int(n, "onesided") != 0, inverse = ir_get_int(n, "inverse") != 0;
+    if (onesided && inverse)
+        return ir_node_error(g, n, dg, "onesided is defined for the forward transform only");
+    ir_type y = *x;
+    y.layout = IR_LAYOUT_NONE;
+    if (x->rank >= 0) {
+        int64_t last = x->dims[x->rank - 1];
+        if (ir_dim_is_static(last) && last != 1 && last != 2)
+            return ir_node_error(g, n, dg, "the last dim is %lld; it is 1 (real) or 2 (complex)",
+                                 (long long)last);
+        int axis;
+        if (!ir_norm_axis(g, n, dg, ir_get_int(n, "axis"), x->rank - 1, "axis", &axis))
+            return false;
+        int64_t len = x->dims[axis];
+        uint32_t count;
+        switch (ir_read_ints(g, n, dg, 1, &len, 1, &count)) {
+        case IR_READ_ERROR: return false;
+        case IR_READ_UNKNOWN:
+            if (ir_has_input(n, 1))
+                len = IR_DIM_UNKNOWN;
+            break;
+        case IR_READ_KNOWN:
+            if (len < 1)
+                return ir_node_error(g, n, dg, "dft_length %lld is below 1", (long long)len);
+        }
+        y.dims[axis] = onesided && ir_dim_is_static(len) ? len / 2 + 1
+                       : onesided                        ? IR_DIM_UNKNOWN
+                                                         : len;
+        y.dims[x->rank - 1] = 2;
+    }
+    n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}

@@ -241,3 +241,93 @@ bool kn_cpu_GroupNormalization(const kn_call *call)
     }
     return true;
 }
+
+/* ---- MaxUnpool, DFT ------------------------------------------------------------------------ */
+
+/* Zeros, with each X value at the flat position its index names (MaxPool's Indices) in the
+ * default output [N, C, (D - 1) * stride + kernel - pads...]; a larger output_shape holds that
+ * default output at its start, as ONNX's reference pads it. */
+bool kn_cpu_MaxUnpool(const kn_call *call)
+{
+    const kn_tensor *x = &call->inputs[0], *idx = &call->inputs[1];
+    kn_tensor *y = &call->outputs[0];
+    if (x->dtype != IR_F32 || idx->numel != x->numel || x->rank < 3 || y->rank != x->rank)
+        return kn_fail(call, "X must be float [N, C, ...] and I hold one index per element of X");
+    const int64_t *kernel, *strides, *pads;
+    int spatial = x->rank - 2;
+    uint32_t nk = ir_get_ints(call->node, "kernel_shape", &kernel);
+    uint32_t ns = ir_get_ints(call->node, "strides", &strides);
+    uint32_t np = ir_get_ints(call->node, "pads", &pads);
+    if (nk != (uint32_t)spatial)
+        return kn_fail(call, "kernel_shape must have %d values", spatial);
+    int64_t def[IR_MAX_RANK] = {x->dims[0], x->dims[1]}, def_numel = x->dims[0] * x->dims[1];
+    for (int k = 0; k < spatial; k++) {
+        def[k + 2] = (x->dims[k + 2] - 1) * (ns ? strides[k] : 1) + kernel[k] -
+                     (np ? pads[k] + pads[spatial + k] : 0);
+        if (def[k + 2] > y->dims[k + 2] || def[k + 2] < 0)
+            return kn_fail(call, "the output is smaller than the unpooled input");
+        def_numel *= def[k + 2];
+    }
+    if (y->dims[0] != x->dims[0] || y->dims[1] != x->dims[1])
+        return kn_fail(call, "output_shape must keep N and C");
+    float *out = y->data;
+    memset(out, 0, (size_t)y->numel * sizeof *out);
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t at = kn_get_int(idx, i), rest = at, pos = 0, scale = 1;
+        if (at < 0 || at >= def_numel)
+            return kn_fail(call, "index %lld is outside the unpooled output's %lld elements",
+                           (long long)at, (long long)def_numel);
+        for (int d = x->rank - 1; d >= 0; d--) { /* the same coordinates in y */
+            pos += rest % def[d] * scale;
+            rest /= def[d];
+            scale *= y->dims[d];
+        }
+        out[pos] = ((const float *)x->data)[i];
+    }
+    return true;
+}
+
+/* The transform along the axis in double: X_k = sum_j x_j e^(-+2 pi i jk / n) (n = dft_length,
+ * the signal zero-padded or cut to it), divided by n when inverse. */
+bool kn_cpu_DFT(const kn_call *call)
+{
+    const kn_tensor *x = &call->inputs[0];
+    kn_tensor *y = &call->outputs[0];
+    int axis;
+    if (x->dtype != IR_F32 || x->rank < 2 || y->rank != x->rank)
+        return kn_fail(call, "the input must be a float tensor [..., 1 or 2]");
+    if (!kn_axis(call, ir_get_int(call->node, "axis"), x->rank - 1, "axis", &axis))
+        return false;
+    int64_t comp = x->dims[x->rank - 1], len = x->dims[axis];
+    int64_t n = call->ninputs > 1 && call->inputs[1].data ? kn_get_int(&call->inputs[1], 0) : len;
+    bool inverse = ir_get_int(call->node, "inverse") != 0;
+    int64_t outlen = y->dims[axis], outer = 1, inner = 1;
+    if ((comp != 1 && comp != 2) || n < 1 || y->dims[y->rank - 1] != 2)
+        return kn_fail(call, "the last dim must be 1 or 2, and dft_length at least 1");
+    for (int d = 0; d < axis; d++)
+        outer *= x->dims[d];
+    for (int d = axis + 1; d < x->rank - 1; d++)
+        inner *= x->dims[d];
+    if (!kn_check_numel(call, 0, outer * outlen * inner * 2))
+        return false;
+    const float *xd = x->data;
+    float *out = y->data;
+    double sign = inverse ? 1 : -1;
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++)
+            for (int64_t k = 0; k < outlen; k++) {
+                double re = 0, im = 0;
+                for (int64_t j = 0; j < n && j < len; j++) {
+                    const float *v = xd + ((o * len + j) * inner + i) * comp;
+                    double a = v[0], b = comp == 2 ? v[1] : 0;
+                    double t =
+                        sign * 2 * 3.14159265358979323846 * (double)((j * k) % n) / (double)n;
+                    re += a * cos(t) - b * sin(t);
+                    im += a * sin(t) + b * cos(t);
+                }
+                float *w = out + ((o * outlen + k) * inner + i) * 2;
+                w[0] = (float)(inverse ? re / (double)n : re);
+                w[1] = (float)(inverse ? im / (double)n : im);
+            }
+    return true;
+}

@@ -1508,6 +1508,33 @@ static void test_grid_sample(void)
     EXPECT_ERROR(n, "padding_mode \"wrap\" is not zeros, border or reflection");
 }
 
+static void test_unpool_dft(void)
+{
+    ir_node *n = N1(MaxUnpool, input("f32[1,3,2,2] NCHW"), input("i64[1,3,2,2]"));
+    SET_INTS(n, "kernel_shape", 2, 2);
+    SET_INTS(n, "strides", 2, 2);
+    EXPECT_TYPE(n, 0, "f32[1,3,4,4] NCHW");
+    SET_INTS(n, "pads", 1, 0, 0, 0);
+    EXPECT_TYPE(n, 0, "f32[1,3,3,4] NCHW");
+    SET_INTS(n, "kernel_shape", 2);
+    EXPECT_ERROR(n, "MaxUnpool: kernel_shape, strides or pads do not fit 2 spatial dims");
+    n = N1(MaxUnpool, input("f32[1,3,2,2]"), input("i64[1,3,2,2]"), INTS(1, 3, 5, 5));
+    SET_INTS(n, "kernel_shape", 2, 2);
+    EXPECT_TYPE(n, 0, "f32[1,3,5,5]");
+
+    ir_value *x = input("f32[B,10,8,1]");
+    n = N1(DFT, x);
+    EXPECT_TYPE(n, 0, "f32[B,10,8,2]");
+    ir_set_attr_int(G, n, "onesided", 1);
+    EXPECT_TYPE(n, 0, "f32[B,6,8,2]");
+    n = N1(DFT, x, scalar("i64", 16));
+    ir_set_attr_int(G, n, "axis", 2);
+    EXPECT_TYPE(n, 0, "f32[B,10,16,2]");
+    ir_set_attr_int(G, n, "axis", 3);
+    EXPECT_ERROR(n, "DFT: axis 3 is out of range for rank 3");
+    EXPECT_ERROR(N1(DFT, input("f32[4,3]")), "the last dim is 3; it is 1 (real) or 2 (complex)");
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1557,6 +1584,7 @@ int main(void)
     TEST(test_windows_groupnorm_bitwise);
     TEST(test_recurrent);
     TEST(test_grid_sample);
+    TEST(test_unpool_dft);
     TEST(test_every_op_covered);
     return unit_finish();
 }

@@ -6,7 +6,8 @@
  * (kernels/cpu/onnx_resize.c), Einsum's equations (kernels/cpu/onnx_einsum.c), and GlobalMaxPool,
  * LRN, MeanVarianceNormalization, Det (kernels/cpu/onnx_nn_more.c), BitShift, EyeLike,
  * ReverseSequence and Compress, the window functions, GroupNormalization, Mish, the bitwise ops,
- * RNN, GRU and LSTM (kernels/cpu/onnx_rnn.c) and GridSample (kernels/cpu/onnx_grid_sample.c). */
+ * RNN, GRU and LSTM (kernels/cpu/onnx_rnn.c), GridSample (kernels/cpu/onnx_grid_sample.c),
+ * MaxUnpool and DFT. */
 #include "tests/kernels-onnx/kt.h"
 
 #include <math.h>
@@ -646,6 +647,38 @@ static void test_grid_sample(void)
     kt_end(&t);
 }
 
+static void test_unpool_dft(void)
+{
+    kt t;
+    kt_begin(&t, IR_OP_MaxUnpool, 2, 1);
+    ir_set_attr_ints(t.g, t.node, "kernel_shape", (int64_t[]){2}, 1);
+    ir_set_attr_ints(t.g, t.node, "strides", (int64_t[]){2}, 1);
+    kt_in_f32(&t, 0, DIMS(1, 1, 2), (float[]){7, 9});
+    kt_in_i64(&t, 1, DIMS(1, 1, 2), (int64_t[]){1, 2});
+    kt_out(&t, 0, IR_F32, DIMS(1, 1, 4));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 7, 9, 0);
+    kt_out(&t, 0, IR_F32, DIMS(1, 1, 6)); /* output_shape larger: the default output first */
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 7, 9, 0, 0, 0);
+    kt_in_i64(&t, 1, DIMS(1, 1, 2), (int64_t[]){1, 4});
+    CHECK(kt_fails_with(&t, "index 4 is outside the unpooled output's 4 elements"));
+    kt_end(&t);
+
+    /* the DFT of [1, 2, 3, 4]: [10, -2+2i, -2, -2-2i]; inverse brings it back */
+    kt_begin(&t, IR_OP_DFT, 1, 1);
+    ir_set_attr_int(t.g, t.node, "axis", 1);
+    kt_in_f32(&t, 0, DIMS(1, 4, 1), (float[]){1, 2, 3, 4});
+    kt_out(&t, 0, IR_F32, DIMS(1, 4, 2));
+    CHECK(kt_run(&t));
+    EXPECT_F32_TOL(&t, 0, 1e-6, 10, 0, -2, 2, -2, 0, -2, -2);
+    kt_in_f32(&t, 0, DIMS(1, 4, 2), (float[]){10, 0, -2, 2, -2, 0, -2, -2});
+    ir_set_attr_int(t.g, t.node, "inverse", 1);
+    CHECK(kt_run(&t));
+    EXPECT_F32_TOL(&t, 0, 1e-6, 1, 0, 2, 0, 3, 0, 4, 0);
+    kt_end(&t);
+}
+
 int main(void)
 {
     RUN(test_gather_elements);
@@ -663,5 +696,6 @@ int main(void)
     RUN(test_windows_groupnorm_bitwise);
     RUN(test_recurrent);
     RUN(test_grid_sample);
+    RUN(test_unpool_dft);
     return unit_finish();
 }
