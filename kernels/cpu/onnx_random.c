@@ -13,7 +13,14 @@ static bool run_random(const kn_call *call)
     if (y->dtype != IR_F32)
         return kn_fail(call, "the output must be a float tensor");
     uint64_t s = fabs(seed) < 9e18 ? (uint64_t)(int64_t)llround(seed) : 0; /* NaN: absent */
-    ir_random_fill(s, low, high, IR_F32, y->data, (size_t)y->numel);
+    /* the generator writes f32; _Float32 stays 32-bit where a build widens `float` (main's f64
+     * build of the kernels), and each number is then stored as the kernel's float */
+    float *out = y->data;
+    for (int64_t i = 0; i < y->numel; i++) {
+        _Float32 v;
+        ir_random_fill_at(s, (uint64_t)i, low, high, IR_F32, &v, 1);
+        out[i] = (float)v;
+    }
     return true;
 }
 
