@@ -15,6 +15,7 @@
 #include "base/check.h"
 
 #include <float.h>
+#include <math.h>
 #include <stdint.h>
 
 /* Row builders: an optional attribute with its default, or a required one. */
@@ -25,6 +26,7 @@
 #define FLOATS(n) {n, IR_ATTR_FLOATS, false, 0, 0.0, NULL, NULL, 0}
 #define REQ_INT(n) {n, IR_ATTR_INT, true, 0, 0.0, NULL, NULL, 0}
 #define REQ_INTS(n) {n, IR_ATTR_INTS, true, 0, 0.0, NULL, NULL, 0}
+#define REQ_STRING(n) {n, IR_ATTR_STRING, true, 0, 0.0, NULL, NULL, 0}
 
 #define ATTRS(op, ...)                                                                             \
     const ir_attr_schema ir_attrs_##op[] = {__VA_ARGS__};                                          \
@@ -130,3 +132,144 @@ ATTRS(Shape, INT("start", 0), INT("end", INT64_MAX))
 ATTRS(ConstantOfShape, FLOAT("value", 0.0), INT("dtype", 1))
 ATTRS(Constant, FLOAT("value_float", 0.0), FLOATS("value_floats"), INT("value_int", 0),
       INTS("value_ints"))
+
+/* ---- ops added for the exporters and ONNX Runtime's models (issue 13) ---- */
+
+/* logic, comparison and predicates */
+NO_ATTRS(And)
+NO_ATTRS(Or)
+NO_ATTRS(Xor)
+NO_ATTRS(GreaterOrEqual)
+NO_ATTRS(LessOrEqual)
+NO_ATTRS(IsNaN)
+ATTRS(IsInf, INT("detect_negative", 1), INT("detect_positive", 1))
+
+/* arithmetic */
+/* fmod 0: the remainder takes the divisor's sign (integers only); 1: C's fmod */
+ATTRS(Mod, INT("fmod", 0))
+NO_ATTRS(Sum)
+NO_ATTRS(Mean)
+NO_ATTRS(Softsign)
+NO_ATTRS(Sign)
+NO_ATTRS(Round)
+NO_ATTRS(Tan)
+NO_ATTRS(Asin)
+NO_ATTRS(Acos)
+NO_ATTRS(Atan)
+NO_ATTRS(Sinh)
+NO_ATTRS(Cosh)
+NO_ATTRS(Asinh)
+NO_ATTRS(Acosh)
+NO_ATTRS(Atanh)
+/* ONNX's defaults, to the digits the spec writes */
+ATTRS(Selu, FLOAT("alpha", 1.67326319217681884765625), FLOAT("gamma", 1.05070102214813232421875))
+ATTRS(Celu, FLOAT("alpha", 1.0))
+ATTRS(ThresholdedRelu, FLOAT("alpha", 1.0))
+ATTRS(Shrink, FLOAT("bias", 0.0), FLOAT("lambd", 0.5))
+
+/* indexing, scatter and gather, index results */
+ATTRS(GatherElements, INT("axis", 0))
+ATTRS(GatherND, INT("batch_dims", 0))
+/* reduction: "none", "add", "mul", "max" or "min" */
+ATTRS(ScatterElements, INT("axis", 0), STRING("reduction", "none"))
+ATTRS(ScatterND, STRING("reduction", "none"))
+ATTRS(OneHot, INT("axis", -1))
+NO_ATTRS(NonZero)
+ATTRS(ArgMax, INT("axis", 0), INT("keepdims", 1), INT("select_last_index", 0))
+ATTRS(ArgMin, INT("axis", 0), INT("keepdims", 1), INT("select_last_index", 0))
+ATTRS(TopK, INT("axis", -1), INT("largest", 1), INT("sorted", 1))
+ATTRS(CumSum, INT("exclusive", 0), INT("reverse", 0))
+/* mode: "DCR" (depth, column, row) or "CRD" */
+ATTRS(DepthToSpace, REQ_INT("blocksize"), STRING("mode", "DCR"))
+ATTRS(SpaceToDepth, REQ_INT("blocksize"))
+NO_ATTRS(Size)
+ATTRS(CastLike, INT("saturate", 1))
+
+/* more reductions */
+ATTRS(ReduceProd, REDUCE_COMMON)
+ATTRS(ReduceL1, REDUCE_COMMON)
+ATTRS(ReduceL2, REDUCE_COMMON)
+ATTRS(ReduceSumSquare, REDUCE_COMMON)
+ATTRS(ReduceLogSum, REDUCE_COMMON)
+ATTRS(ReduceLogSumExp, REDUCE_COMMON)
+
+/* integer and quantized linear algebra */
+NO_ATTRS(DynamicQuantizeLinear)
+NO_ATTRS(MatMulInteger)
+ATTRS(ConvInteger, CONV_COMMON)
+NO_ATTRS(QLinearMatMul)
+ATTRS(QLinearConv, CONV_COMMON)
+
+/* normalization */
+ATTRS(InstanceNormalization, FLOAT("epsilon", 1e-5))
+
+/* resampling; docs/ops.md lists the modes */
+ATTRS(Resize, INT("antialias", 0), INTS("axes"),
+      STRING("coordinate_transformation_mode", "half_pixel"), FLOAT("cubic_coeff_a", -0.75),
+      INT("exclude_outside", 0), FLOAT("extrapolation_value", 0.0),
+      STRING("keep_aspect_ratio_policy", "stretch"), STRING("mode", "nearest"),
+      STRING("nearest_mode", "round_prefer_floor"))
+
+/* tensor contraction */
+ATTRS(Einsum, REQ_STRING("equation"))
+
+/* random generators: dtype a TensorProto code (RandomUniformLike: 0 = the input's dtype); seed a
+ * float as ONNX has it, NaN when absent (the kernel then uses seed 0) */
+ATTRS(RandomUniform, INT("dtype", 1), FLOAT("high", 1.0), FLOAT("low", 0.0), FLOAT("seed", NAN),
+      REQ_INTS("shape"))
+ATTRS(RandomUniformLike, INT("dtype", 0), FLOAT("high", 1.0), FLOAT("low", 0.0),
+      FLOAT("seed", NAN))
+
+/* log-softmax, hardmax and the classification losses (opset 13 semantics: one axis); the losses'
+ * ignore_index has no default in ONNX: INT64_MIN stands for absent */
+ATTRS(LogSoftmax, INT("axis", -1))
+ATTRS(Hardmax, INT("axis", -1))
+ATTRS(NegativeLogLikelihoodLoss, INT("ignore_index", INT64_MIN), STRING("reduction", "mean"))
+ATTRS(SoftmaxCrossEntropyLoss, INT("ignore_index", INT64_MIN), STRING("reduction", "mean"))
+
+/* more pooling, normalization, linear algebra and bit ops */
+NO_ATTRS(GlobalMaxPool)
+ATTRS(LRN, FLOAT("alpha", 0.0001), FLOAT("beta", 0.75), FLOAT("bias", 1.0), REQ_INT("size"))
+static const int64_t mvn_axes[] = {0, 2, 3};
+const ir_attr_schema ir_attrs_MeanVarianceNormalization[] = {
+    {"axes", IR_ATTR_INTS, false, 0, 0.0, NULL, mvn_axes, 3}};
+const uint32_t ir_nattrs_MeanVarianceNormalization = 1;
+NO_ATTRS(Det)
+/* direction: "LEFT" or "RIGHT" */
+ATTRS(BitShift, REQ_STRING("direction"))
+
+/* more indexing: EyeLike's dtype 0 = the input's */
+ATTRS(EyeLike, INT("dtype", 0), INT("k", 0))
+ATTRS(ReverseSequence, INT("batch_axis", 1), INT("time_axis", 0))
+/* axis INT64_MIN: absent (the input flattened) */
+ATTRS(Compress, INT("axis", INT64_MIN))
+
+/* opset 17-21 additions: windows (output_datatype a TensorProto code), Mish, GroupNormalization
+ * (opset 21's form: scale and bias per channel), bitwise ops */
+ATTRS(HannWindow, INT("output_datatype", 1), INT("periodic", 1))
+ATTRS(HammingWindow, INT("output_datatype", 1), INT("periodic", 1))
+ATTRS(BlackmanWindow, INT("output_datatype", 1), INT("periodic", 1))
+NO_ATTRS(Mish)
+ATTRS(GroupNormalization, FLOAT("epsilon", 1e-5), REQ_INT("num_groups"), INT("stash_type", 1))
+NO_ATTRS(BitwiseAnd)
+NO_ATTRS(BitwiseOr)
+NO_ATTRS(BitwiseXor)
+NO_ATTRS(BitwiseNot)
+
+/* recurrent layers: clip 0 = none; hidden_size 0 = from R; direction forward, reverse or
+ * bidirectional; activation_alpha/beta only matter for activations other than the defaults */
+#define RNN_COMMON                                                                                 \
+    FLOATS("activation_alpha"), FLOATS("activation_beta"), FLOAT("clip", 0.0),                     \
+        STRING("direction", "forward"), INT("hidden_size", 0), INT("layout", 0)
+ATTRS(RNN, RNN_COMMON)
+ATTRS(GRU, RNN_COMMON, INT("linear_before_reset", 0))
+ATTRS(LSTM, RNN_COMMON, INT("input_forget", 0))
+
+/* sampling at given coordinates: mode bilinear (opset 20: linear), nearest, bicubic (cubic);
+ * padding_mode zeros, border, reflection */
+ATTRS(GridSample, INT("align_corners", 0), STRING("mode", "bilinear"),
+      STRING("padding_mode", "zeros"))
+
+/* unpooling and the discrete Fourier transform (opset 17's form: axis an attribute) */
+ATTRS(MaxUnpool, REQ_INTS("kernel_shape"), INTS("pads"), INTS("strides"))
+ATTRS(DFT, INT("axis", 1), INT("inverse", 0), INT("onesided", 0))

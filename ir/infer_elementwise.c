@@ -170,3 +170,70 @@ bool ir_infer_Where(ir_graph *g, ir_node *n, dg_context *dg)
     n->outputs[0]->type = t;
     return ir_infer_done(g, n, dg);
 }
+
+/* ---- ops added for the exporters and ONNX Runtime's models (issue 13) ---- */
+
+NARY(And, IR_DTS_BOOL, IR_BOOL)
+NARY(Or, IR_DTS_BOOL, IR_BOOL)
+NARY(Xor, IR_DTS_BOOL, IR_BOOL)
+NARY(GreaterOrEqual, IR_DTS_NUMERIC, IR_BOOL)
+NARY(LessOrEqual, IR_DTS_NUMERIC, IR_BOOL)
+NARY(Sum, IR_DTS_FLOAT, IR_DTYPE_UNKNOWN)
+NARY(Mean, IR_DTS_FLOAT, IR_DTYPE_UNKNOWN)
+
+/* Mod(A, B): fmod=0 (the divisor's sign, Python's %) is defined on integers only. */
+bool ir_infer_Mod(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    int64_t fmod = ir_get_int(n, "fmod");
+    if (fmod != 0 && fmod != 1)
+        return ir_node_error(g, n, dg, "fmod = %lld is not 0 or 1", (long long)fmod);
+    ir_dtype dt = ir_common_dtype(n, 0, 1);
+    if (fmod == 0 && ir_dtype_is_float(dt))
+        return ir_node_error(g, n, dg, "fmod = 0 is defined on integers only; %s needs fmod = 1",
+                             ir_dtype_name(dt));
+    return nary(g, n, dg, IR_DTS_NUMERIC, IR_DTYPE_UNKNOWN);
+}
+
+/* Predicates on floats: bool of the input's shape. */
+static bool predicate(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!unary(g, n, dg, IR_DTS_FLOAT))
+        return false;
+    n->outputs[0]->type.dtype = IR_BOOL;
+    return true;
+}
+
+bool ir_infer_IsNaN(ir_graph *g, ir_node *n, dg_context *dg) { return predicate(g, n, dg); }
+bool ir_infer_IsInf(ir_graph *g, ir_node *n, dg_context *dg) { return predicate(g, n, dg); }
+
+UNARY(Softsign, IR_DTS_FLOAT)
+UNARY(Sign, IR_DTS_NUMERIC)
+UNARY(Round, IR_DTS_FLOAT)
+UNARY(Tan, IR_DTS_FLOAT)
+UNARY(Asin, IR_DTS_FLOAT)
+UNARY(Acos, IR_DTS_FLOAT)
+UNARY(Atan, IR_DTS_FLOAT)
+UNARY(Sinh, IR_DTS_FLOAT)
+UNARY(Cosh, IR_DTS_FLOAT)
+UNARY(Asinh, IR_DTS_FLOAT)
+UNARY(Acosh, IR_DTS_FLOAT)
+UNARY(Atanh, IR_DTS_FLOAT)
+UNARY(Selu, IR_DTS_FLOAT)
+UNARY(Celu, IR_DTS_FLOAT)
+UNARY(ThresholdedRelu, IR_DTS_FLOAT)
+UNARY(Shrink, IR_DTS_NUMERIC)
+
+/* BitShift(X, Y) {direction}: unsigned integers (u8 in the IR), broadcast. */
+bool ir_infer_BitShift(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    const char *dir = ir_get_string(n, "direction");
+    if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0)
+        return ir_node_error(g, n, dg, "direction \"%s\" is not \"LEFT\" or \"RIGHT\"", dir);
+    return nary(g, n, dg, IR_DT(IR_U8), IR_DTYPE_UNKNOWN);
+}
+
+UNARY(Mish, IR_DTS_FLOAT)
+UNARY(BitwiseNot, IR_DTS_INT)
+NARY(BitwiseAnd, IR_DTS_INT, IR_DTYPE_UNKNOWN)
+NARY(BitwiseOr, IR_DTS_INT, IR_DTYPE_UNKNOWN)
+NARY(BitwiseXor, IR_DTS_INT, IR_DTYPE_UNKNOWN)

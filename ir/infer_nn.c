@@ -11,9 +11,8 @@
 
 /* The rank of a windowed op's data: from X, else from W, else from kernel_shape's length + 2.
  * Returns -1 when none of them says. */
-static int window_rank(const ir_node *n, bool has_weight)
+static int window_rank(const ir_node *n, const ir_type *x, const ir_type *w)
 {
-    const ir_type *x = ir_in(n, 0), *w = has_weight ? ir_in(n, 1) : NULL;
     if (x->rank >= 0)
         return x->rank;
     if (w && w->rank >= 0)
@@ -40,9 +39,9 @@ static bool read_group(ir_graph *g, const ir_node *n, dg_context *dg, int64_t *g
 
 /* Takes the kernel size of each spatial dim from W's dims [*, *, k1, k2, ...], checking it
  * against kernel_shape when both are given. */
-static bool kernel_from_weight(ir_graph *g, const ir_node *n, dg_context *dg, ir_window *win)
+static bool kernel_from_weight(ir_graph *g, const ir_node *n, dg_context *dg, const ir_type *w,
+                               ir_window *win)
 {
-    const ir_type *w = ir_in(n, 1);
     if (w->rank < 0)
         return true;
     for (int k = 0; k < win->spatial; k++) {
@@ -81,24 +80,25 @@ static bool check_bias(ir_graph *g, const ir_node *n, dg_context *dg, int64_t ch
     return true;
 }
 
-/* Conv(X[N,C,D...], W[M,C/group,k...], B[M]?) -> Y[N,M,D'...] */
-bool ir_infer_Conv(ir_graph *g, ir_node *n, dg_context *dg)
+bool ir_conv_output(ir_graph *g, const ir_node *n, dg_context *dg, const ir_type *x,
+                    const ir_type *w, ir_type *y)
 {
-    int rank = window_rank(n, true);
+    int rank = window_rank(n, x, w);
     ir_window win;
     int64_t group;
-    if (!conv_inputs(g, n, dg, rank))
-        return false;
-    ir_type y = ir_type_unknown(ir_in(n, 0)->dtype, rank);
-    y.layout = ir_in(n, 0)->layout;
-    if (rank < 0) {
-        n->outputs[0]->type = y;
-        return ir_infer_done(g, n, dg);
-    }
+    *y = ir_type_unknown(x->dtype, rank);
+    y->layout = x->layout;
+    if (rank < 0)
+        return true;
+    if (rank < 3)
+        return ir_node_error(g, n, dg, "input %s has rank %d; expected N, C and spatial dims",
+                             ir_input_name(g, n, 0), rank);
+    if (x->rank >= 0 && w->rank >= 0 && x->rank != w->rank)
+        return ir_node_error(g, n, dg, "the weight has rank %d; the input has rank %d", w->rank,
+                             x->rank);
     if (!read_group(g, n, dg, &group) || !ir_window_read(g, n, dg, rank - 2, false, &win) ||
-        !kernel_from_weight(g, n, dg, &win))
+        !kernel_from_weight(g, n, dg, w, &win))
         return false;
-    const ir_type *x = ir_in(n, 0), *w = ir_in(n, 1);
     int64_t c = dim_at(x, 1), cw = dim_at(w, 1), m = dim_at(w, 0);
     if (ir_dim_is_static(c) && ir_dim_is_static(cw) && c != ir_sat_mul(cw, group))
         return ir_node_error(g, n, dg,
@@ -110,13 +110,22 @@ bool ir_infer_Conv(ir_graph *g, ir_node *n, dg_context *dg)
     if (ir_dim_is_static(m) && m % group != 0)
         return ir_node_error(g, n, dg, "output channels (%lld) are not divisible by group %lld",
                              (long long)m, (long long)group);
-    if (!check_bias(g, n, dg, m))
-        return false;
-    y.dims[0] = dim_at(x, 0);
-    y.dims[1] = m;
+    y->dims[0] = dim_at(x, 0);
+    y->dims[1] = m;
     for (int k = 0; k < win.spatial; k++)
-        if (!ir_window_out(g, n, dg, &win, k, dim_at(x, k + 2), &y.dims[k + 2]))
+        if (!ir_window_out(g, n, dg, &win, k, dim_at(x, k + 2), &y->dims[k + 2]))
             return false;
+    return true;
+}
+
+/* Conv(X[N,C,D...], W[M,C/group,k...], B[M]?) -> Y[N,M,D'...] */
+bool ir_infer_Conv(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    ir_type y;
+    if (!conv_inputs(g, n, dg, window_rank(n, ir_in(n, 0), ir_in(n, 1))) ||
+        !ir_conv_output(g, n, dg, ir_in(n, 0), ir_in(n, 1), &y) ||
+        !check_bias(g, n, dg, y.rank >= 2 ? y.dims[1] : IR_DIM_UNKNOWN))
+        return false;
     n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
 }
@@ -182,7 +191,7 @@ static bool conv_transpose_out(ir_graph *g, const ir_node *n, dg_context *dg, co
 /* ConvTranspose(X[N,C,D...], W[C,M/group,k...], B[M]?) -> Y[N,M,D'...] */
 bool ir_infer_ConvTranspose(ir_graph *g, ir_node *n, dg_context *dg)
 {
-    int rank = window_rank(n, true);
+    int rank = window_rank(n, ir_in(n, 0), ir_in(n, 1));
     ir_window win;
     int64_t group, pad_out[IR_MAX_RANK];
     if (!conv_inputs(g, n, dg, rank))
@@ -194,7 +203,7 @@ bool ir_infer_ConvTranspose(ir_graph *g, ir_node *n, dg_context *dg)
         return ir_infer_done(g, n, dg);
     }
     if (!read_group(g, n, dg, &group) || !ir_window_read(g, n, dg, rank - 2, false, &win) ||
-        !kernel_from_weight(g, n, dg, &win) || !read_output_padding(g, n, dg, &win, pad_out))
+        !kernel_from_weight(g, n, dg, ir_in(n, 1), &win) || !read_output_padding(g, n, dg, &win, pad_out))
         return false;
     const ir_type *x = ir_in(n, 0), *w = ir_in(n, 1);
     int64_t c = dim_at(x, 1), cw = dim_at(w, 0), unified;
@@ -237,7 +246,7 @@ static bool pool(ir_graph *g, ir_node *n, dg_context *dg, unsigned allowed)
     if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, allowed) ||
         !ir_check_rank(g, n, dg, 0, 3, IR_MAX_RANK))
         return false;
-    int rank = window_rank(n, false);
+    int rank = window_rank(n, ir_in(n, 0), NULL);
     const ir_type *x = ir_in(n, 0);
     ir_type y = ir_type_unknown(x->dtype, rank);
     y.layout = x->layout;
@@ -292,18 +301,12 @@ bool ir_infer_GlobalAveragePool(ir_graph *g, ir_node *n, dg_context *dg)
 
 /* MatMul(A, B): numpy matmul. A 1-D A is a row [1,K] and a 1-D B a column [K,1], whose added dim
  * is dropped from the result; the batch dims broadcast. */
-bool ir_infer_MatMul(ir_graph *g, ir_node *n, dg_context *dg)
+bool ir_matmul_output(ir_graph *g, const ir_node *n, dg_context *dg, const ir_type *a,
+                      const ir_type *b, ir_type *y)
 {
-    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DTS_NUMERIC) ||
-        !ir_check_same_dtype(g, n, dg, 0, 1) || !ir_check_rank(g, n, dg, 0, 1, IR_MAX_RANK) ||
-        !ir_check_rank(g, n, dg, 1, 1, IR_MAX_RANK))
-        return false;
-    const ir_type *a = ir_in(n, 0), *b = ir_in(n, 1);
-    ir_type y = ir_type_unknown(a->dtype, -1);
-    if (a->rank < 0 || b->rank < 0) {
-        n->outputs[0]->type = y;
-        return ir_infer_done(g, n, dg);
-    }
+    *y = ir_type_unknown(a->dtype, -1);
+    if (a->rank < 0 || b->rank < 0)
+        return true;
     int64_t ka = a->dims[a->rank - 1], kb = b->dims[b->rank >= 2 ? b->rank - 2 : 0], k;
     if (!ir_dim_unify(ka, kb, &k))
         return ir_node_error(g, n, dg, "inner dimensions differ: %s times %s (%lld vs %lld)",
@@ -312,15 +315,29 @@ bool ir_infer_MatMul(ir_graph *g, ir_node *n, dg_context *dg)
     ir_type ba = *a, bb = *b;
     ba.rank = (int8_t)(a->rank >= 2 ? a->rank - 2 : 0);
     bb.rank = (int8_t)(b->rank >= 2 ? b->rank - 2 : 0);
-    if (!ir_broadcast(g, n, dg, &ba, &bb, &y))
+    if (!ir_broadcast(g, n, dg, &ba, &bb, y))
         return false;
-    int rank = y.rank + (a->rank >= 2) + (b->rank >= 2);
+    y->dtype = a->dtype;
+    y->layout = IR_LAYOUT_NONE;
+    int rank = y->rank + (a->rank >= 2) + (b->rank >= 2);
     if (!ir_check_out_rank(g, n, dg, rank))
         return false;
     if (a->rank >= 2)
-        y.dims[y.rank++] = a->dims[a->rank - 2];
+        y->dims[y->rank++] = a->dims[a->rank - 2];
     if (b->rank >= 2)
-        y.dims[y.rank++] = b->dims[b->rank - 1];
+        y->dims[y->rank++] = b->dims[b->rank - 1];
+    return true;
+}
+
+bool ir_infer_MatMul(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DTS_NUMERIC) ||
+        !ir_check_same_dtype(g, n, dg, 0, 1) || !ir_check_rank(g, n, dg, 0, 1, IR_MAX_RANK) ||
+        !ir_check_rank(g, n, dg, 1, 1, IR_MAX_RANK))
+        return false;
+    ir_type y;
+    if (!ir_matmul_output(g, n, dg, ir_in(n, 0), ir_in(n, 1), &y))
+        return false;
     n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
 }

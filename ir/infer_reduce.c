@@ -1,4 +1,5 @@
-/* Type inference of the reductions ReduceMean, ReduceSum, ReduceMax, ReduceMin.
+/* Type inference of the reductions ReduceMean, ReduceSum, ReduceMax, ReduceMin, ReduceProd,
+ * ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum and ReduceLogSumExp.
  *
  * The axes come from input 1 (opset 13 for ReduceSum, 18 for the others) or from the `axes`
  * attribute (older opsets). No axes reduce every dim, unless noop_with_empty_axes=1 makes the op an
@@ -67,3 +68,9 @@ bool ir_infer_ReduceMean(ir_graph *g, ir_node *n, dg_context *dg) { return reduc
 bool ir_infer_ReduceSum(ir_graph *g, ir_node *n, dg_context *dg) { return reduce(g, n, dg); }
 bool ir_infer_ReduceMax(ir_graph *g, ir_node *n, dg_context *dg) { return reduce(g, n, dg); }
 bool ir_infer_ReduceMin(ir_graph *g, ir_node *n, dg_context *dg) { return reduce(g, n, dg); }
+bool ir_infer_ReduceProd(ir_graph *g, ir_node *n, dg_context *dg) { return reduce(g, n, dg); }
+bool ir_infer_ReduceL1(ir_graph *g, ir_node *n, dg_context *dg) { return reduce(g, n, dg); }
+bool ir_infer_ReduceL2(ir_graph *g, ir_node *n, dg_context *dg) { return reduce(g, n, dg); }
+bool ir_infer_ReduceSumSquare(ir_graph *g, ir_node *n, dg_context *dg) { return reduce(g, n, dg); }
+bool ir_infer_ReduceLogSum(ir_graph *g, ir_node *n, dg_context *dg) { return reduce(g, n, dg); }
+bool ir_infer_ReduceLogSumExp(ir_graph *g, ir_node *n, dg_context *dg) { return reduce(g, n, dg); }

@@ -162,4 +162,15 @@ bool ir_window_read(ir_graph *g, const ir_node *n, dg_context *dg, int spatial,
 bool ir_window_out(ir_graph *g, const ir_node *n, dg_context *dg, const ir_window *w, int k,
                    int64_t in, int64_t *out);
 
+/* Conv's output type for input x [N, C, D...] and weight w [M, C/group, k...] from the node's
+ * group, kernel_shape, strides, dilations, pads and auto_pad (ir/infer_nn.c); shared by Conv,
+ * ConvInteger and QLinearConv, which check dtypes and their other inputs themselves. */
+bool ir_conv_output(ir_graph *g, const ir_node *n, dg_context *dg, const ir_type *x,
+                    const ir_type *w, ir_type *y);
+
+/* numpy matmul's output type for a and b (ir/infer_nn.c), in a's dtype; shared by MatMul,
+ * MatMulInteger and QLinearMatMul. */
+bool ir_matmul_output(ir_graph *g, const ir_node *n, dg_context *dg, const ir_type *a,
+                      const ir_type *b, ir_type *y);
+
 #endif

@@ -132,6 +132,10 @@ enum {
     IR_OPF_VIEW = 1 << 0,        /* only relabels a contiguous tensor: counts no kernel, moves no bytes */
     IR_OPF_COMMUTATIVE = 1 << 1, /* first two operands may swap (Add, Mul) */
     IR_OPF_NO_KERNEL = 1 << 2,   /* launches nothing (Constant) */
+    IR_OPF_VALUE_SHAPE = 1 << 3, /* an output's size depends on input values (NonZero): executors
+                                    show its inputs' data to inference at run time */
+    IR_OPF_RANDOM = 1 << 4,      /* draws random numbers (RandomUniform): its output is no
+                                    computable reference, so it is never constant-folded */
 };
 
 typedef struct ir_graph ir_graph;
@@ -355,6 +359,30 @@ typedef struct ir_stats {
 void ir_compute_stats(const ir_graph *g, ir_stats *out);
 /* Whether a node of this op launches a kernel. */
 bool ir_op_is_kernel(ir_op op);
+
+/* ---- Einsum equations (ir/einsum.c; docs/ops.md) ------------------------------------------- */
+
+enum {
+    IR_EINSUM_MAX_INPUTS = 8,
+    IR_EINSUM_ELLIPSIS = 52, /* labels 0-25 are a-z, 26-51 A-Z, then the ellipsis dims */
+    IR_EINSUM_LABELS = IR_EINSUM_ELLIPSIS + IR_MAX_RANK,
+};
+
+/* An equation resolved against its inputs' ranks: each input's dims and the output's as labels;
+ * an input's ellipsis dims are the rightmost of the common ellipsis labels. */
+typedef struct ir_einsum {
+    int ninputs;
+    int rank[IR_EINSUM_MAX_INPUTS];
+    int8_t labels[IR_EINSUM_MAX_INPUTS][IR_MAX_RANK];
+    int out_rank;
+    int8_t out[IR_MAX_RANK];
+    int ellipsis_rank;
+} ir_einsum;
+
+/* Parses `equation` for inputs of the given ranks; on error returns false with *err saying what
+ * the equation has ("an output letter that no input has", ...). */
+bool ir_einsum_parse(const char *equation, const int *ranks, int ninputs, ir_einsum *out,
+                     const char **err);
 
 /* ---- ElementwiseChain expressions (defined in ir/catalog_fused.c; see docs/kernels.md) ------- */
 

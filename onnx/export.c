@@ -571,6 +571,12 @@ static void adjust_form(ox_exporter *ex, const ir_node *n, Onnx__NodeProto *np, 
     case IR_OP_ReduceMean:
     case IR_OP_ReduceMax:
     case IR_OP_ReduceMin:
+    case IR_OP_ReduceProd:
+    case IR_OP_ReduceL1:
+    case IR_OP_ReduceL2:
+    case IR_OP_ReduceSumSquare:
+    case IR_OP_ReduceLogSum:
+    case IR_OP_ReduceLogSumExp:
         reduce_axes(ex, n, np, f, 18);
         break;
     case IR_OP_ReduceSum:
@@ -688,7 +694,31 @@ static int64_t node_needs(const ir_node *n)
     case IR_OP_ReduceMean:
     case IR_OP_ReduceMax:
     case IR_OP_ReduceMin:
+    case IR_OP_ReduceProd:
+    case IR_OP_ReduceL1:
+    case IR_OP_ReduceL2:
+    case IR_OP_ReduceSumSquare:
+    case IR_OP_ReduceLogSum:
+    case IR_OP_ReduceLogSumExp:
         return n->ninputs > 1 && n->inputs[1] && n->inputs[1]->kind != IR_VALUE_CONST ? 18 : 0;
+    case IR_OP_CastLike:
+        return 15;
+    case IR_OP_ScatterND:
+    case IR_OP_ScatterElements: {
+        /* reduction add and mul came in opset 16, max and min in 18 */
+        const char *r = ir_get_string(n, "reduction");
+        if (strcmp(r, "max") == 0 || strcmp(r, "min") == 0)
+            return 18;
+        return strcmp(r, "none") == 0 ? 0 : 16;
+    }
+    case IR_OP_Resize:
+        /* axes, antialias and keep_aspect_ratio_policy came in 18, half_pixel_symmetric in 19 */
+        if (strcmp(ir_get_string(n, "coordinate_transformation_mode"), "half_pixel_symmetric") == 0)
+            return 19;
+        return ir_node_attr(n, "axes") || has_attr_not(n, "antialias", 0) ||
+                       strcmp(ir_get_string(n, "keep_aspect_ratio_policy"), "stretch") != 0
+                   ? 18
+                   : 0;
     case IR_OP_Pad:
         return n->ninputs > 3 && n->inputs[3] ? 18 : 0;
     case IR_OP_Split: {

@@ -731,7 +731,8 @@ static bool finish_node(ox_importer *im, ox_pending *p)
         ok = copy_attr(im, p, p->proto->attribute[i]) && ok;
     if (!ok)
         return false;
-    if (p->node->op == IR_OP_Softmax && p->opset < 13)
+    ir_op op = p->node->op;
+    if ((op == IR_OP_Softmax || op == IR_OP_LogSoftmax || op == IR_OP_Hardmax) && p->opset < 13)
         vec_push(&im->legacy_softmax, p->node);
     return ox_legacy_convert(im, p);
 }

@@ -221,6 +221,8 @@ bool ox_legacy_convert(ox_importer *im, ox_pending *p)
         }
         return true;
     case IR_OP_Softmax:
+    case IR_OP_LogSoftmax:
+    case IR_OP_Hardmax:
         /* the old default axis was 1; the fixup after validation needs it written */
         if (p->opset < 13 && !ir_node_attr(n, "axis"))
             ir_set_attr_int(ox_importer_graph(im), n, "axis", 1);
@@ -246,8 +248,9 @@ static ir_node *add_unary(ir_graph *g, ir_op op, ir_value *x, const char *stem)
     return n;
 }
 
-/* Rewrites n = Softmax(x){axis} (old semantics) into Reshape(Softmax(Flatten(x){axis}), shape),
- * keeping n, now the Reshape, as the producer of the result. */
+/* Rewrites n = Softmax(x){axis} (old semantics; LogSoftmax and Hardmax alike) into
+ * Reshape(Softmax(Flatten(x){axis}), shape), keeping n, now the Reshape, as the producer of the
+ * result. */
 static void flatten_softmax(ox_importer *im, ir_node *n)
 {
     ir_graph *g = ox_importer_graph(im);
@@ -255,7 +258,7 @@ static void flatten_softmax(ox_importer *im, ir_node *n)
     const char *stem = n->outputs[0]->name;
     ir_node *flat = add_unary(g, IR_OP_Flatten, x, ar_printf(g->arena, "%s_2d", stem));
     ir_set_attr_int(g, flat, "axis", ir_get_int(n, "axis"));
-    ir_node *soft = add_unary(g, IR_OP_Softmax, flat->outputs[0],
+    ir_node *soft = add_unary(g, n->op, flat->outputs[0],
                               ar_printf(g->arena, "%s_2d_softmax", stem));
     /* x's shape: a constant when it is static, so that inference knows the result's shape */
     const char *shape_stem = ar_printf(g->arena, "%s_shape", stem);

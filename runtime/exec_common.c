@@ -21,9 +21,11 @@ bool rt_is_shape_tensor(const ir_value *v, const ir_type *t)
 static bool present_inputs(ir_node *n, const rt_value_source *src, ir_const *temp,
                            ir_value_kind *kinds)
 {
+    bool value_shape = ir_op_info_get(n->op)->flags & IR_OPF_VALUE_SHAPE;
     for (uint32_t i = 0; i < n->ninputs; i++) {
         ir_value *v = n->inputs[i];
-        if (!v || !rt_is_shape_tensor(v, src->defined(src->user, v)))
+        const ir_type *t = v ? src->defined(src->user, v) : NULL;
+        if (!v || !(rt_is_shape_tensor(v, t) || (value_shape && t && v->kind != IR_VALUE_CONST)))
             continue;
         size_t nbytes = 0;
         const void *data = src->host(src->user, v, n, &nbytes);

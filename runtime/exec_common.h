@@ -26,6 +26,9 @@ typedef struct rt_value_source {
     void *user;
 } rt_value_source;
 
+/* Every input of an op flagged IR_OPF_VALUE_SHAPE (NonZero) is shown to its inference the same
+ * way, whatever its size and dtype: its output's size is a function of those values. */
+
 /* Whether v (defined, with run-time type t) is shown to inference as a
  * constant: an integer tensor of at most RT_SHAPE_TENSOR_MAX elements, or a
  * scalar of any dtype (Range's bounds). */

@@ -126,6 +126,19 @@ void kn_set_f64(kn_tensor *t, int64_t i, double v)
     }
 }
 
+void kn_set_int(kn_tensor *t, int64_t i, int64_t v)
+{
+    v = kn_wrap_int(v, t->dtype);
+    switch (t->dtype) {
+    case IR_I8: ((int8_t *)t->data)[i] = (int8_t)v; break;
+    case IR_U8:
+    case IR_BOOL: ((uint8_t *)t->data)[i] = (uint8_t)v; break;
+    case IR_I32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+    case IR_I64: ((int64_t *)t->data)[i] = v; break;
+    default: FR_UNREACHABLE();
+    }
+}
+
 int kn_read_ints(const kn_call *call, const kn_tensor *t, int64_t *out, int max, const char *what)
 {
     if (t->dtype == IR_F32) {

@@ -44,6 +44,9 @@ int64_t kn_float_to_int(double v, ir_dtype dt);
 /* Wraps an int64 to dtype dt the way a C cast to the narrower two's-complement type does. */
 int64_t kn_wrap_int(int64_t v, ir_dtype dt);
 
+/* Stores v into element i of an integer or bool tensor, wrapped to its width (kn_wrap_int). */
+void kn_set_int(kn_tensor *t, int64_t i, int64_t v);
+
 /* Copies the values of a 1-D integer tensor (an axes, shape, pads or sizes input) into out, at most
  * `max` of them; reports an error naming `what` when it has more. Returns the count, or -1. */
 int kn_read_ints(const kn_call *call, const kn_tensor *t, int64_t *out, int max, const char *what);

@@ -8,7 +8,8 @@
  * compares every output with ONNX's own tolerance (numpy.testing.assert_allclose with rtol 1e-3,
  * atol 1e-7, after checking that NaN and infinities agree; bf16 within one unit in the last place,
  * see below); integers and bools must be equal. A data set that runs Dropout in training mode
- * with a nonzero ratio is skipped: its output is random.
+ * with a nonzero ratio, or a model with a random generator (IR_OPF_RANDOM), is skipped: its
+ * output is random.
  *
  * Each test runs in a child process, so a crash or a hang in a kernel is one failed test, not
  * the end of the suite. Prints one line per test (PASS, FAIL reason, SKIP reason) and a summary
@@ -190,6 +191,16 @@ static bool random_dropout(ir_graph *g, const rt_tensor *given, int ngiven)
     return false;
 }
 
+/* A random generator (RandomUniformLike, the expansion of Bernoulli...): the expected outputs are
+ * numpy's random numbers, as for Dropout. Such a test is skipped. */
+static const ir_node *random_node(const ir_graph *g)
+{
+    for (size_t i = 0; i < g->nodes.len; i++)
+        if (ir_op_info_get(g->nodes.items[i]->op)->flags & IR_OPF_RANDOM)
+            return g->nodes.items[i];
+    return NULL;
+}
+
 static int is_data_set(const struct dirent *e)
 {
     return strncmp(e->d_name, "test_data_set_", 14) == 0;
@@ -249,6 +260,10 @@ static int run_data_set(ir_graph *g, const char *dir, char *why, size_t size)
             status = EXIT_SKIP;
         } else if (random_dropout(g, given, nin)) {
             snprintf(why, size, "Dropout in training mode is random (outside the catalog)");
+            status = EXIT_SKIP;
+        } else if (random_node(g)) {
+            snprintf(why, size, "%s draws random numbers (numpy's in the expected output)",
+                     ir_op_name(random_node(g)->op));
             status = EXIT_SKIP;
         } else if (!(reference ? rt_run_reference : rt_run_cpu)(g, given, (size_t)nin, NULL, &res,
                                                                  dg)) {

@@ -1055,6 +1055,486 @@ static void test_catalog_defaults(void)
     CHECK(ir_op_info_get(IR_OP_Relu)->nattrs == 0 && ir_op_info_get(IR_OP_Add)->nattrs == 0);
 }
 
+/* ---- ops added for the exporters and ONNX Runtime's models (issue 13) ---- */
+
+static void test_logic_and_math(void)
+{
+    ir_value *a = input("bool[N,1,4]"), *b = input("bool[3,1]");
+    EXPECT_TYPE(N1(And, a, b), 0, "bool[N,3,4]");
+    EXPECT_TYPE(N1(Or, a, b), 0, "bool[N,3,4]");
+    EXPECT_TYPE(N1(Xor, a, a), 0, "bool[N,1,4]");
+    EXPECT_ERROR(N1(And, a, input("i64[1]")), "And: input 'x");
+    ir_value *x = input("f16[2,3] NC"), *y = input("f16[3]");
+    EXPECT_TYPE(N1(GreaterOrEqual, x, y), 0, "bool[2,3] NC");
+    EXPECT_TYPE(N1(LessOrEqual, input("i64[4]"), input("i64[]")), 0, "bool[4]");
+    EXPECT_ERROR(N1(LessOrEqual, x, input("f32[3]")), "same dtype");
+    EXPECT_ERROR(N1(GreaterOrEqual, input("f32[2]"), input("f32[3]")), "do not broadcast");
+    EXPECT_TYPE(N1(IsNaN, x), 0, "bool[2,3] NC");
+    EXPECT_TYPE(N1(IsInf, input("f32[*]")), 0, "bool[*]");
+    EXPECT_ERROR(N1(IsNaN, input("i32[2]")), "expected f32, f16 or bf16");
+
+    ir_node *mod = N1(Mod, input("i32[2,3]"), input("i32[3]"));
+    EXPECT_TYPE(mod, 0, "i32[2,3]");
+    mod = N1(Mod, x, y);
+    EXPECT_ERROR(mod, "Mod: fmod = 0 is defined on integers only; f16 needs fmod = 1");
+    ir_set_attr_int(G, mod, "fmod", 1);
+    EXPECT_TYPE(mod, 0, "f16[2,3] NC");
+    ir_set_attr_int(G, mod, "fmod", 2);
+    EXPECT_ERROR(mod, "fmod = 2 is not 0 or 1");
+
+    EXPECT_TYPE(N1(Sum, x), 0, "f16[2,3] NC");
+    EXPECT_TYPE(N1(Sum, x, y, input("f16[N,1,1]")), 0, "f16[N,2,3]");
+    EXPECT_TYPE(N1(Mean, y, x), 0, "f16[2,3] NC");
+    EXPECT_ERROR(N1(Sum, input("i32[2]"), input("i32[2]")), "expected f32, f16 or bf16");
+    EXPECT_ERROR(N1(Mean, x, input("f32[3]")), "same dtype");
+
+    static const ir_op float_ops[] = {
+        IR_OP_Softsign, IR_OP_Round, IR_OP_Tan,  IR_OP_Asin,  IR_OP_Acos,  IR_OP_Atan,
+        IR_OP_Sinh,     IR_OP_Cosh,  IR_OP_Asinh, IR_OP_Acosh, IR_OP_Atanh, IR_OP_Selu,
+        IR_OP_Celu,     IR_OP_ThresholdedRelu,
+    };
+    for (size_t k = 0; k < sizeof float_ops / sizeof float_ops[0]; k++) {
+        EXPECT_TYPE(node(float_ops[k], 1, 1, x), 0, "f16[2,3] NC");
+        EXPECT_ERROR(node(float_ops[k], 1, 1, input("i32[2]")), "expected f32, f16 or bf16");
+    }
+    EXPECT_TYPE(N1(Sign, input("i8[5]")), 0, "i8[5]");
+    EXPECT_TYPE(N1(Shrink, input("u8[5]")), 0, "u8[5]");
+    EXPECT_ERROR(N1(Sign, input("bool[5]")), "Sign");
+}
+
+static void test_gather_scatter(void)
+{
+    ir_value *x = input("f32[N,3,4]"), *idx = input("i64[N,2,4]");
+    ir_node *n = N1(GatherElements, x, idx);
+    ir_set_attr_int(G, n, "axis", 1);
+    EXPECT_TYPE(n, 0, "f32[N,2,4]");
+    ir_set_attr_int(G, n, "axis", 3);
+    EXPECT_ERROR(n, "GatherElements: axis 3 is out of range for rank 3");
+    EXPECT_ERROR(N1(GatherElements, x, input("i64[2,2]")), "indices have rank 2; data has rank 3");
+    EXPECT_ERROR(N1(GatherElements, x, input("f32[1,1,1]")), "expected i32 or i64");
+
+    n = N1(ScatterElements, x, idx, input("f32[N,2,4]"));
+    EXPECT_TYPE(n, 0, "f32[N,3,4]");
+    ir_set_attr_string(G, n, "reduction", "mean");
+    EXPECT_ERROR(n, "reduction \"mean\" is not none, add, mul, max or min");
+    EXPECT_ERROR(N1(ScatterElements, x, idx, input("f32[N,2,5]")), "differ in shape");
+    EXPECT_ERROR(N1(ScatterElements, x, idx, input("f16[N,2,4]")), "same dtype");
+
+    /* GatherND: data[:b] + indices[b:-1] + data[b + depth:] */
+    ir_value *data = input("f32[2,3,4,5]");
+    EXPECT_TYPE(N1(GatherND, data, input("i64[7,2]")), 0, "f32[7,4,5]");
+    EXPECT_TYPE(N1(GatherND, data, input("i64[K,6,4]")), 0, "f32[K,6]");
+    n = N1(GatherND, data, input("i64[2,7,1]"));
+    ir_set_attr_int(G, n, "batch_dims", 1);
+    EXPECT_TYPE(n, 0, "f32[2,7,4,5]");
+    EXPECT_TYPE(N1(GatherND, data, input("i64[7,?]")), 0, "f32[*]");
+    EXPECT_ERROR(N1(GatherND, data, input("i64[7,5]")), "indices' last dim is 5; it must be in [1, 4]");
+    EXPECT_ERROR(N1(GatherND, data, input("i32[7,1]")), "expected i64");
+    n = N1(GatherND, data, input("i64[3,1]"));
+    ir_set_attr_int(G, n, "batch_dims", 1);
+    EXPECT_ERROR(n, "batch dim 0 differs");
+
+    EXPECT_TYPE(N1(ScatterND, data, input("i64[7,2]"), input("f32[7,4,5]")), 0, "f32[2,3,4,5]");
+    EXPECT_ERROR(N1(ScatterND, data, input("i64[7,2]"), input("f32[7,5]")),
+                 "updates are [7,5]; data [2,3,4,5] and indices [7,2] need indices[:-1] + data[2:]");
+}
+
+static void test_onehot_nonzero_topk(void)
+{
+    ir_value *idx = input("i64[N,3]");
+    ir_value *values = literal("f32[2]", 2, (double[]){0, 1});
+    EXPECT_TYPE(N1(OneHot, idx, scalar("i64", 10), values), 0, "f32[N,3,10]");
+    ir_node *n = N1(OneHot, idx, scalar("f32", 5), values);
+    ir_set_attr_int(G, n, "axis", 0);
+    EXPECT_TYPE(n, 0, "f32[5,N,3]");
+    EXPECT_TYPE(N1(OneHot, idx, input("i64[]"), values), 0, "f32[N,3,?]");
+    EXPECT_ERROR(N1(OneHot, idx, scalar("i64", 0), values), "depth 0 is not in [1, 2^40]");
+    EXPECT_ERROR(N1(OneHot, idx, scalar("i64", 3), literal("f32[3]", 1, (double[]){0})),
+                 "values has 3 elements");
+
+    EXPECT_TYPE(N1(NonZero, input("f32[2,3]")), 0, "i64[2,?]");
+    EXPECT_TYPE(N1(NonZero, literal("i32[2,2]", 4, (double[]){1, 0, 3, 4})), 0, "i64[2,3]");
+    CHECK(ir_op_info_get(IR_OP_NonZero)->flags & IR_OPF_VALUE_SHAPE);
+
+    ir_value *x = input("f32[2,N,8] NCW");
+    n = N1(ArgMax, x);
+    ir_set_attr_int(G, n, "axis", -1);
+    EXPECT_TYPE(n, 0, "i64[2,N,1] NCW");
+    n = N1(ArgMin, x);
+    ir_set_attr_int(G, n, "keepdims", 0);
+    EXPECT_TYPE(n, 0, "i64[N,8]");
+    ir_set_attr_int(G, n, "axis", 5);
+    EXPECT_ERROR(n, "ArgMin: axis 5 is out of range");
+
+    n = node(IR_OP_TopK, 2, 2, x, INTS(3));
+    EXPECT_TYPE(n, 0, "f32[2,N,3]");
+    EXPECT_TYPE(n, 1, "i64[2,N,3]");
+    n = node(IR_OP_TopK, 2, 2, x, input("i64[1]"));
+    EXPECT_TYPE(n, 1, "i64[2,N,?]");
+    EXPECT_ERROR(node(IR_OP_TopK, 2, 2, x, INTS(9)), "k = 9 is above the axis' size 8");
+    EXPECT_ERROR(node(IR_OP_TopK, 2, 2, x, INTS(-1)), "k = -1 is negative");
+    EXPECT_ERROR(node(IR_OP_TopK, 2, 2, x, INTS(1, 2)), "must be a scalar");
+}
+
+static void test_cumsum_depth_space_size(void)
+{
+    ir_value *x = input("f32[2,N]");
+    EXPECT_TYPE(N1(CumSum, x, scalar("i32", 1)), 0, "f32[2,N]");
+    EXPECT_TYPE(N1(CumSum, x, input("i64[]")), 0, "f32[2,N]");
+    EXPECT_ERROR(N1(CumSum, x, scalar("i64", 2)), "CumSum: axis 2 is out of range for rank 2");
+    EXPECT_ERROR(N1(CumSum, x, scalar("f32", 0)), "expected i32 or i64");
+
+    ir_node *n = N1(DepthToSpace, input("f32[1,8,2,N]"));
+    ir_set_attr_int(G, n, "blocksize", 2);
+    EXPECT_TYPE(n, 0, "f32[1,2,4,?]");
+    ir_set_attr_string(G, n, "mode", "XYZ");
+    EXPECT_ERROR(n, "mode \"XYZ\" is not \"DCR\" or \"CRD\"");
+    n = N1(DepthToSpace, input("f32[1,6,2,2]"));
+    ir_set_attr_int(G, n, "blocksize", 2);
+    EXPECT_ERROR(n, "dim 1 of [1,6,2,2] is not divisible by 4");
+    n = N1(SpaceToDepth, input("f32[1,3,4,6]"));
+    ir_set_attr_int(G, n, "blocksize", 2);
+    EXPECT_TYPE(n, 0, "f32[1,12,2,3]");
+    ir_set_attr_int(G, n, "blocksize", 0);
+    EXPECT_ERROR(n, "blocksize 0 is not in [1, 65536]");
+    EXPECT_ERROR(N1(SpaceToDepth, input("f32[4,6]")), "rank");
+
+    EXPECT_TYPE(N1(Size, input("f16[N,3]")), 0, "i64[]");
+    EXPECT_TYPE(N1(CastLike, input("f32[2,3] NC"), input("i8[1]")), 0, "i8[2,3] NC");
+}
+
+static void test_more_reductions(void)
+{
+    static const ir_op ops[] = {IR_OP_ReduceProd,      IR_OP_ReduceL1,     IR_OP_ReduceL2,
+                                IR_OP_ReduceSumSquare, IR_OP_ReduceLogSum, IR_OP_ReduceLogSumExp};
+    ir_value *x = input("f32[2,N,4] NCW");
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        ir_node *n = node(ops[k], 1, 2, x, INTS(1));
+        EXPECT_TYPE(n, 0, "f32[2,1,4] NCW");
+        ir_set_attr_int(G, n, "keepdims", 0);
+        EXPECT_TYPE(n, 0, "f32[2,4]");
+        EXPECT_ERROR(node(ops[k], 1, 2, x, INTS(3)), "axis 3 is out of range for rank 3");
+    }
+}
+
+static void test_integer_quantized(void)
+{
+    ir_node *n = node(IR_OP_DynamicQuantizeLinear, 3, 1, input("f32[N,4]"));
+    EXPECT_TYPE(n, 0, "u8[N,4]");
+    EXPECT_TYPE(n, 1, "f32[]");
+    EXPECT_TYPE(n, 2, "u8[]");
+    EXPECT_ERROR(node(IR_OP_DynamicQuantizeLinear, 3, 1, input("f16[4]")), "expected f32");
+
+    ir_value *a = input("u8[B,3,4]"), *b = input("i8[4,5]");
+    EXPECT_TYPE(N1(MatMulInteger, a, b), 0, "i32[B,3,5]");
+    EXPECT_TYPE(N1(MatMulInteger, a, b, literal("u8[3]", 1, (double[]){1}), scalar("i8", 0)), 0,
+                "i32[B,3,5]");
+    EXPECT_TYPE(N1(MatMulInteger, a, b, NULL, literal("i8[5]", 1, (double[]){1})), 0,
+                "i32[B,3,5]");
+    EXPECT_ERROR(N1(MatMulInteger, a, b, literal("u8[4]", 1, (double[]){1})),
+                 "a_zero_point 'c");
+    EXPECT_ERROR(N1(MatMulInteger, a, b, scalar("i8", 0)), "same dtype");
+    EXPECT_ERROR(N1(MatMulInteger, input("f32[3,4]"), b), "expected i8 or u8");
+    EXPECT_ERROR(N1(MatMulInteger, a, input("i8[5,5]")), "inner dimensions differ");
+
+    ir_value *x = input("u8[1,4,8,8] NCHW"), *w = input("u8[6,2,3,3]");
+    n = N1(ConvInteger, x, w, scalar("u8", 1), literal("u8[6]", 1, (double[]){0}));
+    ir_set_attr_int(G, n, "group", 2);
+    SET_INTS(n, "pads", 1, 1, 1, 1);
+    EXPECT_TYPE(n, 0, "i32[1,6,8,8] NCHW");
+    n = N1(ConvInteger, x, w);
+    EXPECT_ERROR(n, "input has 4 channels but the weight expects 2 (group 1)");
+    EXPECT_ERROR(N1(ConvInteger, x, input("u8[6,4,3]")), "the weight has rank 3");
+
+    ir_value *s = scalar("f32", 0.1), *zu = scalar("u8", 3), *zi = scalar("i8", 0);
+    n = node(IR_OP_QLinearMatMul, 1, 8, a, s, zu, b, literal("f32[5]", 1, (double[]){0.5}),
+             literal("i8[5]", 1, (double[]){0}), s, zi);
+    EXPECT_TYPE(n, 0, "i8[B,3,5]");
+    n = node(IR_OP_QLinearMatMul, 1, 8, a, s, zi, b, s, zi, s, zi);
+    EXPECT_ERROR(n, "same dtype");
+    n = node(IR_OP_QLinearMatMul, 1, 8, a, literal("f32[4]", 1, (double[]){1}), zu, b, s, zi, s,
+             zu);
+    EXPECT_ERROR(n, "a_scale 'c");
+
+    n = node(IR_OP_QLinearConv, 1, 9, x, s, zu, input("i8[6,4,3,3]"),
+             literal("f32[6]", 1, (double[]){0.5}), zi, s, zu, input("i32[6]"));
+    EXPECT_TYPE(n, 0, "u8[1,6,6,6] NCHW");
+    n = node(IR_OP_QLinearConv, 1, 9, x, s, zu, input("i8[6,4,3,3]"), s, zi, s, zu,
+             input("i32[5]"));
+    EXPECT_ERROR(n, "the bias 'x");
+    n = node(IR_OP_QLinearConv, 1, 8, x, s, zu, input("i8[6,4,3,3]"), s, zi, s,
+             literal("u8[2]", 1, (double[]){0}));
+    EXPECT_ERROR(n, "must be a scalar");
+
+    ir_value *c = input("f32[3]");
+    EXPECT_TYPE(N1(InstanceNormalization, input("f32[N,3,H,W] NCHW"), c, c), 0,
+                "f32[N,3,H,W] NCHW");
+    EXPECT_ERROR(N1(InstanceNormalization, input("f32[2,4,5]"), c, c),
+                 "scale has 3 values; the input has 4 channels");
+    EXPECT_ERROR(N1(InstanceNormalization, input("f32[2,3]"), c, c), "rank");
+    EXPECT_ERROR(N1(InstanceNormalization, input("i32[2,3,4]"), c, c), "expected f32");
+}
+
+static void test_resize(void)
+{
+    ir_value *x = input("f32[N,3,4,6] NCHW");
+    ir_value *scales = literal("f32[4]", 4, (double[]){1, 1, 2, 0.5});
+    ir_node *n = N1(Resize, x, NULL, scales);
+    EXPECT_TYPE(n, 0, "f32[N,3,8,3] NCHW");
+    n = N1(Resize, x, literal("f32[0]", 0, NULL), scales); /* opset 11: an empty roi */
+    EXPECT_TYPE(n, 0, "f32[N,3,8,3] NCHW");
+    EXPECT_TYPE(N1(Resize, x, NULL, literal("f32[0]", 0, NULL), INTS(1, 3, 5, 5)), 0,
+                "f32[1,3,5,5] NCHW");
+    EXPECT_TYPE(N1(Resize, x, NULL, input("f32[4]")), 0, "f32[?,?,?,?] NCHW");
+    /* axes (opset 18) and keep_aspect_ratio_policy */
+    n = N1(Resize, x, NULL, NULL, INTS(8, 8));
+    SET_INTS(n, "axes", 2, -1);
+    EXPECT_TYPE(n, 0, "f32[N,3,8,8] NCHW");
+    ir_set_attr_string(G, n, "keep_aspect_ratio_policy", "not_larger");
+    EXPECT_TYPE(n, 0, "f32[N,3,5,8] NCHW"); /* scale min(8/4, 8/6): 4 * 4/3 rounds to 5 */
+    ir_set_attr_string(G, n, "keep_aspect_ratio_policy", "not_smaller");
+    EXPECT_TYPE(n, 0, "f32[N,3,8,12] NCHW");
+    /* tf_crop_and_resize: the roi's extent */
+    n = N1(Resize, input("f32[1,1,10,10]"), literal("f32[8]", 8, (double[]){0, 0, 0.2, 0.2, 1, 1, 0.8, 0.6}),
+           literal("f32[4]", 4, (double[]){1, 1, 1, 2}));
+    ir_set_attr_string(G, n, "coordinate_transformation_mode", "tf_crop_and_resize");
+    EXPECT_TYPE(n, 0, "f32[1,1,6,8]");
+
+    EXPECT_ERROR(N1(Resize, x, NULL, scales, INTS(1, 3, 5, 5)),
+                 "Resize: exactly one of scales and sizes must be given");
+    EXPECT_ERROR(N1(Resize, x), "exactly one of scales and sizes");
+    EXPECT_ERROR(N1(Resize, x, NULL, literal("f32[2]", 2, (double[]){1, 2})),
+                 "scales holds 2 values for 4 axes");
+    EXPECT_ERROR(N1(Resize, x, NULL, literal("f32[4]", 4, (double[]){1, 1, 0, 1})),
+                 "scale 0 for axis 2 is not positive");
+    n = N1(Resize, x, NULL, scales);
+    ir_set_attr_string(G, n, "mode", "area");
+    EXPECT_ERROR(n, "mode \"area\" is not nearest, linear or cubic");
+    n = N1(Resize, x, NULL, scales);
+    ir_set_attr_string(G, n, "mode", "linear");
+    ir_set_attr_int(G, n, "antialias", 1);
+    EXPECT_ERROR(n, "antialias = 1 (a widened filter when downsampling) is not supported");
+    n = N1(Resize, x, NULL, scales);
+    ir_set_attr_string(G, n, "coordinate_transformation_mode", "half");
+    EXPECT_ERROR(n, "coordinate_transformation_mode \"half\"");
+    CHECK(ir_op_info_get(IR_OP_Resize)->flags & IR_OPF_VALUE_SHAPE);
+}
+
+static void test_einsum(void)
+{
+    ir_value *a = input("f32[B,3,4]"), *b = input("f32[4,5]");
+    ir_node *n = N1(Einsum, a, b);
+    ir_set_attr_string(G, n, "equation", "bij,jk->bik");
+    EXPECT_TYPE(n, 0, "f32[B,3,5]");
+    ir_set_attr_string(G, n, "equation", "...ij,jk");
+    EXPECT_TYPE(n, 0, "f32[B,3,5]"); /* implicit: the ellipsis, then i and k */
+    ir_set_attr_string(G, n, "equation", "bij,jk->kb");
+    EXPECT_TYPE(n, 0, "f32[5,B]");
+    ir_set_attr_string(G, n, "equation", "bij,kk->i");
+    EXPECT_ERROR(n, "Einsum: equation \"bij,kk->i\": a dim is 4 in one place and 5 in another");
+    ir_set_attr_string(G, n, "equation", "ij,jk->ik");
+    EXPECT_ERROR(n, "has a term whose letters do not match its input's rank");
+    ir_set_attr_string(G, n, "equation", "bij->bi");
+    EXPECT_ERROR(n, "has fewer terms than inputs");
+    ir_set_attr_string(G, n, "equation", "bij,jk->bix");
+    EXPECT_ERROR(n, "has an output letter that no input has");
+    ir_set_attr_string(G, n, "equation", "bij,jk->bii");
+    EXPECT_ERROR(n, "has an output letter written twice");
+    ir_set_attr_string(G, n, "equation", "b.ij,jk");
+    EXPECT_ERROR(n, "has a '.' that is not one '...'");
+    ir_set_attr_string(G, n, "equation", "b1j,jk");
+    EXPECT_ERROR(n, "has a character other than a letter");
+    n = N1(Einsum, input("f32[1,2,3]"), input("f32[4,3,3]"));
+    ir_set_attr_string(G, n, "equation", "...ij,...jk->...ik");
+    EXPECT_TYPE(n, 0, "f32[4,2,3]"); /* the ellipsis broadcasts */
+    n = N1(Einsum, a, input("i32[4,5]"));
+    ir_set_attr_string(G, n, "equation", "bij,jk");
+    EXPECT_ERROR(n, "same dtype");
+}
+
+static void test_random(void)
+{
+    ir_node *n = node(IR_OP_RandomUniform, 1, 0);
+    SET_INTS(n, "shape", 2, 3);
+    EXPECT_TYPE(n, 0, "f32[2,3]");
+    ir_set_attr_int(G, n, "dtype", 10);
+    EXPECT_TYPE(n, 0, "f16[2,3]");
+    ir_set_attr_int(G, n, "dtype", 7);
+    EXPECT_ERROR(n, "RandomUniform: dtype 7 is not f32 (1), f16 (10) or bf16 (16)");
+    ir_set_attr_int(G, n, "dtype", 1);
+    ir_set_attr_float(G, n, "low", 2);
+    EXPECT_ERROR(n, "low 2 and high 1 are not a finite range");
+    n = node(IR_OP_RandomUniform, 1, 0);
+    SET_INTS(n, "shape", 2, -3);
+    EXPECT_ERROR(n, "shape[1] = -3 is negative");
+    EXPECT_TYPE(N1(RandomUniformLike, input("bf16[N,4] NC")), 0, "bf16[N,4]");
+    CHECK(ir_op_info_get(IR_OP_RandomUniform)->flags & IR_OPF_RANDOM);
+    CHECK(ir_op_info_get(IR_OP_RandomUniformLike)->flags & IR_OPF_RANDOM);
+    CHECK(!(ir_op_info_get(IR_OP_Dropout)->flags & IR_OPF_RANDOM));
+}
+
+static void test_logsoftmax_losses(void)
+{
+    ir_value *x = input("f16[N,5,7] NCW");
+    EXPECT_TYPE(N1(LogSoftmax, x), 0, "f16[N,5,7] NCW");
+    ir_node *n = N1(Hardmax, x);
+    ir_set_attr_int(G, n, "axis", -4);
+    EXPECT_ERROR(n, "Hardmax: axis -4 is out of range for rank 3");
+    EXPECT_ERROR(N1(LogSoftmax, input("i32[3]")), "expected f32, f16 or bf16");
+
+    ir_value *t = input("i64[N,7]"), *w = input("f16[5]");
+    n = N1(NegativeLogLikelihoodLoss, x, t, w);
+    EXPECT_TYPE(n, 0, "f16[]");
+    ir_set_attr_string(G, n, "reduction", "none");
+    EXPECT_TYPE(n, 0, "f16[N,7]");
+    ir_set_attr_string(G, n, "reduction", "max");
+    EXPECT_ERROR(n, "reduction \"max\" is not none, sum or mean");
+    EXPECT_ERROR(N1(NegativeLogLikelihoodLoss, x, input("i64[N,8]")),
+                 "target [N,8] does not fit input [N,5,7]");
+    EXPECT_ERROR(N1(NegativeLogLikelihoodLoss, x, t, input("f16[4]")),
+                 "weight has 4 values; the input has 5 classes");
+    EXPECT_ERROR(N1(NegativeLogLikelihoodLoss, x, input("f32[N,7]")), "expected i32 or i64");
+    n = node(IR_OP_SoftmaxCrossEntropyLoss, 2, 2, x, t);
+    EXPECT_TYPE(n, 0, "f16[]");
+    EXPECT_TYPE(n, 1, "f16[N,5,7] NCW");
+}
+
+static void test_more_nn_and_indexing(void)
+{
+    EXPECT_TYPE(N1(GlobalMaxPool, input("f32[N,8,5,5] NCHW")), 0, "f32[N,8,1,1] NCHW");
+    ir_node *n = N1(LRN, input("f32[1,8,5,5]"));
+    ir_set_attr_int(G, n, "size", 3);
+    EXPECT_TYPE(n, 0, "f32[1,8,5,5]");
+    ir_set_attr_int(G, n, "size", 0);
+    EXPECT_ERROR(n, "LRN: size 0 is not a window of at least 1");
+    EXPECT_TYPE(N1(MeanVarianceNormalization, input("f32[2,3,4,5]")), 0, "f32[2,3,4,5]");
+    EXPECT_ERROR(N1(MeanVarianceNormalization, input("f32[2,3]")), "axis 2 is out of range");
+    EXPECT_TYPE(N1(Det, input("f32[B,3,3]")), 0, "f32[B]");
+    EXPECT_ERROR(N1(Det, input("f32[3,4]")), "[3,4] is not a stack of square matrices");
+    n = N1(BitShift, input("u8[4]"), input("u8[]"));
+    ir_set_attr_string(G, n, "direction", "LEFT");
+    EXPECT_TYPE(n, 0, "u8[4]");
+    ir_set_attr_string(G, n, "direction", "UP");
+    EXPECT_ERROR(n, "direction \"UP\" is not \"LEFT\" or \"RIGHT\"");
+
+    n = N1(EyeLike, input("i32[3,4]"));
+    EXPECT_TYPE(n, 0, "i32[3,4]");
+    ir_set_attr_int(G, n, "dtype", 1);
+    EXPECT_TYPE(n, 0, "f32[3,4]");
+    EXPECT_ERROR(N1(EyeLike, input("f32[3]")), "rank");
+    ir_value *x = input("f32[T,B,2]");
+    EXPECT_TYPE(N1(ReverseSequence, x, input("i64[B]")), 0, "f32[T,B,2]");
+    EXPECT_ERROR(N1(ReverseSequence, input("f32[3,4]"), input("i64[3]")),
+                 "sequence_lens has 3 values for a batch of 4");
+    n = N1(ReverseSequence, x, input("i64[B]"));
+    ir_set_attr_int(G, n, "time_axis", 2);
+    EXPECT_ERROR(n, "batch_axis 1 and time_axis 2 must be 0 and 1");
+    ir_value *cond = literal("bool[3]", 3, (double[]){1, 0, 1});
+    n = N1(Compress, input("f32[2,3]"), cond);
+    ir_set_attr_int(G, n, "axis", 1);
+    EXPECT_TYPE(n, 0, "f32[2,2]");
+    EXPECT_TYPE(N1(Compress, input("f32[2,3]"), cond), 0, "f32[2]");
+    EXPECT_TYPE(N1(Compress, input("f32[2,3]"), input("bool[3]")), 0, "f32[?]");
+    CHECK(ir_op_info_get(IR_OP_Compress)->flags & IR_OPF_VALUE_SHAPE);
+}
+
+static void test_windows_groupnorm_bitwise(void)
+{
+    static const ir_op windows[] = {IR_OP_HannWindow, IR_OP_HammingWindow, IR_OP_BlackmanWindow};
+    for (size_t k = 0; k < 3; k++) {
+        EXPECT_TYPE(node(windows[k], 1, 1, scalar("i64", 10)), 0, "f32[10]");
+        EXPECT_TYPE(node(windows[k], 1, 1, input("i32[]")), 0, "f32[?]");
+        EXPECT_ERROR(node(windows[k], 1, 1, scalar("i64", -1)), "size -1 is not in [0, 2^40]");
+    }
+    ir_node *n = N1(HannWindow, scalar("i32", 4));
+    ir_set_attr_int(G, n, "output_datatype", 10);
+    EXPECT_TYPE(n, 0, "f16[4]");
+    ir_set_attr_int(G, n, "output_datatype", 9);
+    EXPECT_ERROR(n, "output_datatype = 9 is not a numeric type the IR holds");
+
+    ir_value *x = input("f32[N,6,4] NCW"), *c = input("f32[6]");
+    n = N1(GroupNormalization, x, c, c);
+    ir_set_attr_int(G, n, "num_groups", 3);
+    EXPECT_TYPE(n, 0, "f32[N,6,4] NCW");
+    ir_set_attr_int(G, n, "num_groups", 4);
+    EXPECT_ERROR(n, "GroupNormalization: 6 channels do not divide into 4 groups");
+    n = N1(GroupNormalization, x, input("f32[3]"), input("f32[3]"));
+    ir_set_attr_int(G, n, "num_groups", 3);
+    EXPECT_ERROR(n, "scale has 3 values; the input has 6 channels");
+
+    EXPECT_TYPE(N1(Mish, x), 0, "f32[N,6,4] NCW");
+    EXPECT_TYPE(N1(BitwiseAnd, input("i32[2,3]"), input("i32[3]")), 0, "i32[2,3]");
+    EXPECT_TYPE(N1(BitwiseOr, input("u8[2]"), input("u8[2]")), 0, "u8[2]");
+    EXPECT_TYPE(N1(BitwiseXor, input("i64[2]"), input("i64[]")), 0, "i64[2]");
+    EXPECT_TYPE(N1(BitwiseNot, input("i8[2]")), 0, "i8[2]");
+    EXPECT_ERROR(N1(BitwiseNot, input("bool[2]")), "expected i8, u8, i32 or i64");
+}
+
+static void test_recurrent(void)
+{
+    ir_value *x = input("f32[S,B,3]"), *w = input("f32[2,20,3]"), *r = input("f32[2,20,5]");
+    ir_node *n = node(IR_OP_LSTM, 3, 3, x, w, r);
+    ir_set_attr_string(G, n, "direction", "bidirectional");
+    EXPECT_TYPE(n, 0, "f32[S,2,B,5]");
+    EXPECT_TYPE(n, 1, "f32[2,B,5]");
+    EXPECT_TYPE(n, 2, "f32[2,B,5]");
+    ir_set_attr_string(G, n, "direction", "forward");
+    EXPECT_ERROR(n, "LSTM: W 'x");
+    n = node(IR_OP_GRU, 2, 3, input("f32[B,S,3]"), input("f32[1,15,3]"), input("f32[1,15,5]"));
+    ir_set_attr_int(G, n, "layout", 1);
+    EXPECT_TYPE(n, 0, "f32[B,S,1,5]");
+    EXPECT_TYPE(n, 1, "f32[B,1,5]");
+    n = node(IR_OP_RNN, 2, 3, x, input("f32[1,5,3]"), input("f32[1,5,5]"));
+    ir_set_attr_int(G, n, "hidden_size", 4);
+    EXPECT_ERROR(n, "RNN: W 'x");
+    ir_set_attr_int(G, n, "hidden_size", 5);
+    EXPECT_TYPE(n, 1, "f32[1,B,5]");
+    ir_set_attr_string(G, n, "direction", "sideways");
+    EXPECT_ERROR(n, "direction \"sideways\" is not forward, reverse or bidirectional");
+    n = node(IR_OP_RNN, 2, 5, x, input("f32[1,5,3]"), input("f32[1,5,5]"), NULL, input("i64[B]"));
+    EXPECT_ERROR(n, "expected i32");
+}
+
+static void test_grid_sample(void)
+{
+    ir_node *n = N1(GridSample, input("f32[N,3,8,8] NCHW"), input("f32[N,4,5,2]"));
+    EXPECT_TYPE(n, 0, "f32[N,3,4,5] NCHW");
+    ir_set_attr_string(G, n, "mode", "area");
+    EXPECT_ERROR(n, "GridSample: mode \"area\" is not bilinear, nearest or bicubic");
+    n = N1(GridSample, input("f32[1,3,8,8]"), input("f32[1,4,5,3]"));
+    EXPECT_ERROR(n, "grid [1,4,5,3] does not fit X [1,3,8,8]");
+    n = N1(GridSample, input("f32[1,3,8,8]"), input("f32[1,4,5,2]"));
+    ir_set_attr_string(G, n, "padding_mode", "wrap");
+    EXPECT_ERROR(n, "padding_mode \"wrap\" is not zeros, border or reflection");
+}
+
+static void test_unpool_dft(void)
+{
+    ir_node *n = N1(MaxUnpool, input("f32[1,3,2,2] NCHW"), input("i64[1,3,2,2]"));
+    SET_INTS(n, "kernel_shape", 2, 2);
+    SET_INTS(n, "strides", 2, 2);
+    EXPECT_TYPE(n, 0, "f32[1,3,4,4] NCHW");
+    SET_INTS(n, "pads", 1, 0, 0, 0);
+    EXPECT_TYPE(n, 0, "f32[1,3,3,4] NCHW");
+    SET_INTS(n, "kernel_shape", 2);
+    EXPECT_ERROR(n, "MaxUnpool: kernel_shape, strides or pads do not fit 2 spatial dims");
+    n = N1(MaxUnpool, input("f32[1,3,2,2]"), input("i64[1,3,2,2]"), INTS(1, 3, 5, 5));
+    SET_INTS(n, "kernel_shape", 2, 2);
+    EXPECT_TYPE(n, 0, "f32[1,3,5,5]");
+
+    ir_value *x = input("f32[B,10,8,1]");
+    n = N1(DFT, x);
+    EXPECT_TYPE(n, 0, "f32[B,10,8,2]");
+    ir_set_attr_int(G, n, "onesided", 1);
+    EXPECT_TYPE(n, 0, "f32[B,6,8,2]");
+    n = N1(DFT, x, scalar("i64", 16));
+    ir_set_attr_int(G, n, "axis", 2);
+    EXPECT_TYPE(n, 0, "f32[B,10,16,2]");
+    ir_set_attr_int(G, n, "axis", 3);
+    EXPECT_ERROR(n, "DFT: axis 3 is out of range for rank 3");
+    EXPECT_ERROR(N1(DFT, input("f32[4,3]")), "the last dim is 3; it is 1 (real) or 2 (complex)");
+}
+
 /* Runs last: every op of ops.def went through some test above. */
 static void test_every_op_covered(void)
 {
@@ -1090,6 +1570,21 @@ int main(void)
     TEST(test_arity_and_overflow);
     TEST(test_catalog_rows);
     TEST(test_catalog_defaults);
+    TEST(test_logic_and_math);
+    TEST(test_gather_scatter);
+    TEST(test_onehot_nonzero_topk);
+    TEST(test_cumsum_depth_space_size);
+    TEST(test_more_reductions);
+    TEST(test_integer_quantized);
+    TEST(test_resize);
+    TEST(test_einsum);
+    TEST(test_random);
+    TEST(test_logsoftmax_losses);
+    TEST(test_more_nn_and_indexing);
+    TEST(test_windows_groupnorm_bitwise);
+    TEST(test_recurrent);
+    TEST(test_grid_sample);
+    TEST(test_unpool_dft);
     TEST(test_every_op_covered);
     return unit_finish();
 }

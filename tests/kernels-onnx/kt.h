@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { KT_MAX = 8 };
+enum { KT_MAX = 10 }; /* QLinearConv has 9 inputs */
 
 /* `rank, dims` arguments from a list of dims: DIMS(2, 3). SCALAR is rank 0. */
 #define DIMS(...) (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__}
@@ -46,7 +46,8 @@ static const kn_cpu_fn kt_kernels[] = {
 
 static inline void kt_begin(kt *t, ir_op op, uint32_t nin, uint32_t nout)
 {
-    static const char *const names[KT_MAX] = {"y0", "y1", "y2", "y3", "y4", "y5", "y6", "y7"};
+    static const char *const names[KT_MAX] = {"y0", "y1", "y2", "y3", "y4",
+                                              "y5", "y6", "y7", "y8", "y9"};
     memset(t, 0, sizeof *t);
     t->g = ir_graph_new("kt");
     t->node = ir_add_node(t->g, op, nin, names, nout);

@@ -154,8 +154,11 @@ def data_set_lines(node, types, data_set):
             continue
         arr = load(next(given))
         lines.append(tensor_line("in", i, arr, types[name]))
-    produced = [o for o in node.output if o]
-    for i, (name, path) in enumerate(zip(produced, outputs)):
+    produced = iter(outputs)  # output_K.pb files are the outputs the node names, in order
+    for i, name in enumerate(node.output):
+        path = next(produced, None) if name else None
+        if path is None:
+            continue  # an omitted output keeps its index: the kernel sees it absent
         arr = load(path)
         lines.append(tensor_line("out", i, arr, types[name]))
     lines.append("run")

@@ -111,10 +111,10 @@ def external_data():
 
 def legacy_pair():
     """The same computation at opset 11 (Reduce/Squeeze/Unsqueeze axes, Split sizes and Dropout
-    ratio as attributes, Softmax over the input flattened at axis 1) and at opset 18 (all of them
-    as inputs, and the flattening written out)."""
+    ratio as attributes, Softmax, LogSoftmax and Hardmax over the input flattened at axis 1) and at
+    opset 18 (all of them as inputs, and the flattening written out)."""
     x = h.make_tensor_value_info("x", T.FLOAT, [2, 3, 4])
-    outs = ["rmean", "rsum", "rmax", "sq", "us", "s0", "s1", "soft", "drop"]
+    outs = ["rmean", "rsum", "rmax", "sq", "us", "s0", "s1", "soft", "drop", "lsoft", "hard"]
     vi = [h.make_tensor_value_info(o, T.FLOAT, None) for o in outs]
 
     old = [h.make_node("ReduceMean", ["x"], ["rmean"], axes=[1], keepdims=1),
@@ -124,7 +124,9 @@ def legacy_pair():
            h.make_node("Unsqueeze", ["sq"], ["us"], axes=[0, 3]),
            h.make_node("Split", ["x"], ["s0", "s1"], axis=2, split=[1, 3]),
            h.make_node("Softmax", ["x"], ["soft"], axis=1),
-           h.make_node("Dropout", ["x"], ["drop"], ratio=0.25)]
+           h.make_node("Dropout", ["x"], ["drop"], ratio=0.25),
+           h.make_node("LogSoftmax", ["x"], ["lsoft"]),  # the old default axis, 1
+           h.make_node("Hardmax", ["x"], ["hard"], axis=1)]
     new = [h.make_node("ReduceMean", ["x", "ax1"], ["rmean"], keepdims=1),
            h.make_node("ReduceSum", ["x", "ax02"], ["rsum"], keepdims=0),
            h.make_node("ReduceMax", ["x", "axm1"], ["rmax"], keepdims=1),
@@ -135,7 +137,11 @@ def legacy_pair():
            h.make_node("Softmax", ["flat"], ["flat_soft"], axis=-1),
            h.make_node("Shape", ["x"], ["x_shape"]),
            h.make_node("Reshape", ["flat_soft", "x_shape"], ["soft"]),
-           h.make_node("Dropout", ["x", "ratio"], ["drop"])]
+           h.make_node("Dropout", ["x", "ratio"], ["drop"]),
+           h.make_node("LogSoftmax", ["flat"], ["flat_lsoft"], axis=-1),
+           h.make_node("Reshape", ["flat_lsoft", "x_shape"], ["lsoft"]),
+           h.make_node("Hardmax", ["flat"], ["flat_hard"], axis=-1),
+           h.make_node("Reshape", ["flat_hard", "x_shape"], ["hard"])]
     new_inits = [ints("ax1", [1]), ints("ax02", [0, 2]), ints("axm1", [-1]), ints("ax03", [0, 3]),
                  ints("sizes", [1, 3]), nh.from_array(np.array(0.25, np.float32), "ratio")]
     return (model(old, "legacy", [x], vi, [], 11),
@@ -157,13 +163,13 @@ def names():
 
 
 def unsupported():
-    """Ops outside the catalog, twice ArgMax: one error must list them all with counts."""
+    """Ops outside the catalog, twice Unique: one error must list them all with counts."""
     x = h.make_tensor_value_info("x", T.FLOAT, [2, 3])
     outs = [h.make_tensor_value_info(o, T.INT64, None) for o in ["a", "b"]]
-    n = [h.make_node("ArgMax", ["x"], ["a"]),
+    n = [h.make_node("Unique", ["x"], ["a"]),
          h.make_node("Relu", ["x"], ["r"]),
-         h.make_node("ArgMax", ["r"], ["b"]),
-         h.make_node("Hardmax", ["r"], ["hm"]),
+         h.make_node("Unique", ["r"], ["b"]),
+         h.make_node("StringNormalizer", ["r"], ["hm"]),
          h.make_node("EmbedLayerNormalization", ["r"], ["att"], domain="com.microsoft")]
     return model(n, "unsupported", [x], outs, [], 17, [("com.microsoft", 1)])
 
