@@ -223,13 +223,14 @@ UNARY(Celu, IR_DTS_FLOAT)
 UNARY(ThresholdedRelu, IR_DTS_FLOAT)
 UNARY(Shrink, IR_DTS_NUMERIC)
 
-/* BitShift(X, Y) {direction}: unsigned integers (u8 in the IR), broadcast. */
+/* BitShift(X, Y) {direction}: unsigned integers (u8, u16, u32, u64), broadcast. */
 bool ir_infer_BitShift(ir_graph *g, ir_node *n, dg_context *dg)
 {
     const char *dir = ir_get_string(n, "direction");
     if (strcmp(dir, "LEFT") != 0 && strcmp(dir, "RIGHT") != 0)
         return ir_node_error(g, n, dg, "direction \"%s\" is not \"LEFT\" or \"RIGHT\"", dir);
-    return nary(g, n, dg, IR_DT(IR_U8), IR_DTYPE_UNKNOWN);
+    return nary(g, n, dg, IR_DT(IR_U8) | IR_DT(IR_U16) | IR_DT(IR_U32) | IR_DT(IR_U64),
+                IR_DTYPE_UNKNOWN);
 }
 
 UNARY(Mish, IR_DTS_FLOAT)

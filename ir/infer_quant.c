@@ -57,20 +57,24 @@ static bool check_scale(ir_graph *g, const ir_node *n, dg_context *dg)
 }
 
 /* QuantizeLinear(x, y_scale, y_zero_point?) -> y of x's shape, in output_dtype, else the zero
- * point's dtype, else u8. */
+ * point's dtype, else u8; 8- or 16-bit integers (16 from opset 21). */
+/* What QuantizeLinear writes. */
+#define Q_OUT (IR_DT(IR_I8) | IR_DT(IR_U8) | IR_DT(IR_I16) | IR_DT(IR_U16))
+
 bool ir_infer_QuantizeLinear(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!ir_check_arity(g, n, dg) ||
         !ir_check_dtype(g, n, dg, 0, IR_DTS_FLOAT | IR_DT(IR_I32)) ||
         !ir_check_dtype(g, n, dg, 1, IR_DTS_FLOAT) ||
-        !ir_check_dtype(g, n, dg, 2, IR_DT(IR_I8) | IR_DT(IR_U8)) || !check_scale(g, n, dg))
+        !ir_check_dtype(g, n, dg, 2, Q_OUT) || !check_scale(g, n, dg))
         return false;
     ir_dtype dtype = ir_has_input(n, 2) ? ir_in(n, 2)->dtype : IR_U8;
     int64_t code = ir_get_int(n, "output_dtype");
     if (code != 0) {
         ir_dtype wanted;
-        if (!ir_dtype_from_onnx(code, &wanted) || (wanted != IR_I8 && wanted != IR_U8))
-            return ir_node_error(g, n, dg, "output_dtype %lld is not i8 (3) or u8 (2)",
+        if (!ir_dtype_from_onnx(code, &wanted) || !(IR_DT(wanted) & Q_OUT))
+            return ir_node_error(g, n, dg,
+                                 "output_dtype %lld is not i8 (3), u8 (2), i16 (5) or u16 (4)",
                                  (long long)code);
         if (ir_has_input(n, 2) && dtype != IR_DTYPE_UNKNOWN && dtype != wanted)
             return ir_node_error(g, n, dg, "output_dtype is %s but the zero point is %s",

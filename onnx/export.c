@@ -674,6 +674,9 @@ static bool has_attr_not(const ir_node *n, const char *name, int64_t absent)
 }
 
 /* The lowest opset at which n can be written as a standard op (0: any). */
+/* 16-bit quantized integers: QuantizeLinear/DequantizeLinear take them since opset 21. */
+static bool is_16bit(ir_dtype dt) { return dt == IR_I16 || dt == IR_U16; }
+
 static int64_t node_needs(const ir_node *n)
 {
     switch (n->op) {
@@ -742,11 +745,12 @@ static int64_t node_needs(const ir_node *n)
         return 0;
     }
     case IR_OP_QuantizeLinear:
-        if (has_attr_not(n, "output_dtype", 0) || has_attr_not(n, "block_size", 0))
+        if (has_attr_not(n, "output_dtype", 0) || has_attr_not(n, "block_size", 0) ||
+            is_16bit(n->outputs[0]->type.dtype))
             return 21;
         return n->inputs[1]->type.dtype != IR_F32 ? 19 : 0; /* an f16/bf16 scale: since 19 */
     case IR_OP_DequantizeLinear:
-        if (has_attr_not(n, "block_size", 0))
+        if (has_attr_not(n, "block_size", 0) || is_16bit(n->inputs[0]->type.dtype))
             return 21;
         return n->inputs[1]->type.dtype != IR_F32 ? 19 : 0;
     default:

@@ -47,6 +47,19 @@ static const struct {
     {IR_OP_Identity, 1}, {IR_OP_Concat, 4}, {IR_OP_Split, 2}, {IR_OP_Slice, 1},
     {IR_OP_Expand, 8}, {IR_OP_Tile, 6}, {IR_OP_Gather, 1}, {IR_OP_Pad, 2}, {IR_OP_Trilu, 14},
     {IR_OP_Shape, 1}, {IR_OP_ConstantOfShape, 9}, {IR_OP_Constant, 1},
+    /* Ops whose semantics have not changed since (later versions widened types only, or added
+     * an attribute whose default is the earlier behaviour). */
+    {IR_OP_Softsign, 1}, {IR_OP_Size, 1}, {IR_OP_LRN, 1}, {IR_OP_GlobalMaxPool, 1},
+    {IR_OP_SpaceToDepth, 1}, {IR_OP_LogSoftmax, 1}, {IR_OP_Hardmax, 1}, {IR_OP_Sum, 6},
+    {IR_OP_Mean, 6}, {IR_OP_Selu, 6}, {IR_OP_InstanceNormalization, 6}, {IR_OP_And, 7},
+    {IR_OP_Or, 7}, {IR_OP_Xor, 7}, {IR_OP_Tan, 7}, {IR_OP_Asin, 7}, {IR_OP_Acos, 7},
+    {IR_OP_Atan, 7}, {IR_OP_IsNaN, 9}, {IR_OP_NonZero, 9}, {IR_OP_Sign, 9}, {IR_OP_Sinh, 9},
+    {IR_OP_Cosh, 9}, {IR_OP_Asinh, 9}, {IR_OP_Acosh, 9}, {IR_OP_Atanh, 9}, {IR_OP_Shrink, 9},
+    {IR_OP_EyeLike, 9}, {IR_OP_MeanVarianceNormalization, 9}, {IR_OP_IsInf, 10},
+    {IR_OP_Mod, 10}, {IR_OP_ThresholdedRelu, 10}, {IR_OP_ReverseSequence, 10},
+    {IR_OP_MatMulInteger, 10}, {IR_OP_ConvInteger, 10}, {IR_OP_QLinearConv, 10},
+    {IR_OP_QLinearMatMul, 10}, {IR_OP_GreaterOrEqual, 12}, {IR_OP_LessOrEqual, 12},
+    {IR_OP_Celu, 12}, {IR_OP_Einsum, 12},
 };
 
 int64_t ox_op_first_opset(ir_op op)

@@ -207,24 +207,35 @@ bool kn_cpu_Shrink(const kn_call *call)
 
 /* ---- BitShift ------------------------------------------------------------------------------ */
 
-/* u8 only (the IR's unsigned type); a shift of the width or more gives 0, as in numpy. */
+/* Unsigned integers; a shift of the width or more gives 0, as in numpy. u8 comes as it is; u16,
+ * u32 and u64 come widened to i64 (zero-extended, u64 by its bit pattern), so the shift is done on
+ * the 64 bits as unsigned and the executor's store back to the narrow dtype drops what a left
+ * shift pushed past its width. */
 bool kn_cpu_BitShift(const kn_call *call)
 {
     const kn_tensor *a = &call->inputs[0], *b = &call->inputs[1];
     kn_tensor *y = &call->outputs[0];
     bool left = strcmp(ir_get_string(call->node, "direction"), "LEFT") == 0;
-    if (a->dtype != IR_U8 || b->dtype != IR_U8 || y->dtype != IR_U8)
-        return kn_fail(call, "BitShift takes u8 operands");
+    bool narrow = a->dtype == IR_U8;
+    if ((a->dtype != IR_U8 && a->dtype != IR_I64) || b->dtype != a->dtype || y->dtype != a->dtype)
+        return kn_fail(call, "BitShift takes unsigned operands of one dtype");
+    unsigned width = narrow ? 8 : 64;
     kn_bcast it;
     const kn_tensor *ins[2] = {a, b};
     if (!kn_bcast_init(&it, y, ins, 2))
         return kn_fail(call, "the operands do not broadcast to the output shape");
-    const uint8_t *pa = a->data, *pb = b->data;
-    uint8_t *py = y->data;
     for (int64_t o = 0; o < y->numel; o += it.run, kn_bcast_next(&it))
         for (int64_t k = 0; k < it.run; k++) {
-            unsigned v = pa[it.off[0] + k * it.step[0]], s = pb[it.off[1] + k * it.step[1]];
-            py[o + k] = (uint8_t)(s >= 8 ? 0 : left ? v << s : v >> s);
+            int64_t ia = it.off[0] + k * it.step[0], ib = it.off[1] + k * it.step[1];
+            uint64_t v =
+                narrow ? ((const uint8_t *)a->data)[ia] : (uint64_t)((const int64_t *)a->data)[ia];
+            uint64_t s =
+                narrow ? ((const uint8_t *)b->data)[ib] : (uint64_t)((const int64_t *)b->data)[ib];
+            uint64_t r = s >= width ? 0 : left ? v << s : v >> s;
+            if (narrow)
+                ((uint8_t *)y->data)[o + k] = (uint8_t)r;
+            else
+                ((int64_t *)y->data)[o + k] = (int64_t)r;
         }
     return true;
 }

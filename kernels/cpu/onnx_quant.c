@@ -78,22 +78,27 @@ bool kn_cpu_QuantizeLinear(const kn_call *call)
     qmap m;
     if (x->dtype != IR_F32 || scale->dtype != IR_F32)
         return kn_fail(call, "x and the scale must be float");
-    if (y->dtype != IR_I8 && y->dtype != IR_U8)
-        return kn_fail(call, "quantizes to i8 or u8, not %s", ir_dtype_name(y->dtype));
+    /* i16 and u16 arrive widened to i64 (the executor stores them back): the range is that of
+     * the node's own output dtype. */
+    ir_dtype stored = call->node->outputs[0]->type.dtype;
+    int64_t lo, hi;
+    switch (stored) {
+    case IR_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case IR_U8: lo = 0, hi = UINT8_MAX; break;
+    case IR_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case IR_U16: lo = 0, hi = UINT16_MAX; break;
+    default: return kn_fail(call, "quantizes to i8, u8, i16 or u16, not %s", ir_dtype_name(stored));
+    }
     if (zp && zp->dtype != y->dtype)
         return kn_fail(call, "the zero point's dtype differs from the output's");
     if (!qmap_init(call, x, scale, zp, &m) || !kn_check_numel(call, 0, x->numel))
         return false;
-    int64_t lo = y->dtype == IR_I8 ? INT8_MIN : 0, hi = y->dtype == IR_I8 ? INT8_MAX : UINT8_MAX;
     const float *xd = x->data, *sd = scale->data;
     for (int64_t i = 0; i < x->numel; i++) {
         int64_t q = qindex(&m, i);
         float v = xd[i] / sd[q];
         int64_t r = kn_quantize(v, zp ? kn_get_int(zp, q) : 0, lo, hi);
-        if (y->dtype == IR_I8)
-            ((int8_t *)y->data)[i] = (int8_t)r;
-        else
-            ((uint8_t *)y->data)[i] = (uint8_t)r;
+        kn_set_int(y, i, r);
     }
     return true;
 }
@@ -104,8 +109,10 @@ bool kn_cpu_DequantizeLinear(const kn_call *call)
     const kn_tensor *zp = optional_input(call, 2);
     kn_tensor *y = &call->outputs[0];
     qmap m;
-    if (x->dtype != IR_I8 && x->dtype != IR_U8 && x->dtype != IR_I32)
-        return kn_fail(call, "dequantizes i8, u8 or i32, not %s", ir_dtype_name(x->dtype));
+    /* i16 and u16 arrive widened to i64. */
+    if (x->dtype != IR_I8 && x->dtype != IR_U8 && x->dtype != IR_I32 && x->dtype != IR_I64)
+        return kn_fail(call, "dequantizes i8, u8, i16, u16 or i32, not %s",
+                       ir_dtype_name(x->dtype));
     if (scale->dtype != IR_F32 || y->dtype != IR_F32)
         return kn_fail(call, "the scale and the output must be float");
     if (zp && zp->dtype != x->dtype)

@@ -17,7 +17,8 @@
  * NAMEs, runs only the tests whose folder names contain one of them.
  *
  * With --reference, each data set runs on the f64 reference instead (rt_run_reference: the f64
- * build of every CPU kernel) and its f64 outputs are held to the same tolerances: the ctest
+ * build of every CPU kernel) and its f64 outputs are held to the same tolerances (integer outputs
+ * to within one: a float rounded to an integer may land on the other side of a tie): the ctest
  * conformance/onnx-node-f64 checks that the double build of the kernels computes the ONNX ops. */
 #include "base/diag.h"
 #include "ir/ir.h"
@@ -114,7 +115,10 @@ static bool compare(const rt_tensor *got, const ox_tensor *want, char *why, size
         double x = rt_tensor_get(got, i), y = rt_tensor_get(&expected, i);
         bool ok;
         if (!is_float)
-            ok = x == y;
+            /* An integer the f64 build rounds from an exact quotient may be one off the float32
+             * one the test data rounded (DynamicQuantizeLinear's ties); integer arithmetic is the
+             * same code in both builds, and conformance/onnx-node holds it exactly. */
+            ok = x == y || (reference && fabs(x - y) <= 1);
         else if (isnan(y) || isnan(x))
             ok = isnan(x) && isnan(y);
         else if (isinf(y) || isinf(x))
