@@ -148,19 +148,27 @@ bool pv_solve_value(const pv_gen *gen, const dsl_pattern *node, ir_dtype dtype, 
 
 typedef struct pv_judgment {
     bool ok;
-    size_t special;    /* elements where NaN or an infinity (with its sign) is on one side only */
-    size_t bad;        /* elements out of tolerance */
-    double worst_diff; /* the largest |rewritten - original| over the finite elements */
-    size_t at;         /* the worst element: the first NaN/Inf disagreement, else the one furthest
-                        * out of tolerance */
+    bool reference;           /* judged against the f64 reference (else against the original) */
+    rt_tolerance tol;         /* the tolerance it was judged with */
+    size_t special;           /* elements where NaN or an infinity (with its sign) is not where
+                               * the original has it */
+    size_t bad;               /* finite elements out of tolerance */
+    double worst_diff;        /* the largest |rewritten - f64| over the finite elements
+                               * (|rewritten - original| without the reference) */
+    double original_distance; /* the largest |original - f64|; 0 without the reference */
+    size_t at;                /* the worst element: the first NaN/Inf disagreement, else the one
+                               * furthest out of tolerance */
 } pv_judgment;
 
-/* The tolerance for an output of dtype dt when the inputs were scaled by `scale` (judge.c). */
-rt_tolerance pv_tolerance(ir_dtype dt, double scale);
+/* The tolerance for an output of dtype dt when the inputs were scaled by `scale`, judged against
+ * the f64 reference or (reference false) against the original (judge.c). */
+rt_tolerance pv_tolerance(ir_dtype dt, double scale, bool reference);
 
-/* Judges the rewritten graph's value of one output against the original's (same type), run on
- * inputs scaled by `scale` (1 for the others). */
-pv_judgment pv_judge(const rt_tensor *original, const rt_tensor *rewritten, double scale);
+/* Judges the rewritten graph's value of one output against `ref`, the f64 reference's value of it
+ * (NULL: none, or not a float output), and the original's (same type as the rewritten one), run on
+ * inputs scaled by `scale` (1 for the others): rt_judge with pv_tolerance. */
+pv_judgment pv_judge(const rt_tensor *original, const rt_tensor *rewritten, const rt_tensor *ref,
+                     double scale);
 
 /* ---- the inputs an instance runs on (inputs.c) ---- */
 

@@ -67,26 +67,11 @@ static void print_number(FILE *out, double x)
         fprintf(out, "%.9g", x);
 }
 
-/* `[1, 2]`: element i of tensor t by its index in each dim. */
-static void print_element_index(FILE *out, const rt_tensor *t, size_t i)
+static void print_tolerance(FILE *out, const pv_judgment *j)
 {
-    size_t index[IR_MAX_RANK];
-    for (int d = t->type.rank - 1; d >= 0; d--) {
-        size_t dim = (size_t)t->type.dims[d];
-        index[d] = dim ? i % dim : 0;
-        i = dim ? i / dim : 0;
-    }
-    fputc('[', out);
-    for (int d = 0; d < t->type.rank; d++)
-        fprintf(out, "%s%zu", d ? ", " : "", index[d]);
-    fputc(']', out);
-}
-
-static void print_tolerance(FILE *out, ir_dtype dt, double scale)
-{
-    rt_tolerance tol = pv_tolerance(dt, scale);
-    if (tol.atol > 0)
-        fprintf(out, "tolerance %g + %g*|x|", tol.atol, tol.rtol);
+    if (j->tol.atol > 0 || j->tol.rtol > 0)
+        fprintf(out, "tolerance %g + %g*|x|%s", j->tol.atol, j->tol.rtol,
+                j->reference ? " + the original's distance" : "");
     else
         fputs("exact", out);
 }
@@ -112,10 +97,18 @@ typedef struct run_inputs {
     pv_inputs_kind kind;
 } run_inputs;
 
+/* An output judged: the original's, the rewritten graph's and the f64 reference's values (ref NULL
+ * without one), and the worst element. */
+typedef struct judged_output {
+    const rt_tensor *original, *rewritten, *ref;
+    size_t at;
+} judged_output;
+
 /* Keeps a failing instance if it is the smallest so far: the failure line, then the original
- * graph, the inputs it ran on, and (when an output was compared) the worst element. */
+ * graph, the inputs it ran on, and (when an output was judged) its worst element, in verify's
+ * order: original, fused, f64. */
 static void record_failure(prover *pv, ir_graph *g, const run_inputs *inputs, char *failure,
-                           const rt_tensor *got, const rt_tensor *want, size_t at)
+                           const judged_output *out)
 {
     uint64_t seed = pv->seed;
     pv_result *res = pv->res;
@@ -148,21 +141,26 @@ static void record_failure(prover *pv, ir_graph *g, const run_inputs *inputs, ch
         }
         fputs("]\n", f);
     }
-    if (got && want) {
-        fputs("worst at ", f);
-        print_element_index(f, want, at);
-        fputs(": original ", f);
-        print_number(f, rt_tensor_get(want, at));
-        fputs(", rewritten ", f);
-        print_number(f, rt_tensor_get(got, at));
+    if (out) {
+        char index[160];
+        fprintf(f, "worst at %s: original ",
+                rt_format_index(&out->original->type, out->at, index, sizeof index));
+        print_number(f, rt_tensor_get(out->original, out->at));
+        fputs(", fused ", f);
+        print_number(f, rt_tensor_get(out->rewritten, out->at));
+        if (out->ref) {
+            fputs(", f64 ", f);
+            print_number(f, rt_tensor_get(out->ref, out->at));
+        }
         fputc('\n', f);
     }
     fclose(f);
 }
 
-/* Compares every output of the two runs; false (after recording the failure) when one differs. */
+/* Judges every output of the rewritten run against the original's and the f64 reference's (ref
+ * NULL when the reference did not run); false (after recording the failure) when one fails. */
 static bool compare_outputs(prover *pv, ir_graph *g, const run_inputs *inputs,
-                            const rt_result *want, const rt_result *got)
+                            const rt_result *want, const rt_result *got, const rt_result *ref)
 {
     double scale = pv_inputs_scale(inputs->kind);
     for (size_t i = 0; i < want->noutputs; i++) {
@@ -173,10 +171,11 @@ static bool compare_outputs(prover *pv, ir_graph *g, const run_inputs *inputs,
                            format("the rewritten graph gives '%s' the type %s instead of %s",
                                   w->name, ir_type_format(g, &o->type, a, sizeof a),
                                   ir_type_format(g, &w->type, b, sizeof b)),
-                           NULL, NULL, 0);
+                           NULL);
             return false;
         }
-        pv_judgment c = pv_judge(w, o, scale);
+        const rt_tensor *r = ref && ir_dtype_is_float(w->type.dtype) ? &ref->outputs[i] : NULL;
+        pv_judgment c = pv_judge(w, o, r, scale);
         if (!c.ok) {
             char *line = NULL;
             size_t len = 0;
@@ -185,20 +184,32 @@ static bool compare_outputs(prover *pv, ir_graph *g, const run_inputs *inputs,
             if (c.special)
                 fprintf(f, "NaN or infinity at other places in %zu elements of '%s'", c.special,
                         w->name);
+            else if (c.reference)
+                fprintf(f,
+                        "outputs differ: '%s' is up to %.3g from f64 in %zu elements, the "
+                        "original within %.3g",
+                        w->name, c.worst_diff, c.bad, c.original_distance);
             else
                 fprintf(f, "outputs differ by %.3g in %zu elements of '%s'", c.worst_diff, c.bad,
                         w->name);
             fputs(" (", f);
-            print_tolerance(f, w->type.dtype, scale);
+            print_tolerance(f, &c);
             fputc(')', f);
             fclose(f);
-            record_failure(pv, g, inputs, line, o, w, c.at);
+            judged_output out = {w, o, r, c.at};
+            record_failure(pv, g, inputs, line, &out);
             return false;
         }
-        /* the verdict's max |diff| is verify's: on the drawn inputs (a scaled variant's
+        /* the verdict's distances are verify's: on the drawn inputs (a scaled variant's
          * differences scale with it) */
-        if (inputs->kind == PV_INPUTS_DRAWN && c.worst_diff > pv->res->max_diff)
-            pv->res->max_diff = c.worst_diff;
+        if (inputs->kind != PV_INPUTS_DRAWN)
+            continue;
+        pv_result *res = pv->res;
+        res->reference |= c.reference;
+        if (c.worst_diff > res->max_diff)
+            res->max_diff = c.worst_diff;
+        if (c.original_distance > res->max_original)
+            res->max_original = c.original_distance;
     }
     return true;
 }
@@ -246,22 +257,28 @@ static bool run_variant(prover *pv, ir_graph *g, ir_graph *fused, const rt_resul
     rt_tensor *in = pv_inputs_variant(drawn->inputs, drawn->ninputs, kind, pv->seed,
                                       drawn->ninputs <= 64 ? pv->is_param : NULL, arena);
     run_inputs inputs = {in, drawn->ninputs, kind};
-    rt_result want = {0}, got = {0};
+    rt_result want = {0}, got = {0}, ref = {0};
     dg_context *dg = dg_new();
     bool ok = true;
     if (rt_run_cpu(g, in, drawn->ninputs, &ro, &want, dg)) {
         if (!rt_run_cpu(fused, in, drawn->ninputs, &ro, &got, dg)) {
             char *why = first_diagnostic(dg);
             record_failure(pv, g, &inputs, format("the rewritten graph does not run: %s", why),
-                           NULL, NULL, 0);
+                           NULL);
             free(why);
             ok = false;
         } else {
-            ok = compare_outputs(pv, g, &inputs, &want, &got);
+            /* the f64 reference of the original, as verify runs it; an original the f64
+             * evaluator cannot run is judged without it (as `verify --no-reference`) */
+            dg_context *dg2 = dg_new();
+            bool referenced = rt_run_reference(g, in, drawn->ninputs, &ro, &ref, dg2);
+            dg_free(dg2);
+            ok = compare_outputs(pv, g, &inputs, &want, &got, referenced ? &ref : NULL);
         }
     }
     rt_result_free(&want);
     rt_result_free(&got);
+    rt_result_free(&ref);
     dg_free(dg);
     return ok;
 }
@@ -296,7 +313,7 @@ static void try_instance(prover *pv, ir_graph *g, ir_graph *fused, uint64_t seed
                            format("the original graph does not run (%s) but the rewritten one "
                                   "does",
                                   why),
-                           NULL, NULL, 0);
+                           NULL);
         }
         free(why);
         rt_result_free(&got);
@@ -307,7 +324,7 @@ static void try_instance(prover *pv, ir_graph *g, ir_graph *fused, uint64_t seed
     run_inputs inputs = {drawn.inputs, drawn.ninputs, PV_INPUTS_DRAWN};
     if (!rewrote) {
         char *why = first_diagnostic(dg);
-        record_failure(pv, g, &inputs, format("the rewrite failed: %s", why), NULL, NULL, 0);
+        record_failure(pv, g, &inputs, format("the rewrite failed: %s", why), NULL);
         free(why);
         goto done;
     }
@@ -403,8 +420,12 @@ void pv_result_print(const dsl_rule *rule, const pv_result *res, FILE *out)
         fprintf(out, "%s: ", rule->name);
     switch (res->verdict) {
     case PV_PROVED:
-        fprintf(out, "proved on %u instance%s (max |diff| %.2g)\n", res->instances,
-                res->instances == 1 ? "" : "s", res->max_diff);
+        fprintf(out, "proved on %u instance%s", res->instances, res->instances == 1 ? "" : "s");
+        if (res->reference)
+            fprintf(out, " (|original - f64| %.2g, |fused - f64| %.2g)\n", res->max_original,
+                    res->max_diff);
+        else
+            fprintf(out, " (max |diff| %.2g)\n", res->max_diff);
         break;
     case PV_FAILED:
         fprintf(out, "FAILED: %s, on %u of %u instances\n", res->failure, res->failures,

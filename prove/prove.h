@@ -12,7 +12,8 @@
  * literals it compares value(@c) with, values derived from the shapes). A candidate is an instance
  * when THAT rule, compiled alone, fires on it through the real matcher and rewriter (so its guard
  * and the framework's legality held). The original and the rewritten graph then run on the CPU
- * executor with the same inputs and every output is compared with `fuserule verify`'s tolerances.
+ * executor with the same inputs, the original also in f64 (the reference `fuserule verify` judges
+ * by), and every output is judged as verify judges it, with a tighter tolerance (prove/judge.c).
  * Everything is seeded: the same rule and options give the same verdict and text.
  *
  * Memory: a result owns its strings (malloc); pv_result_free releases them. */
@@ -47,8 +48,12 @@ typedef struct pv_result {
     uint32_t attempts;  /* candidates built */
     uint32_t instances; /* of them, those the rule fired on and both sides ran */
     uint32_t failures;  /* of the instances, those whose outputs differ */
-    double max_diff;    /* the largest |rewritten - original| over the agreeing instances, on
-                         * their drawn inputs (not the scaled or planted variants) */
+    /* Over the agreeing instances, on their drawn inputs (not the scaled or planted variants), as
+     * `fuserule verify` reports them: */
+    bool reference;      /* some output was judged against the f64 reference */
+    double max_diff;     /* the largest |rewritten - f64| (|rewritten - original| for an output
+                          * judged without the reference: an integer one) */
+    double max_original; /* the largest |original - f64| */
     /* FAILED: the smallest failing instance (fewest elements in its inputs and constants). */
     char *failure;        /* one line: "outputs differ by 0.83 (tolerance ...)" */
     char *counterexample; /* lines: the graph, its input values, the two sides' worst element */

@@ -218,7 +218,10 @@ static void test_instances(void)
     CHECK_INT(a.instances, 3);
     CHECK_INT(a.attempts, b.attempts);
     CHECK(a.max_diff == b.max_diff);
+    /* judged against the f64 reference: both sides' distances from it, rounding of either */
+    CHECK(a.reference);
     CHECK(a.max_diff > 0 && a.max_diff < 1e-4);
+    CHECK(a.max_original > 0 && a.max_original < 1e-4);
     pv_result_free(&a);
     pv_result_free(&b);
     unload(&l);
@@ -233,12 +236,16 @@ static void test_counterexample(void)
     pv_prove(l.rs->rules[0], NULL, &res);
     CHECK_INT(res.verdict, PV_FAILED);
     CHECK(res.failures > 0 && res.failures <= res.instances);
-    CHECK(res.failure && strstr(res.failure, "outputs differ by") == res.failure);
+    CHECK(res.failure && strstr(res.failure, "outputs differ: '") == res.failure);
+    CHECK(strstr(res.failure, " from f64 in ") != NULL);
     CHECK(res.counterexample && strstr(res.counterexample, "graph instance {") != NULL);
     /* x is an input (its values listed) or a constant (its values in the graph) */
     CHECK(strstr(res.counterexample, "x = [") != NULL ||
           strstr(res.counterexample, "const  x") != NULL);
-    CHECK(strstr(res.counterexample, ": original ") != NULL);
+    /* the worst element in verify's order: original, fused, f64 */
+    const char *worst = strstr(res.counterexample, "worst at [");
+    CHECK(worst && strstr(worst, "]: original ") && strstr(worst, ", fused ") &&
+          strstr(worst, ", f64 "));
     pv_result_free(&res);
     unload(&l);
 }
@@ -252,29 +259,85 @@ static rt_tensor f32_tensor(const char *name, float *data, int64_t n)
                        .nbytes = (size_t)n * sizeof *data};
 }
 
-/* The judge: NaN must meet NaN and an infinity one of its sign, the worst element is the first such
- * disagreement (else the one furthest out of tolerance), and on scaled inputs the tolerance grows
- * (s^2 atol + s rtol |x|). */
+/* An f64 tensor of n values over `data` (the caller's array): a reference output. */
+static rt_tensor f64_tensor(const char *name, double *data, int64_t n)
+{
+    return (rt_tensor){.name = name,
+                       .type = {.dtype = IR_F64, .rank = 1, .dims = {n}},
+                       .data = data,
+                       .nbytes = (size_t)n * sizeof *data};
+}
+
+/* The judge without a reference (an integer output, or no f64 run): NaN must meet NaN and an
+ * infinity one of its sign, the worst element is the first such disagreement (else the one furthest
+ * out of tolerance), and on scaled inputs the tolerance grows (s^2 atol + s rtol |x|). */
 static void test_judge(void)
 {
     float a[4] = {1, NAN, INFINITY, 0.5f}, b[4] = {1, NAN, INFINITY, 0.5f};
     rt_tensor orig = f32_tensor("y", a, 4), rewr = f32_tensor("y", b, 4);
-    pv_judgment j = pv_judge(&orig, &rewr, 1);
-    CHECK(j.ok && j.special == 0 && j.bad == 0);
+    pv_judgment j = pv_judge(&orig, &rewr, NULL, 1);
+    CHECK(j.ok && j.special == 0 && j.bad == 0 && !j.reference);
     b[2] = -INFINITY;
-    j = pv_judge(&orig, &rewr, 1);
+    j = pv_judge(&orig, &rewr, NULL, 1);
     CHECK(!j.ok && j.special == 1 && j.at == 2);
     b[2] = INFINITY, b[1] = 3;
-    j = pv_judge(&orig, &rewr, 1);
+    j = pv_judge(&orig, &rewr, NULL, 1);
     CHECK(!j.ok && j.special == 1 && j.at == 1);
     b[1] = NAN, b[3] = 0.5003f; /* 3e-4 off: out of f32's 1e-5 + 1e-4 * 0.5, inside it times 8 */
-    j = pv_judge(&orig, &rewr, 1);
+    j = pv_judge(&orig, &rewr, NULL, 1);
     CHECK(!j.ok && j.bad == 1 && j.at == 3);
     CHECK_NEAR(j.worst_diff, 3e-4, 0, 1e-6);
-    CHECK(pv_judge(&orig, &rewr, 8).ok);
-    rt_tolerance t = pv_tolerance(IR_F32, 8);
+    CHECK(pv_judge(&orig, &rewr, NULL, 8).ok);
+    rt_tolerance t = pv_tolerance(IR_F32, 8, false);
     CHECK_NEAR(t.atol, 64e-5, 0, 1e-12);
     CHECK_NEAR(t.rtol, 8e-4, 0, 1e-12);
+}
+
+/* The judge against the f64 reference of the original: the rewritten side may be no further from
+ * it than a tenth of verify's f32 tolerance plus the original's own distance. So a rewrite wrong
+ * by 3e-5 fails although verify's tolerance against the original (6e-5 at 0.5) would pass it, one
+ * that rounds better than the original passes although it is far from the original, and NaN and
+ * infinities are still judged against the original's. */
+static void test_judge_reference(void)
+{
+    float a[4] = {1, NAN, INFINITY, 0.5f}, b[4] = {1, NAN, INFINITY, 0.50003f};
+    double r[4] = {1, NAN, INFINITY, 0.5};
+    rt_tensor orig = f32_tensor("y", a, 4), rewr = f32_tensor("y", b, 4);
+    rt_tensor ref = f64_tensor("y", r, 4);
+    CHECK(pv_judge(&orig, &rewr, NULL, 1).ok);
+    pv_judgment j = pv_judge(&orig, &rewr, &ref, 1);
+    CHECK(!j.ok && j.reference && j.bad == 1 && j.at == 3 && j.special == 0);
+    CHECK_NEAR(j.worst_diff, 3e-5, 0, 1e-7);
+    CHECK_NEAR(j.original_distance, 0, 0, 0);
+    /* the original rounded 8e-5 away from f64, the rewritten side is exact: it passes, though
+     * the two differ by more than verify's tolerance */
+    a[3] = 0.50008f, b[3] = 0.5f;
+    CHECK(!pv_judge(&orig, &rewr, NULL, 1).ok);
+    j = pv_judge(&orig, &rewr, &ref, 1);
+    CHECK(j.ok);
+    CHECK_NEAR(j.original_distance, 8e-5, 0, 1e-7);
+    /* ... and the rewritten side may round as far as the original plus the tolerance */
+    b[3] = 0.49992f;
+    CHECK(pv_judge(&orig, &rewr, &ref, 1).ok);
+    b[3] = 0.49991f;
+    CHECK(!pv_judge(&orig, &rewr, &ref, 1).ok);
+    /* NaN and infinities: where the original has them, whatever the reference says */
+    b[3] = 0.5f, b[0] = NAN;
+    j = pv_judge(&orig, &rewr, &ref, 1);
+    CHECK(!j.ok && j.special == 1 && j.at == 0);
+    b[0] = 1, b[2] = -INFINITY;
+    j = pv_judge(&orig, &rewr, &ref, 1);
+    CHECK(!j.ok && j.special == 1 && j.at == 2);
+    /* f32 a tenth of verify's tolerance, scaled like it; 16-bit outputs their dtype's */
+    rt_tolerance t = pv_tolerance(IR_F32, 1, true);
+    CHECK_NEAR(t.atol, 1e-6, 0, 1e-15);
+    CHECK_NEAR(t.rtol, 1e-5, 0, 1e-15);
+    t = pv_tolerance(IR_F32, 64, true);
+    CHECK_NEAR(t.atol, 4096e-6, 0, 1e-12);
+    CHECK_NEAR(t.rtol, 64e-5, 0, 1e-12);
+    t = pv_tolerance(IR_F16, 1, true);
+    CHECK_NEAR(t.atol, 2.5e-3, 0, 1e-12);
+    CHECK_NEAR(t.rtol, 1e-3, 0, 1e-12);
 }
 
 /* The input variants: float inputs scaled (8, 64, 1/1024), integer ones untouched; the planted
@@ -340,6 +403,7 @@ int main(void)
     RUN(test_counterexample);
     RUN(test_unproven);
     RUN(test_judge);
+    RUN(test_judge_reference);
     RUN(test_input_variants);
     return unit_finish();
 }
