@@ -629,8 +629,11 @@ static bool propose_elementwise(pv_gen *gen, ir_node *n, const pv_node_facts *co
             }
     }
     for (uint32_t i = 1; i < n->ninputs; i++)
-        if (open_slot(n, out, i)) /* Dropout's ratio, ...: a scalar */
-            propose(&out[i], (ir_type){.dtype = x->dtype}, true, PV_DOM_POSITIVE);
+        if (open_slot(n, out, i)) { /* Dropout's ratio, ...: a scalar; its training_mode a bool */
+            bool mode = n->op == IR_OP_Dropout && i == 2;
+            propose(&out[i], (ir_type){.dtype = mode ? IR_BOOL : x->dtype}, true,
+                    mode ? PV_DOM_ANY : PV_DOM_POSITIVE);
+        }
     if (free_attr(n, "alpha") && n->op == IR_OP_LeakyRelu)
         ir_set_attr_float(gen->g, n, "alpha", 0.05 * (1 + pv_rng_below(gen->rng, 6)));
     if (free_attr(n, "approximate") && pv_rng_chance(gen->rng, 0.5))
@@ -743,7 +746,8 @@ static int64_t onnx_float_code(ir_dtype dt)
 }
 
 /* Cast(X) {to}, as mixed-precision models use it: a 16-bit value widened to f32, or an f32 value
- * narrowed back to the candidate's 16-bit type. */
+ * narrowed back to the candidate's 16-bit type; one time in four a Cast to X's own type, as
+ * exporters also write (the no-op rules' instances). */
 static bool propose_cast(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                          pv_operand *out)
 {
@@ -754,9 +758,12 @@ static bool propose_cast(pv_gen *gen, ir_node *n, const pv_node_facts *const *hi
     const ir_type *x = slot_type(n, out, 0);
     if (!x)
         return false;
-    if (free_attr(n, "to"))
-        ir_set_attr_int(gen->g, n, "to",
-                        onnx_float_code(x->dtype == IR_F32 ? half_type(gen) : IR_F32));
+    if (free_attr(n, "to")) {
+        ir_dtype to = x->dtype == IR_F32 ? half_type(gen) : IR_F32;
+        if (pv_rng_below(gen->rng, 4) == 0)
+            to = x->dtype;
+        ir_set_attr_int(gen->g, n, "to", onnx_float_code(to));
+    }
     return true;
 }
 

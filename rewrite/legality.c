@@ -40,9 +40,16 @@ bool rw_check_overlap(rw_plan *p, char *why)
             return rw_why(why, "overlap: '%s' (%s) is already fused by rule '%s'", node_name(n),
                           ir_op_name(n->op), owner >= 0 ? rules[owner]->name : "?");
     }
-    /* a value the match reads may have been forwarded away by a rewrite earlier in the round */
+    /* a value the match reads may have been forwarded away by a rewrite earlier in the round; a
+     * forward may still pass on the value its own capture was forwarded to (rw_forwarded) */
+    const ir_value *passed_on = NULL;
+    if (p->rule->repl.kind == DSL_REPL_FORWARD)
+        passed_on = rw_capture_value(p, p->rule->repl.forward);
     for (uint32_t i = 0; i < p->rule->nnodes; i++) {
         const ir_value *v = p->m->values[i];
+        if (v && v == passed_on && v->kind == IR_VALUE_NODE && v->producer->dead &&
+            rw_state(p->ctx, v->producer)->forwarded_to)
+            continue;
         if (v && v->kind == IR_VALUE_NODE && v->producer->dead)
             return rw_why(why, "overlap: '%s' was removed by an earlier rewrite", v->name);
     }
