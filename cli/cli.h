@@ -53,4 +53,7 @@ bool cli_output_overwrites(const char *in, const char *out, dg_context *dg);
 bool cli_write_atomic(const char *path, bool (*write_fn)(FILE *out, void *ctx), void *ctx,
                       dg_context *dg);
 
+/* Parses a byte count (0 to 2^40) for --fold-budget; -1 when it is not one. */
+int cli_parse_budget(const char *s, int64_t *out);
+
 #endif
