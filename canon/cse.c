@@ -15,8 +15,14 @@
 /* Constants up to this many elements are compared by value. */
 enum { SMALL_CONST = 16 };
 
-/* Ops never merged: Dropout in training mode draws a new mask each time. */
-static const bool keep_op[IR_OP_COUNT] = {[IR_OP_Dropout] = true};
+/* Ops never merged: Dropout in training mode draws a new mask each time; QDQ exporters give each
+ * consumer its own QuantizeLinear/DequantizeLinear on purpose (the quantized rules fuse a
+ * DequantizeLinear into the one GEMM that reads it: shared, it would be read outside the match). */
+static const bool keep_op[IR_OP_COUNT] = {
+    [IR_OP_Dropout] = true,
+    [IR_OP_QuantizeLinear] = true,
+    [IR_OP_DequantizeLinear] = true,
+};
 
 static int by_attr_name(const void *a, const void *b)
 {
