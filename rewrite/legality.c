@@ -36,6 +36,16 @@ bool rw_check_overlap(rw_plan *p, char *why)
     for (size_t i = 0; i < p->members.len; i++) {
         const ir_node *n = p->members.items[i];
         int32_t owner = rw_state(p->ctx, n)->claimed_by;
+        if (owner >= 0 && rules[owner]->nops < p->rule->nops) {
+            /* a shorter chain preempted this one: say why it ranked first (a user's rule with a
+             * priority, or of an earlier phase, taking part of a library chain) */
+            const dsl_rule *o = rules[owner];
+            return rw_why(why,
+                          "overlap: '%s' (%s) is already fused by rule '%s', a shorter chain (%u "
+                          "ops, this rule %u) ranked first by its %s",
+                          node_name(n), ir_op_name(n->op), o->name, o->nops, p->rule->nops,
+                          o->phase < p->rule->phase ? "phase" : "priority");
+        }
         if (owner >= 0 || n->dead)
             return rw_why(why, "overlap: '%s' (%s) is already fused by rule '%s'", node_name(n),
                           ir_op_name(n->op), owner >= 0 ? rules[owner]->name : "?");
