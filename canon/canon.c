@@ -1,7 +1,9 @@
 /* The rounds of canonicalization: each step records which values' readers read another value
- * instead (cn_forward), the driver makes them do so, drops the nodes nothing reads, compacts and
- * validates (types are inferred again: a folded constant or a new spelling may make more known),
- * until a round changes nothing. */
+ * instead (cn_forward), and the next step sees the graph with its readers moved; after the round
+ * the nodes nothing reads go, and the graph is compacted and validated (types are inferred again:
+ * a folded constant or a new spelling may make more known), until a round changes nothing. Types
+ * stay right within a round: every step keeps them (a forward only to a value of the same type, a
+ * fold into a constant of the same type, a spelling that moves no dim). */
 #include "canon/internal.h"
 
 #include "base/check.h"
@@ -28,9 +30,23 @@ bool cn_forward(cn_ctx *c, ir_value *from, ir_value *to)
 {
     if (from->is_output || from == to || !ir_type_equal(&from->type, &to->type))
         return false;
-    FR_CHECK(from->id < c->nfwd);
+    if (from->id >= c->nfwd || to->id >= c->nfwd) { /* made in this round (an axes constant) */
+        size_t n = c->g->values.len;
+        c->fwd = realloc(c->fwd, n * sizeof *c->fwd);
+        c->gained = realloc(c->gained, n * sizeof *c->gained);
+        FR_CHECK(c->fwd != NULL && c->gained != NULL);
+        memset(c->fwd + c->nfwd, 0, (n - c->nfwd) * sizeof *c->fwd);
+        memset(c->gained + c->nfwd, 0, (n - c->nfwd) * sizeof *c->gained);
+        c->nfwd = n;
+    }
     c->fwd[from->id] = to;
+    c->gained[to->id] = true;
     return true;
+}
+
+bool cn_shared(const cn_ctx *c, const ir_value *v)
+{
+    return v->nuses > 1 || v->is_output || v->id >= c->nfwd || c->gained[v->id];
 }
 
 ir_value *cn_resolve(const cn_ctx *c, ir_value *v)
@@ -94,18 +110,22 @@ ir_value *cn_new_ints(ir_graph *g, const char *stem, const int64_t *x, int64_t c
     return v;
 }
 
-/* Readers read what the step forwarded; a node whose outputs nothing reads (and no graph output
- * is) goes, in reverse topological order so that a chain goes at once. Returns the nodes dropped. */
-static uint32_t commit(cn_ctx *c)
+/* Makes every live node read what the steps so far forwarded its inputs to. */
+static void apply_forwards(cn_ctx *c)
 {
     ir_graph *g = c->g;
     for (size_t i = 0; i < g->nodes.len; i++) {
         ir_node *n = g->nodes.items[i];
-        if (n->dead)
-            continue;
-        for (uint32_t k = 0; k < n->ninputs; k++)
+        for (uint32_t k = 0; !n->dead && k < n->ninputs; k++)
             n->inputs[k] = cn_resolve(c, n->inputs[k]);
     }
+}
+
+/* A node whose outputs nothing reads (and no graph output is) goes, in reverse topological order
+ * so that a chain goes at once. Returns the nodes dropped. */
+static uint32_t drop_dead(cn_ctx *c)
+{
+    ir_graph *g = c->g;
     size_t nv = g->values.len;
     uint32_t *readers = calloc(nv ? nv : 1, sizeof *readers);
     FR_CHECK(readers != NULL);
@@ -135,25 +155,60 @@ static uint32_t commit(cn_ctx *c)
     return dropped;
 }
 
-/* Runs one step and commits it; false when the graph no longer validates. */
-static bool step(cn_ctx *c, uint32_t (*fn)(cn_ctx *), uint32_t *count, uint32_t *changed,
-                 dg_context *dg)
+/* A type the text declared with unknown dims may now be inferred with known ones (a Reshape to a
+ * folded shape): the declaration said less, not something else, so it no longer binds the value
+ * (a declared layout tag, which inference cannot know, stays binding). */
+static void release_vague_declarations(ir_graph *g)
+{
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        for (uint32_t k = 0; k < n->noutputs; k++) {
+            ir_value *v = n->outputs[k];
+            if (v->type_declared && v->type.layout == IR_LAYOUT_NONE &&
+                !ir_type_is_static(&v->type))
+                v->type_declared = false;
+        }
+    }
+}
+
+/* One round: the steps in order over the whole graph, each seeing what the ones before forwarded;
+ * then the dead nodes go and the graph is compacted and validated (types inferred again). Returns
+ * false when the graph no longer validates. */
+static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
 {
     ir_graph *g = c->g;
+    cn_report *rep = c->rep;
     ir_compute_uses(g);
     c->nfwd = g->values.len;
     c->fwd = calloc(c->nfwd ? c->nfwd : 1, sizeof *c->fwd);
-    FR_CHECK(c->fwd != NULL);
-    uint32_t n = fn(c);
-    uint32_t dead = commit(c);
+    c->gained = calloc(c->nfwd ? c->nfwd : 1, sizeof *c->gained);
+    FR_CHECK(c->fwd != NULL && c->gained != NULL);
+    uint32_t n = cn_spell(c);
+    rep->respelled += n;
+    *changed += n;
+    n = cn_noops(c);
+    rep->removed += n;
+    *changed += n;
+    apply_forwards(c);
+    n = cn_fold(c);
+    rep->folded += n;
+    *changed += n;
+    n = cn_cse(c);
+    rep->merged += n;
+    *changed += n;
+    apply_forwards(c);
+    n = drop_dead(c);
+    rep->dead += n;
+    *changed += n;
     free(c->fwd);
+    free(c->gained);
     c->fwd = NULL;
-    *count += n;
-    c->rep->dead += dead;
-    *changed += n + dead;
-    if (!n && !dead)
+    c->gained = NULL;
+    c->nfwd = 0;
+    if (!*changed)
         return true;
     ir_compact(g);
+    release_vague_declarations(g);
     if (ir_validate(g, dg))
         return true;
     dg_error_path(dg, g->name,
@@ -171,10 +226,7 @@ bool cn_canonicalize(ir_graph *g, const cn_options *opts, cn_report *rep, dg_con
     for (uint32_t round = 1; ok && round <= CN_MAX_ROUNDS; round++) {
         uint32_t changed = 0;
         rep->rounds = round;
-        ok = step(&c, cn_spell, &rep->respelled, &changed, dg) &&
-             step(&c, cn_noops, &rep->removed, &changed, dg) &&
-             step(&c, cn_fold, &rep->folded, &changed, dg) &&
-             step(&c, cn_cse, &rep->merged, &changed, dg);
+        ok = round_of_steps(&c, &changed, dg);
         if (!changed)
             break;
     }

@@ -6,7 +6,6 @@
 #include "canon/internal.h"
 
 #include "base/check.h"
-#include "base/strmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,58 +28,126 @@ static int by_attr_name(const void *a, const void *b)
     return strcmp((*(const ir_attr *const *)a)->name, (*(const ir_attr *const *)b)->name);
 }
 
-/* The node's key in the arena: op, inputs (resolved), attributes sorted by name. */
-static const char *node_key(cn_ctx *c, ar_arena *arena, const ir_node *n, size_t *len)
+/* A byte buffer that grows. */
+typedef struct {
+    char *b;
+    size_t len, cap;
+} buf;
+
+static void put(buf *k, const void *p, size_t n)
 {
-    char *buf = NULL;
-    size_t size = 0;
-    FILE *f = open_memstream(&buf, &size);
-    FR_CHECK(f != NULL);
-    uint32_t head[3] = {(uint32_t)n->op, n->ninputs, n->noutputs};
-    fwrite(head, sizeof head, 1, f);
-    for (uint32_t k = 0; k < n->ninputs; k++) {
-        const ir_value *v = cn_resolve(c, n->inputs[k]);
-        uint32_t id = v ? v->id : UINT32_MAX;
-        fwrite(&id, sizeof id, 1, f);
+    if (k->len + n > k->cap) {
+        k->cap = (k->len + n) * 2 + 64;
+        k->b = realloc(k->b, k->cap);
+        FR_CHECK(k->b != NULL);
     }
-    const ir_attr **attrs = malloc((n->nattrs ? n->nattrs : 1) * sizeof *attrs);
+    memcpy(k->b + k->len, p, n);
+    k->len += n;
+}
+
+/* The node's key: op, inputs (resolved), attributes sorted by name. */
+static void node_key(cn_ctx *c, buf *k, const ir_node *n)
+{
+    k->len = 0;
+    uint32_t head[3] = {(uint32_t)n->op, n->ninputs, n->noutputs};
+    put(k, head, sizeof head);
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        const ir_value *v = cn_resolve(c, n->inputs[i]);
+        uint32_t id = v ? v->id : UINT32_MAX;
+        put(k, &id, sizeof id);
+    }
+    const ir_attr *one[8], **attrs = n->nattrs <= 8 ? one : malloc(n->nattrs * sizeof *attrs);
     FR_CHECK(attrs != NULL);
     for (uint32_t a = 0; a < n->nattrs; a++)
         attrs[a] = &n->attrs[a];
     qsort(attrs, n->nattrs, sizeof *attrs, by_attr_name);
     for (uint32_t a = 0; a < n->nattrs; a++) {
         const ir_attr *at = attrs[a];
-        fwrite(at->name, strlen(at->name) + 1, 1, f);
+        put(k, at->name, strlen(at->name) + 1);
         uint32_t kc[2] = {(uint32_t)at->kind, at->count};
-        fwrite(kc, sizeof kc, 1, f);
+        put(k, kc, sizeof kc);
         switch (at->kind) {
-        case IR_ATTR_INT: fwrite(&at->v.i, sizeof at->v.i, 1, f); break;
-        case IR_ATTR_FLOAT: fwrite(&at->v.f, sizeof at->v.f, 1, f); break;
-        case IR_ATTR_STRING: fwrite(at->v.s, strlen(at->v.s) + 1, 1, f); break;
-        case IR_ATTR_INTS: fwrite(at->v.ints, sizeof *at->v.ints, at->count, f); break;
-        case IR_ATTR_FLOATS: fwrite(at->v.floats, sizeof *at->v.floats, at->count, f); break;
+        case IR_ATTR_INT: put(k, &at->v.i, sizeof at->v.i); break;
+        case IR_ATTR_FLOAT: put(k, &at->v.f, sizeof at->v.f); break;
+        case IR_ATTR_STRING: put(k, at->v.s, strlen(at->v.s) + 1); break;
+        case IR_ATTR_INTS: put(k, at->v.ints, sizeof *at->v.ints * at->count); break;
+        case IR_ATTR_FLOATS: put(k, at->v.floats, sizeof *at->v.floats * at->count); break;
         }
     }
-    free(attrs);
-    fclose(f);
-    char *key = ar_alloc(arena, size ? size : 1);
-    memcpy(key, buf, size);
-    free(buf);
-    *len = size;
-    return key;
+    if (attrs != one)
+        free(attrs);
 }
 
-/* A small constant's key: its type and its bytes; NULL for a large or unreadable one. */
-static const char *const_key(ir_graph *g, ar_arena *arena, ir_value *v, size_t *len)
+/* A hash set of keys (open addressing; each slot keeps its key's full hash, compared before the
+ * bytes), mapping a key to the first thing that had it. */
+typedef struct {
+    uint64_t hash;
+    const char *key;
+    size_t len;
+    void *first;
+} slot;
+
+typedef struct {
+    slot *s;
+    size_t cap, len;
+    ar_arena *arena; /* the keys */
+} table;
+
+static uint64_t hash_bytes(const char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a, then a finalizer that mixes every bit */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+static slot *lookup(table *t, uint64_t h, const char *key, size_t len)
+{
+    for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        slot *s = &t->s[i];
+        if (!s->key || (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0))
+            return s;
+    }
+}
+
+/* The first thing with this key; `first` is recorded (with a copy of the key) when it is new. */
+static void *first_with(table *t, const char *key, size_t len, void *first)
+{
+    if ((t->len + 1) * 2 > t->cap) {
+        table bigger = {calloc(t->cap ? t->cap * 2 : 1024, sizeof(slot)),
+                        t->cap ? t->cap * 2 : 1024, t->len, t->arena};
+        FR_CHECK(bigger.s != NULL);
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->s[i].key)
+                *lookup(&bigger, t->s[i].hash, t->s[i].key, t->s[i].len) = t->s[i];
+        free(t->s);
+        *t = bigger;
+    }
+    uint64_t h = hash_bytes(key, len);
+    slot *s = lookup(t, h, key, len);
+    if (s->key)
+        return s->first;
+    char *copy = ar_alloc(t->arena, len ? len : 1);
+    memcpy(copy, key, len);
+    *s = (slot){h, copy, len, first};
+    t->len++;
+    return NULL;
+}
+
+/* A small constant's key: its type and its bytes; false for a large or unreadable one. */
+static bool const_key(ir_graph *g, buf *k, ir_value *v)
 {
     int64_t n, nbytes;
     if (!ir_type_numel(&v->type, &n) || n > SMALL_CONST || !ir_type_nbytes(&v->type, &nbytes))
-        return NULL;
+        return false;
     dg_context *dg = dg_new();
     const void *data = ir_const_data(g, v, dg);
     dg_free(dg);
     if (!data)
-        return NULL;
+        return false;
     ir_type t;
     memset(&t, 0, sizeof t); /* padding too: the key is compared as bytes */
     t.dtype = v->type.dtype;
@@ -88,56 +155,57 @@ static const char *const_key(ir_graph *g, ar_arena *arena, ir_value *v, size_t *
     t.layout = v->type.layout;
     for (int8_t d = 0; d < v->type.rank; d++)
         t.dims[d] = v->type.dims[d];
-    *len = sizeof t + (size_t)nbytes;
-    char *key = ar_alloc(arena, *len);
-    memcpy(key, &t, sizeof t);
-    memcpy(key + sizeof t, data, (size_t)nbytes);
-    return key;
+    k->len = 0;
+    put(k, &t, sizeof t);
+    put(k, data, (size_t)nbytes);
+    return true;
 }
 
 uint32_t cn_cse(cn_ctx *c)
 {
     ir_graph *g = c->g;
-    ar_arena *arena = ar_new();
-    sm_map seen = {0};
+    buf k = {0};
+    table consts = {.arena = ar_new()}, nodes = {.arena = consts.arena};
     uint32_t merged = 0;
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
-        size_t len;
-        const char *key = v->kind == IR_VALUE_CONST ? const_key(g, arena, v, &len) : NULL;
-        if (!key)
+        if (v->kind != IR_VALUE_CONST || !const_key(g, &k, v))
             continue;
-        ir_value *first = sm_get(&seen, key, len);
-        if (!first)
-            sm_put(&seen, key, len, v);
-        else if (cn_forward(c, v, first))
+        ir_value *first = first_with(&consts, k.b, k.len, v);
+        if (first && cn_forward(c, v, first))
             merged++;
     }
-    sm_free(&seen);
-    memset(&seen, 0, sizeof seen);
-    for (size_t i = 0; i < g->nodes.len; i++) {
-        ir_node *n = g->nodes.items[i];
+    for (size_t j = 0; j < g->nodes.len; j++) {
+        ir_node *n = g->nodes.items[j];
         if (n->dead || keep_op[n->op] || n->ninputs == 0)
             continue;
-        size_t len;
-        const char *key = node_key(c, arena, n, &len);
-        ir_node *first = sm_get(&seen, key, len);
-        if (!first) {
-            sm_put(&seen, key, len, n);
-            continue;
+        /* a duplicate reads the same inputs: when this node is the only reader of one, there is
+         * none (most nodes of a chain), and building its key is skipped */
+        bool alone = false;
+        for (uint32_t i = 0; i < n->ninputs && !alone; i++) {
+            const ir_value *v = cn_resolve(c, n->inputs[i]);
+            alone = v && !cn_shared(c, v);
         }
+        if (alone)
+            continue;
+        node_key(c, &k, n);
+        ir_node *first = first_with(&nodes, k.b, k.len, n);
+        if (!first)
+            continue;
         bool ok = true;
-        for (uint32_t k = 0; k < n->noutputs && ok; k++)
-            ok = !n->outputs[k]->is_output &&
-                 ir_type_equal(&n->outputs[k]->type, &first->outputs[k]->type);
+        for (uint32_t o = 0; o < n->noutputs && ok; o++)
+            ok = !n->outputs[o]->is_output &&
+                 ir_type_equal(&n->outputs[o]->type, &first->outputs[o]->type);
         if (!ok)
             continue;
-        for (uint32_t k = 0; k < n->noutputs; k++)
-            FR_CHECK(cn_forward(c, n->outputs[k], first->outputs[k]));
+        for (uint32_t o = 0; o < n->noutputs; o++)
+            FR_CHECK(cn_forward(c, n->outputs[o], first->outputs[o]));
         n->dead = true;
         merged++;
     }
-    sm_free(&seen);
-    ar_free(arena);
+    free(consts.s);
+    free(nodes.s);
+    ar_free(consts.arena);
+    free(k.b);
     return merged;
 }

@@ -14,7 +14,8 @@ typedef struct cn_ctx {
     ir_graph *g;
     const cn_options *opts;
     cn_report *rep;
-    ir_value **fwd; /* by value id (ids of the step's start): what its readers read instead */
+    ir_value **fwd; /* by value id: what its readers read instead (NULL: itself) */
+    bool *gained;   /* by value id: readers were forwarded to it this round */
     size_t nfwd;
 } cn_ctx;
 
@@ -22,6 +23,9 @@ typedef struct cn_ctx {
  * nothing recorded, when that would change the graph's interface or types: `from` a graph output
  * (its name would change), or another type than `to`. */
 bool cn_forward(cn_ctx *c, ir_value *from, ir_value *to);
+/* Whether v may be read by more than one node now: by the use lists of the round's start, or
+ * because readers were forwarded to it since. */
+bool cn_shared(const cn_ctx *c, const ir_value *v);
 /* `v` after the forwards recorded so far in this step. */
 ir_value *cn_resolve(const cn_ctx *c, ir_value *v);
 
