@@ -44,6 +44,34 @@ static bool foldable(const cn_ctx *c, const ir_node *n)
     return total <= c->opts->fold_budget;
 }
 
+/* Whether every reader of n's outputs (now constants) still infers its types: a model can be
+ * wrong in a way only a known value shows (ONNX Runtime's reshape tests compute a shape that does
+ * not fit their input, which nothing runs). Folding then stops there, so that canonicalization
+ * never turns a graph that loads into one that does not. The readers' output types are restored:
+ * validation after the round infers them again. */
+static bool readers_accept(ir_graph *g, const ir_node *n)
+{
+    bool ok = true;
+    for (uint32_t k = 0; k < n->noutputs && ok; k++) {
+        const ir_value *v = n->outputs[k];
+        for (uint32_t u = 0; u < v->nuses && ok; u++) {
+            ir_node *reader = v->uses[u];
+            if (reader->dead)
+                continue;
+            ir_type saved[8];
+            uint32_t nsaved = reader->noutputs < 8 ? reader->noutputs : 8;
+            for (uint32_t o = 0; o < nsaved; o++)
+                saved[o] = reader->outputs[o]->type;
+            dg_context *dg = dg_new();
+            ok = reader->noutputs <= 8 && ir_op_info_get(reader->op)->infer(g, reader, dg);
+            dg_free(dg);
+            for (uint32_t o = 0; o < nsaved; o++)
+                reader->outputs[o]->type = saved[o];
+        }
+    }
+    return ok;
+}
+
 /* Runs n alone; on success its outputs become constants holding the results. */
 static bool fold(cn_ctx *c, ir_node *n)
 {
@@ -97,6 +125,18 @@ static bool fold(cn_ctx *c, ir_node *n)
             cn_set_const(g, v, r.outputs[k].data, r.outputs[k].nbytes);
         }
         n->dead = true;
+        if (!readers_accept(g, n)) {
+            /* a reader's inference refuses the known value: undo, leave the graph as it loaded */
+            for (uint32_t k = 0; k < n->noutputs; k++) {
+                ir_value *v = n->outputs[k];
+                v->kind = IR_VALUE_NODE;
+                v->producer = n;
+                v->out_index = k;
+                v->konst = NULL;
+            }
+            n->dead = false;
+            ok = false;
+        }
     }
     if (r.arena)
         rt_result_free(&r);
