@@ -56,4 +56,37 @@ bool cli_write_atomic(const char *path, bool (*write_fn)(FILE *out, void *ctx), 
 /* Parses a byte count (0 to 2^40) for --fold-budget; -1 when it is not one. */
 int cli_parse_budget(const char *s, int64_t *out);
 
+/* ---- inputs and limits of `run` and `verify` (cli/run_inputs.c) ---- */
+
+#include "base/vec.h"
+#include "runtime/runtime.h"
+
+typedef struct cli_run_inputs {
+    const char *file;             /* --inputs FILE.safetensors */
+    VEC(const char *) npy;        /* --input NAME=FILE.npy, as written */
+    VEC(rt_dim) dims;             /* --dim NAME=N */
+    uint64_t memory_budget;       /* --memory-budget; 0 until given */
+    /* filled by cli_read_inputs */
+    VEC(rt_tensor) tensors;
+    void *owned;                  /* the open files and read arrays */
+} cli_run_inputs;
+
+/* The usage lines of the options below, for run's and verify's help. */
+#define CLI_RUN_INPUTS_USAGE                                                                       \
+    "  --inputs FILE        graph inputs by name from a safetensors file\n"                      \
+    "  --input NAME=FILE    graph input NAME from a NumPy .npy file (repeatable)\n"              \
+    "  --dim NAME=N         size of the symbolic dim NAME of generated inputs (repeatable)\n"    \
+    "  --memory-budget B    bytes the inputs and intermediates may take (suffix K, M, G or T:\n" \
+    "                       binary units); default: the machine's available memory\n"
+/* Consumes option `a` (and its value) when it is one of --inputs, --input, --dim or
+ * --memory-budget: returns 1; 0 when `a` is another option; EXIT_BAD_INPUT + 1 after a usage
+ * error. */
+int cli_run_inputs_option(cli_args *args, const char *a, cli_run_inputs *in, const char *cmd,
+                          const char *usage);
+/* Reads the given tensors (safetensors entries naming graph inputs; .npy arrays) into
+ * in->tensors and fills opts' dims and memory budget (default: the available memory). False after
+ * reporting. */
+bool cli_read_inputs(const ir_graph *g, cli_run_inputs *in, rt_options *opts, dg_context *dg);
+void cli_run_inputs_free(cli_run_inputs *in);
+
 #endif

@@ -7,11 +7,13 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: fuserule export GRAPH -o OUT.onnx [--opset N]\n"
+    "usage: fuserule export GRAPH -o OUT.onnx [--opset N] [--for lossless|onnxruntime]\n"
     "Converts GRAPH (.graph or .onnx) to an ONNX model. Catalog ops become standard ONNX at\n"
     "opset N (default: the lowest from 17 up that expresses every node), fused ops the\n"
     "com.microsoft contrib ops of ONNX Runtime where one has the same semantics, else ops of\n"
-    "the \"fuserule\" domain.\n";
+    "the \"fuserule\" domain (--for lossless, the default: import reads it back unchanged).\n"
+    "--for onnxruntime writes only ops ONNX Runtime runs: a fused op without a contrib op of\n"
+    "its semantics becomes the standard subgraph that computes it.\n";
 
 typedef struct {
     const uint8_t *data;
@@ -54,6 +56,13 @@ int cmd_export(int argc, char **argv)
             if (!parse_opset(v, &opts.opset))
                 return cli_usage_error("export", usage, "--opset takes a positive integer, not '%s'",
                                        v);
+        } else if (strcmp(a, "--for") == 0) {
+            const char *v = cli_value(&args, a);
+            if (!v)
+                return EXIT_BAD_INPUT;
+            if (!ox_flavour_parse(v, &opts.flavour))
+                return cli_usage_error("export", usage,
+                                       "--for takes lossless or onnxruntime, not '%s'", v);
         } else if (a[0] == '-' && a[1]) {
             return cli_usage_error("export", usage, "unknown option '%s'", a);
         } else if (path) {

@@ -1,9 +1,11 @@
-/* fuserule run GRAPH [--inputs IN.safetensors] [-o OUT.safetensors] [--seed N] [--time]
+/* fuserule run GRAPH [--inputs IN.safetensors] [--input NAME=FILE.npy]... [--dim NAME=N]...
+ *                   [-o OUT.safetensors] [--seed N] [--time] [--memory-budget B]
  *                   [--target cpu|cuda]
  *
- * Runs a graph on the CPU executor and prints, per graph output, its type and checksums: the sum
- * and the sum of absolute values (in double) and an FNV-1a hash of its bytes. Inputs come from a
- * safetensors file by name; the others are generated from the seed. */
+ * Runs a graph on the CPU executor (or CUDA) and prints, per graph output, its type and checksums:
+ * the sum and the sum of absolute values (in double) and an FNV-1a hash of its bytes. Inputs come
+ * from a safetensors file by name and from .npy files (cli/run_inputs.c); the others are generated
+ * from the seed, their symbolic dims sized by --dim. */
 #include "cli/cli.h"
 
 #include "ir/safetensors.h"
@@ -16,18 +18,21 @@
 #include <string.h>
 
 static const char usage[] =
-    "usage: fuserule run GRAPH [--inputs IN.safetensors] [-o OUT.safetensors] [--seed N] [--time]\n"
+    "usage: fuserule run GRAPH [--inputs IN.safetensors] [--input NAME=FILE.npy]... [--dim NAME=N]...\n"
+    "                    [-o OUT.safetensors] [--seed N] [--time] [--memory-budget B]\n"
     "                    [--target cpu|cuda]\n"
-    "Runs GRAPH on the CPU reference executor and prints each output's type, the sum and the sum\n"
-    "of absolute values of its elements, and an FNV-1a hash of its bytes.\n"
-    "  --inputs FILE  graph inputs by name (others are generated from the seed)\n"
-    "  -o FILE        write the outputs, by name, to a safetensors file\n"
-    "  --seed N       seed of the generated inputs (default 0)\n"
-    "  --time         print the wall and CPU time per op and the memory plan to stderr\n"
-    "  --target T     cpu (the reference, default) or cuda (fused nodes on the GPU)\n";
+    "Runs GRAPH (on the CPU reference executor, or CUDA) and prints each output's type, the sum\n"
+    "and the sum of absolute values of its elements, and an FNV-1a hash of its bytes. Inputs not\n"
+    "given are generated from the seed.\n"
+    "  -o FILE              write the outputs, by name, to a safetensors file\n"
+    "  --seed N             seed of the generated inputs (default 0)\n"
+    "  --time               print the wall and CPU time per op and the memory plan to stderr\n"
+    "  --target T           cpu (the reference, default) or cuda (fused nodes on the GPU)\n"
+    CLI_RUN_INPUTS_USAGE;
 
 typedef struct {
-    const char *graph, *inputs, *out;
+    const char *graph, *out;
+    cli_run_inputs in;
     uint64_t seed;
     bool time;
     kn_backend target; /* KN_BACKEND_CPU (0) unless --target cuda */
@@ -50,19 +55,21 @@ static int parse_args(int argc, char **argv, run_args *ra)
     cli_args args = cli_args_start(argc, argv);
     for (const char *a; (a = cli_next(&args));) {
         const char *v;
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+        int taken = cli_run_inputs_option(&args, a, &ra->in, "run", usage);
+        if (taken > 1)
+            return taken - 1;
+        if (taken) {
+            continue;
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage, stdout);
             return EXIT_OK;
         } else if (strcmp(a, "--time") == 0) {
             ra->time = true;
-        } else if (strcmp(a, "--inputs") == 0 || strcmp(a, "-o") == 0 ||
-                   strcmp(a, "--seed") == 0 || strcmp(a, "--target") == 0) {
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--seed") == 0 || strcmp(a, "--target") == 0) {
             if (!(v = cli_value(&args, a)))
                 return EXIT_BAD_INPUT;
             if (a[1] == 'o')
                 ra->out = v;
-            else if (a[2] == 'i')
-                ra->inputs = v;
             else if (a[2] == 's' && !parse_seed(v, &ra->seed))
                 return cli_usage_error("run", usage,
                                        "--seed takes a non-negative integer, not '%s'", v);
@@ -79,46 +86,6 @@ static int parse_args(int argc, char **argv, run_args *ra)
     if (!ra->graph)
         return cli_usage_error("run", usage, "missing GRAPH");
     return -1;
-}
-
-/* ---- inputs ---- */
-
-/* The file's tensors that name graph inputs, as executor tensors (data stays in the mapping). */
-static bool read_inputs(const ir_graph *g, st_file *f, rt_tensor **out, size_t *n, dg_context *dg)
-{
-    size_t count = st_count(f);
-    *out = calloc(count ? count : 1, sizeof **out);
-    *n = 0;
-    if (!*out)
-        return false;
-    for (size_t i = 0; i < count; i++) {
-        const st_tensor *t = st_at(f, i);
-        ir_value *v = ir_find_value(g, t->name);
-        if (!v || v->kind != IR_VALUE_INPUT) {
-            dg_warning(dg, NULL, 0, 0, "%s: tensor '%s' is not an input of graph %s; ignored",
-                       st_path(f), t->name, g->name);
-            continue;
-        }
-        if (t->dtype == IR_DTYPE_UNKNOWN) {
-            dg_error_path(dg, st_path(f),
-                          "tensor '%s' has dtype %s, which fuserule does not support", t->name,
-                          t->dtype_name);
-            return false;
-        }
-        if (t->rank > IR_MAX_RANK) {
-            dg_error_path(dg, st_path(f), "tensor '%s' has rank %u; at most %d is supported",
-                          t->name, t->rank, IR_MAX_RANK);
-            return false;
-        }
-        rt_tensor *r = &(*out)[(*n)++];
-        r->name = t->name;
-        r->type = (ir_type){.dtype = t->dtype, .rank = (int8_t)t->rank};
-        for (uint32_t d = 0; d < t->rank; d++)
-            r->type.dims[d] = t->dims[d];
-        r->data = (void *)t->data;
-        r->nbytes = t->nbytes;
-    }
-    return true;
 }
 
 /* ---- printing ---- */
@@ -195,22 +162,19 @@ int cmd_run(int argc, char **argv)
 {
     run_args ra = {0};
     int status = parse_args(argc, argv, &ra);
-    if (status >= 0)
+    if (status >= 0) {
+        cli_run_inputs_free(&ra.in);
         return status;
+    }
     dg_context *dg = dg_new();
     bool overwrites = cli_output_overwrites(ra.graph, ra.out, dg) ||
-                      cli_output_overwrites(ra.inputs, ra.out, dg);
+                      cli_output_overwrites(ra.in.file, ra.out, dg);
     ir_graph *g = overwrites ? NULL : cli_load_graph(ra.graph, dg);
-    st_file *f = NULL;
-    rt_tensor *given = NULL;
-    size_t ngiven = 0;
     rt_result r = {0};
-    bool ok = g != NULL;
-    if (ok && ra.inputs)
-        ok = (f = st_open(ra.inputs, dg)) && read_inputs(g, f, &given, &ngiven, dg);
     rt_options opts = {.seed = ra.seed, .time = ra.time};
-    ok = ok && (ra.target == KN_BACKEND_CUDA ? rt_run_cuda : rt_run_cpu)(g, given, ngiven, &opts,
-                                                                          &r, dg);
+    bool ok = g != NULL && cli_read_inputs(g, &ra.in, &opts, dg);
+    ok = ok && (ra.target == KN_BACKEND_CUDA ? rt_run_cuda : rt_run_cpu)(
+                   g, ra.in.tensors.items, ra.in.tensors.len, &opts, &r, dg);
     if (ok && ra.out) {
         write_ctx w = {ra.out, &r, dg};
         ok = cli_write_atomic(ra.out, write_outputs, &w, dg);
@@ -223,9 +187,7 @@ int cmd_run(int argc, char **argv)
     }
     status = cli_finish_diagnostics(dg);
     rt_result_free(&r);
-    free(given);
-    if (f)
-        st_close(f);
+    cli_run_inputs_free(&ra.in);
     ir_graph_free(g);
     dg_free(dg);
     return status;

@@ -371,9 +371,11 @@ static void check_firings(const rule_test *t, const rw_report *rep, failures *f)
         fail(f, "%zu kernels after fusion, expected %ld", rep->after.kernels, t->kernels);
 }
 
-/* verify's comparison (rt_compare): NaN and infinities at the same places, then
- * |fused - original| <= atol + rtol * |original| with the dtype's tolerances. */
-static void compare_outputs(const rt_result *got, const rt_result *want, failures *f)
+/* verify's judgement (rt_judge): NaN and infinities where the original has them, then every
+ * float element within its dtype's tolerance of the f64 reference plus the original's own
+ * distance from it; integers exactly. */
+static void compare_outputs(const rt_result *got, const rt_result *want, const rt_result *ref,
+                            failures *f)
 {
     for (size_t i = 0; i < want->noutputs; i++) {
         const rt_tensor *a = &got->outputs[i], *b = &want->outputs[i];
@@ -381,11 +383,17 @@ static void compare_outputs(const rt_result *got, const rt_result *want, failure
             fail(f, "verify: output '%s' has another type after fusion", b->name);
             continue;
         }
-        rt_comparison c = rt_compare(a, b);
-        if (c.bad || c.special)
-            fail(f, "verify: output '%s' differs in %zu of %zu elements (worst at %zu: %.9g vs %.9g)",
-                 b->name, c.bad + c.special, rt_tensor_numel(b), c.at, rt_tensor_get(a, c.at),
-                 rt_tensor_get(b, c.at));
+        const rt_tensor *r = ir_dtype_is_float(b->type.dtype) ? &ref->outputs[i] : NULL;
+        rt_judgement j = rt_judge(b, a, r, rt_tolerance_of(b->type.dtype));
+        char index[160], f64[48] = "";
+        if (r)
+            snprintf(f64, sizeof f64, ", f64 %.9g", rt_tensor_get(r, j.c.at));
+        if (j.bad) /* the order of verify's report: original, fused, f64 */
+            fail(f, "verify: output '%s' differs in %zu of %zu elements (worst at %s: original "
+                    "%.9g, fused %.9g%s)",
+                 b->name, j.bad, rt_tensor_numel(b),
+                 rt_format_index(&b->type, j.c.at, index, sizeof index), rt_tensor_get(b, j.c.at),
+                 rt_tensor_get(a, j.c.at), f64);
     }
 }
 
@@ -410,12 +418,15 @@ static bool run_test(rule_test *t, failures *f, dg_context *dg)
         if (want)
             compare_graphs(g, want, f);
         rt_options ro = {0};
-        rt_result r0 = {0}, r1 = {0};
+        rt_result r0 = {0}, r1 = {0}, ref = {0};
         if (original) {
-            if (rt_run_cpu(original, NULL, 0, &ro, &r0, dg) && rt_run_cpu(g, NULL, 0, &ro, &r1, dg))
-                compare_outputs(&r1, &r0, f);
+            if (rt_run_cpu(original, NULL, 0, &ro, &r0, dg) &&
+                rt_run_reference(original, r0.inputs, r0.ninputs, &ro, &ref, dg) &&
+                rt_run_cpu(g, r0.inputs, r0.ninputs, &ro, &r1, dg))
+                compare_outputs(&r1, &r0, &ref, f);
             rt_result_free(&r0);
             rt_result_free(&r1);
+            rt_result_free(&ref);
         }
     }
     if (g)

@@ -43,8 +43,16 @@ static double uniform01(uint64_t seed, uint64_t i)
  * neighbouring representable value is one integer operation. */
 static uint32_t encode_float(ir_dtype dt, double x)
 {
-    /* clamp first: converting an out-of-range double to float is undefined in C */
-    float f = isnan(x) ? NAN : x > FLT_MAX ? INFINITY : x < -FLT_MAX ? -INFINITY : (float)x;
+    /* clamp first: converting an out-of-range double to float is undefined in C. A double just
+     * above FLT_MAX (the shortest text of FLT_MAX, 3.4028235e+38, reads back as one) rounds to
+     * FLT_MAX; only from halfway to the next power of two, 2^128 - 2^103, does it round to inf. */
+    double round_to_inf = 0x1.ffffffp+127;
+    float f = isnan(x)             ? NAN
+              : x >= round_to_inf  ? INFINITY
+              : x <= -round_to_inf ? -INFINITY
+              : x > FLT_MAX        ? FLT_MAX
+              : x < -FLT_MAX       ? -FLT_MAX
+                                   : (float)x;
     switch (dt) {
     case IR_F32:
         return half_f32_bits(f);
@@ -108,6 +116,18 @@ static void int_range(ir_dtype dt, double *min, double *max)
     case IR_I64: /* the largest double below 2^63 */
         *min = -0x1.0p63, *max = 0x1.fffffffffffffp62;
         return;
+    case IR_I16:
+        *min = INT16_MIN, *max = INT16_MAX;
+        return;
+    case IR_U16:
+        *min = 0, *max = UINT16_MAX;
+        return;
+    case IR_U32:
+        *min = 0, *max = UINT32_MAX;
+        return;
+    case IR_U64: /* the largest double below 2^64 */
+        *min = 0, *max = 0x1.fffffffffffffp63;
+        return;
     case IR_BOOL:
         *min = 0, *max = 1;
         return;
@@ -142,6 +162,26 @@ static void put_int(ir_dtype dt, void *out, size_t i, double x)
         memcpy(p + 8 * i, &v, 8);
         return;
     }
+    case IR_I16: {
+        int16_t v = (int16_t)x;
+        memcpy(p + 2 * i, &v, 2);
+        return;
+    }
+    case IR_U16: {
+        uint16_t v = (uint16_t)x;
+        memcpy(p + 2 * i, &v, 2);
+        return;
+    }
+    case IR_U32: {
+        uint32_t v = (uint32_t)x;
+        memcpy(p + 4 * i, &v, 4);
+        return;
+    }
+    case IR_U64: {
+        uint64_t v = (uint64_t)x;
+        memcpy(p + 8 * i, &v, 8);
+        return;
+    }
     default:
         FR_UNREACHABLE();
     }
@@ -158,6 +198,10 @@ static void put_random(ir_dtype dt, void *out, size_t i, double u, double lo, do
     double x = lo * (1 - u) + hi * u;
     if (x >= hi && hi > lo)
         x = nextafter(hi, lo);
+    if (dt == IR_F64) { /* x is already below hi */
+        memcpy((char *)out + 8 * i, &x, 8);
+        return;
+    }
     if (ir_dtype_is_float(dt)) {
         uint32_t bits = encode_float(dt, x);
         if (decode_float(dt, bits) >= hi) { /* rounding reached hi: take the value below it */
@@ -277,6 +321,8 @@ static bool const_size(ir_graph *g, const ir_value *v, dg_context *dg, int64_t *
 /* Why value x cannot be stored in dt, or NULL when it can. */
 static const char *literal_problem(ir_dtype dt, double x)
 {
+    if (dt == IR_F64) /* the literal was read as a double: it fits */
+        return NULL;
     if (ir_dtype_is_float(dt)) {
         uint32_t bits = encode_float(dt, x);
         return isfinite(x) && isinf(decode_float(dt, bits)) ? "overflows" : NULL;
@@ -290,7 +336,9 @@ static const char *literal_problem(ir_dtype dt, double x)
 
 static void put_literal(ir_dtype dt, void *out, size_t i, double x)
 {
-    if (ir_dtype_is_float(dt))
+    if (dt == IR_F64)
+        memcpy((char *)out + 8 * i, &x, 8);
+    else if (ir_dtype_is_float(dt))
         put_float_bits(dt, out, i, encode_float(dt, x));
     else
         put_int(dt, out, i, x);

@@ -181,6 +181,11 @@ bool ir_dtype_from_onnx(int64_t code, ir_dtype *out)
     case 7: *out = IR_I64; return true;
     case 9: *out = IR_BOOL; return true;
     case 10: *out = IR_F16; return true;
+    case 11: *out = IR_F64; return true;
+    case 4: *out = IR_U16; return true;
+    case 5: *out = IR_I16; return true;
+    case 12: *out = IR_U32; return true;
+    case 13: *out = IR_U64; return true;
     case 16: *out = IR_BF16; return true;
     default: return false;
     }
@@ -357,9 +362,34 @@ double ir_const_element(const void *data, ir_dtype dt, int64_t k)
         memcpy(&h, p + 2 * k, 2);
         return bf16_to_f32(h);
     }
+    case IR_F64: {
+        double d;
+        memcpy(&d, p + 8 * k, 8);
+        return d;
+    }
     case IR_I8: return (int8_t)p[k];
     case IR_U8: return p[k];
     case IR_BOOL: return p[k] != 0;
+    case IR_I16: {
+        int16_t v;
+        memcpy(&v, p + 2 * k, 2);
+        return v;
+    }
+    case IR_U16: {
+        uint16_t v;
+        memcpy(&v, p + 2 * k, 2);
+        return v;
+    }
+    case IR_U32: {
+        uint32_t v;
+        memcpy(&v, p + 4 * k, 4);
+        return v;
+    }
+    case IR_U64: {
+        uint64_t v;
+        memcpy(&v, p + 8 * k, 8);
+        return (double)v;
+    }
     case IR_I32: {
         int32_t v;
         memcpy(&v, p + 4 * k, 4);

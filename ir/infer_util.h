@@ -56,9 +56,10 @@ bool ir_infer_done(ir_graph *g, ir_node *n, dg_context *dg);
 
 #define IR_DT(dt) (1u << (dt))
 enum {
-    IR_DTS_FLOAT = IR_DT(IR_F32) | IR_DT(IR_F16) | IR_DT(IR_BF16),
-    IR_DTS_INT = IR_DT(IR_I8) | IR_DT(IR_U8) | IR_DT(IR_I32) | IR_DT(IR_I64),
-    IR_DTS_SIGNED = IR_DTS_FLOAT | IR_DT(IR_I8) | IR_DT(IR_I32) | IR_DT(IR_I64),
+    IR_DTS_FLOAT = IR_DT(IR_F32) | IR_DT(IR_F16) | IR_DT(IR_BF16) | IR_DT(IR_F64),
+    IR_DTS_INT = IR_DT(IR_I8) | IR_DT(IR_U8) | IR_DT(IR_I32) | IR_DT(IR_I64) | IR_DT(IR_I16) |
+                 IR_DT(IR_U16) | IR_DT(IR_U32) | IR_DT(IR_U64),
+    IR_DTS_SIGNED = IR_DTS_FLOAT | IR_DT(IR_I8) | IR_DT(IR_I32) | IR_DT(IR_I64) | IR_DT(IR_I16),
     IR_DTS_NUMERIC = IR_DTS_FLOAT | IR_DTS_INT,
     IR_DTS_INDEX = IR_DT(IR_I32) | IR_DT(IR_I64),
     IR_DTS_QUANT = IR_DT(IR_I8) | IR_DT(IR_U8) | IR_DT(IR_I32),

@@ -32,6 +32,11 @@ typedef enum {
     IR_I32,
     IR_I64,
     IR_BOOL,
+    IR_F64, /* storage dtypes; their arithmetic: docs/graph-format.md, "Element types" */
+    IR_I16,
+    IR_U16,
+    IR_U32,
+    IR_U64,
     IR_DTYPE_COUNT
 } ir_dtype;
 

@@ -496,6 +496,18 @@ static bool integer_range(ir_dtype dt, double *lo, double *hi)
     case IR_I64:
         *lo = -(double)EXACT_INT_LIMIT, *hi = (double)EXACT_INT_LIMIT;
         return true;
+    case IR_I16:
+        *lo = -32768, *hi = 32767;
+        return true;
+    case IR_U16:
+        *lo = 0, *hi = 65535;
+        return true;
+    case IR_U32:
+        *lo = 0, *hi = 4294967295.0;
+        return true;
+    case IR_U64:
+        *lo = 0, *hi = (double)EXACT_INT_LIMIT;
+        return true;
     default:
         return false;
     }

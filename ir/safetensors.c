@@ -37,17 +37,17 @@ static const struct {
     {"F8_E5M2", 8, IR_DTYPE_UNKNOWN},
     {"F8_E4M3", 8, IR_DTYPE_UNKNOWN},
     {"F8_E8M0", 8, IR_DTYPE_UNKNOWN},
-    {"I16", 16, IR_DTYPE_UNKNOWN},
-    {"U16", 16, IR_DTYPE_UNKNOWN},
+    {"I16", 16, IR_I16},
+    {"U16", 16, IR_U16},
     {"F16", 16, IR_F16},
     {"BF16", 16, IR_BF16},
     {"I32", 32, IR_I32},
-    {"U32", 32, IR_DTYPE_UNKNOWN},
+    {"U32", 32, IR_U32},
     {"F32", 32, IR_F32},
     {"C64", 64, IR_DTYPE_UNKNOWN},
-    {"F64", 64, IR_DTYPE_UNKNOWN},
+    {"F64", 64, IR_F64},
     {"I64", 64, IR_I64},
-    {"U64", 64, IR_DTYPE_UNKNOWN},
+    {"U64", 64, IR_U64},
 };
 
 static int find_dtype(const char *name)

@@ -11,7 +11,7 @@
  * shapes of more than 64 dimensions or whose size overflows, `end - begin` that disagrees with the
  * shape, and offsets that do not tile the data buffer exactly (sorted by begin: contiguous from 0,
  * no gap, no overlap, the last end equal to the buffer's length). Dtypes the format knows but the
- * IR does not (F64, U16, F8_E4M3, ...) may be listed; they have dtype IR_DTYPE_UNKNOWN and are
+ * IR does not (C64, F8_E4M3, ...) may be listed; they have dtype IR_DTYPE_UNKNOWN and are
  * refused by whoever uses them.
  * docs/safetensors.md says why each check exists.
  *
@@ -37,7 +37,7 @@ typedef struct st_file st_file;
 
 typedef struct st_tensor {
     const char *name;
-    const char *dtype_name; /* as written in the file: "F32", "F64", "F8_E4M3", ... */
+    const char *dtype_name; /* as written in the file: "F32", "C64", "F8_E4M3", ... */
     ir_dtype dtype;         /* IR_DTYPE_UNKNOWN when the IR has no such dtype */
     uint32_t rank;
     const int64_t *dims;    /* rank entries, each >= 0 */

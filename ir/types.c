@@ -12,6 +12,8 @@ static const struct {
     [IR_DTYPE_UNKNOWN] = {"?", 0}, [IR_F32] = {"f32", 4}, [IR_F16] = {"f16", 2},
     [IR_BF16] = {"bf16", 2},       [IR_I8] = {"i8", 1},   [IR_U8] = {"u8", 1},
     [IR_I32] = {"i32", 4},         [IR_I64] = {"i64", 8}, [IR_BOOL] = {"bool", 1},
+    [IR_F64] = {"f64", 8},         [IR_I16] = {"i16", 2}, [IR_U16] = {"u16", 2},
+    [IR_U32] = {"u32", 4},         [IR_U64] = {"u64", 8},
 };
 
 const char *ir_dtype_name(ir_dtype dt)
@@ -37,7 +39,7 @@ bool ir_dtype_parse(const char *s, size_t len, ir_dtype *out)
 
 bool ir_dtype_is_float(ir_dtype dt)
 {
-    return dt == IR_F32 || dt == IR_F16 || dt == IR_BF16;
+    return dt == IR_F32 || dt == IR_F16 || dt == IR_BF16 || dt == IR_F64;
 }
 
 static const char *const layouts[IR_LAYOUT_COUNT] = {

@@ -42,6 +42,14 @@ typedef bool (*kn_cpu_fn)(const kn_call *call);
 #include "ir/fused_ops.def"
 #undef IR_OP
 
+/* The same kernels computing in double: every file of kernels/cpu/ compiled a second time with
+ * double in place of float (kernels/cpu/f64_build.h). Float tensors are handed to them as doubles,
+ * still labelled IR_F32; integer and bool tensors as in the f32 build. */
+#define IR_OP(name, ...) bool kn_cpu_##name##_f64(const kn_call *call);
+#include "ir/ops.def"
+#include "ir/fused_ops.def"
+#undef IR_OP
+
 /* ---- the registry ---------------------------------------------------------------------------
  *
  * One table (kernels/registry.c): each fused op's operands and, per backend, the constraints under
@@ -114,5 +122,7 @@ bool kn_supports(const ir_graph *g, const ir_node *n, kn_backend backend, char *
 const char *kn_kernel_name(ir_op op, kn_backend backend);
 /* The CPU implementation of any catalog op. */
 kn_cpu_fn kn_cpu_get(ir_op op);
+/* Its f64 build (see kn_cpu_<Op>_f64 above). */
+kn_cpu_fn kn_cpu_get_f64(ir_op op);
 
 #endif

@@ -216,6 +216,13 @@ static const kn_cpu_fn cpu_fns[IR_OP_COUNT] = {
 #undef IR_OP
 };
 
+static const kn_cpu_fn cpu_fns_f64[IR_OP_COUNT] = {
+#define IR_OP(name, ...) [IR_OP_##name] = kn_cpu_##name##_f64,
+#include "ir/ops.def"
+#include "ir/fused_ops.def"
+#undef IR_OP
+};
+
 const kn_fused_entry *kn_fused_entries(size_t *count)
 {
     *count = FR_COUNT_OF(entries);
@@ -285,4 +292,10 @@ kn_cpu_fn kn_cpu_get(ir_op op)
 {
     FR_CHECK((unsigned)op < IR_OP_COUNT);
     return cpu_fns[op];
+}
+
+kn_cpu_fn kn_cpu_get_f64(ir_op op)
+{
+    FR_CHECK((unsigned)op < IR_OP_COUNT);
+    return cpu_fns_f64[op];
 }

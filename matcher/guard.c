@@ -220,6 +220,11 @@ static gval const_value(const guard_env *env, ir_value *v)
     case IR_F32: x = *(const float *)data; break;
     case IR_F16: x = f16_to_f32(*(const uint16_t *)data); break;
     case IR_BF16: x = bf16_to_f32(*(const uint16_t *)data); break;
+    case IR_F64: x = *(const double *)data; break;
+    case IR_I16: x = *(const int16_t *)data; break;
+    case IR_U16: x = *(const uint16_t *)data; break;
+    case IR_U32: x = *(const uint32_t *)data; break;
+    case IR_U64: x = (double)*(const uint64_t *)data; break;
     case IR_I8: x = *(const int8_t *)data; break;
     case IR_U8:
     case IR_BOOL: x = *(const uint8_t *)data; break;

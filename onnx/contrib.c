@@ -14,6 +14,7 @@
  *   AddRMSNorm(A, B, s) -> Y, S        SkipSimplifiedLayerNormalization     axis, A 2-D or 3-D, B of
  *                                                                           A's shape, s and b 1-D
  *   ElementwiseChain "gelu(add(x0, x1))"  BiasGelu(A, B)                   x1 1-D, A's last dim
+ *   ElementwiseChain "gelu_tanh(add(x0, x1))"  FastGelu(A, B)              as above
  *   Gelu (before opset 20)             Gelu, or FastGelu for "tanh"
  *
  * Export maps f32 nodes only: ONNX Runtime's CPU kernels of these ops are float32 (for f16 the
@@ -22,12 +23,17 @@
 
 #include "base/check.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- the table ------------------------------------------------------------------------------ */
 
-enum { NO = -1 }; /* an ONNX slot the fused op has no place for: it must be empty */
+/* NO: an ONNX slot the fused op has no place for: it must be empty. BIAS: skip normalization's
+ * bias, added to the sum: input + skip + bias is AddLayerNorm(Add(input, skip), bias), summed in
+ * ONNX Runtime's order. */
+enum { NO = -1, BIAS = -2 };
 
 typedef struct {
     const char *op_type;
@@ -42,15 +48,44 @@ static const contrib_form forms[] = {
     {"FusedConv", IR_OP_FusedConvAct, {0, 1, 2, 3}, {0}, 4, 1, 4},
     {"FusedGemm", IR_OP_GemmEpilogue, {0, 1, 2}, {0}, 3, 1, 4},
     {"FusedMatMul", IR_OP_GemmEpilogue, {0, 1}, {0}, 2, 1, 2},
-    {"SkipLayerNormalization", IR_OP_AddLayerNorm, {0, 1, 2, 3, NO}, {0, NO, NO, 1}, 5, 4, 4},
-    {"SkipSimplifiedLayerNormalization", IR_OP_AddRMSNorm, {0, 1, 2, NO}, {0, NO, NO, 1}, 4, 4,
+    {"SkipLayerNormalization", IR_OP_AddLayerNorm, {0, 1, 2, 3, BIAS}, {0, NO, NO, 1}, 5, 4, 4},
+    {"SkipSimplifiedLayerNormalization", IR_OP_AddRMSNorm, {0, 1, 2, BIAS}, {0, NO, NO, 1}, 4, 4,
      3},
     {"BiasGelu", IR_OP_ElementwiseChain, {0, 1}, {0}, 2, 1, 2},
     {"Gelu", IR_OP_Gelu, {0}, {0}, 1, 1, 1},
     {"FastGelu", IR_OP_Gelu, {0, NO}, {0}, 2, 1, 1},
+    {"QuickGelu", IR_OP_ElementwiseChain, {0}, {0}, 1, 1, 1},
+    {"GemmFastGelu", IR_OP_GemmEpilogue, {0, 1, 2}, {0}, 3, 1, 4},
 };
 
+/* com.microsoft ops that are standard ops under another domain: ONNX Runtime's QuantizeLinear and
+ * DequantizeLinear take the inputs and `axis` of the standard ones at opset 13 (and wider element
+ * types, which the IR refuses by name). */
+static const struct {
+    const char *op_type;
+    ir_op op;
+    int64_t opset;
+} standard_twins[] = {
+    {"QuantizeLinear", IR_OP_QuantizeLinear, 13},
+    {"DequantizeLinear", IR_OP_DequantizeLinear, 13},
+};
+
+bool ox_contrib_standard(const char *op_type, ir_op *out, int64_t *opset)
+{
+    for (size_t i = 0; i < FR_COUNT_OF(standard_twins); i++) {
+        if (strcmp(standard_twins[i].op_type, op_type) == 0) {
+            *out = standard_twins[i].op;
+            *opset = standard_twins[i].opset;
+            return true;
+        }
+    }
+    return false;
+}
+
 static const char bias_gelu_expr[] = "gelu(add(x0, x1))";
+/* QuickGelu: x * sigmoid(alpha * x), alpha 1.702 unless given */
+static const char quick_gelu_format[] = "mul(x0, sigmoid(mul(x0, %.9g)))";
+static const double quick_gelu_alpha = 1.702;
 
 /* ONNX Runtime's epsilon when SkipLayerNormalization does not say (its schema's default). */
 static const double ort_skip_ln_epsilon = 1e-12;
@@ -63,12 +98,27 @@ static const contrib_form *find_form(const char *op_type)
     return NULL;
 }
 
+/* FastGelu with its bias input: gelu_tanh(X + bias), an ElementwiseChain like BiasGelu's. */
+static const contrib_form fast_gelu_bias = {
+    "FastGelu", IR_OP_ElementwiseChain, {0, 1}, {0}, 2, 1, 2};
+static const char fast_gelu_bias_expr[] = "gelu_tanh(add(x0, x1))";
+
+/* The form of a node: by its op_type, and for FastGelu by whether it has a bias. */
+static const contrib_form *form_of(const Onnx__NodeProto *np)
+{
+    if (strcmp(np->op_type, "FastGelu") == 0 && np->n_input > 1 && np->input[1][0])
+        return &fast_gelu_bias;
+    return find_form(np->op_type);
+}
+
 bool ox_contrib_lookup(const char *op_type, ir_op *out)
 {
     const contrib_form *f = find_form(op_type);
     if (f)
         *out = f->op;
-    return f != NULL;
+    else if (ox_contrib_is_attention(op_type)) /* several nodes: contrib_attention.c */
+        *out = IR_OP_Attention;
+    return f != NULL || ox_contrib_is_attention(op_type);
 }
 
 /* ---- activations ---------------------------------------------------------------------------- */
@@ -99,9 +149,12 @@ static int find_act(const char *name)
 ir_node *ox_contrib_define(ox_importer *im, const Onnx__NodeProto *np, ir_op op,
                            const char *label)
 {
-    const contrib_form *f = find_form(np->op_type);
+    if (ox_contrib_is_attention(np->op_type))
+        return ox_contrib_attention_define(im, np, label);
+    const contrib_form *f = form_of(np);
     ox_report *r = ox_importer_report(im);
-    FR_CHECK(f && f->op == op);
+    FR_CHECK(f && (f->op == op || f == &fast_gelu_bias));
+    op = f->op;
     const char *names[4] = {0};
     uint32_t nout = 0;
     for (size_t k = 0; k < np->n_output; k++) {
@@ -129,6 +182,7 @@ ir_node *ox_contrib_define(ox_importer *im, const Onnx__NodeProto *np, ir_op op,
 static bool set_inputs(ox_importer *im, ox_pending *p, const contrib_form *f)
 {
     bool ok = true;
+    ir_value *bias = NULL;
     for (size_t k = 0; k < p->proto->n_input; k++) {
         if (!p->proto->input[k][0])
             continue;
@@ -140,8 +194,21 @@ static bool set_inputs(ox_importer *im, ox_pending *p, const contrib_form *f)
         ir_value *v;
         if (!ox_importer_input(im, p, k, &v))
             ok = false;
+        else if (f->in[k] == BIAS)
+            bias = v;
         else
             ir_set_input(p->node, (uint32_t)f->in[k], v);
+    }
+    if (ok && bias && p->node->inputs[0] && p->node->inputs[1]) {
+        ir_graph *g = ox_importer_graph(im);
+        const char *name = ir_fresh_name(
+            g, ar_printf(g->arena, "%s_input_skip", p->node->outputs[0]->name));
+        ir_node *sum = ir_add_node(g, IR_OP_Add, 2, &name, 1);
+        FR_CHECK(sum != NULL); /* the name is fresh */
+        ir_set_input(sum, 0, p->node->inputs[0]);
+        ir_set_input(sum, 1, p->node->inputs[1]);
+        ir_set_input(p->node, 0, sum->outputs[0]);
+        ir_set_input(p->node, 1, bias);
     }
     return ok;
 }
@@ -319,6 +386,20 @@ static bool skip_ln_attrs(ox_importer *im, ox_pending *p)
     return true;
 }
 
+static bool quick_gelu_attrs(ox_importer *im, ox_pending *p)
+{
+    ir_graph *g = ox_importer_graph(im);
+    double alpha = quick_gelu_alpha;
+    for (size_t i = 0; i < p->proto->n_attribute; i++) {
+        const Onnx__AttributeProto *a = p->proto->attribute[i];
+        if (!is_attr(a, "alpha", ATTR_FLOAT) || !isfinite(a->f))
+            return false;
+        alpha = ox_float_to_double(a->f);
+    }
+    ir_set_attr_string(g, p->node, "expr", ar_printf(g->arena, quick_gelu_format, alpha));
+    return true;
+}
+
 static bool import_attrs(ox_importer *im, ox_pending *p, const contrib_form *f)
 {
     ir_graph *g = ox_importer_graph(im);
@@ -330,6 +411,10 @@ static bool import_attrs(ox_importer *im, ox_pending *p, const contrib_form *f)
     case IR_OP_GemmEpilogue:
         if (strcmp(f->op_type, "FusedMatMul") == 0)
             return fused_matmul_attrs(im, p);
+        if (strcmp(f->op_type, "GemmFastGelu") == 0) { /* FastGelu(X @ W + bias) */
+            ir_set_attr_string(g, p->node, "act", "GeluTanh");
+            return no_attrs(p);
+        }
         if (!fused_gemm_attrs(im, p, &act, &beta))
             return false;
         place_gemm_c(im, p, beta);
@@ -338,7 +423,10 @@ static bool import_attrs(ox_importer *im, ox_pending *p, const contrib_form *f)
     case IR_OP_AddRMSNorm:
         return skip_ln_attrs(im, p);
     case IR_OP_ElementwiseChain:
-        ir_set_attr_string(g, p->node, "expr", bias_gelu_expr);
+        if (strcmp(f->op_type, "QuickGelu") == 0)
+            return quick_gelu_attrs(im, p);
+        ir_set_attr_string(g, p->node, "expr",
+                           f == &fast_gelu_bias ? fast_gelu_bias_expr : bias_gelu_expr);
         return no_attrs(p);
     case IR_OP_Gelu:
         if (strcmp(f->op_type, "FastGelu") == 0)
@@ -352,7 +440,9 @@ static bool import_attrs(ox_importer *im, ox_pending *p, const contrib_form *f)
 
 bool ox_contrib_import(ox_importer *im, ox_pending *p)
 {
-    const contrib_form *f = find_form(p->proto->op_type);
+    if (ox_contrib_is_attention(p->proto->op_type))
+        return ox_contrib_attention_import(im, p);
+    const contrib_form *f = form_of(p->proto);
     FR_CHECK(f != NULL);
     if (!set_inputs(im, p, f))
         return false;
@@ -471,15 +561,35 @@ static bool export_skip_norm(ox_exporter *ex, const ir_node *n, const char *op_t
     return true;
 }
 
+/* ElementwiseChain "mul(x0, sigmoid(mul(x0, A)))" is QuickGelu with alpha A, when A is a float. */
+static bool export_quick_gelu(ox_exporter *ex, const ir_node *n)
+{
+    const char *expr = ir_get_string(n, "expr");
+    double alpha;
+    int end = 0;
+    if (n->ninputs != 1 ||
+        sscanf(expr, "mul(x0, sigmoid(mul(x0, %lf)))%n", &alpha, &end) != 1 ||
+        expr[end] != '\0' || !isfinite(alpha) || fabs(alpha) > FLT_MAX ||
+        ox_float_to_double((float)alpha) != alpha) /* import wrote a float's shortest text */
+        return false;
+    Onnx__NodeProto *np = ox_emit_node(ex, "com.microsoft", "QuickGelu", n);
+    ox_emit_attr_float(ex, np, "alpha", alpha);
+    return true;
+}
+
 static bool export_bias_gelu(ox_exporter *ex, const ir_node *n)
 {
-    if (n->ninputs != 2 || strcmp(ir_get_string(n, "expr"), bias_gelu_expr) != 0)
+    if (n->ninputs == 1)
+        return export_quick_gelu(ex, n);
+    const char *expr = ir_get_string(n, "expr");
+    bool fast = strcmp(expr, fast_gelu_bias_expr) == 0;
+    if (n->ninputs != 2 || (!fast && strcmp(expr, bias_gelu_expr) != 0))
         return false;
     const ir_type *a = &n->inputs[0]->type, *b = &n->inputs[1]->type;
     if (a->rank < 1 || b->rank != 1 || b->dims[0] != a->dims[a->rank - 1] ||
         !ir_dim_is_static(b->dims[0]))
         return false;
-    ox_emit_node(ex, "com.microsoft", "BiasGelu", n);
+    ox_emit_node(ex, "com.microsoft", fast ? "FastGelu" : "BiasGelu", n);
     return true;
 }
 

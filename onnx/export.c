@@ -21,6 +21,7 @@ struct ox_exporter {
     dg_context *dg;
     ar_arena *a;
     int64_t opset;
+    ox_flavour flavour;
     bool uses_ms, uses_fuserule;
     VEC(Onnx__NodeProto *) nodes;
     VEC(Onnx__TensorProto *) made_inits; /* initializers export made up */
@@ -105,7 +106,7 @@ static Onnx__TensorProto **initializers(ox_exporter *ex, size_t *count)
 /* A name for a tensor export makes up, distinct from the graph's names and from the others. */
 static const char *made_name(ox_exporter *ex, const char *stem)
 {
-    const char *name = stem;
+    const char *name = xstrdup(ex, stem);
     for (unsigned k = 1; ir_find_value(ex->g, name) || sm_get(&ex->made, name, strlen(name)); k++)
         name = ar_printf(ex->a, "%s_%u", stem, k);
     sm_put(&ex->made, name, strlen(name), (void *)name);
@@ -144,6 +145,9 @@ static const char *made_scalar(ox_exporter *ex, const char *stem, ir_dtype dt, d
         memcpy(buf, &h, 2);
         break;
     }
+    case IR_F64:
+        memcpy(buf, &value, 8);
+        break;
     default:
         FR_UNREACHABLE();
     }
@@ -296,6 +300,81 @@ void ox_emit_outputs(ox_exporter *ex, Onnx__NodeProto *np, const ir_node *n, con
         np->output[slots[i]] = xstrdup(ex, n->outputs[i]->name);
 }
 
+/* ---- subgraphs (export_ort.c) --------------------------------------------------------------- */
+
+int64_t ox_emit_opset(const ox_exporter *ex) { return ex->opset; }
+
+const char *ox_emit_temp(ox_exporter *ex, const char *stem) { return made_name(ex, stem); }
+
+const char *ox_emit_const_i64(ox_exporter *ex, const char *stem, const int64_t *v, uint32_t n,
+                              bool scalar)
+{
+    return made_initializer(ex, stem, IR_I64, n ? (const void *)v : "", n, scalar);
+}
+
+const char *ox_emit_const_float(ox_exporter *ex, const char *stem, ir_dtype dt, double v)
+{
+    return made_scalar(ex, stem, dt, v);
+}
+
+const char *ox_emit_const_data(ox_exporter *ex, const char *stem, const ir_type *t,
+                               const void *data, size_t nbytes)
+{
+    void *copy = ar_alloc(ex->a, nbytes ? nbytes : 1);
+    memcpy(copy, data, nbytes);
+    const char *name = made_name(ex, stem);
+    vec_push(&ex->made_inits, new_tensor(ex, name, t, copy, nbytes));
+    return name;
+}
+
+Onnx__NodeProto *ox_emit_raw(ox_exporter *ex, const char *domain, const char *op_type,
+                             const char *const *in, uint32_t nin, const char *const *out,
+                             uint32_t nout)
+{
+    Onnx__NodeProto *np = ar_alloc(ex->a, sizeof *np);
+    onnx__node_proto__init(np);
+    np->name = xstrdup(ex, out[0]);
+    np->op_type = xstrdup(ex, op_type);
+    if (domain[0])
+        np->domain = xstrdup(ex, domain);
+    if (strcmp(domain, "com.microsoft") == 0)
+        ex->uses_ms = true;
+    np->n_input = nin;
+    np->input = ar_alloc_array(ex->a, nin ? nin : 1, sizeof *np->input);
+    for (uint32_t i = 0; i < nin; i++) {
+        np->input[i] = xstrdup(ex, in[i] ? in[i] : "");
+        if (in[i] && in[i][0])
+            use_value(ex, ir_find_value(ex->g, in[i]));
+    }
+    np->n_output = nout;
+    np->output = ar_alloc_array(ex->a, nout, sizeof *np->output);
+    for (uint32_t i = 0; i < nout; i++)
+        np->output[i] = xstrdup(ex, out[i]);
+    vec_push(&ex->nodes, np);
+    return np;
+}
+
+void ox_emit_error(ox_exporter *ex, const ir_node *n, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    node_error(ex, n, "%s", msg);
+}
+
+bool ox_flavour_parse(const char *name, ox_flavour *out)
+{
+    if (strcmp(name, "lossless") == 0)
+        *out = OX_FLAVOUR_LOSSLESS;
+    else if (strcmp(name, "onnxruntime") == 0)
+        *out = OX_FLAVOUR_ONNXRUNTIME;
+    else
+        return false;
+    return true;
+}
+
 /* ---- standard ops at the chosen opset ------------------------------------------------------- */
 
 /* The i64 values of a constant input, or NULL (after reporting) when it is not one. */
@@ -439,6 +518,9 @@ static void constant_of_shape(ox_exporter *ex, const ir_node *n, Onnx__NodeProto
         memcpy(buf, &h, 2);
         break;
     }
+    case IR_F64:
+        memcpy(buf, &v, 8);
+        break;
     case IR_I64: {
         int64_t x = (int64_t)v;
         memcpy(buf, &x, 8);
@@ -454,6 +536,22 @@ static void constant_of_shape(ox_exporter *ex, const ir_node *n, Onnx__NodeProto
     case IR_BOOL:
         buf[0] = (uint8_t)(int)v;
         break;
+    case IR_I16:
+    case IR_U16: {
+        uint16_t x = dt == IR_I16 ? (uint16_t)(int16_t)v : (uint16_t)v;
+        memcpy(buf, &x, 2);
+        break;
+    }
+    case IR_U32: {
+        uint32_t x = (uint32_t)v;
+        memcpy(buf, &x, 4);
+        break;
+    }
+    case IR_U64: {
+        uint64_t x = v < 0 ? 0 : (uint64_t)v;
+        memcpy(buf, &x, 8);
+        break;
+    }
     default:
         FR_UNREACHABLE();
     }
@@ -614,9 +712,13 @@ static int64_t node_needs(const ir_node *n)
         return 0;
     }
     case IR_OP_QuantizeLinear:
-        return has_attr_not(n, "output_dtype", 0) || has_attr_not(n, "block_size", 0) ? 21 : 0;
+        if (has_attr_not(n, "output_dtype", 0) || has_attr_not(n, "block_size", 0))
+            return 21;
+        return n->inputs[1]->type.dtype != IR_F32 ? 19 : 0; /* an f16/bf16 scale: since 19 */
     case IR_OP_DequantizeLinear:
-        return has_attr_not(n, "block_size", 0) ? 21 : 0;
+        if (has_attr_not(n, "block_size", 0))
+            return 21;
+        return n->inputs[1]->type.dtype != IR_F32 ? 19 : 0;
     default:
         return 0;
     }
@@ -624,9 +726,9 @@ static int64_t node_needs(const ir_node *n)
 
 static bool choose_opset(ox_exporter *ex, int64_t asked)
 {
-    if (asked && (asked < OX_EXPORT_MIN_OPSET || asked > OX_MAX_OPSET)) {
+    if (asked && (asked < OX_EXPORT_MIN_OPSET || asked > OX_EXPORT_MAX_OPSET)) {
         dg_error_path(ex->dg, ex->g->name, "export writes opsets %d to %d, not %" PRId64,
-                      OX_EXPORT_MIN_OPSET, OX_MAX_OPSET, asked);
+                      OX_EXPORT_MIN_OPSET, OX_EXPORT_MAX_OPSET, asked);
         return false;
     }
     int64_t need = 0;
@@ -634,6 +736,8 @@ static bool choose_opset(ox_exporter *ex, int64_t asked)
     for (size_t i = 0; i < ex->g->nodes.len; i++) {
         const ir_node *n = ex->g->nodes.items[i];
         int64_t v = node_needs(n);
+        if (ex->flavour == OX_FLAVOUR_ONNXRUNTIME && ox_ort_needs_opset(n) > v)
+            v = ox_ort_needs_opset(n);
         if (v > need) {
             need = v;
             needy = n;
@@ -731,6 +835,10 @@ static void export_node(ox_exporter *ex, const ir_node *n)
     }
     if (ox_contrib_export(ex, n))
         return;
+    if (ex->flavour == OX_FLAVOUR_ONNXRUNTIME) { /* a subgraph, or an error saying why not */
+        ox_ort_export(ex, n);
+        return;
+    }
     ex->uses_fuserule = true;
     export_standard(ex, n, "fuserule");
 }
@@ -784,7 +892,8 @@ bool ox_export(ir_graph *g, const ox_export_options *opts, uint8_t **data, size_
 {
     *data = NULL;
     *len = 0;
-    ox_exporter ex = {.g = g, .dg = dg, .a = ar_new(), .ok = true};
+    ox_exporter ex = {.g = g, .dg = dg, .a = ar_new(), .ok = true,
+                      .flavour = opts ? opts->flavour : OX_FLAVOUR_LOSSLESS};
     ex.used = calloc(g->values.len ? g->values.len : 1, sizeof *ex.used);
     FR_CHECK(ex.used != NULL);
     if (choose_opset(&ex, opts ? opts->opset : 0)) {

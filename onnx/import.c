@@ -38,6 +38,8 @@ struct ox_importer {
     VEC(ox_pending) pending;
     VEC(op_tally) unknown_ops;
     VEC(ir_node *) legacy_softmax;
+    VEC(ox_deferred_const) deferred;
+    VEC(ox_fixup) fixups;
     sm_map onnx_names; /* every name the model defines, which made-up names must avoid */
 };
 
@@ -96,6 +98,9 @@ static bool literal_values(ar_arena *a, const ox_tensor_data *td, double **out, 
             v[i] = ox_float_to_double(td->type.dtype == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h));
             break;
         }
+        case IR_F64:
+            memcpy(&v[i], p, 8);
+            break;
         case IR_I8:
             v[i] = *(const int8_t *)p;
             break;
@@ -117,8 +122,8 @@ static bool literal_values(ar_arena *a, const ox_tensor_data *td, double **out, 
             v[i] = (double)x;
             break;
         }
-        default:
-            FR_UNREACHABLE();
+        default: /* i16, u16, u32, u64: kept as data */
+            return false;
         }
         if (!isfinite(v[i]))
             return false;
@@ -164,6 +169,40 @@ ir_value *ox_const_i64(ox_importer *im, const char *stem, const int64_t *values,
                        bool scalar)
 {
     return made_const(im, stem, IR_I64, count ? (const void *)values : "", count, scalar);
+}
+
+ir_value *ox_const_scalar(ox_importer *im, const char *stem, ir_dtype dt, double value)
+{
+    ir_graph *g = im->g;
+    ir_const *c = ir_const_new(g, IR_CONST_LITERAL);
+    ir_type t = {.dtype = dt, .rank = 0};
+    ir_value *v = ir_add_const(g, ir_fresh_name(g, stem), &t, c);
+    FR_CHECK(v != NULL); /* the name is fresh */
+    c->literal = ar_alloc_array(g->arena, 1, sizeof *c->literal);
+    c->literal[0] = value;
+    c->literal_count = 1;
+    return v;
+}
+
+void ox_importer_defer_const(ox_importer *im, ir_node *n, uint32_t index, double value)
+{
+    vec_push(&im->deferred, ((ox_deferred_const){n, index, value}));
+}
+
+void ox_importer_after_validation(ox_importer *im, ox_fixup_fn fn, void *ctx)
+{
+    vec_push(&im->fixups, ((ox_fixup){fn, ctx}));
+}
+
+/* Runs what waited for the graph's types; true when nothing did or all of it worked. */
+static bool run_fixups(ox_importer *im)
+{
+    bool ok = true;
+    if (im->deferred.len)
+        ok = ox_legacy_bounds_fixup(im, im->deferred.items, im->deferred.len);
+    for (size_t i = 0; i < im->fixups.len; i++)
+        ok = im->fixups.items[i].fn(im, im->fixups.items[i].ctx) && ok;
+    return ok;
 }
 
 ir_value *ox_const_f32(ox_importer *im, const char *stem, double value)
@@ -390,11 +429,13 @@ static bool node_op(ox_importer *im, const Onnx__NodeProto *np, ir_op *op, int64
     const char *type = np->op_type ? np->op_type : "";
     if (!domain[0] || strcmp(domain, "ai.onnx") == 0) {
         *opset = im->opset;
-        return ir_op_lookup(type, strlen(type), op) && ir_op_info_get(*op)->cls != IR_CLASS_FUSED;
+        if (ir_op_lookup(type, strlen(type), op) && ir_op_info_get(*op)->cls != IR_CLASS_FUSED)
+            return true;
+        return ox_onnx23_lookup(type, im->opset, op); /* Attention, RMSNormalization, ... */
     }
     if (strcmp(domain, "com.microsoft") == 0) {
         *opset = im->ms_opset;
-        return ox_contrib_lookup(type, op);
+        return ox_contrib_lookup(type, op) || ox_contrib_standard(type, op, opset);
     }
     if (strcmp(domain, "fuserule") == 0) {
         *opset = OX_MAX_OPSET; /* fuserule ops have the catalog's (latest) semantics */
@@ -419,12 +460,12 @@ const char *ox_importer_fresh(ox_importer *im, const Onnx__NodeProto *np, size_t
 }
 
 /* Records the names of the model's node outputs before any node is defined. */
-static void collect_names(ox_importer *im, const Onnx__GraphProto *gp)
+static void collect_names(ox_importer *im, const Onnx__NodeProto *const *nodes, size_t count)
 {
-    for (size_t i = 0; i < gp->n_node; i++)
-        for (size_t k = 0; k < gp->node[i]->n_output; k++)
-            sm_put(&im->onnx_names, gp->node[i]->output[k], strlen(gp->node[i]->output[k]),
-                   gp->node[i]);
+    for (size_t i = 0; i < count; i++)
+        for (size_t k = 0; k < nodes[i]->n_output; k++)
+            sm_put(&im->onnx_names, nodes[i]->output[k], strlen(nodes[i]->output[k]),
+                   (void *)nodes[i]);
 }
 
 ir_node *ox_importer_add_node(ox_importer *im, ir_op op, uint32_t ninputs, const char **names,
@@ -474,6 +515,14 @@ static ir_node *define_plain(ox_importer *im, const Onnx__NodeProto *np, ir_op o
     return ox_importer_add_node(im, op, (uint32_t)nin, names, (uint32_t)nout, label);
 }
 
+/* A com.microsoft op that becomes a fused op (contrib.c), not a standard op under that domain. */
+static bool is_contrib_form(const Onnx__NodeProto *np)
+{
+    ir_op op;
+    return np->domain && strcmp(np->domain, "com.microsoft") == 0 && np->op_type &&
+           ox_contrib_lookup(np->op_type, &op);
+}
+
 static bool define_node(ox_importer *im, const Onnx__NodeProto *np)
 {
     const char *label = node_label(im->g->arena, np);
@@ -485,8 +534,9 @@ static bool define_node(ox_importer *im, const Onnx__NodeProto *np)
         ox_invalid(im->r, "%s: the model imports no opset of the default domain", label);
         return false;
     }
-    if ((strcmp(domain, "com.microsoft") == 0 && !im->ms_opset) ||
-        (strcmp(domain, "fuserule") == 0 && !im->fuserule)) {
+    /* ONNX Runtime runs com.microsoft ops whether or not the model imports that domain (its
+     * optimizer writes them so), so import does too */
+    if (strcmp(domain, "fuserule") == 0 && !im->fuserule) {
         ox_invalid(im->r, "%s: the model imports no opset of domain '%s'", label, domain);
         return false;
     }
@@ -496,8 +546,8 @@ static bool define_node(ox_importer *im, const Onnx__NodeProto *np)
         tally_unknown(im, domain, np->op_type ? np->op_type : "");
         return true; /* reported with every other unknown op by report_unknown_ops */
     }
-    ir_node *n = strcmp(domain, "com.microsoft") == 0 ? ox_contrib_define(im, np, op, label)
-                                                      : define_plain(im, np, op, label);
+    ir_node *n = is_contrib_form(np) ? ox_contrib_define(im, np, op, label)
+                                     : define_plain(im, np, op, label);
     if (!n)
         return false;
     vec_push(&im->pending, ((ox_pending){np, n, opset, label}));
@@ -554,6 +604,42 @@ static bool constant_of_shape_value(ox_importer *im, ox_pending *p, const Onnx__
     return ok;
 }
 
+/* Levenshtein distance of two short names, capped at 3. */
+static unsigned edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63)
+        return 3;
+    unsigned row[64];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = (unsigned)j;
+    for (size_t i = 1; i <= la; i++) {
+        unsigned diag = row[0];
+        row[0] = (unsigned)i;
+        for (size_t j = 1; j <= lb; j++) {
+            unsigned up = row[j];
+            unsigned best = diag + (a[i - 1] != b[j - 1]);
+            if (up + 1 < best)
+                best = up + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb] < 3 ? row[lb] : 3;
+}
+
+/* The op's attribute that `name` misspells (at most 2 edits from it), or NULL. */
+static const char *misspelt_attr(ir_op op, const char *name)
+{
+    const ir_op_info *info = ir_op_info_get(op);
+    for (uint32_t i = 0; i < info->nattrs; i++)
+        if (edit_distance(name, info->attrs[i].name) <= 2 && strlen(name) > 3)
+            return info->attrs[i].name;
+    return NULL;
+}
+
 static bool copy_attr(ox_importer *im, ox_pending *p, const Onnx__AttributeProto *a)
 {
     ir_graph *g = im->g;
@@ -564,8 +650,14 @@ static bool copy_attr(ox_importer *im, ox_pending *p, const Onnx__AttributeProto
         return false;
     }
     const ir_attr_schema *s = ir_op_attr_schema(n->op, name);
-    if (!s) {
-        ox_unsupported(im->r, "%s: attribute '%s' is outside the catalog", p->label, name);
+    bool legacy = !s && ox_legacy_attr(n->op, p->opset, name); /* moved to an input by legacy.c */
+    if (!s && !legacy) {
+        const char *near = misspelt_attr(n->op, name);
+        if (near) /* not valid ONNX either: the op has no such attribute */
+            ox_invalid(im->r, "%s: attribute '%s' is not one of %s's (a misspelling of '%s'?)",
+                       p->label, name, ir_op_name(n->op), near);
+        else
+            ox_unsupported(im->r, "%s: attribute '%s' is outside the catalog", p->label, name);
         return false;
     }
     if (!a->has_type) {
@@ -613,6 +705,8 @@ static bool copy_attr(ox_importer *im, ox_pending *p, const Onnx__AttributeProto
                        p->label, name);
         return false;
     }
+    if (legacy)
+        return true;
     if (kind != s->kind && !(kind == IR_ATTR_INT && s->kind == IR_ATTR_FLOAT)) {
         ox_invalid(im->r, "%s: attribute '%s' is %s %s, but %s takes %s %s", p->label, name,
                    kind == IR_ATTR_INT ? "an" : "a", attr_kind_name(kind), ir_op_name(n->op),
@@ -625,8 +719,11 @@ static bool copy_attr(ox_importer *im, ox_pending *p, const Onnx__AttributeProto
 
 static bool finish_node(ox_importer *im, ox_pending *p)
 {
-    if (strcmp(p->proto->domain ? p->proto->domain : "", "com.microsoft") == 0)
+    if (is_contrib_form(p->proto))
         return ox_contrib_import(im, p);
+    const char *domain = p->proto->domain ? p->proto->domain : "";
+    if (strcmp(domain, "fuserule") != 0 && ir_op_info_get(p->node->op)->cls == IR_CLASS_FUSED)
+        return ox_onnx23_import(im, p); /* a default-domain op of opset 23 */
     if (!resolve_inputs(im, p))
         return false;
     bool ok = true;
@@ -713,14 +810,19 @@ static bool add_outputs(ox_importer *im, const Onnx__GraphProto *gp)
     return ok;
 }
 
-static bool import_graph(ox_importer *im, const Onnx__GraphProto *gp)
+static bool import_graph(ox_importer *im, const Onnx__ModelProto *m)
 {
+    const Onnx__GraphProto *gp = m->graph;
     if (!add_initializers(im, gp) || !add_inputs(im, gp))
         return false;
-    collect_names(im, gp);
+    const Onnx__NodeProto **nodes;
+    size_t count;
+    if (!ox_inline_functions(im->r, im->g->arena, m, im->opset, &nodes, &count))
+        return false;
+    collect_names(im, nodes, count);
     bool ok = true;
-    for (size_t i = 0; i < gp->n_node; i++)
-        ok = define_node(im, gp->node[i]) && ok;
+    for (size_t i = 0; i < count; i++)
+        ok = define_node(im, nodes[i]) && ok;
     if (!report_unknown_ops(im) || !ok)
         return false;
     for (size_t i = 0; i < im->pending.len; i++)
@@ -782,6 +884,8 @@ static void importer_free(ox_importer *im)
     vec_free(&im->pending);
     vec_free(&im->unknown_ops);
     vec_free(&im->legacy_softmax);
+    vec_free(&im->deferred);
+    vec_free(&im->fixups);
     sm_free(&im->onnx_names);
 }
 
@@ -797,12 +901,14 @@ static ir_graph *import_model(ox_report *r, const Onnx__ModelProto *m, const cha
     im.g = ir_graph_new("model");
     im.g->name = graph_name(im.g->arena, m->graph->name, path);
     im.g->dir = ar_strdup(im.g->arena, dir);
-    bool ok = read_opsets(&im, m) && import_graph(&im, m->graph) && !dg_has_errors(r->dg);
+    bool ok = read_opsets(&im, m) && import_graph(&im, m) && !dg_has_errors(r->dg);
     /* validation prefixes its errors about a built graph with the graph's name: here they are
      * about the file */
     const char *name = im.g->name;
     im.g->name = path;
     ok = ok && ir_validate(im.g, r->dg);
+    if (ok && (im.deferred.len || im.fixups.len))
+        ok = run_fixups(&im) && !dg_has_errors(r->dg) && ir_validate(im.g, r->dg);
     if (ok && im.legacy_softmax.len)
         ok = ox_legacy_softmax_fixup(&im, im.legacy_softmax.items, im.legacy_softmax.len) &&
              ir_validate(im.g, r->dg);

@@ -7,6 +7,10 @@
  *   ReduceSum axes (before 13), ReduceMean/ReduceMax/ReduceMin axes (before 18),
  *   Squeeze/Unsqueeze axes (before 13), Split split (before 13), Dropout ratio (before 12).
  *
+ * and, kept as attributes by import until converted here: Clip min/max (before 11; as inputs of
+ * the data's element type once validation knows it), Pad pads/value (before 11), Slice
+ * starts/ends/axes (before 10).
+ *
  * Softmax before 13 normalized the input flattened to 2-D at `axis`, not one axis: where that
  * differs (the axis is not the last), the node becomes Reshape(Softmax(Flatten(x)), shape of x),
  * the shape a constant when x's is static and Shape(x) otherwise. */
@@ -14,7 +18,9 @@
 
 #include "base/check.h"
 
+#include <float.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 /* The oldest version of each op whose semantics (for every attribute the catalog takes) import
@@ -24,22 +30,22 @@ static const struct {
     ir_op op;
     int64_t first;
 } first_opsets[] = {
-    {IR_OP_Relu, 6}, {IR_OP_LeakyRelu, 6}, {IR_OP_Sigmoid, 6}, {IR_OP_Tanh, 6}, {IR_OP_Clip, 11},
+    {IR_OP_Relu, 6}, {IR_OP_LeakyRelu, 6}, {IR_OP_Sigmoid, 6}, {IR_OP_Tanh, 6}, {IR_OP_Clip, 6},
     {IR_OP_HardSigmoid, 6}, {IR_OP_HardSwish, 14}, {IR_OP_Gelu, 20}, {IR_OP_Elu, 6},
     {IR_OP_Softplus, 1}, {IR_OP_Erf, 9}, {IR_OP_Exp, 6}, {IR_OP_Log, 6}, {IR_OP_Neg, 6},
     {IR_OP_Abs, 6}, {IR_OP_Sqrt, 6}, {IR_OP_Reciprocal, 6}, {IR_OP_Floor, 6}, {IR_OP_Ceil, 6},
     {IR_OP_Sin, 7}, {IR_OP_Cos, 7}, {IR_OP_Not, 1}, {IR_OP_Cast, 6}, {IR_OP_Dropout, 7},
     {IR_OP_Add, 7}, {IR_OP_Sub, 7}, {IR_OP_Mul, 7}, {IR_OP_Div, 7}, {IR_OP_Pow, 7},
-    {IR_OP_PRelu, 7}, {IR_OP_Max, 8}, {IR_OP_Min, 8}, {IR_OP_Equal, 7}, {IR_OP_Less, 7},
+    {IR_OP_PRelu, 7}, {IR_OP_Max, 6}, {IR_OP_Min, 6}, {IR_OP_Equal, 7}, {IR_OP_Less, 7},
     {IR_OP_Greater, 7}, {IR_OP_Where, 9}, {IR_OP_Conv, 1}, {IR_OP_ConvTranspose, 1},
     {IR_OP_MatMul, 1}, {IR_OP_Gemm, 7}, {IR_OP_BatchNormalization, 7},
-    {IR_OP_LayerNormalization, 17}, {IR_OP_Softmax, 1}, {IR_OP_MaxPool, 8},
+    {IR_OP_LayerNormalization, 1}, {IR_OP_Softmax, 1}, {IR_OP_MaxPool, 8},
     {IR_OP_AveragePool, 7}, {IR_OP_GlobalAveragePool, 1}, {IR_OP_QuantizeLinear, 10},
     {IR_OP_DequantizeLinear, 10}, {IR_OP_Range, 11}, {IR_OP_ReduceMean, 1},
     {IR_OP_ReduceSum, 1}, {IR_OP_ReduceMax, 1}, {IR_OP_ReduceMin, 1}, {IR_OP_Transpose, 1},
     {IR_OP_Reshape, 5}, {IR_OP_Flatten, 1}, {IR_OP_Squeeze, 1}, {IR_OP_Unsqueeze, 1},
-    {IR_OP_Identity, 1}, {IR_OP_Concat, 4}, {IR_OP_Split, 2}, {IR_OP_Slice, 10},
-    {IR_OP_Expand, 8}, {IR_OP_Tile, 6}, {IR_OP_Gather, 1}, {IR_OP_Pad, 11}, {IR_OP_Trilu, 14},
+    {IR_OP_Identity, 1}, {IR_OP_Concat, 4}, {IR_OP_Split, 2}, {IR_OP_Slice, 1},
+    {IR_OP_Expand, 8}, {IR_OP_Tile, 6}, {IR_OP_Gather, 1}, {IR_OP_Pad, 2}, {IR_OP_Trilu, 14},
     {IR_OP_Shape, 1}, {IR_OP_ConstantOfShape, 9}, {IR_OP_Constant, 1},
 };
 
@@ -119,6 +125,39 @@ static bool check_dtype_attr(ox_importer *im, ox_pending *p, const char *attr)
     return false;
 }
 
+/* Attributes of older forms that the catalog takes as inputs: copy_attr keeps them on the node
+ * as they are, and ox_legacy_convert moves them. */
+static const struct {
+    ir_op op;
+    int64_t before; /* the opset that moved it */
+    const char *name;
+} moved_attrs[] = {
+    {IR_OP_Clip, 11, "min"},   {IR_OP_Clip, 11, "max"},     {IR_OP_Pad, 11, "pads"},
+    {IR_OP_Pad, 11, "value"},  {IR_OP_Slice, 10, "starts"}, {IR_OP_Slice, 10, "ends"},
+    {IR_OP_Slice, 10, "axes"},
+};
+
+bool ox_legacy_attr(ir_op op, int64_t opset, const char *name)
+{
+    for (size_t i = 0; i < FR_COUNT_OF(moved_attrs); i++)
+        if (moved_attrs[i].op == op && opset < moved_attrs[i].before &&
+            strcmp(moved_attrs[i].name, name) == 0)
+            return true;
+    return false;
+}
+
+/* A float attribute that becomes a scalar input of the data's element type, which is known only
+ * after validation: recorded now, made by ox_legacy_bounds_fixup. NAN asks for Clip-6's default
+ * bound (the lowest or highest float). */
+static void defer_float(ox_importer *im, ox_pending *p, const char *attr, uint32_t index,
+                        double absent)
+{
+    const ir_attr *a = ir_node_attr(p->node, attr);
+    double v = a ? (a->kind == IR_ATTR_FLOAT ? a->v.f : (double)a->v.i) : absent;
+    remove_attr(p->node, attr);
+    ox_importer_defer_const(im, p->node, index, v);
+}
+
 bool ox_legacy_convert(ox_importer *im, ox_pending *p)
 {
     ir_node *n = p->node;
@@ -148,6 +187,39 @@ bool ox_legacy_convert(ox_importer *im, ox_pending *p)
         return p->opset >= 13 || attr_to_input(im, p, "split", 1);
     case IR_OP_Dropout:
         return p->opset >= 12 || attr_to_input(im, p, "ratio", 1);
+    case IR_OP_Clip:
+        /* Clip-6: the bounds were attributes, by default the lowest and highest float */
+        if (p->opset < 11) {
+            defer_float(im, p, "min", 1, NAN);
+            defer_float(im, p, "max", 2, NAN);
+        }
+        return true;
+    case IR_OP_Pad:
+        /* Pad-2: pads and the fill value were attributes (the fill 0 by default, the input's
+         * default too) */
+        if (p->opset < 11) {
+            const ir_attr *value = ir_node_attr(n, "value");
+            if (value && value->v.f != 0.0)
+                defer_float(im, p, "value", 2, 0.0);
+            remove_attr(n, "value");
+            if (!ir_node_attr(n, "pads")) {
+                ox_invalid(ox_importer_report(im), "%s has no 'pads'", p->label);
+                return false;
+            }
+            return attr_to_input(im, p, "pads", 1);
+        }
+        return true;
+    case IR_OP_Slice:
+        /* Slice-1: starts, ends and axes were attributes (no steps) */
+        if (p->opset < 10) {
+            if (!ir_node_attr(n, "starts") || !ir_node_attr(n, "ends")) {
+                ox_invalid(ox_importer_report(im), "%s needs 'starts' and 'ends'", p->label);
+                return false;
+            }
+            return attr_to_input(im, p, "starts", 1) && attr_to_input(im, p, "ends", 2) &&
+                   attr_to_input(im, p, "axes", 3);
+        }
+        return true;
     case IR_OP_Softmax:
         /* the old default axis was 1; the fixup after validation needs it written */
         if (p->opset < 13 && !ir_node_attr(n, "axis"))
@@ -207,6 +279,29 @@ bool ox_legacy_softmax_fixup(ox_importer *im, ir_node **nodes, size_t count)
         if (axis == -1 || (rank >= 0 && axis == rank - 1))
             continue; /* one axis either way: the semantics agree */
         flatten_softmax(im, n);
+    }
+    return true;
+}
+
+/* ---- bounds whose element type is the data's -------------------------------------------------- */
+
+bool ox_legacy_bounds_fixup(ox_importer *im, const ox_deferred_const *items, size_t count)
+{
+    ir_graph *g = ox_importer_graph(im);
+    for (size_t i = 0; i < count; i++) {
+        ir_node *n = items[i].node;
+        ir_dtype dt = n->inputs[0]->type.dtype;
+        double v = items[i].value;
+        if (isnan(v)) {
+            /* Clip-6's default bound: -FLT_MAX or FLT_MAX, which only a float32 input can hold
+             * (ONNX Runtime ran Clip-6 on float only); elsewhere absent, i.e. unbounded */
+            if (dt != IR_F32)
+                continue;
+            v = items[i].index == 1 ? -FLT_MAX : FLT_MAX;
+        }
+        const char *what = n->op == IR_OP_Pad ? "value" : items[i].index == 1 ? "min" : "max";
+        const char *stem = ar_printf(g->arena, "%s_%s", n->outputs[0]->name, what);
+        set_input_growing(g, n, items[i].index, ox_const_scalar(im, stem, dt, v));
     }
     return true;
 }

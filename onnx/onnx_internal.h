@@ -70,6 +70,14 @@ void ox_tensor_data_release(ox_tensor_data *d);
  * most weights as float32, and 1e-5f should come back as 1e-05, not 9.99999974737875e-06. */
 double ox_float_to_double(float f);
 
+/* ---- model-local functions (functions.c) ---------------------------------------------------- */
+
+/* The graph's nodes with every call of a model-local function replaced by the function's nodes
+ * (copies in `arena`, pointing into the message), recursively. False after reporting recursion,
+ * a call that does not fit its function, or a function of another default-domain opset. */
+bool ox_inline_functions(ox_report *r, ar_arena *arena, const Onnx__ModelProto *m, int64_t opset,
+                         const Onnx__NodeProto ***nodes, size_t *count);
+
 /* ---- import helpers (import.c, legacy.c, contrib.c) ----------------------------------------- */
 
 typedef struct ox_importer ox_importer;
@@ -90,6 +98,30 @@ typedef struct ox_pending {
     const char *label; /* "node 'name' (Op)" for messages */
 } ox_pending;
 
+/* A scalar constant of any float or integer element type made by import. */
+ir_value *ox_const_scalar(ox_importer *im, const char *stem, ir_dtype dt, double value);
+
+/* An input that an older form gave as a float attribute and the catalog takes as a scalar of the
+ * data's element type (input 0's), known only after validation. */
+typedef struct ox_deferred_const {
+    ir_node *node;
+    uint32_t index;
+    double value; /* NAN: the op's default for the absent attribute */
+} ox_deferred_const;
+void ox_importer_defer_const(ox_importer *im, ir_node *n, uint32_t index, double value);
+/* Work that needs the graph's types (a constant of the data's element type, a check of a rank):
+ * run after the first validation, which is repeated afterwards. fn reports its own errors. */
+typedef bool (*ox_fixup_fn)(ox_importer *im, void *ctx);
+typedef struct ox_fixup {
+    ox_fixup_fn fn;
+    void *ctx;
+} ox_fixup;
+void ox_importer_after_validation(ox_importer *im, ox_fixup_fn fn, void *ctx);
+/* Makes the deferred inputs once validation has typed the graph (legacy.c). */
+bool ox_legacy_bounds_fixup(ox_importer *im, const ox_deferred_const *items, size_t count);
+/* Whether `name` is an attribute that an older form of op had and legacy.c moves to an input. */
+bool ox_legacy_attr(ir_op op, int64_t opset, const char *name);
+
 /* Opset conversions of a standard node (legacy.c): returns false after reporting. */
 bool ox_legacy_convert(ox_importer *im, ox_pending *p);
 /* The lowest default-domain opset whose form of `op` import reads (legacy.c). */
@@ -108,13 +140,28 @@ ir_node *ox_importer_add_node(ox_importer *im, ir_op op, uint32_t ninputs, const
  * one. */
 bool ox_importer_input(ox_importer *im, ox_pending *p, size_t slot, ir_value **out);
 
+/* ONNX 23's Attention, RMSNormalization and RotaryEmbedding (onnx23.c): the fused op an op_type
+ * of the default domain at `opset` becomes, and its inputs and attributes (false after
+ * reporting). */
+bool ox_onnx23_lookup(const char *op_type, int64_t opset, ir_op *out);
+bool ox_onnx23_import(ox_importer *im, ox_pending *p);
+
 /* com.microsoft ops (contrib.c): the fused op a contrib op_type becomes, or false when import does
  * not know it. */
 bool ox_contrib_lookup(const char *op_type, ir_op *out);
+/* com.microsoft ops that are a standard op (QuantizeLinear, DequantizeLinear): the catalog op and
+ * the default-domain opset whose form they have; false for others. */
+bool ox_contrib_standard(const char *op_type, ir_op *out, int64_t *opset);
 /* Defines the IR node of a contrib node (its outputs mapped to the fused op's); NULL after
  * reporting. */
 ir_node *ox_contrib_define(ox_importer *im, const Onnx__NodeProto *np, ir_op op,
                            const char *label);
+/* com.microsoft Attention and MultiHeadAttention become several nodes (contrib_attention.c):
+ * define makes the nodes that carry the ONNX outputs, import the rest. */
+bool ox_contrib_is_attention(const char *op_type);
+ir_node *ox_contrib_attention_define(ox_importer *im, const Onnx__NodeProto *np,
+                                     const char *label);
+bool ox_contrib_attention_import(ox_importer *im, ox_pending *p);
 /* Sets the inputs and attributes of a contrib node's IR node; false after reporting. */
 bool ox_contrib_import(ox_importer *im, ox_pending *p);
 
@@ -136,6 +183,28 @@ void ox_emit_attr_ints(ox_exporter *ex, Onnx__NodeProto *np, const char *name, c
                        uint32_t count);
 void ox_emit_attr_floats(ox_exporter *ex, Onnx__NodeProto *np, const char *name,
                          const double *v, uint32_t count);
+/* Building blocks of the subgraphs export_ort.c writes: a made-up value name, made-up
+ * initializers, a node over names (a constant of the graph named as an input is written), an
+ * error about a node (export goes on to find the others). */
+int64_t ox_emit_opset(const ox_exporter *ex);
+const char *ox_emit_temp(ox_exporter *ex, const char *stem);
+const char *ox_emit_const_i64(ox_exporter *ex, const char *stem, const int64_t *v, uint32_t n,
+                              bool scalar);
+const char *ox_emit_const_float(ox_exporter *ex, const char *stem, ir_dtype dt, double v);
+const char *ox_emit_const_data(ox_exporter *ex, const char *stem, const ir_type *t,
+                               const void *data, size_t nbytes);
+Onnx__NodeProto *ox_emit_raw(ox_exporter *ex, const char *domain, const char *op_type,
+                             const char *const *in, uint32_t nin, const char *const *out,
+                             uint32_t nout);
+void ox_emit_error(ox_exporter *ex, const ir_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* For ONNX Runtime (export_ort.c): writes fused node n, which has no contrib op of its exact
+ * semantics, as standard ops (and contrib ops) ONNX Runtime runs; reports an error otherwise. */
+void ox_ort_export(ox_exporter *ex, const ir_node *n);
+/* The opset the subgraph of n needs (0: any): 20 for a Gelu of another type than float32. */
+int64_t ox_ort_needs_opset(const ir_node *n);
+
 /* Copies the attributes of n that are listed in `names` (NULL-terminated), when present. */
 void ox_emit_copy_attrs(ox_exporter *ex, Onnx__NodeProto *np, const ir_node *n,
                         const char *const *names);

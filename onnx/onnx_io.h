@@ -22,11 +22,14 @@
 #include <stdint.h>
 
 /* The default-domain opsets import accepts (older models load when each op they use has kept its
- * semantics since; see docs/onnx.md), and the ones export writes. */
+ * semantics since, or has a form legacy.c converts; see docs/onnx.md), and the ones export writes.
+ * Opsets 22 and 23 changed only element types of the catalog's ops (and added Attention,
+ * RMSNormalization and RotaryEmbedding, which import as fused ops). */
 enum {
     OX_MIN_OPSET = 11,
-    OX_MAX_OPSET = 21,
+    OX_MAX_OPSET = 23,
     OX_EXPORT_MIN_OPSET = 13,
+    OX_EXPORT_MAX_OPSET = 21,
     OX_EXPORT_DEFAULT_OPSET = 17,
 };
 
@@ -58,10 +61,25 @@ typedef struct ox_tensor {
 bool ox_read_tensor(const char *path, ir_dtype as, ar_arena *arena, ox_tensor *out,
                     ox_import_info *info, dg_context *dg);
 
+/* What export writes fused ops as. */
+typedef enum ox_flavour {
+    /* Lossless (the default): a com.microsoft contrib op where one has exactly the fused op's
+     * semantics, otherwise an op of the "fuserule" domain that import reads back unchanged. */
+    OX_FLAVOUR_LOSSLESS,
+    /* For ONNX Runtime: only ops its CPU and CUDA providers run; a fused op without such a contrib
+     * op becomes the smallest standard subgraph that computes it (FusedQKV: one MatMul over the
+     * concatenated weights and a Split), or is an error naming why it cannot be written. */
+    OX_FLAVOUR_ONNXRUNTIME,
+} ox_flavour;
+
+/* The flavour a `--for NAME` names ("lossless", "onnxruntime"); false for another name. */
+bool ox_flavour_parse(const char *name, ox_flavour *out);
+
 typedef struct ox_export_options {
     /* Default-domain opset to write: 0 chooses the lowest one from OX_EXPORT_DEFAULT_OPSET up that
-     * expresses every node; otherwise OX_EXPORT_MIN_OPSET..OX_MAX_OPSET. */
+     * expresses every node; otherwise OX_EXPORT_MIN_OPSET..OX_EXPORT_MAX_OPSET. */
     int64_t opset;
+    ox_flavour flavour;
 } ox_export_options;
 
 /* Serializes a validated graph as a ModelProto into a malloc'd buffer (*data, *len; free()).

@@ -33,12 +33,12 @@ static const struct {
     ir_dtype dtype; /* IR_DTYPE_UNKNOWN: not in the IR */
 } dtypes[] = {
     {1, "FLOAT", IR_F32},         {2, "UINT8", IR_U8},
-    {3, "INT8", IR_I8},           {4, "UINT16", IR_DTYPE_UNKNOWN},
-    {5, "INT16", IR_DTYPE_UNKNOWN}, {6, "INT32", IR_I32},
+    {3, "INT8", IR_I8},           {4, "UINT16", IR_U16},
+    {5, "INT16", IR_I16}, {6, "INT32", IR_I32},
     {7, "INT64", IR_I64},         {8, "STRING", IR_DTYPE_UNKNOWN},
     {9, "BOOL", IR_BOOL},         {10, "FLOAT16", IR_F16},
-    {11, "DOUBLE", IR_DTYPE_UNKNOWN}, {12, "UINT32", IR_DTYPE_UNKNOWN},
-    {13, "UINT64", IR_DTYPE_UNKNOWN}, {14, "COMPLEX64", IR_DTYPE_UNKNOWN},
+    {11, "DOUBLE", IR_F64}, {12, "UINT32", IR_U32},
+    {13, "UINT64", IR_U64}, {14, "COMPLEX64", IR_DTYPE_UNKNOWN},
     {15, "COMPLEX128", IR_DTYPE_UNKNOWN}, {16, "BFLOAT16", IR_BF16},
     {17, "FLOAT8E4M3FN", IR_DTYPE_UNKNOWN}, {18, "FLOAT8E4M3FNUZ", IR_DTYPE_UNKNOWN},
     {19, "FLOAT8E5M2", IR_DTYPE_UNKNOWN}, {20, "FLOAT8E5M2FNUZ", IR_DTYPE_UNKNOWN},
@@ -169,8 +169,13 @@ static bool from_int32_data(ox_report *r, const Onnx__TensorProto *t, const char
             break;
         case IR_F16:
         case IR_BF16:
+        case IR_U16:
             ok = v >= 0 && v <= UINT16_MAX;
             ((uint16_t *)out)[i] = (uint16_t)v;
+            break;
+        case IR_I16:
+            ok = v >= INT16_MIN && v <= INT16_MAX;
+            ((int16_t *)out)[i] = (int16_t)v;
             break;
         default:
             FR_UNREACHABLE();
@@ -199,6 +204,15 @@ static bool decode_typed(ox_report *r, const Onnx__TensorProto *t, const char *w
     case IR_I64:
         src = t->int64_data, field = "int64_data", count = t->n_int64_data;
         break;
+    case IR_F64:
+        src = t->double_data, field = "double_data", count = t->n_double_data;
+        break;
+    case IR_U64:
+        src = t->uint64_data, field = "uint64_data", count = t->n_uint64_data;
+        break;
+    case IR_U32: /* uint64_data holds one value per entry; checked and narrowed below */
+        field = "uint64_data", count = t->n_uint64_data;
+        break;
     default:
         field = "int32_data", count = t->n_int32_data;
         break;
@@ -217,6 +231,17 @@ static bool decode_typed(ox_report *r, const Onnx__TensorProto *t, const char *w
     out->data = out->owned;
     if (src) {
         memcpy(out->owned, src, out->nbytes);
+        return true;
+    }
+    if (dt == IR_U32) {
+        for (size_t i = 0; i < n; i++) {
+            if (t->uint64_data[i] > UINT32_MAX) {
+                ox_invalid(r, "%s: value %" PRIu64 " at index %zu is out of range for u32", what,
+                           t->uint64_data[i], i);
+                return false;
+            }
+            ((uint32_t *)out->owned)[i] = (uint32_t)t->uint64_data[i];
+        }
         return true;
     }
     return from_int32_data(r, t, what, dt, n, out->owned);

@@ -115,6 +115,19 @@ void pv_facts_compute(const dsl_rule *r, ar_arena *arena, pv_facts *f)
         f->nodes[i] = (pv_node_facts){
             .is_const = p->preds.is_const, .rank = p->preds.rank, .dtype = p->preds.dtype};
     }
+    /* an epsilon added under a square root or a power: Sqrt(Add(ms, @eps)), Pow(Add(ms, @eps), p) */
+    for (uint32_t i = 0; i < r->nnodes; i++) {
+        const dsl_pattern *p = r->nodes[i];
+        if (p->kind != DSL_PAT_OP || p->nops != 1 ||
+            (p->ops[0] != IR_OP_Sqrt && p->ops[0] != IR_OP_Pow) || !p->noperands)
+            continue;
+        const dsl_pattern *sum = p->operands[0];
+        if (sum->kind != DSL_PAT_OP || sum->nops != 1 || sum->ops[0] != IR_OP_Add)
+            continue;
+        for (uint32_t k = 0; k < sum->noperands; k++)
+            if (sum->operands[k]->kind == DSL_PAT_ANY && sum->operands[k]->preds.is_const)
+                f->nodes[sum->operands[k]->id].positive = true;
+    }
     uint32_t cap = 0;
     walk_guard(f, arena, r->guard, &cap);
     for (uint32_t i = 0; i < r->repl.nattrs; i++) {

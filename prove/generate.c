@@ -8,6 +8,8 @@
 #include "base/check.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +39,26 @@ bool pv_rng_chance(pv_rng *r, double p)
     return pv_rng_uniform(r, 0, 1) < p;
 }
 
+bool pv_why(pv_gen *gen, const char *fmt, ...)
+{
+    if (gen->trace->why[0])
+        return false;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(gen->trace->why, sizeof gen->trace->why, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+uint32_t pv_cycle(pv_gen *gen, uint32_t salt, uint32_t n)
+{
+    if (n <= 1)
+        return 0;
+    if (pv_rng_chance(gen->rng, 0.85))
+        return (gen->turn + salt + (gen->node ? gen->node->id * 5 : 0)) % n;
+    return pv_rng_below(gen->rng, n);
+}
+
 /* ---- leaves ---- */
 
 /* x rounded to `places` decimals: constants print short in a counterexample, and the literal is
@@ -47,10 +69,24 @@ static double decimals(double x, int places)
     return round(x * scale) / scale;
 }
 
+/* x rounded to three significant digits (an epsilon of 1e-7 keeps its value). */
+static double significant(double x)
+{
+    if (x == 0 || !isfinite(x))
+        return x;
+    double scale = pow(10, 2 - floor(log10(fabs(x))));
+    return round(x * scale) / scale;
+}
+
 /* One random element of a constant in its domain. */
 static double draw(pv_gen *gen, pv_domain domain, ir_dtype dt)
 {
+    static const double typical_eps[] = {1e-5, 1e-6, 1e-12};
     switch (domain) {
+    case PV_DOM_EPSILON:
+        if (pv_rng_chance(gen->rng, 0.4))
+            return typical_eps[pv_rng_below(gen->rng, FR_COUNT_OF(typical_eps))];
+        return significant(pow(10, pv_rng_uniform(gen->rng, -12, -1)));
     case PV_DOM_POSITIVE: return decimals(pv_rng_uniform(gen->rng, 0.5, 1.5), 3);
     case PV_DOM_SCALE: return decimals(pv_rng_uniform(gen->rng, 0.002, 0.01), 4);
     case PV_DOM_INT:
@@ -86,7 +122,7 @@ static double *const_values(pv_gen *gen, const pv_operand *o, const dsl_pattern 
         memcpy(v, o->values, (size_t)numel * sizeof *v);
         return v;
     }
-    pv_domain domain = nf && nf->positive ? PV_DOM_SCALE : o->domain;
+    pv_domain domain = nf && nf->positive ? PV_DOM_EPSILON : o->domain;
     for (int64_t i = 0; i < numel; i++)
         v[i] = draw(gen, domain, t->dtype);
     return v;
@@ -124,8 +160,12 @@ static ir_value *make_leaf(pv_gen *gen, const pv_operand *o, const dsl_pattern *
                        : is_const                                      ? "k"
                                                                        : "in";
     const char *name = ir_fresh_name(gen->g, stem);
-    if (!is_const)
+    if (!is_const) {
+        size_t index = gen->g->inputs.len;
+        if (o->want_const && index < 64)
+            gen->trace->param_inputs |= (uint64_t)1 << index;
         return ir_add_input(gen->g, name, &t);
+    }
     ir_const *c = ir_const_new(gen->g, IR_CONST_LITERAL);
     c->literal = const_values(gen, o, leaf, nf, &t, numel);
     c->literal_count = (size_t)numel;
@@ -135,7 +175,7 @@ static ir_value *make_leaf(pv_gen *gen, const pv_operand *o, const dsl_pattern *
 /* ---- op nodes ---- */
 
 /* How many inputs the node gets: the operands written, or for an open pattern at least the op's
- * minimum, sometimes with an optional bias or bounds. */
+ * minimum, sometimes with an optional bias, bounds, or a Dropout's ratio and training mode. */
 static uint32_t input_count(pv_gen *gen, const dsl_pattern *p, ir_op op)
 {
     const ir_op_info *info = ir_op_info_get(op);
@@ -144,7 +184,7 @@ static uint32_t input_count(pv_gen *gen, const dsl_pattern *p, ir_op op)
         return n;
     if (n < info->min_inputs)
         n = info->min_inputs;
-    if ((op == IR_OP_Conv || op == IR_OP_Clip) && n < info->max_inputs &&
+    if ((op == IR_OP_Conv || op == IR_OP_Clip || op == IR_OP_Dropout) && n < info->max_inputs &&
         pv_rng_chance(gen->rng, 0.5))
         n = info->max_inputs;
     return n;
@@ -188,7 +228,8 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
     const ir_op_info *info = ir_op_info_get(op);
     uint32_t nin = input_count(gen, p, op);
     if (nin < info->min_inputs || (info->max_inputs != IR_VARIADIC && nin > info->max_inputs))
-        return false;
+        return pv_why(gen, "%s: %u operands written; the op takes %u to %u", info->name, nin,
+                      info->min_inputs, info->max_inputs);
     const char *out_name = ar_printf(gen->g->arena, "v%u", ++gen->names);
     ir_node *n = ir_add_node(gen->g, op, nin, &out_name, 1);
     if (!n)
@@ -218,46 +259,67 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
     pv_operand *prop = ar_alloc(gen->g->arena, (nin + 1) * sizeof *prop);
     memset(prop, 0, (nin + 1) * sizeof *prop);
     gen->node = p;
-    if (!pv_op_propose(gen, n, hints, prop))
-        return false;
+    if (!pv_op_propose(gen, n, hints, prop)) {
+        /* the op knowledge gave no reason of its own: name the operands it had to fit */
+        char built[200] = "", t[120];
+        size_t len = 0;
+        for (uint32_t i = 0; i < nin && len < sizeof built; i++)
+            if (n->inputs[i])
+                len += (size_t)snprintf(built + len, sizeof built - len, "%soperand %u (%s)",
+                                        len ? ", " : "", i,
+                                        ir_type_format(gen->g, &n->inputs[i]->type, t, sizeof t));
+        return pv_why(gen, "%s: the op knowledge has no operands to go with %s", info->name,
+                      len ? built : "the pattern's predicates");
+    }
     for (uint32_t i = 0; i < nin; i++) {
         if (n->inputs[i])
             continue;
         ir_value *v = leaf[i] ? gen->values[leaf[i]->id] : NULL; /* the same leaf twice */
         if (!v) {
             if (prop[i].type.dtype == IR_DTYPE_UNKNOWN)
-                return false;
+                return pv_why(gen, "%s: operand %u: no type proposed for it", info->name, i);
             if (!(v = make_leaf(gen, &prop[i], leaf[i], hints[i])))
-                return false;
+                return pv_why(gen, "%s: operand %u: the proposed type has no element count",
+                              info->name, i);
             if (leaf[i])
                 gen->values[leaf[i]->id] = v;
         }
         ir_set_input(n, i, v);
     }
-    if (!info->infer(gen->g, n, dg))
-        return false;
+    if (!info->infer(gen->g, n, dg)) {
+        const char *msg = dg_first_error(dg);
+        return pv_why(gen, "%s: its inference refuses the operands: %s", info->name,
+                      msg ? msg : "no reason given");
+    }
     gen->values[p->id] = n->outputs[0];
     return true;
 }
 
 /* A node reading a root's value, whose output becomes the graph output instead: a forwarding rule
  * (`=> @x`) cannot remove a node whose output is a graph output, and a root read by another node
- * is the usual case in a model. Neg changes no value's magnitude. */
+ * is the usual case in a model. Neg changes no value's magnitude (Not, for a bool value). */
 static ir_value *consume(pv_gen *gen, ir_value *v, dg_context *dg)
 {
     const char *name = ar_printf(gen->g->arena, "v%u", ++gen->names);
-    ir_node *n = ir_add_node(gen->g, IR_OP_Neg, 1, &name, 1);
+    ir_op op = v->type.dtype == IR_BOOL ? IR_OP_Not : IR_OP_Neg;
+    ir_node *n = ir_add_node(gen->g, op, 1, &name, 1);
     if (!n)
         return NULL;
     ir_set_input(n, 0, v);
-    return ir_op_info_get(IR_OP_Neg)->infer(gen->g, n, dg) ? n->outputs[0] : NULL;
+    if (ir_op_info_get(op)->infer(gen->g, n, dg))
+        return n->outputs[0];
+    pv_why(gen, "%s reading the root: its inference refuses %s", ir_op_name(op),
+           ir_dtype_name(v->type.dtype));
+    return NULL;
 }
 
 /* Three distinct dims from a small set: sizes that line up often (a MatMul's K with the weight
  * built elsewhere) and give instances of a few dozen elements. */
 static void draw_pool(pv_gen *gen)
 {
-    static const int64_t sizes[] = {2, 3, 4, 5, 6, 8};
+    /* 1 (a dim that broadcasts, or makes a wrong axis harmless), small sizes, and primes above 8
+     * (no accidental divisibility or squares) */
+    static const int64_t sizes[] = {1, 2, 3, 4, 5, 6, 8, 11, 13};
     uint32_t n = 0;
     while (n < FR_COUNT_OF(gen->pool)) {
         int64_t d = sizes[pv_rng_below(gen->rng, FR_COUNT_OF(sizes))];
@@ -269,11 +331,15 @@ static void draw_pool(pv_gen *gen)
     }
 }
 
-ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn)
+ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn, pv_trace *trace)
 {
     const dsl_rule *r = facts->rule;
     ir_graph *g = ir_graph_new("instance");
-    pv_gen gen = {.g = g, .facts = facts, .rng = rng, .turn = turn};
+    pv_trace scratch;
+    if (!trace)
+        trace = &scratch;
+    *trace = (pv_trace){0};
+    pv_gen gen = {.g = g, .facts = facts, .rng = rng, .turn = turn, .trace = trace};
     gen.values = calloc(r->nnodes + 1, sizeof *gen.values);
     dg_context *dg = dg_new(); /* inference errors only reject the draw */
     draw_pool(&gen);

@@ -7,6 +7,7 @@
 
 #include "dsl/dsl.h"
 #include "ir/ir.h"
+#include "runtime/runtime.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -27,7 +28,8 @@ bool pv_rng_chance(pv_rng *r, double p);
 typedef struct pv_node_facts {
     bool is_const;    /* `:const`, read by value(), or feeds a `{attr = @c}` */
     bool one_element; /* read by value(), `numel(@c) == 1`, or a `{attr = @c}` */
-    bool positive;    /* feeds `{epsilon = @c}`: var + eps must be positive */
+    bool positive;    /* an epsilon: feeds `{epsilon = @c}`, or is added under a Sqrt or Pow
+                       * (`Sqrt(Add(ms, @eps))`): drawn small and positive, on a log scale */
     int8_t rank;      /* `:rankN` or `rank(@c) == N`; -1 = any */
     ir_dtype dtype;   /* `:i8`, ...; IR_DTYPE_UNKNOWN = any */
     bool exported;    /* `exports @c`: also made a graph output on some candidates */
@@ -51,6 +53,20 @@ void pv_facts_compute(const dsl_rule *r, ar_arena *arena, pv_facts *facts);
 
 /* ---- building one candidate (generate.c, ops.c) ---- */
 
+/* What a draw tells the prover besides its graph. */
+typedef struct pv_trace {
+    uint64_t param_inputs; /* bit i: graph input i is a parameter (a weight made an input) */
+    char why[200];         /* a failed draw: the op, the operand and the reason */
+} pv_trace;
+
+/* What the Casts of a candidate do (drawn at its first Cast). */
+typedef enum {
+    PV_CASTS_UNDRAWN,
+    PV_CASTS_MIXED,   /* 16-bit data widened to f32, f32 narrowed back: mixed precision */
+    PV_CASTS_NARROW,  /* f32 narrowed to 16 bits (and back) */
+    PV_CASTS_INTEGER, /* f32 to i32 (and back) */
+} pv_casts;
+
 /* The generator's state for one candidate graph. */
 typedef struct pv_gen {
     ir_graph *g;
@@ -64,13 +80,24 @@ typedef struct pv_gen {
     uint32_t turn;           /* see pv_generate */
     const dsl_pattern *node; /* the op node being built */
     ir_dtype half;           /* the 16-bit float type of a mixed-precision candidate, once drawn */
+    pv_casts casts;          /* what its Casts do, once drawn */
+    pv_trace *trace;         /* never NULL while building */
 } pv_gen;
 
-/* Builds a candidate instance of the rule, or NULL when this draw gives no well-typed graph. The
- * same rng state and `turn` give the same graph. `turn` (the instances found so far) makes the
- * choices of alternatives and optional ops cycle, so that N instances cover up to N members of a
- * set rather than a random few. */
-ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn);
+/* Builds a candidate instance of the rule, or NULL when this draw gives no well-typed graph (then
+ * trace->why says which op and operand stopped it, and why). The same rng state and `turn` give
+ * the same graph. `turn` (the instances found so far) makes the choices of alternatives, optional
+ * ops and the attributes the pattern leaves free cycle, so that N instances cover up to N options
+ * rather than a random few. trace may be NULL. */
+ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn, pv_trace *trace);
+
+/* Records why the draw fails (the first reason is kept) and returns false. */
+bool pv_why(pv_gen *gen, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Option k of n for an attribute or operand shape of the node being built: mostly (85%) the one
+ * whose turn it is (offset by `salt` and the node, so that two choices do not move in lockstep),
+ * sometimes a random one. */
+uint32_t pv_cycle(pv_gen *gen, uint32_t salt, uint32_t n);
 
 /* What the op knowledge proposes for an operand that is not built yet. */
 typedef enum {
@@ -80,6 +107,9 @@ typedef enum {
                       * to about [-1.3, 1.3], like float data: the f32 original of a QGemm
                       * then rounds within the absolute tolerance) */
     PV_DOM_INT,      /* small integers: zero points [-3, 3], exponents {2, 3} */
+    PV_DOM_EPSILON,  /* epsilons: a typical 1e-5 or 1e-6 (1e-12 some exporters write), or
+                      * log-uniform in [1e-12, 1e-1]: an epsilon outside the square root or not
+                      * carried into the fused node shows at the large ones */
 } pv_domain;
 
 typedef struct pv_operand {
@@ -113,5 +143,47 @@ void pv_solve_dims(const pv_gen *gen, const dsl_pattern *node, ir_type *t);
  * comparisons with value(@c) ask for it, evaluated with what is built so far; false when the
  * guard says nothing usable about it. */
 bool pv_solve_value(const pv_gen *gen, const dsl_pattern *node, ir_dtype dtype, double *out);
+
+/* ---- judging an output (judge.c) ---- */
+
+typedef struct pv_judgment {
+    bool ok;
+    size_t special;    /* elements where NaN or an infinity (with its sign) is on one side only */
+    size_t bad;        /* elements out of tolerance */
+    double worst_diff; /* the largest |rewritten - original| over the finite elements */
+    size_t at;         /* the worst element: the first NaN/Inf disagreement, else the one furthest
+                        * out of tolerance */
+} pv_judgment;
+
+/* The tolerance for an output of dtype dt when the inputs were scaled by `scale` (judge.c). */
+rt_tolerance pv_tolerance(ir_dtype dt, double scale);
+
+/* Judges the rewritten graph's value of one output against the original's (same type), run on
+ * inputs scaled by `scale` (1 for the others). */
+pv_judgment pv_judge(const rt_tensor *original, const rt_tensor *rewritten, double scale);
+
+/* ---- the inputs an instance runs on (inputs.c) ---- */
+
+typedef enum {
+    PV_INPUTS_DRAWN,   /* what `fuserule verify --seed S` draws: floats uniform in [-1, 1) */
+    PV_INPUTS_TIMES8,  /* the same, float inputs scaled by 8 */
+    PV_INPUTS_TIMES64, /* ... by 64 */
+    PV_INPUTS_SMALL,   /* ... by 1/1024: where a normalization's epsilon is not small beside the
+                        * statistics (an epsilon outside the square root, or not carried) */
+    PV_INPUTS_SPECIAL, /* the same, with a few NaN, +-inf, -0 and 0 planted in each float input */
+    PV_INPUTS_COUNT,
+} pv_inputs_kind;
+
+/* The factor a variant scales the float inputs by (1 for the others). */
+double pv_inputs_scale(pv_inputs_kind kind);
+
+/* A copy of `drawn` (the inputs the executor drew) made into variant `kind`, allocated in
+ * `arena`; `seed` places the planted values, which go only into data inputs (is_param[i] false:
+ * not a weight or other parameter the generator made a graph input). */
+rt_tensor *pv_inputs_variant(const rt_tensor *drawn, size_t n, pv_inputs_kind kind, uint64_t seed,
+                             const bool *is_param, ar_arena *arena);
+/* How a counterexample's inputs were made, for its header: "what `fuserule verify --seed 7` draws
+ * for this graph, scaled by 8". */
+void pv_inputs_describe(pv_inputs_kind kind, uint64_t seed, FILE *out);
 
 #endif

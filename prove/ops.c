@@ -33,9 +33,17 @@ static int64_t pool_dim(pv_gen *gen)
 
 ir_type pv_random_type(pv_gen *gen, int rank)
 {
+    /* sometimes square (every dim one size, not 1): a statistic kept without its dim
+     * (keepdims = 0) or a transposed value keeps the shape there, so a rule wrong only on such
+     * shapes fires */
+    bool square = rank >= 2 && pv_rng_chance(gen->rng, 0.3);
     ir_type t = {.dtype = IR_F32, .rank = (int8_t)rank};
     for (int i = 0; i < rank; i++)
-        t.dims[i] = pool_dim(gen);
+        t.dims[i] = square && i ? t.dims[0] : pool_dim(gen);
+    for (int tries = 0; square && t.dims[0] == 1 && tries < 4; tries++)
+        t.dims[0] = pool_dim(gen); /* a square of ones says nothing */
+    for (int i = 1; square && i < rank; i++)
+        t.dims[i] = t.dims[0];
     return t;
 }
 
@@ -113,6 +121,29 @@ static int64_t random_axis(pv_gen *gen, int rank)
     return (int64_t)pv_rng_below(gen->rng, (uint32_t)(2 * rank)) - rank; /* [-rank, rank) */
 }
 
+/* Salts that keep the enumerated choices of one node from moving in lockstep (pv_cycle). */
+enum {
+    SALT_AXIS = 1,
+    SALT_KEEPDIMS = 2,
+    SALT_PERM = 3,
+    SALT_PARTNER = 5,
+    SALT_APPROX = 7,
+    SALT_ALPHA = 11,
+    SALT_BETA = 13,
+    SALT_QAXIS = 17,
+    SALT_TRAINING = 23,
+};
+
+/* An axis enumerated over the turns: -1 (the usual last axis, counted from the end), then each axis
+ * 0 .. rank-1 by number; `with_unset` adds a first option -2: leave the attribute at its
+ * default. */
+static int64_t cycled_axis(pv_gen *gen, int rank, bool with_unset)
+{
+    uint32_t n = (uint32_t)rank + 1 + (with_unset ? 1 : 0);
+    int64_t k = (int64_t)pv_cycle(gen, SALT_AXIS, n) - (with_unset ? 1 : 0);
+    return k < 0 ? -2 : k == 0 ? -1 : k - 1;
+}
+
 static int64_t normal_axis(int64_t axis, int rank)
 {
     return axis < 0 ? axis + rank : axis;
@@ -131,8 +162,9 @@ static bool fits(const ir_type *t, const pv_node_facts *h)
     return !h->one_element || (ir_type_numel(t, &numel) && numel == 1);
 }
 
-/* A partner for a broadcast op with operand type s: the same shape (most often), a suffix of it
- * (a bias [C], a scalar), s with leading dims 1, or one value per channel [C, 1, 1]. */
+/* A partner for a broadcast op with operand type s, enumerated over the turns: the same shape
+ * (twice as often), a suffix of it (a bias [C], a scalar), [1], one value per channel [C, 1, 1]
+ * or [1, C, 1, 1], one per row [..., 1], s with a leading 1. */
 static ir_type broadcast_partner(pv_gen *gen, const ir_type *s, const pv_node_facts *h)
 {
     ir_type c[2 * IR_MAX_RANK + 4];
@@ -147,6 +179,13 @@ static ir_type broadcast_partner(pv_gen *gen, const ir_type *s, const pv_node_fa
     c[n++] = (ir_type){.dtype = s->dtype, .rank = 1, .dims = {1}};
     if (s->rank >= 3)
         c[n++] = (ir_type){.dtype = s->dtype, .rank = 3, .dims = {s->dims[s->rank - 3], 1, 1}};
+    if (s->rank == 4) /* one value per channel, batch dim kept: [1, C, 1, 1] */
+        c[n++] = (ir_type){.dtype = s->dtype, .rank = 4, .dims = {1, s->dims[1], 1, 1}};
+    if (s->rank >= 1) { /* [..., 1]: one value per row */
+        ir_type t = *s;
+        t.dims[t.rank - 1] = 1;
+        c[n++] = t;
+    }
     if (s->rank >= 2) {
         ir_type t = *s;
         t.dims[0] = 1;
@@ -158,8 +197,8 @@ static ir_type broadcast_partner(pv_gen *gen, const ir_type *s, const pv_node_fa
         if (fits(&c[i], h))
             fit[nfit++] = c[i];
     if (!nfit)
-        return c[pv_rng_below(gen->rng, n)];
-    return fit[pv_rng_below(gen->rng, nfit)];
+        return c[pv_cycle(gen, SALT_PARTNER, n)];
+    return fit[pv_cycle(gen, SALT_PARTNER, nfit)];
 }
 
 static bool propose_binary(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
@@ -379,18 +418,32 @@ static bool propose_gemm_epilogue(pv_gen *gen, ir_node *n, const pv_node_facts *
 static bool propose_reduce(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                            pv_operand *out)
 {
+    /* the axes and keepdims a pattern leaves free are enumerated: a rule that forgot to pin them
+     * meets every axis and keepdims = 0 within a few instances. keepdims = 0 is on two turns of
+     * three, and then new data is mostly square: only there does the statistic broadcast back to
+     * the data's shape, so that a rule wrong for it fires at all. */
+    bool drop = free_attr(n, "keepdims") && pv_cycle(gen, SALT_KEEPDIMS, 3) != 1;
+    bool was_open = open_slot(n, out, 0);
     const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
     if (!x || x->rank < 1)
-        return false;
+        return pv_why(gen, "%s: operand 0: no data of rank 1 or more", ir_op_name(n->op));
+    if (drop && was_open && x->rank >= 2 && pv_rng_chance(gen->rng, 0.7)) {
+        int64_t d = x->dims[0] > 1             ? x->dims[0]
+                    : x->dims[x->rank - 1] > 1 ? x->dims[x->rank - 1]
+                                               : 3;
+        for (int i = 0; i < out[0].type.rank; i++)
+            out[0].type.dims[i] = d;
+    }
     if (open_slot(n, out, 1)) {
-        int64_t axis = random_axis(gen, x->rank);
+        int64_t axis = cycled_axis(gen, x->rank, false);
         propose_ints(gen, &out[1], &axis, 1);
-    } else if (n->ninputs == 1 && free_attr(n, "axes") && pv_rng_chance(gen->rng, 0.6)) {
-        int64_t axis = random_axis(gen, x->rank);
-        ir_set_attr_ints(gen->g, n, "axes", &axis, 1);
+    } else if (n->ninputs == 1 && free_attr(n, "axes")) {
+        int64_t axis = cycled_axis(gen, x->rank, true);
+        if (axis != -2)
+            ir_set_attr_ints(gen->g, n, "axes", &axis, 1);
     }
     if (free_attr(n, "keepdims"))
-        ir_set_attr_int(gen->g, n, "keepdims", pv_rng_chance(gen->rng, 0.5));
+        ir_set_attr_int(gen->g, n, "keepdims", !drop);
     return true;
 }
 
@@ -405,19 +458,32 @@ static bool propose_transpose(pv_gen *gen, ir_node *n, const pv_node_facts *cons
     if (!x || (count && count != (uint32_t)x->rank))
         return false;
     if (!count) {
-        /* the identity, the last two axes swapped (a K^T), or a random permutation */
+        /* enumerated: the identity, the last two axes swapped (a K^T), the head split [0, 2, 1, 3],
+         * the layout changes [0, 2, 3, 1] and [0, 3, 1, 2], the reversal, then random ones */
+        int r = x->rank;
         int64_t p[IR_MAX_RANK];
-        for (int i = 0; i < x->rank; i++)
+        for (int i = 0; i < r; i++)
             p[i] = i;
-        uint32_t kind = pv_rng_below(gen->rng, 3);
-        if (kind == 1 && x->rank >= 2)
-            p[x->rank - 1] = x->rank - 2, p[x->rank - 2] = x->rank - 1;
-        for (int i = x->rank - 1; kind == 2 && i > 0; i--) {
+        uint32_t kind = pv_cycle(gen, SALT_PERM, 7);
+        if (kind == 1 && r >= 2)
+            p[r - 1] = r - 2, p[r - 2] = r - 1;
+        else if (kind == 2 && r >= 3)
+            p[1] = 2, p[2] = 1;
+        else if (kind == 3 && r >= 3)
+            for (int i = 1; i < r; i++)
+                p[i] = i == r - 1 ? 1 : i + 1;
+        else if (kind == 4 && r >= 3)
+            for (int i = 1; i < r; i++)
+                p[i] = i == 1 ? r - 1 : i - 1;
+        else if (kind == 5)
+            for (int i = 0; i < r; i++)
+                p[i] = r - 1 - i;
+        for (int i = r - 1; kind == 6 && i > 0; i--) {
             uint32_t j = pv_rng_below(gen->rng, (uint32_t)i + 1);
             int64_t t = p[i];
             p[i] = p[j], p[j] = t;
         }
-        ir_set_attr_ints(gen->g, n, "perm", p, (uint32_t)x->rank);
+        ir_set_attr_ints(gen->g, n, "perm", p, (uint32_t)r);
     }
     return true;
 }
@@ -584,14 +650,21 @@ static bool propose_quant(pv_gen *gen, ir_node *n, const pv_node_facts *const *h
                           pv_operand *out)
 {
     bool dq = n->op == IR_OP_DequantizeLinear;
+    /* per-channel along rows (axis 0) on every other turn when the pattern leaves the axis free;
+     * its data then mostly square, so that a per-row scale has a per-column scale's length */
+    bool rows = free_attr(n, "axis") && pv_cycle(gen, SALT_QAXIS, 2) == 1;
     if (open_slot(n, out, 0)) {
         out[0].type = pv_random_type(gen, hint_rank(hints, 0, 1, 3, gen));
         out[0].type.dtype = dq ? hint_dtype(hints, 0, IR_I8) : IR_F32;
+        for (int i = 1; rows && i < out[0].type.rank && pv_rng_chance(gen->rng, 0.7); i++)
+            out[0].type.dims[i] = out[0].type.dims[0];
     }
     const ir_type *x = slot_type(n, out, 0);
     if (!x)
-        return false;
+        return pv_why(gen, "%s: operand 0: no type", ir_op_name(n->op));
     ir_dtype qt = dq ? x->dtype : hint_dtype(hints, 2, IR_I8);
+    if (rows && x->rank >= 2)
+        ir_set_attr_int(gen->g, n, "axis", 0);
     if (open_slot(n, out, 1)) {
         int64_t axis = normal_axis(ir_get_int(n, "axis"), x->rank);
         bool per_channel = axis >= 0 && axis < x->rank && !(hints[1] && hints[1]->one_element) &&
@@ -629,14 +702,22 @@ static bool propose_elementwise(pv_gen *gen, ir_node *n, const pv_node_facts *co
             }
     }
     for (uint32_t i = 1; i < n->ninputs; i++)
-        if (open_slot(n, out, i)) { /* Dropout's ratio, ...: a scalar; its training_mode a bool */
-            bool mode = n->op == IR_OP_Dropout && i == 2;
-            propose(&out[i], (ir_type){.dtype = mode ? IR_BOOL : x->dtype}, true,
-                    mode ? PV_DOM_ANY : PV_DOM_POSITIVE);
-        }
-    if (free_attr(n, "alpha") && n->op == IR_OP_LeakyRelu)
-        ir_set_attr_float(gen->g, n, "alpha", 0.05 * (1 + pv_rng_below(gen->rng, 6)));
-    if (free_attr(n, "approximate") && pv_rng_chance(gen->rng, 0.5))
+        if (open_slot(n, out, i)) /* Dropout's ratio, ...: a scalar */
+            propose(&out[i], (ir_type){.dtype = x->dtype}, true, PV_DOM_POSITIVE);
+    /* the parameters a pattern leaves free are enumerated, the op's default among them */
+    static const double leaky[] = {0, 0.1, 0.2, 0.3}, hs_alpha[] = {0, 0.16666667, 0.5},
+                        hs_beta[] = {0, 0.5, 0.3};
+    uint32_t k;
+    if (free_attr(n, "alpha") && n->op == IR_OP_LeakyRelu &&
+        (k = pv_cycle(gen, SALT_ALPHA, FR_COUNT_OF(leaky))))
+        ir_set_attr_float(gen->g, n, "alpha", leaky[k]);
+    if (free_attr(n, "alpha") && n->op == IR_OP_HardSigmoid &&
+        (k = pv_cycle(gen, SALT_ALPHA, FR_COUNT_OF(hs_alpha))))
+        ir_set_attr_float(gen->g, n, "alpha", hs_alpha[k]);
+    if (free_attr(n, "beta") && n->op == IR_OP_HardSigmoid &&
+        (k = pv_cycle(gen, SALT_BETA, FR_COUNT_OF(hs_beta))))
+        ir_set_attr_float(gen->g, n, "beta", hs_beta[k]);
+    if (free_attr(n, "approximate") && pv_cycle(gen, SALT_APPROX, 2))
         ir_set_attr_string(gen->g, n, "approximate", "tanh");
     return true;
 }
@@ -648,8 +729,11 @@ static bool propose_softmax(pv_gen *gen, ir_node *n, const pv_node_facts *const 
     const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
     if (!x || x->rank < 1)
         return false;
-    if (free_attr(n, "axis") && pv_rng_chance(gen->rng, 0.3))
-        ir_set_attr_int(gen->g, n, "axis", random_axis(gen, x->rank));
+    if (free_attr(n, "axis")) { /* enumerated: the default, -1, then each axis by number */
+        int64_t axis = cycled_axis(gen, x->rank, true);
+        if (axis != -2)
+            ir_set_attr_int(gen->g, n, "axis", axis);
+    }
     return true;
 }
 
@@ -739,31 +823,206 @@ static ir_dtype half_type(pv_gen *gen)
     return gen->half;
 }
 
-/* The ONNX TensorProto.DataType code of a float dtype (Cast's `to`). */
-static int64_t onnx_float_code(ir_dtype dt)
+/* The ONNX TensorProto.DataType code of a dtype (Cast's `to`). */
+static int64_t onnx_code(ir_dtype dt)
 {
-    return dt == IR_F16 ? 10 : dt == IR_BF16 ? 16 : 1;
+    switch (dt) {
+    case IR_F16: return 10;
+    case IR_BF16: return 16;
+    case IR_I32: return 6;
+    case IR_I64: return 7;
+    case IR_I8: return 3;
+    default: return 1;
+    }
 }
 
-/* Cast(X) {to}, as mixed-precision models use it: a 16-bit value widened to f32, or an f32 value
- * narrowed back to the candidate's 16-bit type; one time in four a Cast to X's own type, as
- * exporters also write (the no-op rules' instances). */
+/* Cast(X) {to}. Each candidate is of one kind, drawn once: mostly as mixed-precision models use
+ * Casts (a 16-bit value widened to f32, an f32 value narrowed back to 16 bits), sometimes as a
+ * wrong rule might meet them (f32 narrowed to a 16-bit type and widened again; f32 to i32 and
+ * back). A Cast of a Cast mostly goes back to the first one's input type: the round trips
+ * `Cast(Cast(@x)) => @x` claims are no-ops, exact (f16 -> f32 -> f16) or not (f32 -> f16 -> f32,
+ * f32 -> i32 -> f32). */
 static bool propose_cast(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                          pv_operand *out)
 {
+    if (gen->casts == PV_CASTS_UNDRAWN) {
+        double u = pv_rng_uniform(gen->rng, 0, 1);
+        gen->casts = u < 0.6 ? PV_CASTS_MIXED : u < 0.85 ? PV_CASTS_NARROW : PV_CASTS_INTEGER;
+    }
     if (open_slot(n, out, 0)) {
         primary(gen, n, hints, out, 0, 1, 3);
-        out[0].type.dtype = hint_dtype(hints, 0, half_type(gen));
+        out[0].type.dtype =
+            hint_dtype(hints, 0, gen->casts == PV_CASTS_MIXED ? half_type(gen) : IR_F32);
     }
     const ir_type *x = slot_type(n, out, 0);
     if (!x)
-        return false;
+        return pv_why(gen, "Cast: operand 0: no type");
     if (free_attr(n, "to")) {
-        ir_dtype to = x->dtype == IR_F32 ? half_type(gen) : IR_F32;
-        if (pv_rng_below(gen->rng, 4) == 0)
-            to = x->dtype;
-        ir_set_attr_int(gen->g, n, "to", onnx_float_code(to));
+        const ir_node *inner = n->inputs[0] ? n->inputs[0]->producer : NULL;
+        ir_dtype to;
+        if (inner && inner->op == IR_OP_Cast && inner->inputs[0] && pv_rng_chance(gen->rng, 0.8))
+            to = inner->inputs[0]->type.dtype; /* back where the first Cast started */
+        else if (pv_rng_chance(gen->rng, 0.2))
+            to = x->dtype; /* to its own type, as exporters also write (no_cast's instances) */
+        else if (x->dtype != IR_F32)
+            to = IR_F32;
+        else
+            to = gen->casts == PV_CASTS_INTEGER ? IR_I32 : half_type(gen);
+        ir_set_attr_int(gen->g, n, "to", onnx_code(to));
     }
+    return true;
+}
+
+/* Tile(X, repeats): repeats an i64 vector of X's rank, 1 on every axis but one (the heads' axis 1
+ * of a rank-4 X, as grouped-query attention tiles K and V; else one enumerated), which repeats 2 or
+ * 3 times. The factor follows the turn alone, so two Tiles of one candidate (K and V) agree. */
+static bool propose_tile(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                         pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
+    if (!x || x->rank < 1)
+        return pv_why(gen, "Tile: operand 0: not a tensor of rank 1 or more");
+    if (open_slot(n, out, 1)) {
+        int64_t reps[IR_MAX_RANK];
+        for (int i = 0; i < x->rank; i++)
+            reps[i] = 1;
+        int axis = x->rank == 4 ? 1 : (int)((gen->turn / 2) % (uint32_t)x->rank);
+        reps[axis] = 2 + gen->turn % 2;
+        propose_ints(gen, &out[1], reps, x->rank);
+    }
+    return true;
+}
+
+/* Dropout(X, ratio?, training_mode?): the ratio an f32 scalar (0.1 or 0.5), training_mode a bool
+ * scalar, false or true by turns. In training mode with a ratio above 0 the executor refuses the
+ * op (it is random): a rule that removes it there is judged by that (prove.c). */
+static bool propose_dropout(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                            pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
+    if (!x)
+        return pv_why(gen, "Dropout: operand 0: no type");
+    if (open_slot(n, out, 1)) {
+        propose(&out[1], (ir_type){.dtype = IR_F32}, true, PV_DOM_POSITIVE);
+        out[1].values = ar_alloc(gen->g->arena, sizeof(double));
+        out[1].values[0] = pv_rng_chance(gen->rng, 0.5) ? 0.1 : 0.5;
+    }
+    if (open_slot(n, out, 2)) {
+        propose(&out[2], (ir_type){.dtype = IR_BOOL}, true, PV_DOM_INT);
+        out[2].values = ar_alloc(gen->g->arena, sizeof(double));
+        out[2].values[0] = pv_cycle(gen, SALT_TRAINING, 2);
+    }
+    return true;
+}
+
+/* Where(condition, x, y): the condition bool (usually computed by the pattern: Greater(@x, 0)),
+ * x and y float data of its shape or a broadcast partner of it, whichever is built first. */
+static bool propose_where(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                          pv_operand *out)
+{
+    const ir_type *c = slot_type(n, out, 0), *data = slot_type(n, out, 1);
+    if (!data)
+        data = slot_type(n, out, 2);
+    if (!c && !data)
+        data = primary(gen, n, hints, out, 1, 1, 4);
+    if (!data) {
+        ir_type t = *c;
+        t.dtype = IR_F32;
+        propose(&out[1], t, false, PV_DOM_ANY);
+        data = &out[1].type;
+    }
+    ir_type base = *data;
+    for (uint32_t i = 1; i < 3; i++)
+        if (open_slot(n, out, i))
+            propose(&out[i], broadcast_partner(gen, &base, hints[i]), pv_rng_chance(gen->rng, 0.4),
+                    PV_DOM_ANY);
+    if (open_slot(n, out, 0)) {
+        ir_type t = base;
+        t.dtype = IR_BOOL;
+        propose(&out[0], t, false, PV_DOM_ANY);
+    }
+    return true;
+}
+
+/* Not(X): bool data. */
+static bool propose_not(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, pv_operand *out)
+{
+    if (open_slot(n, out, 0)) {
+        primary(gen, n, hints, out, 0, 1, 4);
+        out[0].type.dtype = IR_BOOL;
+    }
+    return true;
+}
+
+/* MaxPool / AveragePool(X[N, C, D...]) {kernel_shape}: a window of 1 to 3 per spatial dim, no
+ * larger than the dim, when the pattern does not give one. */
+static bool propose_pool(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                         pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 3, 4);
+    if (!x || x->rank < 3)
+        return pv_why(gen, "%s: operand 0: rank %d; a pool needs [N, C, D...]", ir_op_name(n->op),
+                      x ? x->rank : -1);
+    if (free_attr(n, "kernel_shape")) {
+        int64_t k[IR_MAX_RANK];
+        int64_t size = 1 + pv_rng_below(gen->rng, 3);
+        for (int i = 2; i < x->rank; i++)
+            k[i - 2] = size < x->dims[i] ? size : x->dims[i];
+        ir_set_attr_ints(gen->g, n, "kernel_shape", k, (uint32_t)(x->rank - 2));
+    }
+    return true;
+}
+
+/* Gather(data, indices) {axis}: i64 indices inside the gathered axis, a vector of 1 to 3 (or a
+ * scalar). */
+static bool propose_gather(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                           pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 1, 3);
+    if (!x || x->rank < 1)
+        return pv_why(gen, "Gather: operand 0: rank 0; nothing to gather from");
+    int64_t axis = normal_axis(ir_get_int(n, "axis"), x->rank);
+    if (axis < 0 || axis >= x->rank || x->dims[axis] < 1)
+        return pv_why(gen, "Gather: axis %lld outside data of rank %d", (long long)axis, x->rank);
+    if (open_slot(n, out, 1)) {
+        int64_t idx[3] = {0, 0, 0};
+        uint32_t count = 1 + pv_rng_below(gen->rng, 3);
+        for (uint32_t i = 0; i < count; i++)
+            idx[i] = pv_rng_below(gen->rng, (uint32_t)x->dims[axis]);
+        propose_ints(gen, &out[1], idx, count);
+        if (count == 1 && pv_rng_chance(gen->rng, 0.3))
+            out[1].type.rank = 0;
+    }
+    return true;
+}
+
+/* ConstantOfShape(shape): an i64 vector of pool dims. */
+static bool propose_constant_of_shape(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                                      pv_operand *out)
+{
+    (void)hints;
+    if (open_slot(n, out, 0)) {
+        ir_type t = pv_random_type(gen, 1 + (int)pv_rng_below(gen->rng, 3));
+        propose_ints(gen, &out[0], t.dims, t.rank);
+    }
+    return true;
+}
+
+/* Range(start, limit, delta): scalars of one type (f32 or i64), 0 up to a pool dim by 1. */
+static bool propose_range(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                          pv_operand *out)
+{
+    const ir_type *known = slot_type(n, out, 0);
+    for (uint32_t i = 1; i < 3 && !known; i++)
+        known = slot_type(n, out, i);
+    ir_dtype dt = known ? known->dtype : hint_dtype(hints, 0, IR_F32);
+    double v[3] = {0, (double)pool_dim(gen), 1};
+    for (uint32_t i = 0; i < 3; i++)
+        if (open_slot(n, out, i)) {
+            propose(&out[i], (ir_type){.dtype = dt}, true, PV_DOM_INT);
+            out[i].values = ar_alloc(gen->g->arena, sizeof(double));
+            out[i].values[0] = v[i];
+        }
     return true;
 }
 
@@ -795,6 +1054,15 @@ bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, p
     case IR_OP_Expand: return propose_expand(gen, n, hints, out);
     case IR_OP_Pad: return propose_pad(gen, n, hints, out);
     case IR_OP_Cast: return propose_cast(gen, n, hints, out);
+    case IR_OP_Tile: return propose_tile(gen, n, hints, out);
+    case IR_OP_Dropout: return propose_dropout(gen, n, hints, out);
+    case IR_OP_Where: return propose_where(gen, n, hints, out);
+    case IR_OP_Not: return propose_not(gen, n, hints, out);
+    case IR_OP_MaxPool:
+    case IR_OP_AveragePool: return propose_pool(gen, n, hints, out);
+    case IR_OP_Gather: return propose_gather(gen, n, hints, out);
+    case IR_OP_ConstantOfShape: return propose_constant_of_shape(gen, n, hints, out);
+    case IR_OP_Range: return propose_range(gen, n, hints, out);
     case IR_OP_BatchNormalization: return propose_batchnorm(gen, n, hints, out);
     case IR_OP_LayerNormalization:
     case IR_OP_RMSNorm: return propose_norm(gen, n, hints, out, 1);

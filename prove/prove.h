@@ -47,13 +47,18 @@ typedef struct pv_result {
     uint32_t attempts;  /* candidates built */
     uint32_t instances; /* of them, those the rule fired on and both sides ran */
     uint32_t failures;  /* of the instances, those whose outputs differ */
-    double max_diff;    /* the largest |rewritten - original| over the agreeing instances */
+    double max_diff;    /* the largest |rewritten - original| over the agreeing instances, on
+                         * their drawn inputs (not the scaled or planted variants) */
     /* FAILED: the smallest failing instance (fewest elements in its inputs and constants). */
     char *failure;        /* one line: "outputs differ by 0.83 (tolerance ...)" */
     char *counterexample; /* lines: the graph, its input values, the two sides' worst element */
     /* UNPROVEN: the reason the rewriter refused the rule most often, or NULL if it never matched. */
     char *refusal;
     uint32_t refusals; /* how many times it refused for that reason */
+    /* UNPROVEN: why the generator could not build a candidate most often ("Tile: operand 1: ..."),
+     * or NULL. */
+    char *unbuilt;
+    uint32_t unbuilt_count;
 } pv_result;
 
 /* Proves one checked rule. Never fails: what goes wrong is the verdict (a rule the automaton

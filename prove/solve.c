@@ -4,7 +4,9 @@
  *
  * is read as constraints on each constant: every comparison with one side linear in value(@c)
  * (a * value(@c) + b) and the other side computable from what the candidate has built so far gives
- * an equality, a lower or an upper bound. Likewise `shape(@n) == shape(@y)` or `shape(@n) == [...]`
+ * an equality, an exclusion, a lower or an upper bound. A value is then drawn across the whole
+ * range they leave (an equality's value; else uniform between two bounds, near or far from one
+ * bound, or of either sign and magnitude 0.1..10 when only `!=` constrains it). Likewise `shape(@n) == shape(@y)` or `shape(@n) == [...]`
  * gives a shape. The matcher evaluates the guard for real afterwards: this only makes instances
  * likely, so it may over-approximate (`||` branches all count). */
 #include "prove/internal.h"
@@ -118,6 +120,8 @@ enum { MAX_EQ = 8 };
 typedef struct {
     double eq[MAX_EQ];
     uint32_t neq;
+    double ne[MAX_EQ]; /* values `!=` excludes */
+    uint32_t nne;
     double lo, hi; /* -inf / +inf when unbounded */
     bool lo_strict, hi_strict;
 } constraints;
@@ -145,8 +149,8 @@ static void add_constraint(constraints *c, dsl_operator op, double a, double b, 
             c->eq[c->neq++] = v;
         break;
     case DSL_OP_NE:
-        if (c->neq < MAX_EQ)
-            c->eq[c->neq++] = v + 1;
+        if (c->nne < MAX_EQ)
+            c->ne[c->nne++] = v;
         break;
     case DSL_OP_GT:
     case DSL_OP_GE:
@@ -185,22 +189,83 @@ static void collect(const pv_gen *gen, const dsl_expr *e, const dsl_pattern *nod
             collect(gen, e->args[i], node, c);
 }
 
+static bool excluded(const constraints *c, double v)
+{
+    for (uint32_t i = 0; i < c->nne; i++)
+        if (v == c->ne[i])
+            return true;
+    return false;
+}
+
+static double round_to(double v, bool integral)
+{
+    return integral ? round(v) : round(v * 1000) / 1000;
+}
+
+/* A distance from a one-sided bound: near it (a tenth of its size) or far (0.5 to 10 times its
+ * size, 0.5 to 10 away from a bound at 0), so that a guard `value(@a) > 0` gets a above 1 more
+ * often than below. */
+static double away(pv_rng *rng, double bound)
+{
+    if (pv_rng_chance(rng, 0.2))
+        return 0.1 * (fabs(bound) + 0.1);
+    return (fabs(bound) + 1) * pow(10, pv_rng_uniform(rng, -0.3, 1));
+}
+
 bool pv_solve_value(const pv_gen *gen, const dsl_pattern *node, ir_dtype dtype, double *out)
 {
     constraints c = {.lo = -INFINITY, .hi = INFINITY};
     collect(gen, gen->facts->rule->guard, node, &c);
     bool integral = !ir_dtype_is_float(dtype);
+    pv_rng *rng = gen->rng;
+    double v;
     if (c.neq) {
-        *out = c.eq[pv_rng_below(gen->rng, c.neq)];
-    } else if (isfinite(c.lo) && isfinite(c.hi)) {
-        *out = (c.lo + c.hi) / 2;
-    } else if (isfinite(c.lo)) {
-        *out = c.lo + (c.lo_strict ? (integral ? 1 : fabs(c.lo) * 0.1 + 0.1) : 0);
-    } else if (isfinite(c.hi)) {
-        *out = c.hi - (c.hi_strict ? (integral ? 1 : fabs(c.hi) * 0.1 + 0.1) : 0);
-    } else {
-        return false;
+        *out = integral ? round(c.eq[pv_rng_below(rng, c.neq)]) : c.eq[pv_rng_below(rng, c.neq)];
+        return true;
     }
+    if (!isfinite(c.lo) && !isfinite(c.hi) && !c.nne)
+        return false;
+    /* Across the whole allowed range, not only at one point: a rule wrong for part of the range
+     * its guard admits (a negative scale behind `!= 0`, a slope above 1 behind `> 0`) must meet
+     * that part. Drawn again a few times when it lands on an excluded or a boundary value. */
+    for (int tries = 0; tries < 8; tries++) {
+        if (isfinite(c.lo) && isfinite(c.hi)) {
+            v = pv_rng_chance(rng, 0.3) ? (c.lo + c.hi) / 2 : pv_rng_uniform(rng, c.lo, c.hi);
+            if (!integral && c.hi - c.lo < 0.01)
+                v = round(v * 1e9) / 1e9; /* a tight range: keep its precision */
+            else
+                v = round_to(v, integral);
+        } else if (isfinite(c.lo)) {
+            bool at = !c.lo_strict && pv_rng_chance(rng, 0.3);
+            v = at ? c.lo : round_to(c.lo + away(rng, c.lo), integral);
+            if (integral && c.lo_strict && v <= c.lo)
+                v = c.lo + 1;
+        } else if (isfinite(c.hi)) {
+            bool at = !c.hi_strict && pv_rng_chance(rng, 0.3);
+            v = at ? c.hi : round_to(c.hi - away(rng, c.hi), integral);
+            if (integral && c.hi_strict && v >= c.hi)
+                v = c.hi - 1;
+        } else {
+            /* only exclusions: both signs, small and large */
+            v = round_to((pv_rng_chance(rng, 0.5) ? -1 : 1) * pow(10, pv_rng_uniform(rng, -1, 1)),
+                         integral);
+        }
+        bool inside =
+            (v > c.lo || (!c.lo_strict && v == c.lo)) && (v < c.hi || (!c.hi_strict && v == c.hi));
+        if (inside && !excluded(&c, v)) {
+            *out = v;
+            return true;
+        }
+    }
+    /* the old choice: the bound, stepped inside when strict */
+    if (isfinite(c.lo) && isfinite(c.hi))
+        *out = (c.lo + c.hi) / 2;
+    else if (isfinite(c.lo))
+        *out = c.lo + (c.lo_strict ? (integral ? 1 : fabs(c.lo) * 0.1 + 0.1) : 0);
+    else if (isfinite(c.hi))
+        *out = c.hi - (c.hi_strict ? (integral ? 1 : fabs(c.hi) * 0.1 + 0.1) : 0);
+    else
+        *out = c.ne[0] + 1;
     if (integral)
         *out = round(*out);
     return true;

@@ -236,14 +236,16 @@ static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why)
     rw_plan p;
     rw_plan_init(&p, ctx, m);
     bool forward = m->rule->repl.kind == DSL_REPL_FORWARD;
-    bool ok = rw_check_overlap(&p, why) && rw_check_interior(&p, forward, why);
+    /* A forwarding rule (`=> @x`) removes the match like any fusion does, so it answers to every
+     * legality check: Cast(Cast(@x)) => @x must not drop an f32 -> f16 -> f32 round trip. */
+    bool ok = rw_check_overlap(&p, why) && rw_check_interior(&p, forward, why) &&
+              rw_check_convex(&p, why) && rw_check_precision(&p, why);
     if (ok && forward) {
         ok = rw_plan_forward(&p, why);
         if (ok)
             rw_commit_forward(&p);
     } else if (ok) {
-        ok = rw_check_convex(&p, why) && rw_check_precision(&p, why) &&
-             rw_plan_replacement(&p, why);
+        ok = rw_plan_replacement(&p, why);
         if (ok)
             rw_commit(&p);
     }

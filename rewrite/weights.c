@@ -43,6 +43,11 @@ double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
         case IR_F32: x[i] = ((const float *)data)[i]; break;
         case IR_F16: x[i] = f16_to_f32(((const uint16_t *)data)[i]); break;
         case IR_BF16: x[i] = bf16_to_f32(((const uint16_t *)data)[i]); break;
+        case IR_F64: x[i] = ((const double *)data)[i]; break;
+        case IR_I16: x[i] = ((const int16_t *)data)[i]; break;
+        case IR_U16: x[i] = ((const uint16_t *)data)[i]; break;
+        case IR_U32: x[i] = ((const uint32_t *)data)[i]; break;
+        case IR_U64: x[i] = (double)((const uint64_t *)data)[i]; break;
         case IR_I8: x[i] = ((const int8_t *)data)[i]; break;
         case IR_U8: x[i] = ((const uint8_t *)data)[i]; break;
         case IR_I32: x[i] = ((const int32_t *)data)[i]; break;

@@ -1,25 +1,29 @@
-/* Comparing a result with a reference (runtime/runtime.h): the rule `fuserule verify` and
- * `fuserule check --prove` both judge a fused graph by. */
+/* Comparing a result with a reference (runtime/runtime.h): the rule `fuserule verify`,
+ * `fuserule test` and `fuserule check --prove` judge a fused graph by. */
 #include "runtime/runtime.h"
 
 #include <math.h>
+#include <stdio.h>
 
-/* The tolerances of ONNX Runtime's fused-kernel tests (shared/ANCHORS.md): a fused kernel adds
- * in another order, and only float rounding may differ. Integers must agree exactly. */
+/* The one table of tolerances. f32, f16 and bf16: ONNX Runtime's fused-kernel tests
+ * (shared/ANCHORS.md), since a fused kernel adds in another order and only float rounding may
+ * differ. f64: PyTorch's assert_close defaults for float64 (an f64 graph computes in double
+ * throughout, so only double rounding may differ). Integers and bool must agree exactly. */
 rt_tolerance rt_tolerance_of(ir_dtype dt)
 {
     switch (dt) {
     case IR_F32: return (rt_tolerance){1e-5, 1e-4};
     case IR_F16: return (rt_tolerance){2.5e-3, 1e-3};
     case IR_BF16: return (rt_tolerance){0.02, 0.01};
+    case IR_F64: return (rt_tolerance){1e-7, 1e-7};
     default: return (rt_tolerance){0, 0};
     }
 }
 
-rt_comparison rt_compare(const rt_tensor *got, const rt_tensor *want)
+rt_comparison rt_compare_with(const rt_tensor *got, const rt_tensor *want, rt_tolerance tol,
+                              double slack)
 {
     rt_comparison c = {0};
-    rt_tolerance tol = rt_tolerance_of(want->type.dtype);
     size_t n = rt_tensor_numel(want);
     for (size_t i = 0; i < n; i++) {
         double a = rt_tensor_get(got, i), b = rt_tensor_get(want, i);
@@ -30,7 +34,7 @@ rt_comparison rt_compare(const rt_tensor *got, const rt_tensor *want)
                 c.at = i;
             continue;
         }
-        double diff = fabs(a - b), allowed = tol.atol + tol.rtol * fabs(b);
+        double diff = fabs(a - b), allowed = tol.atol + tol.rtol * fabs(b) + slack;
         double ratio = allowed > 0 ? diff / allowed : (diff > 0 ? INFINITY : 0);
         if (diff > c.worst_diff)
             c.worst_diff = diff;
@@ -41,4 +45,42 @@ rt_comparison rt_compare(const rt_tensor *got, const rt_tensor *want)
         c.bad += diff > allowed;
     }
     return c;
+}
+
+rt_comparison rt_compare(const rt_tensor *got, const rt_tensor *want)
+{
+    return rt_compare_with(got, want, rt_tolerance_of(want->type.dtype), 0);
+}
+
+rt_judgement rt_judge(const rt_tensor *original, const rt_tensor *fused, const rt_tensor *ref,
+                      rt_tolerance tol)
+{
+    rt_judgement j = {0};
+    rt_comparison direct = rt_compare_with(fused, original, tol, 0);
+    j.c = direct;
+    if (ref) {
+        j.original_distance = rt_compare_with(original, ref, tol, 0).worst_diff;
+        j.c = rt_compare_with(fused, ref, tol, j.original_distance);
+        j.c.special = direct.special; /* NaN/Inf: where the original run has them */
+        if (direct.special)
+            j.c.at = direct.at;
+    }
+    j.bad = j.c.special + j.c.bad;
+    return j;
+}
+
+const char *rt_format_index(const ir_type *t, size_t flat, char *buf, size_t size)
+{
+    size_t index[IR_MAX_RANK] = {0};
+    for (int d = t->rank - 1; d >= 0; d--) {
+        size_t dim = t->dims[d] > 0 ? (size_t)t->dims[d] : 1;
+        index[d] = flat % dim;
+        flat /= dim;
+    }
+    size_t used = (size_t)snprintf(buf, size, "[");
+    for (int d = 0; d < t->rank && used < size; d++)
+        used += (size_t)snprintf(buf + used, size - used, d ? ", %zu" : "%zu", index[d]);
+    if (used < size)
+        snprintf(buf + used, size - used, "]");
+    return buf;
 }

@@ -5,9 +5,14 @@
  * shown to it as constants, so Reshape or Expand fed by a Shape computation resolve too). The
  * graph's own types are restored afterwards: a run leaves the graph as it found it.
  *
- * Storage. Values live in their storage dtype; kernels compute in f32, so f16/bf16 inputs are
- * widened into scratch buffers before a kernel and its outputs rounded back after it, exactly as
- * a device with 16-bit storage and fp32 arithmetic would.
+ * Storage. Values live in their storage dtype. A node computes in f32, or in f64 when one of its
+ * float operands is f64 (the f64 build of the kernels, kernels/cpu/f64_build.h); float operands of
+ * another storage dtype are converted into scratch buffers before the kernel and its outputs
+ * rounded back after it, exactly as a device with 16-bit storage and fp32 arithmetic would.
+ *
+ * Reference runs (rt_run_reference) hold every float value in f64 and run every node on the f64
+ * kernels; only a Cast rounds, to the precision of its target dtype, since rounding is what it
+ * computes.
  *
  * Memory. Node outputs come from a buffer pool; a value's buffer goes back to the pool once its
  * last consumer has run (graph outputs are kept), and views (Reshape, Squeeze, Identity, ...)
@@ -45,8 +50,10 @@ typedef struct executor {
     int64_t *symbols;  /* per graph symbol: its bound size, or -1 */
     rt_pool pool;
     VEC(kn_tensor) kin, kout;
-    VEC(rt_buffer *) scratch; /* f32 copies of one node's 16-bit operands */
+    VEC(rt_buffer *) scratch; /* compute-type copies of one node's float operands */
     rt_op_time times[IR_OP_COUNT];
+    bool reference;    /* every float value held and computed in f64 */
+    bool node_f64;     /* the node being run computes in f64 */
 } executor;
 
 /* Reports a run-time error at [offset, offset + len) of the graph's source when it has one, else
@@ -97,31 +104,122 @@ static const char *type_str(executor *ex, const ir_type *t)
 
 /* ---- storage conversion ---- */
 
-static bool is_half(ir_dtype dt) { return dt == IR_F16 || dt == IR_BF16; }
-
-static void widen(ir_dtype dt, const void *src, float *dst, size_t n)
+/* Integer storage dtypes the kernels do not take: they compute as i64. */
+static bool is_wide_int(ir_dtype dt)
 {
-    const uint16_t *s = src;
-    if (dt == IR_F16)
-        for (size_t i = 0; i < n; i++)
-            dst[i] = f16_to_f32(s[i]);
-    else
-        for (size_t i = 0; i < n; i++)
-            dst[i] = bf16_to_f32(s[i]);
+    return dt == IR_I16 || dt == IR_U16 || dt == IR_U32 || dt == IR_U64;
 }
 
-static void narrow(ir_dtype dt, const float *src, void *dst, size_t n)
+/* The dtype a node's kernel sees an operand stored as dt in: floats in the node's compute dtype
+ * (f32, or f64), i16/u16/u32/u64 as i64, the others as they are. */
+static ir_dtype kernel_dtype(const executor *ex, ir_dtype dt)
 {
-    uint16_t *d = dst;
-    if (dt == IR_F16)
+    if (ir_dtype_is_float(dt))
+        return ex->node_f64 ? IR_F64 : IR_F32;
+    return is_wide_int(dt) ? IR_I64 : dt;
+}
+
+/* Whether a value stored as dt must be converted for the node's kernel. */
+static bool converts(const executor *ex, ir_dtype dt) { return kernel_dtype(ex, dt) != dt; }
+
+/* Element i of integer data of dtype dt (i16, u16, u32, u64 or i64) as int64: u64 by its bit
+ * pattern, so that values from 2^63 compute as negative i64 (docs/graph-format.md). */
+static int64_t int_at(ir_dtype dt, const void *src, size_t i)
+{
+    switch (dt) {
+    case IR_I16: return ((const int16_t *)src)[i];
+    case IR_U16: return ((const uint16_t *)src)[i];
+    case IR_U32: return ((const uint32_t *)src)[i];
+    case IR_U64: return (int64_t)((const uint64_t *)src)[i];
+    case IR_I64: return ((const int64_t *)src)[i];
+    default: FR_UNREACHABLE(); return 0;
+    }
+}
+
+/* Stores v into element i of integer data of dtype dt, wrapping like a C conversion. */
+static void int_put(ir_dtype dt, void *dst, size_t i, int64_t v)
+{
+    switch (dt) {
+    case IR_I16: ((int16_t *)dst)[i] = (int16_t)(uint16_t)v; break;
+    case IR_U16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
+    case IR_U32: ((uint32_t *)dst)[i] = (uint32_t)v; break;
+    case IR_U64: ((uint64_t *)dst)[i] = (uint64_t)v; break;
+    case IR_I64: ((int64_t *)dst)[i] = v; break;
+    default: FR_UNREACHABLE();
+    }
+}
+
+/* x rounded to the nearest value of float dtype dt. */
+static double round_to(ir_dtype dt, double x)
+{
+    switch (dt) {
+    case IR_F32: return (float)x;
+    case IR_F16: return f16_to_f32(f32_to_f16((float)x));
+    case IR_BF16: return bf16_to_f32(f32_to_bf16((float)x));
+    default: return x;
+    }
+}
+
+/* Element i of float data of dtype dt. */
+static double float_at(ir_dtype dt, const void *src, size_t i)
+{
+    switch (dt) {
+    case IR_F64: return ((const double *)src)[i];
+    case IR_F32: return ((const float *)src)[i];
+    case IR_F16: return f16_to_f32(((const uint16_t *)src)[i]);
+    case IR_BF16: return bf16_to_f32(((const uint16_t *)src)[i]);
+    default: FR_UNREACHABLE(); return 0;
+    }
+}
+
+/* Converts n values of dtype `from` into dtype `to`: floats (f16, bf16, f32, f64) each rounded to
+ * the nearest value of `to` (f64 to a 16-bit dtype through f32); the wide integers to and from
+ * i64, wrapping. */
+static void convert(ir_dtype from, const void *src, ir_dtype to, void *dst, size_t n)
+{
+    if (!ir_dtype_is_float(from)) { /* the wide integers, to and from i64 */
         for (size_t i = 0; i < n; i++)
-            d[i] = f32_to_f16(src[i]);
-    else
-        for (size_t i = 0; i < n; i++)
-            d[i] = f32_to_bf16(src[i]);
+            int_put(to, dst, i, int_at(from, src, i));
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double x = float_at(from, src, i);
+        switch (to) {
+        case IR_F64: ((double *)dst)[i] = x; break;
+        case IR_F32: ((float *)dst)[i] = (float)x; break;
+        case IR_F16: ((uint16_t *)dst)[i] = f32_to_f16((float)x); break;
+        case IR_BF16: ((uint16_t *)dst)[i] = f32_to_bf16((float)x); break;
+        default: FR_UNREACHABLE();
+        }
+    }
+}
+
+/* The dtype a value of dtype dt is held in during this run. */
+static ir_dtype held_dtype(const executor *ex, ir_dtype dt)
+{
+    return ex->reference && ir_dtype_is_float(dt) ? IR_F64 : dt;
 }
 
 /* ---- binding inputs ---- */
+
+/* In a reference run, replaces a float slot's data by an f64 copy (in the result's arena, freed
+ * with it). False after reporting when the copy cannot be allocated. */
+static bool hold(executor *ex, ir_value *v, slot *s)
+{
+    ir_dtype dt = held_dtype(ex, s->type.dtype);
+    if (dt == s->type.dtype)
+        return true;
+    size_t n = s->nbytes / ir_dtype_size(s->type.dtype);
+    void *copy = n ? ar_try_alloc(ex->res->arena, n * sizeof(double)) : NULL;
+    if (n && !copy)
+        return error_value(ex, v, "out of memory for the f64 copy of '%s' (%zu values)", v->name,
+                           n);
+    convert(s->type.dtype, s->data, IR_F64, copy, n);
+    s->type.dtype = dt;
+    s->data = copy ? copy : s->data;
+    s->nbytes = n * sizeof(double);
+    return true;
+}
 
 /* Binds the inputs (runtime/inputs.h) and makes each the data of its slot. */
 static bool bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven)
@@ -134,6 +232,8 @@ static bool bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven)
         s->type = used->type;
         s->data = used->data;
         s->nbytes = used->nbytes;
+        if (!hold(ex, ex->g->inputs.items[k], s))
+            return false;
     }
     return true;
 }
@@ -151,6 +251,8 @@ static const void *value_data(executor *ex, ir_value *v)
         int64_t nbytes = 0;
         FR_CHECK(!s->data || ir_type_nbytes(&v->type, &nbytes));
         s->nbytes = (size_t)nbytes;
+        if (s->data && !hold(ex, v, s))
+            s->data = NULL;
     }
     return s->data;
 }
@@ -165,11 +267,18 @@ static const ir_type *defined_type(void *user, const ir_value *v)
 
 static const void *host_data(void *user, ir_value *v, const ir_node *reader, size_t *nbytes)
 {
-    (void)reader;
     executor *ex = user;
     const void *data = value_data(ex, v);
-    *nbytes = ex->slots[v->id].nbytes;
-    return data;
+    const slot *s = &ex->slots[v->id];
+    *nbytes = s->nbytes;
+    if (!data || !reader || s->type.dtype == v->type.dtype)
+        return data;
+    /* a reference run shows inference a float scalar in its graph dtype, as it would see it */
+    size_t n = s->nbytes / sizeof(double);
+    void *copy = ar_alloc(ex->res->arena, n * ir_dtype_size(v->type.dtype) + 1);
+    convert(IR_F64, data, v->type.dtype, copy, n);
+    *nbytes = n * ir_dtype_size(v->type.dtype);
+    return copy;
 }
 
 /* Runs n's inference on the run-time types of its inputs and sizes its outputs' slots. */
@@ -186,10 +295,12 @@ static bool infer_node(executor *ex, ir_node *n)
     }
     for (uint32_t k = 0; k < n->noutputs; k++) {
         ir_value *v = n->outputs[k];
+        slot *s = &ex->slots[v->id];
+        s->type = v->type;
+        s->type.dtype = held_dtype(ex, v->type.dtype);
         int64_t nbytes = 0;
-        FR_CHECK(ir_type_nbytes(&v->type, &nbytes));
-        ex->slots[v->id].type = v->type;
-        ex->slots[v->id].nbytes = (size_t)nbytes;
+        FR_CHECK(ir_type_nbytes(&s->type, &nbytes));
+        s->nbytes = (size_t)nbytes;
     }
     return true;
 }
@@ -198,19 +309,22 @@ static bool infer_node(executor *ex, ir_node *n)
 
 static kn_tensor kernel_view(const ir_type *t, void *data)
 {
-    kn_tensor k = {.dtype = ir_dtype_is_float(t->dtype) ? IR_F32 : t->dtype, .rank = t->rank,
+    kn_tensor k = {.dtype = ir_dtype_is_float(t->dtype) ? IR_F32
+                            : is_wide_int(t->dtype)   ? IR_I64
+                                                      : t->dtype,
+                   .rank = t->rank,
                    .data = data};
     memcpy(k.dims, t->dims, sizeof k.dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
     FR_CHECK(ir_type_numel(t, &k.numel));
     return k;
 }
 
-/* An f32 scratch buffer of `numel` elements, released after the node. */
-static float *scratch_f32(executor *ex, const ir_node *n, int64_t numel)
+/* A scratch buffer of `numel` values of dtype dt, released after the node. */
+static void *scratch(executor *ex, const ir_node *n, ir_dtype dt, int64_t numel)
 {
-    rt_buffer *b = rt_pool_get(&ex->pool, (size_t)numel * sizeof(float));
+    rt_buffer *b = rt_pool_get(&ex->pool, (size_t)numel * ir_dtype_size(dt));
     if (!b) {
-        error_at(ex, n, "out of memory for %lld f32 values", (long long)numel);
+        error_at(ex, n, "out of memory for %lld %s values", (long long)numel, ir_dtype_name(dt));
         return NULL;
     }
     vec_push(&ex->scratch, b);
@@ -230,10 +344,11 @@ static bool prepare_inputs(executor *ex, ir_node *n)
                 return false;
             const slot *s = &ex->slots[v->id];
             t = kernel_view(&s->type, (void *)data);
-            if (is_half(s->type.dtype)) {
-                if (!(t.data = scratch_f32(ex, n, t.numel)))
+            if (converts(ex, s->type.dtype)) {
+                ir_dtype kdt = kernel_dtype(ex, s->type.dtype);
+                if (!(t.data = scratch(ex, n, kdt, t.numel)))
                     return false;
-                widen(s->type.dtype, data, t.data, (size_t)t.numel);
+                convert(s->type.dtype, data, kdt, t.data, (size_t)t.numel);
             }
         }
         ex->kin.items[ex->kin.len++] = t;
@@ -253,21 +368,31 @@ static bool prepare_outputs(executor *ex, ir_node *n)
                             s->nbytes);
         s->data = s->buf->data;
         kn_tensor t = kernel_view(&s->type, s->buf->data);
-        if (is_half(s->type.dtype) && !(t.data = scratch_f32(ex, n, t.numel)))
+        if (converts(ex, s->type.dtype) &&
+            !(t.data = scratch(ex, n, kernel_dtype(ex, s->type.dtype), t.numel)))
             return false;
         ex->kout.items[ex->kout.len++] = t;
     }
     return true;
 }
 
-/* Rounds 16-bit outputs from the kernel's f32 into their storage. */
+/* Rounds outputs from the kernel's compute dtype into their storage; in a reference run, a Cast's
+ * float output is rounded to its target dtype and held in f64 again. */
 static void store_outputs(executor *ex, ir_node *n)
 {
     for (uint32_t k = 0; k < n->noutputs; k++) {
         slot *s = &ex->slots[n->outputs[k]->id];
-        if (is_half(s->type.dtype))
-            narrow(s->type.dtype, ex->kout.items[k].data, s->buf->data,
-                   (size_t)ex->kout.items[k].numel);
+        size_t count = (size_t)ex->kout.items[k].numel;
+        if (converts(ex, s->type.dtype))
+            convert(kernel_dtype(ex, s->type.dtype), ex->kout.items[k].data, s->type.dtype, s->buf->data,
+                    count);
+        ir_dtype target = n->outputs[k]->type.dtype;
+        if (ex->reference && n->op == IR_OP_Cast && ir_dtype_is_float(target) &&
+            target != IR_F64)
+            for (size_t i = 0; i < count; i++) {
+                double *y = s->buf->data;
+                y[i] = round_to(target, y[i]);
+            }
     }
 }
 
@@ -321,10 +446,25 @@ static double now(clockid_t clock)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Whether n computes in f64: in a reference run, or when a float operand is stored as f64. */
+static bool computes_f64(executor *ex, const ir_node *n)
+{
+    if (ex->reference)
+        return true;
+    for (uint32_t i = 0; i < n->ninputs; i++)
+        if (n->inputs[i] && n->inputs[i]->type.dtype == IR_F64)
+            return true;
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        if (n->outputs[k]->type.dtype == IR_F64)
+            return true;
+    return false;
+}
+
 static bool run_node(executor *ex, ir_node *n)
 {
     if (!infer_node(ex, n))
         return false;
+    ex->node_f64 = computes_f64(ex, n);
     bool timed = ex->opts->time;
     double start = timed ? now(CLOCK_MONOTONIC) : 0;
     double cpu_start = timed ? now(CLOCK_PROCESS_CPUTIME_ID) : 0;
@@ -336,7 +476,7 @@ static bool run_node(executor *ex, ir_node *n)
         kn_call call = {.graph = ex->g, .node = n, .inputs = ex->kin.items,
                         .ninputs = n->ninputs, .outputs = ex->kout.items,
                         .noutputs = n->noutputs, .dg = ex->dg};
-        if (!kn_cpu_get(n->op)(&call))
+        if (!(ex->node_f64 ? kn_cpu_get_f64 : kn_cpu_get)(n->op)(&call))
             return false;
         store_outputs(ex, n);
     }
@@ -389,12 +529,29 @@ static void teardown(executor *ex)
     vec_free(&ex->scratch);
 }
 
-bool rt_run_cpu(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
-                rt_result *out, dg_context *dg)
+/* Reads every constant a live node uses, so that a constant that cannot be read is reported before
+ * any input is generated (an 8 GiB input is not filled to learn that a weight file is missing). */
+static bool read_constants(executor *ex)
+{
+    bool ok = true;
+    for (size_t i = 0; i < ex->g->nodes.len; i++) {
+        ir_node *n = ex->g->nodes.items[i];
+        for (uint32_t k = 0; !n->dead && k < n->ninputs; k++) {
+            ir_value *v = n->inputs[k];
+            if (v && v->kind == IR_VALUE_CONST && !ex->slots[v->id].data)
+                ok &= ir_const_data(ex->g, v, ex->dg) != NULL;
+        }
+    }
+    return ok;
+}
+
+static bool run(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
+                bool reference, rt_result *out, dg_context *dg)
 {
     static const rt_options defaults = {0};
     *out = (rt_result){.arena = ar_new()};
-    executor ex = {.g = g, .dg = dg, .opts = opts ? opts : &defaults, .res = out};
+    executor ex = {.g = g, .dg = dg, .opts = opts ? opts : &defaults, .res = out,
+                   .reference = reference};
     size_t nvalues = g->values.len;
     ex.slots = calloc(nvalues ? nvalues : 1, sizeof *ex.slots);
     ex.saved = malloc((nvalues ? nvalues : 1) * sizeof *ex.saved);
@@ -408,7 +565,8 @@ bool rt_run_cpu(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_o
         ex.saved[i] = g->values.items[i]->type;
         ex.slots[i].remaining = g->values.items[i]->nuses;
     }
-    bool ok = bind_inputs(&ex, inputs, ninputs);
+    bool ok = read_constants(&ex) && rt_check_budget(g, inputs, ninputs, ex.opts, reference, dg) &&
+              bind_inputs(&ex, inputs, ninputs);
     for (size_t i = 0; ok && i < g->nodes.len; i++)
         if (!g->nodes.items[i]->dead)
             ok = run_node(&ex, g->nodes.items[i]);
@@ -419,6 +577,18 @@ bool rt_run_cpu(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_o
     if (!ok)
         rt_result_free(out);
     return ok;
+}
+
+bool rt_run_cpu(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
+                rt_result *out, dg_context *dg)
+{
+    return run(g, inputs, ninputs, opts, false, out, dg);
+}
+
+bool rt_run_reference(ir_graph *g, const rt_tensor *inputs, size_t ninputs,
+                      const rt_options *opts, rt_result *out, dg_context *dg)
+{
+    return run(g, inputs, ninputs, opts, true, out, dg);
 }
 
 void rt_result_free(rt_result *r)
@@ -460,9 +630,34 @@ double rt_tensor_get(const rt_tensor *t, size_t i)
         memcpy(&h, p, sizeof h);
         return t->type.dtype == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h);
     }
+    case IR_F64: {
+        double d;
+        memcpy(&d, p, sizeof d);
+        return d;
+    }
     case IR_I8: return *(const int8_t *)p;
     case IR_U8: return *p;
     case IR_BOOL: return *p != 0;
+    case IR_I16: {
+        int16_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case IR_U16: {
+        uint16_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case IR_U32: {
+        uint32_t v;
+        memcpy(&v, p, sizeof v);
+        return v;
+    }
+    case IR_U64: {
+        uint64_t v;
+        memcpy(&v, p, sizeof v);
+        return (double)v;
+    }
     case IR_I32: {
         int32_t v;
         memcpy(&v, p, sizeof v);

@@ -821,6 +821,10 @@ bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_
                  rt_result *out, dg_context *dg)
 {
     executor ex;
+    if (!rt_check_storage(g, "CUDA", dg)) { /* its conversions are f16/bf16 <-> f32 only */
+        *out = (rt_result){0};
+        return false;
+    }
     bool ok = setup(&ex, g, inputs, ninputs, opts, out, dg) && run_nodes(&ex) &&
               collect_outputs(&ex) && (kc_sync(ex.kc) || cuda_failed(&ex, NULL));
     if (ok && ex.opts->time)

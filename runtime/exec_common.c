@@ -95,6 +95,22 @@ bool rt_collect_outputs(ir_graph *g, rt_result *res, const rt_value_source *src,
     return true;
 }
 
+bool rt_check_storage(const ir_graph *g, const char *backend, dg_context *dg)
+{
+    for (size_t i = 0; i < g->values.len; i++) {
+        const ir_value *v = g->values.items[i];
+        ir_dtype dt = v->type.dtype;
+        if (dt == IR_F64 || dt == IR_I16 || dt == IR_U16 || dt == IR_U32 || dt == IR_U64) {
+            dg_error_path(dg, g->src ? g->src->path : g->name,
+                          "value '%s' is %s: the %s executor holds f32, f16, bf16, i8, u8, i32, "
+                          "i64 and bool (run it with --target cpu)",
+                          v->name, ir_dtype_name(dt), backend);
+            return false;
+        }
+    }
+    return true;
+}
+
 static int by_time_desc(const void *a, const void *b)
 {
     const rt_op_time *x = a, *y = b;

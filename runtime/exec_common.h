@@ -49,6 +49,10 @@ rt_infer_status rt_infer_node(ir_graph *g, ir_node *n, dg_context *dg, const rt_
 bool rt_collect_outputs(ir_graph *g, rt_result *res, const rt_value_source *src,
                         const ir_value **oom);
 
+/* The storage dtypes only the CPU executor converts (f64, i16, u16, u32, u64): false after
+ * reporting the first value of g that has one, naming `backend`. */
+bool rt_check_storage(const ir_graph *g, const char *backend, dg_context *dg);
+
 /* Fills res->times from per-op totals: the ops that ran, most time first. */
 void rt_collect_times(rt_result *res, const rt_op_time times[IR_OP_COUNT]);
 

@@ -10,6 +10,7 @@ typedef struct binder {
     const rt_options *opts;
     rt_result *res;
     int64_t *symbols; /* per graph symbol: its bound size, or -1 */
+    bool *from_dim;   /* per graph symbol: bound by --dim (opts->dims) */
 } binder;
 
 static bool error_value(binder *ex, const ir_value *v, const char *fmt, ...)
@@ -44,10 +45,13 @@ static bool bind_dim(binder *ex, const ir_value *v, int i, int64_t declared, int
                            v->name, i, (long long)declared, (long long)given);
     if (ir_dim_is_symbol(declared)) {
         int64_t *bound = &ex->symbols[ir_dim_symbol(declared)];
+        const char *sym = ir_symbol_name(ex->g, declared);
+        if (*bound >= 0 && *bound != given && ex->from_dim[ir_dim_symbol(declared)])
+            return error_value(ex, v, "input '%s': %s is %lld in the tensor but --dim %s=%lld",
+                               v->name, sym, (long long)given, sym, (long long)*bound);
         if (*bound >= 0 && *bound != given)
             return error_value(ex, v, "input '%s': %s is %lld here but %lld in an earlier input",
-                               v->name, ir_symbol_name(ex->g, declared), (long long)given,
-                               (long long)*bound);
+                               v->name, sym, (long long)given, (long long)*bound);
         *bound = given;
     }
     return true;
@@ -85,14 +89,16 @@ static bool resolve_missing(binder *ex, const ir_value *v, ir_type *out)
 {
     *out = v->type;
     if (v->type.rank < 0)
-        return error_value(ex, v, "input '%s' has an unknown rank: give it with --inputs", v->name);
+        return error_value(ex, v, "input '%s' has an unknown rank: give it with --inputs or --input",
+                           v->name);
     for (int i = 0; i < v->type.rank; i++) {
         int64_t d = v->type.dims[i];
         if (ir_dim_is_symbol(d) && ex->symbols[ir_dim_symbol(d)] >= 0)
             out->dims[i] = ex->symbols[ir_dim_symbol(d)];
         else if (!ir_dim_is_static(d))
             return error_value(ex, v,
-                               "input '%s' has dim %d of unknown size (%s): give it with --inputs",
+                               "input '%s' has dim %d of unknown size (%s): give the input "
+                               "(--inputs, --input) or the size (--dim NAME=N)",
                                v->name, i, type_str(ex, &v->type));
     }
     return true;
@@ -145,10 +151,34 @@ static bool make_input(binder *ex, size_t k, const rt_tensor *t)
     return true;
 }
 
+/* Binds the sizes given by --dim; each must name a symbol of the graph. */
+static bool bind_dims(binder *ex)
+{
+    for (size_t k = 0; k < ex->opts->ndims; k++) {
+        const rt_dim *d = &ex->opts->dims[k];
+        size_t i = 0;
+        while (i < ex->g->symbols.len && strcmp(ex->g->symbols.items[i], d->name) != 0)
+            i++;
+        if (i == ex->g->symbols.len) {
+            dg_error_path(ex->dg, ex->g->src ? ex->g->src->path : ex->g->name,
+                          "--dim %s: graph %s has no symbolic dim '%s'", d->name, ex->g->name,
+                          d->name);
+            return false;
+        }
+        ex->symbols[i] = d->size;
+        ex->from_dim[i] = true;
+    }
+    return true;
+}
+
 bool rt_bind_inputs(ir_graph *g, dg_context *dg, const rt_options *opts, int64_t *symbols,
                     rt_result *res, const rt_tensor *given, size_t ngiven)
 {
-    binder b = {g, dg, opts, res, symbols}, *ex = &b;
+    bool *from_dim = ar_alloc_array(res->arena, g->symbols.len + 1, sizeof *from_dim);
+    memset(from_dim, 0, (g->symbols.len + 1) * sizeof *from_dim);
+    binder b = {g, dg, opts, res, symbols, from_dim}, *ex = &b;
+    if (!bind_dims(ex))
+        return false;
     ex->res->ninputs = g->inputs.len;
     ex->res->inputs = ar_alloc_array(ex->res->arena, g->inputs.len ? g->inputs.len : 1,
                                      sizeof *ex->res->inputs);

@@ -20,6 +20,12 @@ typedef struct rt_tensor {
     size_t nbytes;
 } rt_tensor;
 
+/* A size given to a symbolic dim (`--dim N=4`). */
+typedef struct rt_dim {
+    const char *name;
+    int64_t size;
+} rt_dim;
+
 typedef struct rt_options {
     uint64_t seed;   /* graph inputs not given are filled by ir_random_fill(seed + input index, ...):
                       * floats uniform in [-1, 1), i8/u8 over their whole range, bool 0 or 1, and
@@ -27,6 +33,10 @@ typedef struct rt_options {
     bool time;       /* collect wall time per node class */
     bool sentinels;  /* CUDA: guard bytes around every device buffer, checked when it is freed
                       * (the GPU tests' out-of-bounds write detector) */
+    const rt_dim *dims; /* sizes of symbolic dims that no given tensor binds */
+    size_t ndims;
+    uint64_t memory_budget; /* bytes the inputs and intermediates of a run may take, checked
+                             * before anything is allocated (rt_check_budget); 0: unchecked */
 } rt_options;
 
 /* Time spent in the nodes of one op (conversions of f16/bf16 storage included): wall time, and
@@ -64,6 +74,24 @@ bool rt_run_cpu(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_o
                 rt_result *out, dg_context *dg);
 void rt_result_free(rt_result *r);
 
+/* The f64 reference: runs g like rt_run_cpu, on the same inputs (given in the graph's dtypes), but
+ * holds every float value in f64 and runs every node on the f64 build of the CPU kernels
+ * (kernels/cpu/f64_build.h); a Cast still rounds to its target dtype. Outputs that are float in the
+ * graph come back as f64 tensors. It judges f32 runs: rounding an f32 graph accumulates over its
+ * depth shows as the distance of its run from this one. */
+bool rt_run_reference(ir_graph *g, const rt_tensor *inputs, size_t ninputs,
+                      const rt_options *opts, rt_result *out, dg_context *dg);
+
+/* The memory the machine has available now (MemAvailable), in bytes; 0 when unknown. */
+uint64_t rt_available_memory(void);
+/* The checks before a run allocates anything: with symbolic dims bound (opts->dims, the given
+ * tensors), every node's inference again on the bound sizes, so that sizes that cannot work are
+ * reported before any input is made; then the bytes the run needs (inputs, intermediates at their
+ * peak; f64 copies in a reference run) against opts->memory_budget. Reports and returns false
+ * when either fails; g's types are left as they were. Runs check it themselves. */
+bool rt_check_budget(ir_graph *g, const rt_tensor *given, size_t ngiven, const rt_options *opts,
+                     bool reference, dg_context *dg);
+
 /* The CUDA backend (runtime/cuda_executor.c, docs/cuda.md). Fused nodes that a CUDA kernel
  * supports run on the GPU, every other node on its CPU reference kernel; values move between host
  * and device only when the other side reads them. Same contract as rt_run_cpu; memory reports the
@@ -87,7 +115,8 @@ size_t rt_tensor_numel(const rt_tensor *t);
 /* ---- comparing results ---------------------------------------------------------------------- */
 
 /* |got - want| <= atol + rtol * |want| per element: f32 1e-5 + 1e-4|x|, f16 2.5e-3 + 1e-3|x|,
- * bf16 0.02 + 0.01|x|, integers and bool exactly. */
+ * bf16 0.02 + 0.01|x|, f64 1e-7 + 1e-7|x|, integers and bool exactly (runtime/compare.c has the
+ * table and its sources). */
 typedef struct rt_tolerance {
     double atol, rtol;
 } rt_tolerance;
@@ -105,5 +134,26 @@ typedef struct rt_comparison {
 } rt_comparison;
 
 rt_comparison rt_compare(const rt_tensor *got, const rt_tensor *want);
+/* The same with tolerance `tol` and `slack` added to every element's allowance (verify's reference
+ * mode: the original run's own distance from the f64 reference). want may be f64 where got is a
+ * narrower float type. */
+rt_comparison rt_compare_with(const rt_tensor *got, const rt_tensor *want, rt_tolerance tol,
+                              double slack);
+/* How a fused run's output is judged (verify, `fuserule test`): NaN and infinities must sit where
+ * the original run has them; then, with a reference (`ref`: the f64 run of the original, NULL for
+ * none or for a non-float output), each element within tol of the reference plus the original's
+ * own worst distance from it, else within tol of the original. */
+typedef struct rt_judgement {
+    rt_comparison c;          /* the fused output against ref (or the original); c.special and
+                               * c.at count NaN/Inf disagreements with the original first */
+    double original_distance; /* max |original - ref| over finite elements; 0 without ref */
+    size_t bad;               /* elements that fail */
+} rt_judgement;
+
+rt_judgement rt_judge(const rt_tensor *original, const rt_tensor *fused, const rt_tensor *ref,
+                      rt_tolerance tol);
+
+/* Element `flat` of a tensor of type t as its index, "[0, 12, 7]" ("[]" for a scalar). */
+const char *rt_format_index(const ir_type *t, size_t flat, char *buf, size_t size);
 
 #endif

@@ -1,6 +1,6 @@
 /* The ONNX backend node tests (Debian's libonnx-testdata) through ONNX import and the CPU executor.
  *
- *     onnx_conformance DATA_DIR [NAME...]
+ *     onnx_conformance [--reference] DATA_DIR [NAME...]
  *
  * DATA_DIR holds one folder per test: model.onnx and test_data_set_N/{input,output}_K.pb. Each
  * test is imported; a model that is valid ONNX but uses an op, dtype, attribute or opset outside
@@ -13,7 +13,11 @@
  * Each test runs in a child process, so a crash or a hang in a kernel is one failed test, not
  * the end of the suite. Prints one line per test (PASS, FAIL reason, SKIP reason) and a summary
  * "N passed, N failed, N skipped"; exits 1 when any test failed, 77 when DATA_DIR is absent. With
- * NAMEs, runs only the tests whose folder names contain one of them. */
+ * NAMEs, runs only the tests whose folder names contain one of them.
+ *
+ * With --reference, each data set runs on the f64 reference instead (rt_run_reference: the f64
+ * build of every CPU kernel) and its f64 outputs are held to the same tolerances: the ctest
+ * conformance/onnx-node-f64 checks that the double build of the kernels computes the ONNX ops. */
 #include "base/diag.h"
 #include "ir/ir.h"
 #include "onnx/onnx_io.h"
@@ -38,6 +42,9 @@ enum { TEST_TIMEOUT_S = 120, MAX_TENSORS = 64 };
  * bf16 outputs allow one unit in the last place (2^-7): ONNX 1.12's generator makes bf16 data by
  * truncating float32, where the spec (and the executor) round to nearest. */
 static const double rel_tol = 1e-3, abs_tol = 1e-7, bf16_rel_tol = 1.0 / 128;
+
+/* --reference: run the f64 reference; float outputs come back as f64. */
+static bool reference;
 
 /* ---- reporting one test --------------------------------------------------------------------- */
 
@@ -91,7 +98,9 @@ static const char *shape_str(const ir_type *t, char *buf, size_t size)
 static bool compare(const rt_tensor *got, const ox_tensor *want, char *why, size_t size)
 {
     char a[160], b[160];
-    if (got->type.dtype != want->type.dtype || !same_shape(&got->type, &want->type)) {
+    bool widened = reference && got->type.dtype == IR_F64 && ir_dtype_is_float(want->type.dtype);
+    if ((got->type.dtype != want->type.dtype && !widened) ||
+        !same_shape(&got->type, &want->type)) {
         snprintf(why, size, "output '%s' is %s, expected %s", got->name,
                  shape_str(&got->type, a, sizeof a), shape_str(&want->type, b, sizeof b));
         return false;
@@ -237,7 +246,8 @@ static int run_data_set(ir_graph *g, const char *dir, char *why, size_t size)
         } else if (random_dropout(g, given, nin)) {
             snprintf(why, size, "Dropout in training mode is random (outside the catalog)");
             status = EXIT_SKIP;
-        } else if (!rt_run_cpu(g, given, (size_t)nin, NULL, &res, dg)) {
+        } else if (!(reference ? rt_run_reference : rt_run_cpu)(g, given, (size_t)nin, NULL, &res,
+                                                                 dg)) {
             first_diagnostic(dg, why, size);
         } else {
             status = EXIT_PASS;
@@ -336,8 +346,12 @@ static int run_isolated(const char *root, const char *name)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--reference") == 0) {
+        reference = true;
+        argv++, argc--;
+    }
     if (argc < 2) {
-        fprintf(stderr, "usage: onnx_conformance DATA_DIR [NAME...]\n");
+        fprintf(stderr, "usage: onnx_conformance [--reference] DATA_DIR [NAME...]\n");
         return 2;
     }
     struct stat st;

@@ -164,7 +164,7 @@ def unsupported():
          h.make_node("Relu", ["x"], ["r"]),
          h.make_node("ArgMax", ["r"], ["b"]),
          h.make_node("Hardmax", ["r"], ["hm"]),
-         h.make_node("Attention", ["r"], ["att"], domain="com.microsoft")]
+         h.make_node("EmbedLayerNormalization", ["r"], ["att"], domain="com.microsoft")]
     return model(n, "unsupported", [x], outs, [], 17, [("com.microsoft", 1)])
 
 

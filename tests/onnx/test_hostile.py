@@ -169,7 +169,7 @@ def cases(tmp):
         "node 'y' (Relu) reads 'nope', which nothing defines"
     yield "defined-twice", relu_model(extra_nodes=[h.make_node("Relu", ["x"], ["y"])]), \
         "node 'y' (Relu) defines 'y', which is already defined"
-    yield "opset-22", relu_model(opset=22), "opset 22 is newer than import reads (up to 21)"
+    yield "opset-24", relu_model(opset=24), "opset 24 is newer than import reads (up to 23)"
     yield "nul-in-attribute", relu_model(extra_nodes=[nul_attr], opset=20), \
         "attribute 'approximate' holds a NUL byte"
     mismatch = h.make_graph([h.make_node("MatMul", ["x", "w"], ["y"])], "bad",

@@ -18,31 +18,13 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import testlib  # noqa: E402
 
-
-def find_onnxruntime():
-    try:
-        import onnxruntime  # noqa: F401
-        return
-    except ImportError:
-        pass
-    # A venv's python is a link to the system one, so the paths may resolve to the same file: a
-    # marker in the environment, not the path, stops a second re-execution.
-    other = os.environ.get("FUSERULE_ORT_PYTHON")
-    if other and os.path.exists(other) and not os.environ.get("FUSERULE_ORT_REEXEC"):
-        os.environ["FUSERULE_ORT_REEXEC"] = "1"
-        os.execv(other, [other, os.path.abspath(__file__), *sys.argv[1:]])
-    print("skipped: no python with onnxruntime (pip install onnxruntime numpy, then set "
-          "FUSERULE_ORT_PYTHON to that python)")
-    sys.exit(77)
-
-
-find_onnxruntime()
+testlib.need_onnxruntime(__file__)
 import numpy as np  # noqa: E402
 import onnxruntime as ort  # noqa: E402
 
-sys.path.insert(0, HERE)
-import testlib  # noqa: E402
 from testlib import check, fuserule_ok, read_safetensors, write_safetensors  # noqa: E402
 
 # ONNX Runtime's own f32 test tolerances (relative, absolute); the transformer-sized graphs sum

@@ -120,3 +120,22 @@ def tempdir_under(base, name):
     path = os.path.join(base, name)
     os.makedirs(path, exist_ok=True)
     return path
+
+
+def need_onnxruntime(script):
+    """Returns when this python has onnxruntime; otherwise re-runs `script` under
+    $FUSERULE_ORT_PYTHON when that is set, and exits 77 (skipped) when it is not."""
+    try:
+        import onnxruntime  # noqa: F401
+        return
+    except ImportError:
+        pass
+    # A venv's python is a link to the system one, so the paths may resolve to the same file: a
+    # marker in the environment, not the path, stops a second re-execution.
+    other = os.environ.get("FUSERULE_ORT_PYTHON")
+    if other and os.path.exists(other) and not os.environ.get("FUSERULE_ORT_REEXEC"):
+        os.environ["FUSERULE_ORT_REEXEC"] = "1"
+        os.execv(other, [other, os.path.abspath(script), *sys.argv[1:]])
+    print("skipped: no python with onnxruntime (pip install onnxruntime numpy, then set "
+          "FUSERULE_ORT_PYTHON to that python)")
+    sys.exit(SKIPPED)

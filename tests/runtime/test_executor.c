@@ -166,8 +166,8 @@ static void test_symbols_bind(void)
     FILE *f = fmemopen(buf, sizeof buf, "w");
     dg_print(dg, f);
     fclose(f);
-    CHECK_STR(buf, "sym: error: input 'x' has dim 0 of unknown size (f32[N,4]): give it with "
-                   "--inputs\n");
+    CHECK_STR(buf, "sym: error: input 'x' has dim 0 of unknown size (f32[N,4]): give the input "
+                   "(--inputs, --input) or the size (--dim NAME=N)\n");
     dg_free(dg);
 
     /* two inputs that disagree on N */

@@ -340,7 +340,7 @@ static void test_reader_accepts_foreign_files(void)
 {
     const char *header =
         "{\"__metadata__\":{\"format\":\"pt\",\"note\":\"caf\\u00e9 \\ud83d\\ude00\"}, "
-        "\"b\" : {\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[4,12]} ,\n"
+        "\"b\" : {\"dtype\":\"C64\",\"shape\":[1],\"data_offsets\":[4,12]} ,\n"
         "\"a\":{\"dtype\":\"I32\",\"shape\":[],\"data_offsets\":[0,4]},"
         "\"z\\u00e9\":{\"dtype\":\"BF16\",\"shape\":[0,3],\"data_offsets\":[12,12]},"
         "\"e\":{\"dtype\":\"F4\",\"shape\":[0],\"data_offsets\":[12,12]}}    ";
@@ -356,7 +356,7 @@ static void test_reader_accepts_foreign_files(void)
         CHECK_STR(st_at(f, 1)->name, "a");
         CHECK_STR(st_at(f, 2)->name, "z\xc3\xa9");
         CHECK_INT(st_at(f, 0)->dtype, IR_DTYPE_UNKNOWN);
-        CHECK_STR(st_at(f, 0)->dtype_name, "F64");
+        CHECK_STR(st_at(f, 0)->dtype_name, "C64");
         CHECK_INT(st_at(f, 1)->rank, 0);
         CHECK_INT(st_at(f, 1)->nbytes, 4);
         CHECK_INT(st_at(f, 2)->nbytes, 0);
@@ -782,7 +782,7 @@ static void test_file_constants(void)
     dg_context *dg = dg_new();
     CHECK(write_entries(tmp_path(path, "files/weights.safetensors"), e, 2, dg));
     write_raw(tmp_path(path, "files/wide.safetensors"),
-              "{\"d\":{\"dtype\":\"F64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8);
+              "{\"d\":{\"dtype\":\"C64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8);
 
     ir_graph *g = ir_graph_new("files");
     g->dir = ar_strdup(g->arena, dir);
@@ -817,7 +817,7 @@ static void test_file_constants(void)
     CHECK(ir_const_data(g, missing1, dg) == NULL);
     CHECK(ir_const_data(g, missing2, dg) == NULL);
     CHECK_DIAG(dg, "fuserule: error: constant 'abs': tensor \"d\" in DIR/files/wide.safetensors "
-                   "has dtype F64, which fuserule does not support\n"
+                   "has dtype C64, which fuserule does not support\n"
                    "fuserule: error: constant 'k': no tensor \"nope\" in "
                    "DIR/files/weights.safetensors\n"
                    "fuserule: error: constant 'x' is declared f16 but tensor \"conv.weight\" in "

@@ -1,0 +1,378 @@
+#!/usr/bin/python3
+"""ONNX import of the forms that real exporters and ONNX Runtime write, beyond the catalog's own.
+
+    test_forms.py FUSERULE
+
+- Values: -FLT_MAX (torch's mask fill), FLT_MAX, +-inf, NaN and denormals survive import -> text
+  -> import, fmt, run, verify, apply and export -> import, bit for bit.
+- Older op forms (Clip-6, Pad-2, Slice-1, Max-6, LayerNormalization below 17) compute exactly what
+  their current twins compute; opsets 22 and 23 import; 24 is refused naming the opset.
+- com.microsoft ops with or without that opset import; its QuantizeLinear/DequantizeLinear are the
+  standard ones; QuickGelu and GemmFastGelu become fused ops and compute what ONNX Runtime's
+  definitions say.
+"""
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+import testlib  # noqa: E402
+from testlib import check, fuserule_ok, read_safetensors, run, write_safetensors  # noqa: E402
+
+onnx = testlib.need_onnx()
+import numpy as np  # noqa: E402
+from onnx import TensorProto as T  # noqa: E402
+from onnx import helper as h  # noqa: E402
+from onnx import numpy_helper as nh  # noqa: E402
+
+FLT_MAX = float(np.finfo(np.float32).max)
+DENORM = float(np.float32(1e-45))  # the smallest float32 denormal
+RNG = np.random.default_rng(13)
+
+
+def model(nodes, inputs, outputs, inits, opset, extra=(), name="forms"):
+    graph = h.make_graph(nodes, name, inputs, outputs, inits)
+    opsets = [h.make_opsetid("", opset)] + [h.make_opsetid(d, v) for d, v in extra]
+    m = h.make_model(graph, opset_imports=opsets, producer_name="fuserule-tests")
+    m.ir_version = 8
+    return m
+
+
+def save(m, d, name):
+    path = os.path.join(d, name + ".onnx")
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    return path
+
+
+def f32(name, shape):
+    return h.make_tensor_value_info(name, T.FLOAT, shape)
+
+
+def run_graph(binary, graph, inputs, d, tag):
+    ins = os.path.join(d, f"in_{tag}.safetensors")
+    write_safetensors(ins, inputs)
+    out = os.path.join(d, f"out_{tag}.safetensors")
+    fuserule_ok(binary, "run", graph, "--inputs", ins, "-o", out)
+    return read_safetensors(out)
+
+
+def same_bits(a, b, what):
+    check(a.keys() == b.keys(), f"{what}: outputs {sorted(a)} vs {sorted(b)}")
+    for k in a:
+        check(a[k].dtype == b[k].dtype and a[k].tobytes() == b[k].tobytes(),
+              f"{what}: output '{k}' differs:\n{a[k]}\n{b[k]}")
+
+
+# ---- values ---------------------------------------------------------------------------------------
+
+SPECIAL = np.array([FLT_MAX, -FLT_MAX, np.inf, -np.inf, np.nan, DENORM, -DENORM, 0.0],
+                   dtype=np.float32)
+
+
+def values_model():
+    """y1 = Max(x, -FLT_MAX) (an inline literal), y2 = x + the eight special values (data),
+    y3 = Where(x > 0, x, ConstantOfShape(-FLT_MAX)) (torch's mask fill), y4 = x * 1e-45."""
+    x = f32("x", [8])
+    nodes = [
+        h.make_node("Max", ["x", "lowest"], ["y1"]),
+        h.make_node("Add", ["x", "special"], ["y2"]),
+        h.make_node("Shape", ["x"], ["xs"]),
+        h.make_node("ConstantOfShape", ["xs"], ["fill"],
+                    value=nh.from_array(np.array([-FLT_MAX], dtype=np.float32))),
+        h.make_node("Greater", ["x", "zero"], ["pos"]),
+        h.make_node("Where", ["pos", "x", "fill"], ["y3"]),
+        h.make_node("Mul", ["x", "denorm"], ["y4"]),
+    ]
+    inits = [nh.from_array(np.array(-FLT_MAX, dtype=np.float32), "lowest"),
+             nh.from_array(SPECIAL, "special"),
+             nh.from_array(np.array(0.0, dtype=np.float32), "zero"),
+             nh.from_array(np.array([DENORM], dtype=np.float32), "denorm")]
+    return model(nodes, [x], [f32(n, [8]) for n in ["y1", "y2", "y3", "y4"]], inits, 17,
+                 name="values")
+
+
+def values_survive(binary, tmp):
+    d = testlib.tempdir_under(tmp, "values")
+    path = save(values_model(), d, "values")
+    x = np.array([-2.0, 3.0, -FLT_MAX, FLT_MAX, 0.5, -0.0, 1.0, -1.0], dtype=np.float32)
+    with np.errstate(all="ignore"):
+        want = {"y1": np.maximum(x, np.float32(-FLT_MAX)), "y2": x + SPECIAL,
+                "y3": np.where(x > 0, x, np.float32(-FLT_MAX)),
+                "y4": x * np.float32(DENORM)}
+    graph = os.path.join(d, "a.graph")
+    fuserule_ok(binary, "import", path, "-o", graph)
+    text = open(graph).read()
+    check("-3.4028235e+38" in text, f"-FLT_MAX is not written as its shortest text:\n{text}")
+    check(fuserule_ok(binary, "fmt", graph) == text, "the imported text does not read back as is")
+    ref = run_graph(binary, path, {"x": x}, d, "model")
+    for k, v in want.items():
+        check(ref[k].tobytes() == v.astype(np.float32).tobytes(),
+              f"{k}: {ref[k]} where numpy gives {v}")
+    same_bits(ref, run_graph(binary, graph, {"x": x}, d, "graph"), "the text")
+    fuserule_ok(binary, "export", graph, "-o", os.path.join(d, "b.onnx"))
+    fuserule_ok(binary, "import", os.path.join(d, "b.onnx"), "-o", os.path.join(d, "b.graph"))
+    again = open(os.path.join(d, "b.graph")).read()
+    check(again.replace("b.safetensors", "a.safetensors") == text,
+          f"export -> import changed the text:\n{again}")
+    same_bits(ref, run_graph(binary, os.path.join(d, "b.onnx"), {"x": x}, d, "export"), "export")
+    rules = sorted(os.path.join(ROOT, "rules", f) for f in os.listdir(os.path.join(ROOT, "rules"))
+                   if f.endswith(".rules"))
+    fuserule_ok(binary, "verify", "-r", *rules, graph)
+    fused = os.path.join(d, "fused.graph")
+    fuserule_ok(binary, "apply", "-r", *rules, graph, "-o", fused)
+    same_bits(ref, run_graph(binary, fused, {"x": x}, d, "fused"), "the fused graph")
+
+
+def flt_max_text_reads_back(binary, tmp):
+    """The shortest text of +-FLT_MAX reads back as +-FLT_MAX, not as an overflow; 2^128 - 2^103
+    and beyond (where rounding reaches infinity) still overflow."""
+    d = testlib.tempdir_under(tmp, "fltmax")
+    good = os.path.join(d, "good.graph")
+    with open(good, "w") as f:
+        f.write("graph g {\n  input x : f32[2]\n  const a : f32[2] = [3.4028235e+38, "
+                "-3.4028235e+38]\n  y = Add(x, a)\n  output y\n}\n")
+    out = run_graph(binary, good, {"x": np.zeros(2, np.float32)}, d, "good")
+    check(out["y"].tolist() == [FLT_MAX, -FLT_MAX], f"read back as {out['y']}")
+    bad = os.path.join(d, "bad.graph")
+    with open(bad, "w") as f:
+        f.write("graph g {\n  input x : f32[1]\n  const a : f32[1] = 3.4028236e+38\n"
+                "  y = Add(x, a)\n  output y\n}\n")
+    ins = os.path.join(d, "in_bad.safetensors")
+    write_safetensors(ins, {"x": np.zeros(1, np.float32)})
+    status, _, err = run([binary, "run", bad, "--inputs", ins, "-o", os.path.join(d, "o.st")])
+    check(status == 2 and "overflows" in err, f"exit {status}: {err}")
+
+
+# ---- older forms and newer opsets ----------------------------------------------------------------
+
+def legacy_twins():
+    """The same graph in its opset-9 forms and its opset-17 forms."""
+    x = f32("x", [2, 3, 4])
+    outs = [f32("clip", [2, 3, 4]), f32("relu6", [2, 3, 4]), f32("pad", [2, 3, 7]),
+            f32("slice", [2, 2, 2]), f32("max", [2, 3, 4]), f32("ln", [2, 3, 4])]
+    scale = nh.from_array(RNG.standard_normal(4).astype(np.float32), "scale")
+    bias = nh.from_array(RNG.standard_normal(4).astype(np.float32), "bias")
+    other = nh.from_array(RNG.standard_normal((2, 3, 4)).astype(np.float32), "other")
+    old = [
+        h.make_node("Clip", ["x"], ["clip"], min=0.0),  # max: FLT_MAX by default
+        h.make_node("Clip", ["x"], ["relu6"], min=0.0, max=6.0),
+        h.make_node("Pad", ["x"], ["pad"], pads=[0, 0, 1, 0, 0, 2], value=1.5),
+        h.make_node("Slice", ["x"], ["slice"], starts=[1, 0], ends=[3, 10], axes=[1, 2]),
+        h.make_node("Max", ["x", "other"], ["max"]),
+        h.make_node("LayerNormalization", ["x", "scale", "bias"], ["ln"], epsilon=1e-3),
+    ]
+    new = [
+        h.make_node("Clip", ["x", "lo", "hi"], ["clip"]),
+        h.make_node("Clip", ["x", "lo", "six"], ["relu6"]),
+        h.make_node("Pad", ["x", "pads", "fill"], ["pad"]),
+        h.make_node("Slice", ["x", "starts", "ends", "axes"], ["slice"]),
+        h.make_node("Max", ["x", "other"], ["max"]),
+        h.make_node("LayerNormalization", ["x", "scale", "bias"], ["ln"], epsilon=1e-3),
+    ]
+    consts = [nh.from_array(np.array(0, np.float32), "lo"),
+              nh.from_array(np.array(FLT_MAX, np.float32), "hi"),
+              nh.from_array(np.array(6, np.float32), "six"),
+              nh.from_array(np.array([0, 0, 1, 0, 0, 2], np.int64), "pads"),
+              nh.from_array(np.array(1.5, np.float32), "fill"),
+              nh.from_array(np.array([1, 0], np.int64), "starts"),
+              nh.from_array(np.array([3, 10], np.int64), "ends"),
+              nh.from_array(np.array([1, 2], np.int64), "axes")]
+    return (model(old, [x], outs, [scale, bias, other], 9, name="legacy"),
+            model(new, [x], outs, [scale, bias, other] + consts, 17, name="legacy"))
+
+
+def legacy_forms_agree(binary, tmp):
+    d = testlib.tempdir_under(tmp, "legacy9")
+    old, new = legacy_twins()
+    x = RNG.standard_normal((2, 3, 4)).astype(np.float32) * 5
+    x[0, 0, 0] = np.inf
+    a = run_graph(binary, save(old, d, "old"), {"x": x}, d, "old")
+    b = run_graph(binary, save(new, d, "new"), {"x": x}, d, "new")
+    same_bits(a, b, "opset 9 vs 17")
+    check(a["clip"][0, 0, 0] == FLT_MAX, "Clip-6 without max must clip inf to FLT_MAX")
+    check(np.array_equal(a["relu6"], np.clip(x, 0, 6)), "Clip-6 min=0 max=6")
+    check(np.all(a["pad"][:, :, :1] == 1.5) and np.all(a["pad"][:, :, 5:] == 1.5), "Pad-2 value")
+    check(np.array_equal(a["slice"], x[:, 1:3, :]), "Slice-1")
+    text = fuserule_ok(binary, "fmt", os.path.join(d, "old.onnx"))
+    for want in ["relu6_min", "relu6_max", "pad_pads", "pad_value", "slice_starts"]:
+        check(want in text, f"no constant {want} in\n{text}")
+
+
+def opsets_22_23(binary, tmp):
+    d = testlib.tempdir_under(tmp, "opset23")
+    x = f32("x", [2, 3])
+    nodes = [h.make_node("Relu", ["x"], ["r"]), h.make_node("Reshape", ["r", "shape"], ["y"])]
+    inits = [nh.from_array(np.array([3, 2], np.int64), "shape")]
+    xs = RNG.standard_normal((2, 3)).astype(np.float32)
+    for opset in (22, 23):
+        out = run_graph(binary, save(model(nodes, [x], [f32("y", [3, 2])], inits, opset), d,
+                                     f"o{opset}"), {"x": xs}, d, f"o{opset}")
+        check(np.array_equal(out["y"], np.maximum(xs, 0).reshape(3, 2)), f"opset {opset}")
+    path = save(model(nodes, [x], [f32("y", [3, 2])], inits, 24), d, "o24")
+    status, _, err = run([binary, "import", path, "-o", os.path.join(d, "o24.graph")])
+    check(status == 2 and "opset 24 is newer than import reads (up to 23)" in err,
+          f"exit {status}: {err}")
+
+
+# ---- com.microsoft -------------------------------------------------------------------------------
+
+def contrib_without_opset(binary, tmp):
+    """ONNX Runtime's optimizer writes com.microsoft ops without importing the domain."""
+    d = testlib.tempdir_under(tmp, "noms")
+    x = f32("x", [2, 5])
+    nodes = [h.make_node("Gelu", ["x"], ["y"], domain="com.microsoft")]
+    path = save(model(nodes, [x], [f32("y", [2, 5])], [], 17), d, "gelu")
+    text = fuserule_ok(binary, "fmt", path)
+    check("Gelu(x)" in text, text)
+
+
+def contrib_qdq(binary, tmp):
+    d = testlib.tempdir_under(tmp, "msqdq")
+    x = f32("x", [2, 4])
+    inits = [nh.from_array(np.array(0.05, np.float32), "s"),
+             nh.from_array(np.array(3, np.uint8), "z")]
+    outs = [f32("y", [2, 4])]
+
+    def qdq(domain, extra):
+        nodes = [h.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], domain=domain),
+                 h.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], domain=domain)]
+        return model(nodes, [x], outs, inits, 17, extra)
+
+    xs = RNG.standard_normal((2, 4)).astype(np.float32)
+    a = run_graph(binary, save(qdq("com.microsoft", [("com.microsoft", 1)]), d, "ms"), {"x": xs},
+                  d, "ms")
+    b = run_graph(binary, save(qdq("", []), d, "std"), {"x": xs}, d, "std")
+    same_bits(a, b, "com.microsoft vs standard Q/DQ")
+
+
+def quick_gelu(binary, tmp):
+    d = testlib.tempdir_under(tmp, "quickgelu")
+    x = f32("x", [3, 5])
+    nodes = [h.make_node("QuickGelu", ["x"], ["a"], domain="com.microsoft"),
+             h.make_node("QuickGelu", ["x"], ["b"], domain="com.microsoft", alpha=1.5)]
+    path = save(model(nodes, [x], [f32("a", [3, 5]), f32("b", [3, 5])], [], 17,
+                      [("com.microsoft", 1)]), d, "qg")
+    text = fuserule_ok(binary, "fmt", path)
+    check('expr="mul(x0, sigmoid(mul(x0, 1.702)))"' in text, text)
+    check('expr="mul(x0, sigmoid(mul(x0, 1.5)))"' in text, text)
+    xs = RNG.standard_normal((3, 5)).astype(np.float32) * 3
+    out = run_graph(binary, path, {"x": xs}, d, "qg")
+    x64 = xs.astype(np.float64)
+    for name, alpha in (("a", np.float32(1.702)), ("b", 1.5)):
+        testlib.assert_close(name, out[name], x64 / (1 + np.exp(-float(alpha) * x64)), 1e-6, 1e-6)
+    # and back: export writes QuickGelu with its alpha
+    fuserule_ok(binary, "import", path, "-o", os.path.join(d, "qg.graph"))
+    fuserule_ok(binary, "export", os.path.join(d, "qg.graph"), "-o", os.path.join(d, "e.onnx"))
+    m = onnx.load(os.path.join(d, "e.onnx"))
+    kinds = [(n.domain, n.op_type, [a.f for a in n.attribute]) for n in m.graph.node]
+    check(kinds == [("com.microsoft", "QuickGelu", [np.float32(1.702)]),
+                    ("com.microsoft", "QuickGelu", [1.5])], f"exported {kinds}")
+
+
+def gemm_fast_gelu(binary, tmp):
+    d = testlib.tempdir_under(tmp, "gemmfastgelu")
+    x = f32("x", [3, 4])
+    w = nh.from_array(RNG.standard_normal((4, 6)).astype(np.float32), "w")
+    b = nh.from_array(RNG.standard_normal(6).astype(np.float32), "b")
+    nodes = [h.make_node("GemmFastGelu", ["x", "w", "b"], ["y"], domain="com.microsoft")]
+    path = save(model(nodes, [x], [f32("y", [3, 6])], [w, b], 17), d, "gfg")
+    text = fuserule_ok(binary, "fmt", path)
+    check('= GemmEpilogue(x, w, b, _) {act="GeluTanh"}' in text, text)
+    xs = RNG.standard_normal((3, 4)).astype(np.float32)
+    out = run_graph(binary, path, {"x": xs}, d, "gfg")
+    z = xs.astype(np.float64) @ nh.to_array(w).astype(np.float64) + nh.to_array(b)
+    want = 0.5 * z * (1 + np.tanh(np.sqrt(2 / np.pi) * (z + 0.044715 * z ** 3)))
+    testlib.assert_close("y", out["y"], want, 1e-5, 1e-5)
+
+
+# ---- model-local functions -----------------------------------------------------------------------
+
+def attr_ref(name, ref, kind=T.FLOAT):
+    a = onnx.AttributeProto()
+    a.name, a.ref_attr_name, a.type = name, ref, onnx.AttributeProto.FLOAT
+    return a
+
+
+def function_model(calls, functions):
+    x = f32("x", [2, 3])
+    m = model(calls, [x], [f32("y", [2, 3])], [], 17, [("local", 1)], name="functions")
+    m.functions.extend(functions)
+    return m
+
+
+def leaky_square():
+    """local.LeakySquare(x) {alpha}: LeakyRelu(x, alpha) squared."""
+    leaky = h.make_node("LeakyRelu", ["x"], ["t"])
+    leaky.attribute.append(attr_ref("alpha", "alpha"))
+    return h.make_function("local", "LeakySquare", ["x"], ["y"],
+                           [leaky, h.make_node("Mul", ["t", "t"], ["y"])],
+                           [h.make_opsetid("", 17)], ["alpha"])
+
+
+def functions_inlined(binary, tmp):
+    d = testlib.tempdir_under(tmp, "functions")
+    # Twice calls LeakySquare twice, passing its own alpha on; the graph calls Twice
+    inner = [h.make_node("LeakySquare", ["a"], ["b"], domain="local"),
+             h.make_node("LeakySquare", ["b"], ["c"], domain="local")]
+    for node in inner:
+        node.attribute.append(attr_ref("alpha", "slope"))
+    twice = h.make_function("local", "Twice", ["a"], ["c"], inner, [h.make_opsetid("", 17)],
+                            ["slope"])
+    calls = [h.make_node("Twice", ["x"], ["y"], domain="local", slope=0.25)]
+    path = save(function_model(calls, [leaky_square(), twice]), d, "fn")
+    text = fuserule_ok(binary, "fmt", path)
+    for want in ["y/b : f32[2,3] = Mul(y/b/t, y/b/t)", "y/t : f32[2,3] = LeakyRelu(y/b) {alpha=0.25}"]:
+        check(want in text, f"{want} not in\n{text}")
+    xs = RNG.standard_normal((2, 3)).astype(np.float32)
+    out = run_graph(binary, path, {"x": xs}, d, "fn")
+    ls = lambda v: np.where(v >= 0, v, np.float32(0.25) * v) ** 2  # noqa: E731
+    testlib.assert_close("y", out["y"], ls(ls(xs.astype(np.float64))), 1e-6, 1e-7)
+    # without the attribute, LeakyRelu's default alpha (0.01) applies
+    calls = [h.make_node("LeakySquare", ["x"], ["y"], domain="local")]
+    text = fuserule_ok(binary, "fmt", save(function_model(calls, [leaky_square()]), d, "dflt"))
+    check("y/t : f32[2,3] = LeakyRelu(x)\n" in text, text)
+
+
+def functions_refused(binary, tmp):
+    d = testlib.tempdir_under(tmp, "functions_bad")
+    ping = h.make_function("local", "Ping", ["a"], ["b"],
+                           [h.make_node("Pong", ["a"], ["b"], domain="local")],
+                           [h.make_opsetid("", 17)])
+    pong = h.make_function("local", "Pong", ["a"], ["b"],
+                           [h.make_node("Ping", ["a"], ["b"], domain="local")],
+                           [h.make_opsetid("", 17)])
+    cases = [
+        ([h.make_node("Ping", ["x"], ["y"], domain="local")], [ping, pong],
+         "function 'Ping' calls itself through 'Pong': recursion cannot be inlined"),
+        ([h.make_node("Missing", ["x"], ["y"], domain="local")], [leaky_square()],
+         "1 op type outside the catalog: local.Missing (1)"),
+    ]
+    # each level calls the one below twice: 2^30 nodes from a few kilobytes
+    levels = [h.make_function("local", "L0", ["a"], ["b"], [h.make_node("Relu", ["a"], ["b"])],
+                              [h.make_opsetid("", 17)])]
+    for k in range(1, 31):
+        levels.append(h.make_function(
+            "local", f"L{k}", ["a"], ["c"],
+            [h.make_node(f"L{k - 1}", ["a"], ["b"], domain="local"),
+             h.make_node(f"L{k - 1}", ["b"], ["c"], domain="local")], [h.make_opsetid("", 17)]))
+    cases.append(([h.make_node("L30", ["x"], ["y"], domain="local")], levels,
+                  "makes more than 1048576 nodes"))
+    for i, (calls, fns, want) in enumerate(cases):
+        path = save(function_model(calls, fns), d, f"bad{i}")
+        out = os.path.join(d, f"bad{i}.graph")
+        status, _, err = run([binary, "import", path, "-o", out])
+        check(status == 2 and err.startswith(f"{path}: error: ") and err.endswith(f"{want}\n")
+              and err.count("\n") == 1, f"exit {status}: {err}")
+        check(not os.path.exists(out), "a graph was written")
+
+
+if __name__ == "__main__":
+    binary = os.path.abspath(sys.argv[1])
+    cases = [values_survive, flt_max_text_reads_back, legacy_forms_agree, opsets_22_23,
+             contrib_without_opset, contrib_qdq, quick_gelu, gemm_fast_gelu, functions_inlined,
+             functions_refused]
+    with tempfile.TemporaryDirectory() as tmp:
+        sys.exit(testlib.main(cases, (binary, tmp)))

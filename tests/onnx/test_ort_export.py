@@ -1,0 +1,299 @@
+#!/usr/bin/env python3
+"""`fuserule export --for onnxruntime`: fused graphs that ONNX Runtime runs and that agree with the
+original model.
+
+    test_ort_export.py FUSERULE
+
+For every example (examples/*.graph) and, when ../shared/ort-suite exists, every model of ONNX
+Runtime's fusion suite that imports and that the rules fuse: `fuserule apply` with every rule
+file, `fuserule export --for onnxruntime`, then the export runs in onnxruntime (CPU provider,
+optimizations off, so each exported op runs as written) against the original graph run by
+`fuserule run`, with verify's tolerances (f32: rtol 1e-4, atol 1e-5; f16: rtol 1e-3, atol
+2.5e-3). The export must hold no op of the "fuserule" domain. Suite models are fed as run.py feeds
+them (symbolic dims 2, then distinct, then 1, until the unfused graph runs); those whose fused
+graph already disagrees in fuserule are run.py's wrong fusions and are counted, not judged here;
+an output within tolerance only relative to its largest magnitude (LayerNormalization with
+epsilon 1e-12 amplifies summation-order noise) is counted as "scaled"; where ONNX Runtime's f16
+kernels round otherwise than fuserule's, the unfused graph exported and run in onnxruntime is the
+reference (counted apart).
+Also: plain `export` still writes the "fuserule" domain, and `--for` refuses an unknown name.
+
+Needs a python with onnxruntime and numpy (FUSERULE_ORT_PYTHON, as test_ort.py); skipped (77)
+without. Examples whose weights exceed 600 MB (qwen2: 2 layers at 7B width) are left out unless
+FUSERULE_ORT_ALL=1.
+"""
+import glob
+import os
+import re
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SUITE = os.path.join(os.path.dirname(ROOT), "shared", "ort-suite")
+sys.path.insert(0, HERE)
+import testlib  # noqa: E402
+
+testlib.need_onnxruntime(__file__)
+import numpy as np  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+
+from testlib import check, fuserule_ok, read_safetensors, run, write_safetensors  # noqa: E402
+
+TOLERANCE = {np.float32: (1e-4, 1e-5), np.float16: (1e-3, 2.5e-3)}
+NP = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(int64)": np.int64,
+      "tensor(int32)": np.int32, "tensor(bool)": np.bool_, "tensor(int8)": np.int8,
+      "tensor(uint8)": np.uint8}
+BIG_EXAMPLE_BYTES = 600 << 20
+RULES = sorted(glob.glob(os.path.join(ROOT, "rules", "*.rules")))
+
+
+def session(path):
+    opts = ort.SessionOptions()
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+
+def feeds_for(sess, rng):
+    feeds = {}
+    for i in sess.get_inputs():
+        shape = [d if isinstance(d, int) and d > 0 else 2 for d in i.shape]
+        dt = NP[i.type]
+        if dt in (np.float32, np.float16):
+            feeds[i.name] = rng.uniform(-1, 1, shape).astype(dt)
+        elif "mask" in i.name.lower():
+            feeds[i.name] = np.ones(shape, dt)
+        elif dt == np.bool_:
+            feeds[i.name] = rng.integers(0, 2, shape).astype(dt)
+        else:
+            feeds[i.name] = rng.integers(0, 2, shape).astype(dt)
+    return feeds
+
+
+def export_for_ort(binary, graph, tmp, name):
+    fused = os.path.join(tmp, name + ".fused.graph")
+    fuserule_ok(binary, "apply", "-r", *RULES, graph, "-o", fused)
+    out = os.path.join(tmp, name + ".ort.onnx")
+    fuserule_ok(binary, "export", fused, "--for", "onnxruntime", "-o", out)
+    check(not fuserule_domain(out), f"{name}: the export uses the fuserule domain")
+    return out
+
+
+def fuserule_domain(path):
+    """Whether a model imports the "fuserule" domain or has a node in it."""
+    import onnx
+    m = onnx.load(path, load_external_data=False)
+    return any(o.domain == "fuserule" for o in m.opset_import) or \
+        any(n.domain == "fuserule" for n in m.graph.node)
+
+
+def compare(name, got, want):
+    check(set(got) == set(want), f"{name}: outputs {sorted(got)} vs {sorted(want)}")
+    for k in want:
+        w = np.asarray(want[k])
+        tol = TOLERANCE.get(w.dtype.type)
+        if tol:
+            testlib.assert_close(f"{name}: {k}", np.asarray(got[k]), w, *tol)
+        else:
+            check(np.array_equal(got[k], w), f"{name}: {k} differs")
+
+
+def example_case(binary, tmp, graph):
+    name = os.path.basename(graph)[:-len(".graph")]
+
+    def case():
+        exported = export_for_ort(binary, graph, tmp, name)
+        sess = session(exported)
+        feeds = feeds_for(sess, np.random.default_rng(7))
+        ins, outs = os.path.join(tmp, name + ".in.st"), os.path.join(tmp, name + ".out.st")
+        write_safetensors(ins, feeds)
+        fuserule_ok(binary, "run", graph, "--inputs", ins, "-o", outs)
+        names = [o.name for o in sess.get_outputs()]
+        compare(name, dict(zip(names, sess.run(names, feeds))), read_safetensors(outs))
+    case.__name__ = f"example_{name}"
+    return case
+
+
+def sym_feeds(sess, strategy, rng):
+    """Inputs for a session's inputs, symbolic dims given by strategy (as run.py tries them)."""
+    seen = {}
+
+    def dim(d):
+        if isinstance(d, int) and d > 0:
+            return d
+        if strategy == "distinct":
+            return seen.setdefault(d, 2 + len(seen))
+        return 2 if strategy == "two" else 1
+    feeds = {}
+    for i in sess.get_inputs():
+        shape = [dim(d) for d in i.shape]
+        dt = NP[i.type]
+        if dt in (np.float32, np.float16):
+            feeds[i.name] = rng.uniform(-1, 1, shape).astype(dt)
+        elif "mask" in i.name.lower():
+            feeds[i.name] = np.ones(shape, dt)
+        else:
+            feeds[i.name] = rng.integers(0, 2, shape).astype(dt)
+    return feeds
+
+
+def agreement(got, want, tol):
+    """'exact' within verify's elementwise tolerance; 'scaled' within it relative to the output's
+    largest magnitude (LayerNorm with a tiny epsilon amplifies summation-order noise); else None."""
+    verdict = "exact"
+    for k in want:
+        w, g = np.asarray(want[k]), np.asarray(got[k])
+        if w.shape != g.shape:
+            return None
+        if w.dtype.type not in TOLERANCE:
+            if not np.array_equal(w, g):
+                return None
+            continue
+        rtol, atol = tol or TOLERANCE[w.dtype.type]
+        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        if not np.array_equal(np.isnan(w64), np.isnan(g64)):
+            return None
+        fin = np.isfinite(w64)
+        if not np.array_equal(w64[~fin & ~np.isnan(w64)], g64[~fin & ~np.isnan(w64)]):
+            return None
+        err = np.abs(w64 - g64)[fin]
+        if err.size == 0 or np.all(err <= atol + rtol * np.abs(w64[fin])):
+            continue
+        scale = np.abs(w64[fin]).max()
+        if np.all(err <= atol + rtol * scale):
+            verdict = "scaled"
+            continue
+        return None
+    return verdict
+
+
+def suite_case(binary, tmp):
+    """Every suite model that imports and that the rules fuse correctly (the fused graph agrees
+    with the unfused one in fuserule: run.py's own check), exported for ONNX Runtime: onnxruntime
+    must give what the unfused graph gives."""
+    def ort_suite():
+        import json
+        manifest = json.load(open(os.path.join(SUITE, "MANIFEST.json")))
+        counts = {"exact": 0, "scaled": 0, "exact against ONNX Runtime's unfused run": 0,
+                  "scaled against ONNX Runtime's unfused run": 0,
+                  "unfused graph does not run": 0, "wrong fusion": 0}
+        failures = []
+        for i, m in enumerate(manifest["models"]):
+            short = m["path"].split("/")[-1]
+            d = testlib.tempdir_under(tmp, f"suite{i:03d}")
+            graph, fused = os.path.join(d, "in.graph"), os.path.join(d, "fused.graph")
+            if run([binary, "import", os.path.join(SUITE, m["path"]), "-o", graph])[0] != 0:
+                continue
+            status, report, _ = run([binary, "apply", "-r", *RULES, graph, "-o", fused,
+                                     "--report", "json"])
+            if status != 0 or not any(json.loads(report)["fired"].values()):
+                continue
+            out = os.path.join(d, "ort.onnx")
+            status, _, err = run([binary, "export", fused, "--for", "onnxruntime", "-o", out])
+            if status != 0:
+                failures.append(f"{short}: export: {err.strip()}")
+                continue
+            try:
+                sess = session(out)
+            except Exception as e:
+                failures.append(f"{short}: onnxruntime does not load the export: "
+                                f"{str(e).splitlines()[0][:300]}")
+                continue
+            # computed in f16 upstream of a Cast to f32: the f16 tolerance (the manifest's rule)
+            with open(fused) as f:
+                tol = TOLERANCE[np.float16] if "f16[" in f.read() else None
+            verdict = "unfused graph does not run"
+            for strategy in ["two", "distinct", "one"]:
+                feeds = sym_feeds(sess, strategy, np.random.default_rng(3))
+                ins = os.path.join(d, "in.st")
+                write_safetensors(ins, feeds)
+                if run([binary, "run", graph, "--inputs", ins, "-o",
+                        os.path.join(d, "ref.st")])[0] != 0:
+                    continue
+                ref = read_safetensors(os.path.join(d, "ref.st"))
+                fuserule_ok(binary, "run", fused, "--inputs", ins, "-o", os.path.join(d, "f.st"))
+                if agreement(read_safetensors(os.path.join(d, "f.st")), ref, tol) is None:
+                    verdict = "wrong fusion"  # run.py reports it; not export's business
+                    break
+                names = [o.name for o in sess.get_outputs()]
+                try:
+                    got = dict(zip(names, sess.run(names, feeds)))
+                except Exception as e:
+                    failures.append(f"{short}: onnxruntime fails: {str(e).splitlines()[0][:300]}")
+                    verdict = None
+                    break
+                verdict = agreement(got, ref, tol)
+                if verdict is None:
+                    # ONNX Runtime's own kernels may round differently (f16 arithmetic) from
+                    # fuserule's: then the unfused graph exported and run in ONNX Runtime judges
+                    plain = os.path.join(d, "plain.onnx")
+                    fuserule_ok(binary, "export", graph, "--for", "onnxruntime", "-o", plain)
+                    theirs = dict(zip(names, session(plain).run(names, feeds)))
+                    verdict = agreement(got, theirs, tol)
+                    verdict = verdict and verdict + " against ONNX Runtime's unfused run"
+                if verdict is None:
+                    failures.append(f"{short}: the export disagrees with the unfused graph")
+                break
+            if verdict:
+                counts[verdict] += 1
+        print("ort-suite exported for ONNX Runtime: " +
+              ", ".join(f"{v} {k}" for k, v in counts.items()))
+        check(not failures, "\n  " + "\n  ".join(failures))
+    return ort_suite
+
+
+def flavours(binary, tmp):
+    def lossless_default_and_bad_name():
+        graph = os.path.join(HERE, "fused_other.graph")  # its Attention has rotary tables
+        out = os.path.join(tmp, "lossless.onnx")
+        fuserule_ok(binary, "export", graph, "-o", out)
+        check(fuserule_domain(out), "the default export lost the fuserule domain")
+        status, _, err = run([binary, "export", graph, "--for", "tensorrt", "-o", out + "2"])
+        check(status == 2 and "--for takes lossless or onnxruntime, not 'tensorrt'" in err,
+              f"exit {status}: {err}")
+    return [lossless_default_and_bad_name]
+
+
+GQA_GRAPH = """graph gqa {
+  input  q : f32[2,5,4,8]
+  input  k : f32[2,5,2,8]
+  input  v : f32[2,5,2,6]
+  const  m : f32[5,5] = random(seed=1, lo=-1, hi=0)
+  y = Attention(q, k, v, m) {causal=1, layout="BSHD"}
+  z = Attention(q, k, v) {scale=0.3, layout="BSHD"}
+  output y
+  output z
+}
+"""
+
+
+def make_cases(binary, tmp):
+    cases = []
+    for graph in sorted(glob.glob(os.path.join(ROOT, "examples", "*.graph"))):
+        weights = os.path.getsize(graph)
+        text = open(graph).read()
+        # random() weights: count the elements the constants declare
+        for m in re.finditer(r"const\s+\S+\s*:\s*\w+\[([0-9,]+)\]\s*=\s*random", text):
+            weights += 4 * int(np.prod([int(x) for x in m.group(1).split(",")]))
+        if weights > BIG_EXAMPLE_BYTES and not os.environ.get("FUSERULE_ORT_ALL"):
+            print(f"note: {os.path.basename(graph)} left out ({weights >> 20} MB of weights; "
+                  "FUSERULE_ORT_ALL=1 runs it)")
+            continue
+        cases.append(example_case(binary, tmp, graph))
+    for name in ["fused_cnn", "fused_transformer", "fused_other"]:
+        cases.append(example_case(binary, tmp, os.path.join(HERE, name + ".graph")))
+    # grouped-query attention (4 query heads over 2 key/value heads), causal with a mask, BSHD
+    gqa = os.path.join(tmp, "gqa.graph")
+    with open(gqa, "w") as f:
+        f.write(GQA_GRAPH)
+    cases.append(example_case(binary, tmp, gqa))
+    if os.path.isdir(SUITE):
+        cases.append(suite_case(binary, tmp))
+    return cases + flavours(binary, tmp)
+
+
+if __name__ == "__main__":
+    binary = os.path.abspath(sys.argv[1])
+    print(f"onnxruntime {ort.__version__}")
+    with tempfile.TemporaryDirectory() as tmp:
+        sys.exit(testlib.main(make_cases(binary, tmp), ()))
