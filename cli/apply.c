@@ -1,11 +1,13 @@
 /* fuserule apply -r RULES... GRAPH [-o OUT] [--format graph|onnx] [--target cpu|cuda]
- *                [--report text|json] [--explain] [--max-rounds N] [--time]
+ *                [--report text|json] [--explain] [--max-rounds N] [--time] [--no-canon]
+ *                [--fold-budget B]
  *
- * The main job: rules -> automaton; graph -> match, select, rewrite (to a fixed point) -> the
- * fused graph, written atomically with its new constants (-o), and a report of what fired and what
- * was refused. */
+ * The main job: rules -> automaton; graph -> canonical form (docs/canon.md) -> match, select,
+ * rewrite (to a fixed point) -> the fused graph, written atomically with its new constants (-o),
+ * and a report of what fired and what was refused. */
 #include "cli/cli.h"
 
+#include "canon/canon.h"
 #include "rewrite/rewrite.h"
 
 #include <errno.h>
@@ -35,6 +37,9 @@ static const char usage[] =
     "  --explain       also list near misses: where a rule's root op matched but the rule did\n"
     "                  not, with the first check that failed, and every overlap one by one\n"
     "  --max-rounds N  the most rounds of rewriting (default 16)\n"
+    "  --fold-budget B the most bytes of output canonicalization folds per node (default\n"
+    "                  16777216; 0: fold nothing)\n"
+    "  --no-canon      match the graph as loaded, not its canonical form (fuserule canon)\n"
     "  --time          print the CPU time of each phase to stderr\n";
 
 typedef struct {
@@ -42,7 +47,8 @@ typedef struct {
     const char *graph, *out;
     rw_options opts;
     cli_format format;
-    bool json, time;
+    cn_options canon;
+    bool json, time, no_canon;
 } apply_args;
 
 static int parse_rounds(const char *s, uint32_t *out)
@@ -68,7 +74,8 @@ static int parse_args(int argc, char **argv, apply_args *aa)
         }
         bool takes_value = strcmp(a, "-r") == 0 || strcmp(a, "-o") == 0 ||
                            strcmp(a, "--target") == 0 || strcmp(a, "--report") == 0 ||
-                           strcmp(a, "--max-rounds") == 0 || strcmp(a, "--format") == 0;
+                           strcmp(a, "--max-rounds") == 0 || strcmp(a, "--format") == 0 ||
+                           strcmp(a, "--fold-budget") == 0;
         if (takes_value && !(v = cli_value(&args, a)))
             return EXIT_BAD_INPUT;
         if (strcmp(a, "-r") == 0) {
@@ -88,6 +95,12 @@ static int parse_args(int argc, char **argv, apply_args *aa)
         } else if (strcmp(a, "--max-rounds") == 0) {
             if (parse_rounds(v, &aa->opts.max_rounds) < 0)
                 return cli_usage_error("apply", usage, "--max-rounds takes 1 to 1000, not '%s'", v);
+        } else if (strcmp(a, "--fold-budget") == 0) {
+            if (cli_parse_budget(v, &aa->canon.fold_budget) < 0)
+                return cli_usage_error("apply", usage,
+                                       "--fold-budget takes 0 to 2^40 bytes, not '%s'", v);
+        } else if (strcmp(a, "--no-canon") == 0) {
+            aa->no_canon = true;
         } else if (strcmp(a, "--explain") == 0) {
             aa->opts.explain = true;
         } else if (strcmp(a, "--time") == 0) {
@@ -115,7 +128,7 @@ static int parse_args(int argc, char **argv, apply_args *aa)
 
 int cmd_apply(int argc, char **argv)
 {
-    apply_args aa = {.opts = rw_options_default()};
+    apply_args aa = {.opts = rw_options_default(), .canon = cn_options_default()};
     int status = parse_args(argc, argv, &aa);
     if (status >= 0) {
         vec_free(&aa.rules);
@@ -127,9 +140,19 @@ int cmd_apply(int argc, char **argv)
     mt_automaton *a = rw_load_rules(aa.rules.items, aa.rules.len, &rs, dg);
     double t1 = cpu_seconds();
     ir_graph *g = a ? cli_load_graph(aa.graph, dg) : NULL;
+    cn_report crep = {0};
+    ir_stats loaded;
+    if (g)
+        ir_compute_stats(g, &loaded);
+    if (g && !aa.no_canon && !cn_canonicalize(g, &aa.canon, &crep, dg)) {
+        ir_graph_free(g);
+        g = NULL;
+    }
     double t2 = cpu_seconds();
     rw_report rep = {0};
     bool ok = g && rw_apply(g, a, &aa.opts, &rep, dg);
+    if (ok)
+        rep.before = loaded; /* the graph as loaded, not its canonical form */
     double t3 = cpu_seconds();
     if (ok) {
         cli_debug_dump("apply", g);
@@ -142,9 +165,10 @@ int cmd_apply(int argc, char **argv)
     double t4 = cpu_seconds();
     if (ok && aa.time)
         fprintf(stderr,
-                "time (cpu s): rules %.3f, load %.3f, rewrite %.3f (match %.3f, select and "
+                "time (cpu s): rules %.3f, load %.3f (canon %.3f), rewrite %.3f (match %.3f, "
+                "select and "
                 "rewrite %.3f, validate %.3f), output %.3f, total %.3f\n",
-                t1 - t0, t2 - t1, t3 - t2, rep.match_seconds, rep.commit_seconds,
+                t1 - t0, t2 - t1, crep.seconds, t3 - t2, rep.match_seconds, rep.commit_seconds,
                 rep.validate_seconds, t4 - t3, t4 - t0);
     status = cli_finish_diagnostics(dg); /* warnings of the rules first, then the report */
     if (ok)

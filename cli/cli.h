@@ -87,6 +87,9 @@ typedef struct {
  * text only, with a warning); .onnx an ONNX model; any other name is an error naming the two. */
 bool cli_save_graph(ir_graph *g, const char *path, const cli_save_options *opts, dg_context *dg);
 
+/* Parses a byte count (0 to 2^40) for --fold-budget; -1 when it is not one. */
+int cli_parse_budget(const char *s, int64_t *out);
+
 /* ---- inputs and limits of `run` and `verify` (cli/run_inputs.c) ---- */
 
 #include "base/vec.h"

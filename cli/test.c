@@ -11,6 +11,8 @@
  * (its diagnostics on stderr; it also counts as failed). */
 #include "cli/cli.h"
 
+#include "canon/canon.h"
+
 #include "base/check.h"
 #include "rewrite/rewrite.h"
 #include "runtime/runtime.h"
@@ -52,6 +54,7 @@ typedef struct {
     VEC(refused_expectation) refused;
     long kernels;                  /* -1: not checked */
     bool verify;
+    bool no_canon; /* `%% no-canon`: match the input as written (apply --no-canon) */
 } rule_test;
 
 /* A copy of the file in which only bytes [begin, end) keep their text: other lines become spaces,
@@ -154,20 +157,27 @@ static section directive(rule_test *t, size_t off, const char *line, const char 
                                                          off, len}));
         return SEC_NONE;
     }
+    if (strcmp(kw, "no-canon") == 0) {
+        if (a)
+            dg_error(dg, &t->src, off, len, "'%%%% no-canon' takes nothing after it");
+        t->no_canon = true;
+        return SEC_NONE;
+    }
     if (strcmp(kw, "kernels") == 0) {
         if (!parse_count(a, &t->kernels) || word(t, &p, end))
             dg_error(dg, &t->src, off, len, "expected '%%%% kernels COUNT'");
         return SEC_NONE;
     }
-    static const char *const directives[] = {"rules",   "input",   "output", "fired",
-                                             "refused", "kernels", "verify", NULL};
+    static const char *const directives[] = {"rules",  "input",  "output",   "fired", "refused",
+                                             "kernels", "verify", "no-canon", NULL};
     const char *near = cli_suggest(kw, directives);
     char hint[64] = "";
     if (near)
         snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
     dg_error(dg, &t->src, off, len,
-             "unknown directive '%s'%s (rules, input, output, fired, refused, kernels, verify)", kw,
-             hint);
+             "unknown directive '%s'%s (rules, input, output, fired, refused, kernels, verify, "
+             "no-canon)",
+             kw, hint);
     return SEC_NONE;
 }
 
@@ -480,7 +490,10 @@ static bool run_test(rule_test *t, failures *f, dg_context *dg)
     rw_options opts = rw_options_default();
     opts.validate_each = true;
     rw_report rep = {0};
-    if (ok && rw_apply(g, a, &opts, &rep, dg)) {
+    cn_options canon = cn_options_default();
+    cn_report crep;
+    if (ok && (t->no_canon || cn_canonicalize(g, &canon, &crep, dg)) &&
+        rw_apply(g, a, &opts, &rep, dg)) {
         check_firings(t, &rep, f);
         if (want)
             compare_graphs(g, want, f);

@@ -13,6 +13,8 @@
  * executor (docs/cuda.md); the original and the reference on the CPU. */
 #include "cli/cli.h"
 
+#include "canon/canon.h"
+
 #include "rewrite/rewrite.h"
 #include "runtime/runtime.h"
 
@@ -234,7 +236,15 @@ int cmd_verify(int argc, char **argv)
     rw_options opts = rw_options_default();
     opts.target = va.target;
     rw_report rep = {0};
-    bool rewrote = fused && rw_apply(fused, a, &opts, &rep, dg);
+    cn_options canon = cn_options_default();
+    cn_report crep;
+    ir_stats loaded;
+    if (fused)
+        ir_compute_stats(fused, &loaded);
+    bool rewrote =
+        fused && cn_canonicalize(fused, &canon, &crep, dg) && rw_apply(fused, a, &opts, &rep, dg);
+    if (rewrote)
+        rep.before = loaded; /* compared with the graph as loaded, not its canonical form */
     rt_options ro = {.seed = va.seed};
     rt_result want = {0}, got = {0}, ref = {0};
     bool reference = !va.no_reference;

@@ -150,8 +150,8 @@ static const char *anonymous_name(dsl_parse *ctx, uint32_t line)
     return ar_printf(ctx->rs->arena, "%s:%u", base_name(ctx->src->path), line);
 }
 
-void dsl_add_rule(dsl_parse *ctx, const dsl_token *name, dsl_token priority, dsl_list *lets,
-                  dsl_list *roots, dsl_repl_syntax *repl, dsl_expr *guard)
+void dsl_add_rule(dsl_parse *ctx, const dsl_token *name, dsl_token priority, dsl_token phase,
+                  dsl_list *lets, dsl_list *roots, dsl_repl_syntax *repl, dsl_expr *guard)
 {
     ar_arena *arena = ctx->rs->arena;
     dsl_rule *rule = ar_alloc(arena, sizeof *rule);
@@ -178,6 +178,9 @@ void dsl_add_rule(dsl_parse *ctx, const dsl_token *name, dsl_token priority, dsl
     if (priority.len) {
         rule->priority_explicit = parse_int(ctx, priority, false, &rule->priority);
     }
+    rule->phase = DSL_DEFAULT_PHASE;
+    if (phase.len)
+        parse_int(ctx, phase, false, &rule->phase);
     dsl_state *st = ctx->rs->state;
     rule->index = (uint32_t)st->rules.len;
     vec_push(&st->rules, rule);

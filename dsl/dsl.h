@@ -228,12 +228,18 @@ struct dsl_expr {
 
 /* ---- rules and rule sets ------------------------------------------------------------------- */
 
+/* The phase of a rule without `phase N`. A round commits only rules of the lowest phase that has a
+ * legal match, so the rules of phase 0 (the library's weight folds) reach their fixed point before
+ * any rule of phase 1 fires (docs/matcher.md, "Phases"). */
+#define DSL_DEFAULT_PHASE 1
+
 typedef struct dsl_rule {
     const char *name;          /* `rule NAME:`, or "FILE:LINE" for an anonymous rule */
     bool anonymous;
     uint32_t index;            /* position in the rule set (load order) */
     int64_t priority;          /* `priority N`, else the number of op nodes */
     bool priority_explicit;
+    int64_t phase;             /* `phase N`, else DSL_DEFAULT_PHASE: lower phases fire first */
     const dg_source *src;
     uint32_t src_offset, src_len; /* the rule's first token */
 

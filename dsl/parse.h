@@ -186,8 +186,8 @@ char *dsl_decode_string(dsl_parse *ctx, dsl_token tok);
 void dsl_include(dsl_parse *ctx, dsl_token keyword, dsl_token path);
 void dsl_define_set(dsl_parse *ctx, dsl_token name, dsl_list *members);
 /* name NULL: an anonymous rule. priority.len 0: none written. lets may be NULL. */
-void dsl_add_rule(dsl_parse *ctx, const dsl_token *name, dsl_token priority, dsl_list *lets,
-                  dsl_list *roots, dsl_repl_syntax *repl, dsl_expr *guard);
+void dsl_add_rule(dsl_parse *ctx, const dsl_token *name, dsl_token priority, dsl_token phase,
+                  dsl_list *lets, dsl_list *roots, dsl_repl_syntax *repl, dsl_expr *guard);
 
 dsl_let *dsl_let_new(dsl_parse *ctx, dsl_token name, dsl_pattern *value);
 dsl_pattern *dsl_op_head(dsl_parse *ctx, dsl_token first, dsl_list *alternatives, bool optional,

@@ -333,7 +333,10 @@ void dsl_rule_print(const dsl_rule *r, FILE *out)
     dsl_buf_printf(&pattern, "%s", "");
     dsl_buf_printf(&repl, "%s", "");
     dsl_buf_printf(&guard, "%s", "");
-    fprintf(out, "rule %s priority %" PRId64 ": %s => %s%s%s\n", r->name, r->priority,
+    char phase[32] = "";
+    if (r->phase != DSL_DEFAULT_PHASE)
+        snprintf(phase, sizeof phase, " phase %" PRId64, r->phase);
+    fprintf(out, "rule %s priority %" PRId64 "%s: %s => %s%s%s\n", r->name, r->priority, phase,
             pattern.v.items, repl.v.items, r->guard ? " where " : "", guard.v.items);
     dsl_buf_free(&pattern);
     dsl_buf_free(&repl);

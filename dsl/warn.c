@@ -1,5 +1,5 @@
-/* Warnings about rules that can never fire. Rules are ranked as the matcher ranks them: higher
- * priority first, ties by load order. A rule is reported when a rule ranked before it
+/* Warnings about rules that can never fire. Rules are ranked as the matcher ranks them: lower
+ * phase first, then higher priority, ties by load order. A rule is reported when a rule ranked before it
  *   - has the same pattern and guard (capture names aside): an exact duplicate when the
  *     replacement is the same too, else it is shadowed. Found by hashing, for every rule;
  *   - or matches everything it matches: a single-root pattern without guard, optional ops or
@@ -26,6 +26,8 @@ typedef struct {
 static int by_rank(const void *a, const void *b)
 {
     const dsl_rule *x = *(const dsl_rule *const *)a, *y = *(const dsl_rule *const *)b;
+    if (x->phase != y->phase)
+        return x->phase < y->phase ? -1 : 1;
     if (x->priority != y->priority)
         return x->priority > y->priority ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index;
@@ -190,8 +192,9 @@ static void file_general(const dsl_rule *r, bucket *buckets)
 static void report(const finding *f, dg_context *dg)
 {
     const dsl_rule *a = f->winner, *b = f->loser;
-    const char *why = a->priority > b->priority ? "has a higher priority"
-                                                : "comes first (same priority)";
+    const char *why = a->phase < b->phase         ? "is in an earlier phase"
+                      : a->priority > b->priority ? "has a higher priority"
+                                                  : "comes first (same priority)";
     if (f->kind == SAME_RULE)
         dg_warning(dg, b->src, b->src_offset, b->src_len, "rule '%s' duplicates rule '%s'",
                    b->name, a->name);

@@ -110,6 +110,7 @@ int dsl_lex(dsl_parse *ctx, dsl_token *tok)
             "include"   { return token(ctx, tok, from, DSL_T_INCLUDE); }
             "where"     { return token(ctx, tok, from, DSL_T_WHERE); }
             "priority"  { return token(ctx, tok, from, DSL_T_PRIORITY); }
+            "phase"     { return token(ctx, tok, from, DSL_T_PHASE); }
             "exports"   { return token(ctx, tok, from, DSL_T_EXPORTS); }
             "_"         { return token(ctx, tok, from, DSL_T_UNDERSCORE); }
             ident       { return token(ctx, tok, from, DSL_T_IDENT); }

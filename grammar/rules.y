@@ -19,7 +19,7 @@
 %start_symbol file
 
 /* Keywords, names and literals first, then punctuation; see grammar/rules.re. */
-%token RULE SET LET INCLUDE WHERE PRIORITY EXPORTS.
+%token RULE SET LET INCLUDE WHERE PRIORITY PHASE EXPORTS.
 %token IDENT CAPTURE INT FLOAT STRING.
 %token ARROW ASSIGN COLON COMMA AMP PIPE QUESTION CARET UNDERSCORE ELLIPSIS.
 %token LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE.
@@ -91,6 +91,7 @@
 %type guard {dsl_expr *}
 %type expr {dsl_expr *}
 %type priority {dsl_token}
+%type phase {dsl_token}
 %type capture {dsl_token}
 %type optional {bool}
 
@@ -102,17 +103,19 @@ stmts ::= stmts stmt.
 
 stmt ::= INCLUDE(K) STRING(P).                                 { dsl_include(ctx, K, P); }
 stmt ::= SET IDENT(N) ASSIGN LBRACKET alts(A) RBRACKET.       { dsl_define_set(ctx, N, A); }
-stmt ::= RULE IDENT(N) priority(P) COLON roots(R) ARROW repl(X) guard(G).
-                                                               { dsl_add_rule(ctx, &N, P, NULL, R, X, G); }
-stmt ::= RULE IDENT(N) priority(P) COLON letlist(L) oroots(R) ARROW repl(X) guard(G).
-                                                               { dsl_add_rule(ctx, &N, P, L, R, X, G); }
+stmt ::= RULE IDENT(N) priority(P) phase(H) COLON roots(R) ARROW repl(X) guard(G).
+                                                               { dsl_add_rule(ctx, &N, P, H, NULL, R, X, G); }
+stmt ::= RULE IDENT(N) priority(P) phase(H) COLON letlist(L) oroots(R) ARROW repl(X) guard(G).
+                                                               { dsl_add_rule(ctx, &N, P, H, L, R, X, G); }
 /* An anonymous rule (the card form `Conv>BN>Relu => FusedConvAct[fold_bn]`) starts with a name or
  * `let`, never with `[`, which would continue the previous replacement's action list. */
-stmt ::= aroots(R) ARROW repl(X) guard(G).                     { dsl_add_rule(ctx, NULL, dsl_no_token(), NULL, R, X, G); }
-stmt ::= letlist(L) oroots(R) ARROW repl(X) guard(G).          { dsl_add_rule(ctx, NULL, dsl_no_token(), L, R, X, G); }
+stmt ::= aroots(R) ARROW repl(X) guard(G).                     { dsl_add_rule(ctx, NULL, dsl_no_token(), dsl_no_token(), NULL, R, X, G); }
+stmt ::= letlist(L) oroots(R) ARROW repl(X) guard(G).          { dsl_add_rule(ctx, NULL, dsl_no_token(), dsl_no_token(), L, R, X, G); }
 
 priority(P) ::= .                                              { P = dsl_no_token(); }
 priority(P) ::= PRIORITY INT(N).                               { P = N; }
+phase(H) ::= .                                                 { H = dsl_no_token(); }
+phase(H) ::= PHASE INT(N).                                     { H = N; }
 
 letlist(L) ::= let(B).                                         { L = dsl_list_push(ctx, NULL, B); }
 letlist(L) ::= letlist(A) let(B).                              { L = dsl_list_push(ctx, A, B); }

@@ -862,6 +862,8 @@ static bool propose_cast(pv_gen *gen, ir_node *n, const pv_node_facts *const *hi
         ir_dtype to;
         if (inner && inner->op == IR_OP_Cast && inner->inputs[0] && pv_rng_chance(gen->rng, 0.8))
             to = inner->inputs[0]->type.dtype; /* back where the first Cast started */
+        else if (pv_rng_chance(gen->rng, 0.2))
+            to = x->dtype; /* to its own type, as exporters also write (no_cast's instances) */
         else if (x->dtype != IR_F32)
             to = IR_F32;
         else

@@ -181,6 +181,8 @@ static uint32_t root_pos(const mt_match *m, uint32_t k)
 static int by_preference(const void *a, const void *b)
 {
     const candidate *x = a, *y = b;
+    if (x->m->rule->phase != y->m->rule->phase)
+        return x->m->rule->phase < y->m->rule->phase ? -1 : 1;
     if (x->priority != y->priority)
         return x->priority > y->priority ? -1 : 1;
     if (x->m->rule_index != y->m->rule_index)
@@ -251,13 +253,18 @@ static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why)
     return ok;
 }
 
-/* Commits what it can among the sorted candidates; returns the number of rewrites, or -1 after an
- * internal error. */
+/* Commits what it can among the sorted candidates (lowest phase first); returns the number of
+ * rewrites, or -1 after an internal error. Once a rule of some phase has fired, the candidates of
+ * later phases wait for a later round: matched again on the graph the earlier phase leaves, they
+ * never fire on one that an earlier phase's rule would still change. */
 static long commit_round(rw_ctx *ctx, const candidate *c, size_t n, recorder *rec)
 {
     long fired = 0;
+    int64_t fired_phase = 0;
     char why[RW_WHY_SIZE], first_why[RW_WHY_SIZE];
     for (size_t i = 0; i < n;) {
+        if (fired && c[i].m->rule->phase > fired_phase)
+            break; /* phases are sorted first: what follows all waits */
         size_t end = i + 1;
         while (end < n && c[end].m->root == c[i].m->root &&
                c[end].m->rule_index == c[i].m->rule_index)
@@ -270,6 +277,7 @@ static long commit_round(rw_ctx *ctx, const candidate *c, size_t n, recorder *re
                 memcpy(first_why, why, sizeof why);
         }
         if (done) {
+            fired_phase = c[i].m->rule->phase;
             fired++;
             ctx->rep->fired[c[i].m->rule_index]++;
             if (ctx->opts.validate_each) {

@@ -18,6 +18,7 @@ typedef struct rw_node_state {
     uint32_t pos;          /* index in the topological order */
     int32_t claimed_by;    /* the rule whose committed match holds it, -1 */
     ir_node *replaced_by;  /* the fused node it became */
+    ir_value *forwarded_to; /* a forwarded node: the value its readers read instead */
     uint32_t stamp;        /* membership in the plan being checked */
     uint32_t visit;        /* walks (convexity, reordering) */
 } rw_node_state;
@@ -112,6 +113,9 @@ ir_node *rw_commit(rw_plan *p);
 /* `=> @x`: checks and commits a forwarding replacement. */
 bool rw_plan_forward(rw_plan *p, char *why);
 void rw_commit_forward(rw_plan *p);
+/* The value readers of v read now: v itself, or where a chain of forwards earlier in the round
+ * sent them. */
+ir_value *rw_forwarded(rw_ctx *ctx, ir_value *v);
 
 /* Sets (or replaces) an attribute of the plan; the attribute's arrays must outlive the plan. */
 void rw_plan_set_attr(rw_plan *p, const ir_attr *a);

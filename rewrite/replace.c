@@ -936,17 +936,33 @@ ir_node *rw_commit(rw_plan *p)
 
 /* ---- forwarding: `=> @x` ------------------------------------------------------------------------- */
 
+ir_value *rw_forwarded(rw_ctx *ctx, ir_value *v)
+{
+    while (v && v->kind == IR_VALUE_NODE && v->producer->dead &&
+           rw_state(ctx, v->producer)->forwarded_to)
+        v = rw_state(ctx, v->producer)->forwarded_to;
+    return v;
+}
+
+/* The value the root's readers will read: the forwarded capture, or, when a forward earlier in the
+ * round removed its node (Identity(Identity(x)) with the inner one first), where that one went. */
+static ir_value *forward_target(const rw_plan *p)
+{
+    return rw_forwarded(p->ctx, rw_capture_value(p, p->rule->repl.forward));
+}
+
 bool rw_plan_forward(rw_plan *p, char *why)
 {
-    ir_value *root = p->outputs.items[0], *x = rw_capture_value(p, p->rule->repl.forward);
+    ir_value *root = p->outputs.items[0], *x = forward_target(p);
     if (!x)
         return rw_why(why, "replacement: the forwarded capture is not bound in this match");
     if (x->kind == IR_VALUE_NODE && rw_is_member(p, x->producer))
         return rw_why(why, "replacement: '%s' is computed inside the match and would be removed",
                       x->name);
     if (root->is_output)
-        return rw_why(why, "graph output: '%s' is an output of the graph; removing its node would "
-                           "rename it",
+        return rw_why(why,
+                      "graph output: '%s' is an output of the graph; removing its node would "
+                      "rename it",
                       root->name);
     if (!same_type(&root->type, &x->type)) {
         char a[160], b[160];
@@ -957,17 +973,32 @@ bool rw_plan_forward(rw_plan *p, char *why)
     return true;
 }
 
+/* Makes every live reader of `from` among the consumers of `via` read `to`. Use lists are those of
+ * the start of the round: a consumer fused earlier in the round reads through the node that
+ * replaced it; a consumer forwarded away earlier in the round (a chain of no-ops: Identity of
+ * Identity, handled outermost first) handed `from` on to its own consumers, so they are visited in
+ * its place. The graph is acyclic, so the walk ends. */
+static void redirect_readers(rw_ctx *ctx, const ir_value *via, ir_value *from, ir_value *to)
+{
+    for (uint32_t u = 0; u < via->nuses; u++) {
+        ir_node *c = via->uses[u];
+        while (c->dead && rw_state(ctx, c)->replaced_by)
+            c = rw_state(ctx, c)->replaced_by;
+        if (c->dead) {
+            for (uint32_t k = 0; k < c->noutputs; k++)
+                redirect_readers(ctx, c->outputs[k], from, to);
+            continue;
+        }
+        for (uint32_t k = 0; k < c->ninputs; k++)
+            if (c->inputs[k] == from)
+                c->inputs[k] = to;
+    }
+}
+
 void rw_commit_forward(rw_plan *p)
 {
-    ir_value *root = p->outputs.items[0], *x = rw_capture_value(p, p->rule->repl.forward);
-    for (uint32_t u = 0; u < root->nuses; u++) {
-        ir_node *c = root->uses[u];
-        /* a consumer fused earlier in the round reads through the node that replaced it */
-        while (c->dead && rw_state(p->ctx, c)->replaced_by)
-            c = rw_state(p->ctx, c)->replaced_by;
-        for (uint32_t k = 0; k < c->ninputs; k++)
-            if (c->inputs[k] == root)
-                c->inputs[k] = x;
-    }
+    ir_value *root = p->outputs.items[0], *x = forward_target(p);
+    redirect_readers(p->ctx, root, root, x);
     kill_members(p, NULL, true);
+    rw_state(p->ctx, root->producer)->forwarded_to = x;
 }

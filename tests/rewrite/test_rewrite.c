@@ -667,6 +667,111 @@ static void test_near_misses(void)
     rules_free(&r);
 }
 
+/* ---- chains of forwarding rewrites ---- */
+
+/* A rule file's text (tests run in tests/rewrite). */
+static char *file_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    FR_CHECK(f != NULL);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    int c;
+    while ((c = fgetc(f)) != EOF)
+        fputc(c, out);
+    fclose(out);
+    fclose(f);
+    return text;
+}
+
+/* One no-op of each forwarding rule of the library, reading `in` (a value of f32[2,3,4,5]). */
+static void random_no_op(FILE *g, uint64_t *seed, const char *out, const char *in)
+{
+    *seed = *seed * 6364136223846793005ull + 1442695040888963407ull;
+    switch ((*seed >> 33) % 8) {
+    case 0: fprintf(g, "  %s = Identity(%s)\n", out, in); break;
+    case 1: fprintf(g, "  %s = Dropout(%s)\n", out, in); break;
+    case 2: fprintf(g, "  %s = Dropout(%s, r)\n", out, in); break;
+    case 3: fprintf(g, "  %s = Dropout(%s, r, off)\n", out, in); break;
+    case 4: fprintf(g, "  %s = Cast(%s) {to=1}\n", out, in); break;
+    case 5: fprintf(g, "  %s = Transpose(%s) {perm=[0,1,2,3]}\n", out, in); break;
+    case 6:
+        fprintf(g, "  %s_t = Transpose(%s) {perm=[0,2,1,3]}\n", out, in);
+        fprintf(g, "  %s = Transpose(%s_t) {perm=[0,2,1,3]}\n", out, out);
+        break;
+    default:
+        fprintf(g, "  %s_t = Reshape(%s, flat)\n", out, in);
+        fprintf(g, "  %s = Reshape(%s_t, back)\n", out, out);
+        break;
+    }
+}
+
+/* Random graphs of chains of no-ops of every forwarding rule of the library (cnn.rules'
+ * no_identity, no_dropout*, no_cast; transformer.rules' no_transpose, transpose_pair,
+ * reshape_back), between Relus and Adds that read earlier values (fan-out into the chains): every
+ * single rewrite and every round must leave a valid graph (apply validates after each), the
+ * no-ops all go in the first round, and the outputs do not change. */
+static void test_forward_chains_random(void)
+{
+    char *cnn = file_text("../../rules/cnn.rules"),
+         *tf = file_text("../../rules/transformer.rules");
+    char *both = malloc(strlen(cnn) + strlen(tf) + 2);
+    sprintf(both, "%s\n%s", cnn, tf);
+    rk_rules r = rules_from(both);
+    uint64_t seed = 19;
+    for (int trial = 0; trial < 60; trial++) {
+        char *text = NULL;
+        size_t len = 0;
+        FILE *g = open_memstream(&text, &len);
+        fprintf(g, "graph g {\n  input x : f32[2,3,4,5]\n  const r : f32[] = 0.25\n"
+                   "  const off : bool[] = 0\n  const flat : i64[2] = [6,20]\n"
+                   "  const back : i64[4] = [2,3,4,5]\n  v0 = Relu(x)\n");
+        int nvalues = 1, keep = 0;
+        for (int step = 0; step < 12; step++) {
+            seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+            int chain = 1 + (int)((seed >> 35) % 4), from = (int)((seed >> 40) % (uint64_t)nvalues);
+            char in[32], out[32];
+            snprintf(in, sizeof in, "v%d", from);
+            for (int k = 0; k < chain; k++) {
+                snprintf(out, sizeof out, "n%d_%d", step, k);
+                random_no_op(g, &seed, out, in);
+                snprintf(in, sizeof in, "%s", out);
+            }
+            if ((seed >> 50) % 2)
+                fprintf(g, "  v%d = Relu(%s)\n", nvalues, in);
+            else
+                fprintf(g, "  v%d = Add(%s, v%d)\n", nvalues, in,
+                        (int)((seed >> 45) % (uint64_t)nvalues));
+            keep++;
+            nvalues++;
+        }
+        fprintf(g, "  output v%d\n}\n", nvalues - 1);
+        fclose(g);
+        /* validated after every rewrite (use lists rebuilt each time), and as `apply` runs in a
+         * release build: only after each round, the use lists those of the round's start */
+        for (int each = 0; each < 2; each++) {
+            gk_graph *t = gk_parse(text), *original = gk_parse(text);
+            rw_options opts = rw_options_default();
+            opts.validate_each = each;
+            rw_report rep = apply_with(t, &r, opts);
+            CHECK_INT(rep.after.nodes, keep + 1);
+            CHECK(rep.rounds <= 2);
+            CHECK(worst_error(original, t) == 0);
+            if (rep.after.nodes != (size_t)(keep + 1))
+                fprintf(stderr, "trial %d:\n%s", trial, text);
+            rw_report_free(&rep);
+            gk_free(t);
+            gk_free(original);
+        }
+        free(text);
+    }
+    rules_free(&r);
+    free(both);
+    free(cnn);
+    free(tf);
+}
+
 int main(void)
 {
     RUN(test_conv_bn_relu);
@@ -691,5 +796,6 @@ int main(void)
     RUN(test_fold_attention);
     RUN(test_constant_values);
     RUN(test_concat_with_biases);
+    RUN(test_forward_chains_random);
     return unit_finish();
 }

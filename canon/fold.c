@@ -1,0 +1,160 @@
+/* Constant folding (docs/canon.md, "Constant folding"): a node whose inputs are all constants is
+ * run once on the CPU reference kernels, alone in a graph of its own, in its own dtypes, and its
+ * outputs become constants with the same names. A Shape reads only the type of its input, so a
+ * Shape of a value with static dims folds too. A node whose outputs are larger than the budget, or
+ * whose kernel fails, stays. */
+#include "canon/internal.h"
+
+#include "base/check.h"
+#include "runtime/runtime.h"
+
+#include <string.h>
+
+/* Ops never folded: Dropout may be random; quantize/dequantize pairs are what the quantized rules
+ * fuse (folding a DequantizeLinear of an int8 weight would turn it back into f32); Constant has
+ * no inputs and nothing to fold. */
+static const bool keep_op[IR_OP_COUNT] = {
+    [IR_OP_Dropout] = true,
+    [IR_OP_QuantizeLinear] = true,
+    [IR_OP_DequantizeLinear] = true,
+};
+
+/* Ops that read only the type of input 0 (never its data). */
+static const bool reads_type_only[IR_OP_COUNT] = {
+    [IR_OP_Shape] = true,
+};
+
+static bool foldable(const cn_ctx *c, const ir_node *n)
+{
+    if (n->dead || keep_op[n->op] || n->ninputs == 0)
+        return false;
+    for (uint32_t k = 0; k < n->ninputs; k++) {
+        const ir_value *v = n->inputs[k];
+        if (!v || v->kind == IR_VALUE_CONST)
+            continue;
+        if (!(k == 0 && reads_type_only[n->op] && ir_type_is_static(&v->type)))
+            return false;
+    }
+    int64_t total = 0, bytes;
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        if (!ir_type_nbytes(&n->outputs[k]->type, &bytes))
+            return false;
+        total += bytes;
+    }
+    return total <= c->opts->fold_budget;
+}
+
+/* Whether every reader of n's outputs (now constants) still infers its types: a model can be
+ * wrong in a way only a known value shows (ONNX Runtime's reshape tests compute a shape that does
+ * not fit their input, which nothing runs). Folding then stops there, so that canonicalization
+ * never turns a graph that loads into one that does not. The readers' output types are restored:
+ * validation after the round infers them again. */
+static bool readers_accept(ir_graph *g, const ir_node *n)
+{
+    bool ok = true;
+    for (uint32_t k = 0; k < n->noutputs && ok; k++) {
+        const ir_value *v = n->outputs[k];
+        for (uint32_t u = 0; u < v->nuses && ok; u++) {
+            ir_node *reader = v->uses[u];
+            if (reader->dead)
+                continue;
+            ir_type saved[8];
+            uint32_t nsaved = reader->noutputs < 8 ? reader->noutputs : 8;
+            for (uint32_t o = 0; o < nsaved; o++)
+                saved[o] = reader->outputs[o]->type;
+            dg_context *dg = dg_new();
+            ok = reader->noutputs <= 8 && ir_op_info_get(reader->op)->infer(g, reader, dg);
+            dg_free(dg);
+            for (uint32_t o = 0; o < nsaved; o++)
+                reader->outputs[o]->type = saved[o];
+        }
+    }
+    return ok;
+}
+
+/* Runs n alone; on success its outputs become constants holding the results. */
+static bool fold(cn_ctx *c, ir_node *n)
+{
+    ir_graph *g = c->g;
+    ir_graph *one = ir_graph_new("fold");
+    dg_context *dg = dg_new();
+    bool ok = true;
+    const char **names = ar_alloc_array(one->arena, n->noutputs, sizeof *names);
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        names[k] = n->outputs[k]->name;
+    ir_node *copy = ir_add_node(one, n->op, n->ninputs, names, n->noutputs);
+    FR_CHECK(copy != NULL);
+    for (uint32_t k = 0; ok && k < n->ninputs; k++) {
+        ir_value *v = n->inputs[k];
+        if (!v)
+            continue;
+        ir_value *w = ir_find_value(one, v->name);
+        if (!w && v->kind == IR_VALUE_CONST) {
+            const void *data = ir_const_data(g, v, dg);
+            int64_t nbytes;
+            ok = data && ir_type_nbytes(&v->type, &nbytes);
+            w = ok ? ir_add_const(one, v->name, &v->type, ir_const_new(one, IR_CONST_DATA)) : NULL;
+            if (w)
+                ir_const_set_data(one, w, data, (size_t)nbytes);
+        } else if (!w) {
+            w = ir_add_input(one, v->name, &v->type); /* read for its type only */
+        }
+        if (w)
+            ir_set_input(copy, k, w);
+    }
+    for (uint32_t a = 0; a < n->nattrs; a++)
+        ir_set_attr(one, copy, &n->attrs[a]);
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        ir_add_output(one, copy->outputs[k]);
+    rt_result r = {0};
+    rt_options ro = {.seed = 0};
+    ok = ok && ir_validate(one, dg) && rt_run_cpu(one, NULL, 0, &ro, &r, dg);
+    for (uint32_t k = 0; ok && k < n->noutputs; k++)
+        ok = ir_type_equal(&r.outputs[k].type, &n->outputs[k]->type) ||
+             (r.outputs[k].type.dtype == n->outputs[k]->type.dtype &&
+              r.outputs[k].type.rank == n->outputs[k]->type.rank &&
+              memcmp(r.outputs[k].type.dims, n->outputs[k]->type.dims,
+                     sizeof(int64_t) *
+                         (size_t)(r.outputs[k].type.rank > 0 ? r.outputs[k].type.rank : 0)) == 0);
+    if (ok) {
+        for (uint32_t k = 0; k < n->noutputs; k++) {
+            ir_value *v = n->outputs[k];
+            v->kind = IR_VALUE_CONST;
+            v->producer = NULL;
+            v->out_index = 0;
+            cn_set_const(g, v, r.outputs[k].data, r.outputs[k].nbytes);
+        }
+        n->dead = true;
+        if (!readers_accept(g, n)) {
+            /* a reader's inference refuses the known value: undo, leave the graph as it loaded */
+            for (uint32_t k = 0; k < n->noutputs; k++) {
+                ir_value *v = n->outputs[k];
+                v->kind = IR_VALUE_NODE;
+                v->producer = n;
+                v->out_index = k;
+                v->konst = NULL;
+            }
+            n->dead = false;
+            ok = false;
+        }
+    }
+    if (r.arena)
+        rt_result_free(&r);
+    dg_free(dg);
+    ir_graph_free(one);
+    return ok;
+}
+
+uint32_t cn_fold(cn_ctx *c)
+{
+    if (c->opts->fold_budget <= 0)
+        return 0;
+    uint32_t folded = 0;
+    /* in topological order: a folded node's readers may fold next, in the same step */
+    for (size_t i = 0; i < c->g->nodes.len; i++) {
+        ir_node *n = c->g->nodes.items[i];
+        if (foldable(c, n) && fold(c, n))
+            folded++;
+    }
+    return folded;
+}

@@ -1,0 +1,49 @@
+/* Internal to canon/: the state of a round and the steps, one file each.
+ *
+ * canon.c   the rounds; forwarding readers; dead nodes; validation
+ * spell.c   one spelling per op
+ * noops.c   no-ops removed
+ * fold.c    constant folding
+ * cse.c     common subexpressions */
+#ifndef FUSERULE_CANON_INTERNAL_H
+#define FUSERULE_CANON_INTERNAL_H
+
+#include "canon/canon.h"
+
+typedef struct cn_ctx {
+    ir_graph *g;
+    const cn_options *opts;
+    cn_report *rep;
+    ir_value **fwd; /* by value id: what its readers read instead (NULL: itself) */
+    bool *gained;   /* by value id: readers were forwarded to it this round */
+    size_t nfwd;
+} cn_ctx;
+
+/* Makes the readers of `from` read `to` (applied by the driver after the step). False, and
+ * nothing recorded, when that would change the graph's interface or types: `from` a graph output
+ * (its name would change), or another type than `to`. */
+bool cn_forward(cn_ctx *c, ir_value *from, ir_value *to);
+/* Whether v may be read by more than one node now: by the use lists of the round's start, or
+ * because readers were forwarded to it since. */
+bool cn_shared(const cn_ctx *c, const ir_value *v);
+/* `v` after the forwards recorded so far in this step. */
+ir_value *cn_resolve(const cn_ctx *c, ir_value *v);
+
+/* The elements of an integer constant as int64 (malloc'd; NULL when v is not a readable integer
+ * constant). */
+int64_t *cn_const_ints(ir_graph *g, ir_value *v, int64_t *count);
+/* Constants up to this many elements are written as literals (readable in the text); larger
+ * ones as data (saved to the safetensors file beside the graph). */
+enum { CN_LITERAL_LIMIT = 16 };
+/* Makes v (a constant) hold `data` in its dtype. */
+void cn_set_const(ir_graph *g, ir_value *v, const void *data, size_t nbytes);
+/* A new i64[count] constant named after `stem`. */
+ir_value *cn_new_ints(ir_graph *g, const char *stem, const int64_t *x, int64_t count);
+
+/* The steps: each returns how many nodes it changed. */
+uint32_t cn_spell(cn_ctx *c);
+uint32_t cn_noops(cn_ctx *c);
+uint32_t cn_fold(cn_ctx *c);
+uint32_t cn_cse(cn_ctx *c);
+
+#endif

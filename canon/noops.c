@@ -1,0 +1,168 @@
+/* No-ops removed: nodes whose first output is always their input (docs/canon.md, "No-ops"). A
+ * table gives, per op, when it is one; the readers then read the input (cn_forward refuses a graph
+ * output, whose name would change, and a change of type). Every other output must be unread. */
+#include "canon/internal.h"
+
+#include <stdlib.h>
+
+/* Whether every element of constant v is zero (false when v is not a readable constant). */
+static bool all_zero(ir_graph *g, ir_value *v)
+{
+    int64_t n;
+    if (!v || v->kind != IR_VALUE_CONST || !ir_type_nbytes(&v->type, &n))
+        return false;
+    dg_context *dg = dg_new();
+    const unsigned char *data = ir_const_data(g, v, dg);
+    dg_free(dg);
+    if (!data)
+        return false;
+    /* +0.0 and integer 0 are all-zero bytes; -0.0 pads with -0.0, which adds 0 just the same, but
+     * is left alone */
+    for (int64_t i = 0; i < n; i++)
+        if (data[i])
+            return false;
+    return true;
+}
+
+/* Whether every element of constant v is non-zero; -1 when some element is zero and some is not
+ * or v is not readable, 0 when all are zero, 1 when all are non-zero. */
+static int truth(ir_graph *g, ir_value *v)
+{
+    int64_t n;
+    if (!v || v->kind != IR_VALUE_CONST || v->type.dtype != IR_BOOL || !ir_type_numel(&v->type, &n))
+        return -1;
+    dg_context *dg = dg_new();
+    const unsigned char *data = ir_const_data(g, v, dg);
+    dg_free(dg);
+    if (!data || n == 0)
+        return -1;
+    int first = data[0] != 0;
+    for (int64_t i = 1; i < n; i++)
+        if ((data[i] != 0) != first)
+            return -1;
+    return first;
+}
+
+/* Whether every element of an integer constant equals `x`. */
+static bool all_ints(ir_graph *g, ir_value *v, int64_t x)
+{
+    int64_t n;
+    int64_t *e = cn_const_ints(g, v, &n);
+    bool ok = e != NULL;
+    for (int64_t i = 0; ok && i < n; i++)
+        ok = e[i] == x;
+    free(e);
+    return ok;
+}
+
+/* The same type as the output, and no unknown dim in it: an Expand, Reshape or Slice that keeps
+ * every dim keeps every element in place. */
+static bool keeps_type(const ir_node *n, const ir_value *in)
+{
+    const ir_type *t = &n->outputs[0]->type;
+    if (!in || t->rank < 0 || !ir_type_equal(t, &in->type))
+        return false;
+    for (int8_t d = 0; d < t->rank; d++)
+        if (t->dims[d] == IR_DIM_UNKNOWN)
+            return false;
+    return true;
+}
+
+typedef ir_value *(*noop_fn)(ir_graph *g, ir_node *n);
+
+static ir_value *identity(ir_graph *g, ir_node *n)
+{
+    (void)g;
+    return n->inputs[0];
+}
+
+/* In inference mode only: training_mode absent or a constant false. */
+static ir_value *dropout(ir_graph *g, ir_node *n)
+{
+    if (n->ninputs >= 3 && n->inputs[2] && truth(g, n->inputs[2]) != 0)
+        return NULL;
+    return n->inputs[0];
+}
+
+static ir_value *cast(ir_graph *g, ir_node *n)
+{
+    (void)g;
+    return n->outputs[0]->type.dtype == n->inputs[0]->type.dtype ? n->inputs[0] : NULL;
+}
+
+static ir_value *same_shape(ir_graph *g, ir_node *n)
+{
+    (void)g;
+    return keeps_type(n, n->inputs[0]) ? n->inputs[0] : NULL;
+}
+
+/* The identity permutation (an empty perm reverses the axes: a no-op at rank 0 or 1). */
+static ir_value *transpose(ir_graph *g, ir_node *n)
+{
+    (void)g;
+    const int64_t *perm;
+    uint32_t count = ir_get_ints(n, "perm", &perm);
+    for (uint32_t i = 0; i < count; i++)
+        if (perm[i] != (int64_t)i)
+            return NULL;
+    return count || n->inputs[0]->type.rank == 0 || n->inputs[0]->type.rank == 1 ? n->inputs[0]
+                                                                                 : NULL;
+}
+
+/* Same dims with steps of one (absent or constant): starts are then 0 and ends the sizes. A step
+ * of -1 keeps the dims but reverses, so steps must be known. */
+static ir_value *slice(ir_graph *g, ir_node *n)
+{
+    if (n->ninputs >= 5 && n->inputs[4] && !all_ints(g, n->inputs[4], 1))
+        return NULL;
+    return keeps_type(n, n->inputs[0]) ? n->inputs[0] : NULL;
+}
+
+static ir_value *one_input(ir_graph *g, ir_node *n)
+{
+    (void)g;
+    return n->ninputs == 1 ? n->inputs[0] : NULL;
+}
+
+/* Where(c, a, b) with c a constant all true (a) or all false (b), of the output's type. */
+static ir_value *where(ir_graph *g, ir_node *n)
+{
+    int t = truth(g, n->inputs[0]);
+    ir_value *v = t == 1 ? n->inputs[1] : t == 0 ? n->inputs[2] : NULL;
+    return v && ir_type_equal(&v->type, &n->outputs[0]->type) ? v : NULL;
+}
+
+/* Pads all zero (the mode does not matter then). */
+static ir_value *pad(ir_graph *g, ir_node *n)
+{
+    if (n->ninputs >= 4 && n->inputs[3])
+        return NULL; /* axes: read below only when absent, to keep this simple and sure */
+    return all_zero(g, n->inputs[1]) && keeps_type(n, n->inputs[0]) ? n->inputs[0] : NULL;
+}
+
+static const noop_fn noop_table[IR_OP_COUNT] = {
+    [IR_OP_Identity] = identity, [IR_OP_Dropout] = dropout,    [IR_OP_Cast] = cast,
+    [IR_OP_Expand] = same_shape, [IR_OP_Reshape] = same_shape, [IR_OP_Transpose] = transpose,
+    [IR_OP_Slice] = slice,       [IR_OP_Concat] = one_input,   [IR_OP_Where] = where,
+    [IR_OP_Pad] = pad,
+};
+
+uint32_t cn_noops(cn_ctx *c)
+{
+    uint32_t removed = 0;
+    for (size_t i = 0; i < c->g->nodes.len; i++) {
+        ir_node *n = c->g->nodes.items[i];
+        noop_fn fn = noop_table[n->op];
+        if (!fn || n->dead || !n->inputs[0])
+            continue;
+        bool others_unread = true;
+        for (uint32_t k = 1; k < n->noutputs; k++)
+            others_unread &= n->outputs[k]->nuses == 0 && !n->outputs[k]->is_output;
+        ir_value *to = others_unread ? fn(c->g, n) : NULL;
+        if (to && cn_forward(c, n->outputs[0], cn_resolve(c, to))) {
+            n->dead = true;
+            removed++;
+        }
+    }
+    return removed;
+}

@@ -1,0 +1,181 @@
+/* One spelling per op (docs/canon.md, "One spelling per op"):
+ *
+ * - attribute-or-input forms in the input form: the `axes` of ReduceMean/Sum/Max/Min, Squeeze and
+ *   Unsqueeze and the `split` of Split become a constant input (named after the node's output);
+ * - default trailing inputs dropped: a Slice's steps when they are all 1;
+ * - axes counted from the end (-1 is the last) wherever the rank is known: those inputs, a Slice's
+ *   axes, and the `axis` of Softmax, LayerNormalization, Concat and Split. Reduction, Squeeze and
+ *   Unsqueeze axes are also sorted (their order means nothing).
+ *
+ * Which ops, which attribute and input, and how the axes count is the table below. */
+#include "canon/internal.h"
+
+#include "base/check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum {
+    RANK_IN,  /* axes of input 0's dims */
+    RANK_OUT, /* axes of output 0's dims (Unsqueeze: where the new dims go) */
+} rank_of;
+
+typedef struct {
+    const char *attr; /* the attribute form, or NULL */
+    int8_t input;     /* the input that holds the axes, or -1 */
+    rank_of rank;
+    bool sorted; /* the order of the axes means nothing */
+    bool axes;   /* the values are axes (else only moved: Split's sizes) */
+} spelling;
+
+static const spelling table[IR_OP_COUNT] = {
+    [IR_OP_ReduceMean] = {"axes", 1, RANK_IN, true, true},
+    [IR_OP_ReduceSum] = {"axes", 1, RANK_IN, true, true},
+    [IR_OP_ReduceMax] = {"axes", 1, RANK_IN, true, true},
+    [IR_OP_ReduceMin] = {"axes", 1, RANK_IN, true, true},
+    [IR_OP_Squeeze] = {"axes", 1, RANK_IN, true, true},
+    [IR_OP_Unsqueeze] = {"axes", 1, RANK_OUT, true, true},
+    [IR_OP_Split] = {"split", 1, RANK_IN, false, false},
+    [IR_OP_Slice] = {NULL, 3, RANK_IN, false, true},
+};
+
+/* Scalar `axis` attributes counted from the end. */
+static const bool axis_attr[IR_OP_COUNT] = {
+    [IR_OP_Softmax] = true,
+    [IR_OP_LayerNormalization] = true,
+    [IR_OP_Concat] = true,
+    [IR_OP_Split] = true,
+};
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void remove_attr(ir_node *n, const char *name)
+{
+    for (uint32_t a = 0; a < n->nattrs; a++)
+        if (strcmp(n->attrs[a].name, name) == 0) {
+            memmove(&n->attrs[a], &n->attrs[a + 1], (n->nattrs - a - 1) * sizeof *n->attrs);
+            n->nattrs--;
+            return;
+        }
+}
+
+/* Gives n an input at `index` (growing its input list with omitted ones). */
+static void set_input(ir_graph *g, ir_node *n, uint32_t index, ir_value *v)
+{
+    if (index >= n->ninputs) {
+        ir_value **in = ar_alloc_array(g->arena, index + 1, sizeof *in);
+        memcpy(in, n->inputs, n->ninputs * sizeof *in);
+        n->inputs = in;
+        n->ninputs = index + 1;
+    }
+    n->inputs[index] = v;
+}
+
+/* Counts axes from the end for rank r (and sorts them); false when one is out of range or r is
+ * unknown (then nothing changes). */
+static bool normalize(int64_t *x, int64_t count, int r, bool sorted)
+{
+    if (r < 0)
+        return false;
+    for (int64_t i = 0; i < count; i++) {
+        if (x[i] < -r || x[i] >= r)
+            return false;
+        if (x[i] >= 0)
+            x[i] -= r;
+    }
+    if (sorted)
+        qsort(x, (size_t)count, sizeof *x, cmp_i64);
+    return true;
+}
+
+static char *stem(const ir_node *n, const char *what)
+{
+    static char buf[512];
+    snprintf(buf, sizeof buf, "%s_%s", n->outputs[0]->name, what);
+    return buf;
+}
+
+/* The attribute form into the input form, and the axes counted from the end. */
+static bool respell_axes(ir_graph *g, ir_node *n, const spelling *s)
+{
+    int r = s->rank == RANK_IN ? n->inputs[0]->type.rank : n->outputs[0]->type.rank;
+    const ir_attr *a =
+        s->attr && n->ninputs <= (uint32_t)s->input ? ir_node_attr(n, s->attr) : NULL;
+    if (a && a->kind == IR_ATTR_INTS && a->count > 0) {
+        int64_t *x = malloc(a->count * sizeof *x);
+        FR_CHECK(x != NULL);
+        memcpy(x, a->v.ints, a->count * sizeof *x);
+        if (s->axes && !normalize(x, a->count, r, s->sorted)) {
+            free(x);
+            return false;
+        }
+        set_input(g, n, (uint32_t)s->input, cn_new_ints(g, stem(n, s->attr), x, a->count));
+        remove_attr(n, s->attr);
+        free(x);
+        return true;
+    }
+    if (!s->axes || n->ninputs <= (uint32_t)s->input || !n->inputs[s->input])
+        return false;
+    int64_t count;
+    int64_t *x = cn_const_ints(g, n->inputs[s->input], &count);
+    if (!x)
+        return false;
+    int64_t *y = malloc((size_t)(count ? count : 1) * sizeof *y);
+    FR_CHECK(y != NULL);
+    memcpy(y, x, (size_t)count * sizeof *y);
+    bool changed =
+        normalize(y, count, r, s->sorted) &&
+        (memcmp(x, y, (size_t)count * sizeof *y) != 0 || n->inputs[s->input]->type.dtype != IR_I64);
+    if (changed)
+        n->inputs[s->input] = cn_new_ints(g, stem(n, "axes"), y, count);
+    free(x);
+    free(y);
+    return changed;
+}
+
+/* A Slice's steps of ones: the default, dropped (with the axes when those are absent too). */
+static bool drop_unit_steps(ir_graph *g, ir_node *n)
+{
+    if (n->op != IR_OP_Slice || n->ninputs < 5 || !n->inputs[4])
+        return false;
+    int64_t count;
+    int64_t *x = cn_const_ints(g, n->inputs[4], &count);
+    bool ones = x != NULL;
+    for (int64_t i = 0; ones && i < count; i++)
+        ones = x[i] == 1;
+    free(x);
+    if (!ones)
+        return false;
+    n->ninputs = n->inputs[3] ? 4 : 3;
+    return true;
+}
+
+static bool respell_axis_attr(ir_graph *g, ir_node *n)
+{
+    int r = n->inputs[0] ? n->inputs[0]->type.rank : -1;
+    int64_t axis = ir_get_int(n, "axis");
+    if (r <= 0 || axis < 0 || axis >= r)
+        return false;
+    ir_set_attr_int(g, n, "axis", axis - r);
+    return true;
+}
+
+uint32_t cn_spell(cn_ctx *c)
+{
+    uint32_t respelled = 0;
+    for (size_t i = 0; i < c->g->nodes.len; i++) {
+        ir_node *n = c->g->nodes.items[i];
+        bool changed = false;
+        if (table[n->op].input > 0 && n->inputs[0])
+            changed |= respell_axes(c->g, n, &table[n->op]);
+        changed |= drop_unit_steps(c->g, n);
+        if (axis_attr[n->op])
+            changed |= respell_axis_attr(c->g, n);
+        respelled += changed;
+    }
+    return respelled;
+}
