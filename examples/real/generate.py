@@ -11,7 +11,7 @@ Run by hand, never in CI, in a venv of its own outside the repository:
     HF_HUB_OFFLINE=1 /work/venv-torch/bin/python examples/real/generate.py [MODEL...]
 
 Nothing is downloaded: every model is built from its config class with seeded random weights
-(torch.manual_seed; BatchNorm statistics randomized too, so that folding them is tested), in eval
+(torch.manual_seed; BatchNorm statistics, biases and norm weights randomized too), in eval
 mode, batch 1. Widths and depths are reduced (2 layers, hidden 64, images 64x64 or smaller) so
 that each file stays well under 4 MB; the structure of each block is the library's own.
 
@@ -68,8 +68,15 @@ class Outputs(torch.nn.Module):
 
 def randomize_norms(model):
     """Default BatchNorm statistics (mean 0, variance 1, weight 1, bias 0) make folding them a
-    no-op; random ones make a wrong fold show in the outputs."""
+    no-op; random ones make a wrong fold show in the outputs. Biases and norm weights (every 1-D
+    parameter) move by up to 0.1 from their initial 0 or 1, as in a trained model: all-zero biases
+    are dropped by the dynamo exporter and shared by the classic one (one initializer behind
+    Identity nodes), spellings no trained model has."""
     g = torch.Generator().manual_seed(SEED + 1)
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 1 and p.is_floating_point():
+                p.add_(torch.rand(p.shape, generator=g) * 0.2 - 0.1)
     for m in model.modules():
         if isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
             n = m.num_features
