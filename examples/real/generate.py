@@ -63,10 +63,10 @@ class Outputs(torch.nn.Module):
 
     def forward(self, *args):
         out = self.call(self.model, *args)
-        return tuple(out[n] if isinstance(n, str) else out[n] for n in self.names)
+        return tuple(out[n] for n in self.names)  # ModelOutput keys or tuple indices
 
 
-def randomize_norms(model):
+def randomize_parameters(model):
     """Default BatchNorm statistics (mean 0, variance 1, weight 1, bias 0) make folding them a
     no-op; random ones make a wrong fold show in the outputs. Biases and norm weights (every 1-D
     parameter) move by up to 0.1 from their initial 0 or 1, as in a trained model: all-zero biases
@@ -369,7 +369,7 @@ def main():
     for name in wanted:
         torch.manual_seed(SEED)
         module, inputs, outputs, settings = MODELS[name]()
-        randomize_norms(module).eval()
+        randomize_parameters(module).eval()
         with torch.no_grad():
             expected = [t.numpy() for t in module(*inputs.values())]
         for exporter in EXPORTERS:
