@@ -198,21 +198,29 @@ static void check_fold_transpose(dsl_rule_check *rc, dsl_token at)
                        "has none", ir_op_name(r->op));
 }
 
-/* fold_attention: a MatMul whose second operand is a Transpose (the scores' K^T), and Attention
- * as the target. */
+static bool is_transpose(const dsl_pattern *p)
+{
+    return is_single(p, IR_OP_Transpose) && !p->optional;
+}
+
+/* fold_attention: a MatMul whose second operand is a Transpose (the scores' K^T), or a Mul of one
+ * (torch's split scale, Mul(Transpose(@k), @b)), and Attention as the target. */
 static void check_fold_attention(dsl_rule_check *rc, dsl_token at)
 {
     const dsl_rule *rule = rc->rule;
     bool found = false;
     for (uint32_t i = 0; i < rule->nnodes && !found; i++) {
         const dsl_pattern *p = rule->nodes[i];
-        found = is_single(p, IR_OP_MatMul) && !p->optional && p->noperands >= 2 &&
-                is_single(p->operands[1], IR_OP_Transpose) && !p->operands[1]->optional;
+        if (!is_single(p, IR_OP_MatMul) || p->optional || p->noperands < 2)
+            continue;
+        const dsl_pattern *b = p->operands[1];
+        found = is_transpose(b) || (is_single(b, IR_OP_Mul) && !b->optional && b->noperands >= 2 &&
+                                    (is_transpose(b->operands[0]) || is_transpose(b->operands[1])));
     }
     if (!found)
         dsl_rule_error(rc, at.offset, at.len,
                        "fold_attention needs a MatMul whose second operand is a Transpose (the "
-                       "scores' K^T), as in MatMul(@q, Transpose(@k))");
+                       "scores' K^T), as in MatMul(@q, Transpose(@k)), or a Mul of one");
     else if (rc->target_ok && rule->repl.op != IR_OP_Attention)
         dsl_rule_error(rc, at.offset, at.len, "fold_attention needs Attention as the target, not %s",
                        ir_op_name(rule->repl.op));

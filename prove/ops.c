@@ -389,6 +389,45 @@ static bool propose_matmul(pv_gen *gen, ir_node *n, const pv_node_facts *const *
     return true;
 }
 
+/* Gemm(A[M, K], B[K, N], C?) {transA, transB, alpha, beta}: the transposes drawn where the
+ * pattern leaves them free (the classic exporter writes nn.Linear as transB = 1), alpha and beta
+ * 1 or not, C mostly a vector of N (an epilogue's bias), else [M, N], [1] or a scalar. */
+static bool propose_gemm(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                         pv_operand *out)
+{
+    static const char *const trans[] = {"transA", "transB"};
+    static const char *const scales[] = {"alpha", "beta"};
+    for (int i = 0; i < 2; i++) {
+        if (free_attr(n, trans[i]))
+            ir_set_attr_int(gen->g, n, trans[i], pv_rng_chance(gen->rng, i ? 0.6 : 0.2));
+        if (free_attr(n, scales[i]) && pv_rng_chance(gen->rng, 0.2))
+            ir_set_attr_float(gen->g, n, scales[i], i ? 2.0 : 0.5);
+    }
+    const ir_type *a = primary(gen, n, hints, out, 0, 2, 2);
+    if (!a || a->rank != 2)
+        return false;
+    bool ta = ir_get_int(n, "transA") != 0, tb = ir_get_int(n, "transB") != 0;
+    int64_t m = a->dims[ta], k = a->dims[!ta];
+    if (open_slot(n, out, 1)) {
+        int64_t nn = pool_dim(gen);
+        ir_type b = {.dtype = a->dtype, .rank = 2, .dims = {tb ? nn : k, tb ? k : nn}};
+        propose(&out[1], b, true, PV_DOM_ANY);
+    }
+    const ir_type *b = slot_type(n, out, 1);
+    if (!b || b->rank != 2)
+        return false;
+    int64_t cols = b->dims[!tb];
+    if (open_slot(n, out, 2)) {
+        uint32_t pick = pv_rng_below(gen->rng, 10);
+        ir_type c = pick < 7   ? vector_type(a->dtype, cols)
+                    : pick < 8 ? (ir_type){.dtype = a->dtype, .rank = 2, .dims = {m, cols}}
+                    : pick < 9 ? vector_type(a->dtype, 1)
+                               : (ir_type){.dtype = a->dtype, .rank = 0};
+        propose(&out[2], c, true, PV_DOM_ANY);
+    }
+    return true;
+}
+
 /* GemmEpilogue(A[..., M, K], B[K, N], bias[N]?, residual[..., M, N]?). */
 static bool propose_gemm_epilogue(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                                   pv_operand *out)
@@ -1069,6 +1108,7 @@ bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, p
     case IR_OP_AddLayerNorm:
     case IR_OP_AddRMSNorm: return propose_norm(gen, n, hints, out, 2);
     case IR_OP_MatMul: return propose_matmul(gen, n, hints, out);
+    case IR_OP_Gemm: return propose_gemm(gen, n, hints, out);
     case IR_OP_GemmEpilogue: return propose_gemm_epilogue(gen, n, hints, out);
     case IR_OP_Transpose: return propose_transpose(gen, n, hints, out);
     case IR_OP_Reshape: return propose_reshape(gen, n, hints, out);
