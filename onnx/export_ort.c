@@ -8,7 +8,7 @@
  *                                    domain)
  *   AddRMSNorm(A, B, s) -> Y, Sum    Sum = Add(A, B); Y = SimplifiedLayerNormalization(Sum, s)
  *   AddLayerNorm(A, B, s, b?)        Sum = Add(A, B); Y = LayerNormalization(Sum, s, b)
- *   FusedSoftmax(X, mask?)           Softmax(Add(Mul(X, scale), mask))
+ *   FusedSoftmax(X, mask?)           Softmax(Add(Mul(X, scale), mask)) (bf16: in f32 between Casts)
  *   SwiGLU(g, u)                     Mul(Mul(g, Sigmoid(g)), u)
  *   GemmEpilogue(A, B, bias?, res?)  act(Add(Add(Mul(MatMul(A', B'), alpha), bias),
  *                                    Mul(res, beta))), A' and B' transposed per transA/B
@@ -191,18 +191,42 @@ static void add_norm(sub *s, const char *op)
     norm(s, op, sum, n->inputs[2], n->ninputs > 3 ? n->inputs[3] : NULL);
 }
 
+/* Cast(x) {to}: an ONNX TensorProto element type code. */
+static const char *cast(sub *s, const char *x, int64_t to, const char *dst)
+{
+    Onnx__NodeProto *np;
+    const char *y = emit(s, "", "Cast", &x, 1, dst, &np);
+    ox_emit_attr_int(s->ex, np, "to", to);
+    return y;
+}
+
+enum { ONNX_FLOAT = 1, ONNX_BFLOAT16 = 16 };
+
+/* bf16 is computed in f32 between Casts, as the fused kernel computes it (f32 arithmetic, one
+ * rounding at the end): ONNX Runtime's CPU provider has no bf16 Mul, Add or Softmax. */
 static void fused_softmax(sub *s)
 {
     const ir_node *n = s->n;
+    bool bf16 = s->dt == IR_BF16;
     const char *x = name_of(n->inputs[0]);
+    if (bf16) {
+        x = cast(s, x, ONNX_FLOAT, NULL);
+        s->dt = IR_F32; /* the scale constant below */
+    }
     double scale = ir_get_float(n, "scale");
     if (scale != 1.0)
         x = op2(s, "Mul", x, scalar(s, "scale", scale), NULL);
-    if (n->ninputs > 1 && n->inputs[1])
-        x = op2(s, "Add", x, name_of(n->inputs[1]), NULL);
+    if (n->ninputs > 1 && n->inputs[1]) {
+        const char *mask = name_of(n->inputs[1]);
+        if (bf16)
+            mask = cast(s, mask, ONNX_FLOAT, NULL);
+        x = op2(s, "Add", x, mask, NULL);
+    }
     Onnx__NodeProto *np;
-    emit(s, "", "Softmax", &x, 1, n->outputs[0]->name, &np);
+    const char *y = emit(s, "", "Softmax", &x, 1, bf16 ? NULL : n->outputs[0]->name, &np);
     ox_emit_attr_int(s->ex, np, "axis", ir_get_int(n, "axis"));
+    if (bf16)
+        cast(s, y, ONNX_BFLOAT16, n->outputs[0]->name);
 }
 
 static void swiglu(sub *s)

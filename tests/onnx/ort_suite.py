@@ -70,8 +70,6 @@ UNEXPRESSED = [
 
 # Wrong fusions known today, with their cause (not import's): (file name, cause).
 KNOWN_WRONG = [
-    ("abs-2id-max.onnx", "apply: a chain of Identity nodes before a one-input Max leaves 'C' "
-     "produced by a removed node (the rewrite driver)"),
 ]
 
 OUTSIDE = re.compile(r"outside (what )?the catalog|does not hold|outside the IR")
