@@ -24,7 +24,8 @@ static const char usage[] =
     "Runs GRAPH (on the CPU reference executor, or CUDA) and prints each output's type, the sum\n"
     "and the sum of absolute values of its elements, and an FNV-1a hash of its bytes. Inputs not\n"
     "given are generated from the seed.\n"
-    "  -o FILE              write the outputs, by name, to a safetensors file\n"
+    "  -o FILE              write the outputs, by name, to a safetensors file (- for stdout;\n"
+    "                       the summary then goes to stderr)\n"
     "  --seed N             seed of the generated inputs (default 0)\n"
     "  --time               print the wall and CPU time per op and the memory plan to stderr\n"
     "  --target T           cpu (the reference, default) or cuda (fused nodes on the GPU)\n"
@@ -90,7 +91,7 @@ static int parse_args(int argc, char **argv, run_args *ra)
 
 /* ---- printing ---- */
 
-static void print_output(const ir_graph *g, const rt_tensor *t)
+static void print_output(FILE *to, const ir_graph *g, const rt_tensor *t)
 {
     double sum = 0, abs_sum = 0;
     size_t n = rt_tensor_numel(t);
@@ -104,7 +105,7 @@ static void print_output(const ir_graph *g, const rt_tensor *t)
     for (size_t i = 0; i < t->nbytes; i++)
         h = (h ^ ((const unsigned char *)t->data)[i]) * 0x100000001b3u;
     char type[160];
-    printf("%s: %s sum=%.9g abs=%.9g fnv1a=%016" PRIx64 "\n", t->name,
+    fprintf(to, "%s: %s sum=%.9g abs=%.9g fnv1a=%016" PRIx64 "\n", t->name,
            ir_type_format(g, &t->type, type, sizeof type), sum, abs_sum, h);
 }
 
@@ -183,8 +184,11 @@ int cmd_run(int argc, char **argv)
         ok = cli_write_atomic(ra.out, write_outputs, &w, dg);
     }
     if (ok) {
+        /* -o - streams the safetensors to stdout: the summary goes to stderr then, so that the
+         * stream stays a file. */
+        FILE *summary = ra.out && strcmp(ra.out, "-") == 0 ? stderr : stdout;
         for (size_t i = 0; i < r.noutputs; i++)
-            print_output(g, &r.outputs[i]);
+            print_output(summary, g, &r.outputs[i]);
         if (ra.time)
             print_times(&r);
     }

@@ -117,6 +117,12 @@ def test_stdout(tmp):
     check(out.startswith(b'digraph "small" {'), "dot -o - does not write to stdout")
     out, _ = expect(["export", GRAPH, "-o", "-"], 0)
     check(out[:1] == b"\x08", "export -o - does not write ONNX to stdout")
+    # run -o -: stdout is the safetensors stream alone (an 8-byte header length, then its JSON),
+    # the per-output summary goes to stderr
+    out, err = expect(["run", GRAPH, "-o", "-"], 0, "sum=")
+    n = int.from_bytes(out[:8], "little") if len(out) >= 8 else -1
+    check(0 < n <= len(out) - 8 and out[8:9] == b"{", f"run -o - wrote {out[:40]!r}")
+    check(b"sum=" not in out, "run -o - mixed the summary into the safetensors stream")
 
 
 def test_format_from_name(tmp):
