@@ -29,6 +29,10 @@ bool kn_check_numel(const kn_call *call, uint32_t index, int64_t numel);
 
 /* Turns an ONNX axis in [-rank, rank) into [0, rank); reports an error naming `what` otherwise. */
 bool kn_axis(const kn_call *call, int64_t axis, int rank, const char *what, int *out);
+/* A Reduce op's reduced dims of x as a mask (mask[d]: dim d is reduced): the axes from the optional
+ * second input, else the `axes` attribute; none means all, unless noop_with_empty_axes=1 makes
+ * the op the identity (*noop). Reports and returns false on a bad axis. */
+bool kn_reduce_mask(const kn_call *call, const kn_tensor *x, bool *mask, bool *noop);
 
 /* Element i of an integer or bool tensor (i8, u8, i32, i64, bool) as int64; of an f32 tensor,
  * truncated and saturated (kn_float_to_int). */

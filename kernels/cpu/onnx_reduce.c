@@ -93,8 +93,7 @@ DEFINE_REDUCE(reduce_u8, uint8_t, long double)
 DEFINE_REDUCE(reduce_i32, int32_t, long double)
 DEFINE_REDUCE(reduce_i64, int64_t, long double)
 
-/* The reduced dims of x as a mask; *noop when the op is an identity. */
-static bool reduce_mask(const kn_call *call, const kn_tensor *x, bool *mask, bool *noop)
+bool kn_reduce_mask(const kn_call *call, const kn_tensor *x, bool *mask, bool *noop)
 {
     int64_t axes[IR_MAX_RANK];
     int naxes;
@@ -171,7 +170,7 @@ static bool run_reduce(const kn_call *call, red_kind kind)
     const kn_tensor *x = &call->inputs[0];
     kn_tensor *y = &call->outputs[0];
     bool mask[IR_MAX_RANK], noop = false;
-    if (!reduce_mask(call, x, mask, &noop))
+    if (!kn_reduce_mask(call, x, mask, &noop))
         return false;
     if (y->dtype != x->dtype)
         return kn_fail(call, "output dtype %s differs from input dtype %s", ir_dtype_name(y->dtype),

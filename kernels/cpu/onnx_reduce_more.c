@@ -14,36 +14,6 @@
 
 typedef enum { R_PROD, R_L1, R_L2, R_SUMSQ, R_LOGSUM, R_LOGSUMEXP } red_kind;
 
-/* mask[d]: dim d is reduced; *noop when the op is the identity. */
-static bool read_mask(const kn_call *call, const kn_tensor *x, bool *mask, bool *noop)
-{
-    int64_t axes[IR_MAX_RANK];
-    int naxes;
-    if (call->ninputs > 1 && call->inputs[1].data) {
-        naxes = kn_read_ints(call, &call->inputs[1], axes, IR_MAX_RANK, "axes");
-        if (naxes < 0)
-            return false;
-    } else {
-        const int64_t *attr;
-        uint32_t n = ir_get_ints(call->node, "axes", &attr);
-        if (n > IR_MAX_RANK)
-            return kn_fail(call, "axes has %u values for rank %d", n, x->rank);
-        naxes = (int)n;
-        if (n)
-            memcpy(axes, attr, n * sizeof *attr);
-    }
-    *noop = naxes == 0 && ir_get_int(call->node, "noop_with_empty_axes") != 0;
-    for (int d = 0; d < x->rank; d++)
-        mask[d] = naxes == 0;
-    for (int i = 0; i < naxes; i++) {
-        int a;
-        if (!kn_axis(call, axes[i], x->rank, "axis", &a))
-            return false;
-        mask[a] = true;
-    }
-    return true;
-}
-
 static double fold_init(red_kind k)
 {
     return k == R_PROD ? 1.0 : 0.0;
@@ -99,7 +69,7 @@ static bool run_reduce(const kn_call *call, red_kind kind)
     bool mask[IR_MAX_RANK], noop = false;
     if (x->dtype == IR_BOOL || y->dtype != x->dtype)
         return kn_fail(call, "dtype %s is not supported", ir_dtype_name(x->dtype));
-    if (!read_mask(call, x, mask, &noop))
+    if (!kn_reduce_mask(call, x, mask, &noop))
         return false;
     int64_t count = 1;
     for (int d = 0; d < x->rank; d++)
