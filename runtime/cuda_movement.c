@@ -48,22 +48,6 @@ static bool transpose(const rt_move_io *io, const ir_node *n, kc_copy_plan *p, c
     return true;
 }
 
-/* ONNX's clamping of one Slice axis, as kn_cpu_Slice: the element count and the first index. */
-static int64_t slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first)
-{
-    if (start < 0)
-        start += dim;
-    if (end < 0)
-        end += dim;
-    int64_t lo = step > 0 ? 0 : -1, hi = step > 0 ? dim : dim - 1;
-    start = start < 0 ? 0 : start > hi ? hi : start;
-    end = end < lo ? lo : end > hi ? hi : end;
-    *first = start;
-    int64_t span = step > 0 ? end - start : start - end;
-    int64_t astep = step > 0 ? step : -step;
-    return span <= 0 ? 0 : (span + astep - 1) / astep;
-}
-
 static bool slice(const rt_move_io *io, const ir_node *n, kc_copy_plan *p, const char **err)
 {
     const ir_type *x = io->in_type[0];
@@ -90,7 +74,7 @@ static bool slice(const rt_move_io *io, const ir_node *n, kc_copy_plan *p, const
         }
         seen[a] = true;
         step[a] = st;
-        p->dims[a] = slice_axis(x->dims[a], io->ints[1][i], io->ints[2][i], st, &first[a]);
+        p->dims[a] = kn_slice_axis(x->dims[a], io->ints[1][i], io->ints[2][i], st, &first[a]);
     }
     for (int d = 0; d < x->rank; d++) {
         p->src_base += first[d] * xs[d];

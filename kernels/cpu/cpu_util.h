@@ -33,6 +33,10 @@ bool kn_axis(const kn_call *call, int64_t axis, int rank, const char *what, int 
  * second input, else the `axes` attribute; none means all, unless noop_with_empty_axes=1 makes
  * the op the identity (*noop). Reports and returns false on a bad axis. */
 bool kn_reduce_mask(const kn_call *call, const kn_tensor *x, bool *mask, bool *noop);
+/* ONNX's clamping of one Slice axis: negative starts/ends count from the end; then for a positive
+ * step start and end clamp to [0, dim], for a negative step start to [0, dim-1] and end to
+ * [-1, dim-1]. Returns the element count, ceil((end - start) / step) or 0, and the first index. */
+int64_t kn_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first);
 
 /* Element i of an integer or bool tensor (i8, u8, i32, i64, bool) as int64; of an f32 tensor,
  * truncated and saturated (kn_float_to_int). */

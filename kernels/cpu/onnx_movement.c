@@ -291,10 +291,7 @@ bool kn_cpu_Split(const kn_call *call)
 
 /* ---- Slice --------------------------------------------------------------------------------- */
 
-/* ONNX's clamping of one axis: negative starts/ends count from the end; then for a positive step
- * start and end clamp to [0, dim], for a negative step start to [0, dim-1] and end to [-1, dim-1].
- * Returns the element count, ceil((end - start) / step) or 0. */
-static int64_t slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first)
+int64_t kn_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first)
 {
     if (start < 0)
         start += dim;
@@ -360,7 +357,7 @@ bool kn_cpu_Slice(const kn_call *call)
             return kn_fail(call, "axis %d repeated or with step 0", a);
         seen[a] = true;
         step[a] = steps[i];
-        p.dims[a] = slice_axis(x->dims[a], starts[i], ends[i], steps[i], &first[a]);
+        p.dims[a] = kn_slice_axis(x->dims[a], starts[i], ends[i], steps[i], &first[a]);
     }
     for (int d = 0; d < x->rank; d++) {
         p.base += first[d] * xs[d];
