@@ -216,6 +216,12 @@ ir_value *ox_const_f32s(ox_importer *im, const char *stem, const float *values, 
     return made_const(im, stem, IR_F32, count ? (const void *)values : "", count, false);
 }
 
+ir_value *ox_const_vector(ox_importer *im, const char *stem, ir_dtype dt, const void *data,
+                          uint32_t count)
+{
+    return made_const(im, stem, dt, count ? data : "", count, false);
+}
+
 static bool add_initializers(ox_importer *im, const Onnx__GraphProto *gp)
 {
     bool ok = true;

@@ -18,6 +18,10 @@
  * (asymmetric; nearest rounds down when upsampling and up when downsampling, read from Resize-10's
  * scales once validation has typed them; Upsample's are at least 1).
  *
+ * GroupNormalization before 21 scaled and biased each group (scale and bias [num_groups]); the
+ * catalog's, opset 21's, each channel. Such a node is an Identity until validation knows its
+ * channels, then the catalog's op with each value repeated over its group's channels.
+ *
  * Softmax before 13 normalized the input flattened to 2-D at `axis`, not one axis: where that
  * differs (the axis is not the last), the node becomes Reshape(Softmax(Flatten(x)), shape of x),
  * the shape a constant when x's is static and Shape(x) otherwise. */
@@ -71,7 +75,7 @@ static const struct {
      * attributes before 18. */
     {IR_OP_TopK, 1}, {IR_OP_Resize, 10}, {IR_OP_ReduceProd, 1}, {IR_OP_ReduceL1, 1},
     {IR_OP_ReduceL2, 1}, {IR_OP_ReduceSumSquare, 1}, {IR_OP_ReduceLogSum, 1},
-    {IR_OP_ReduceLogSumExp, 1},
+    {IR_OP_ReduceLogSumExp, 1}, {IR_OP_GroupNormalization, 18},
 };
 
 /* Op types that only older opsets have, and the catalog op each became; `last` is the last opset
@@ -321,6 +325,123 @@ static bool resize_10(ox_importer *im, ox_pending *p)
     return true;
 }
 
+/* ---- GroupNormalization before opset 21 ------------------------------------------------------ */
+
+typedef struct {
+    ir_node *node;
+    ir_attr *attrs; /* the node's, kept aside while it is an Identity */
+    uint32_t nattrs;
+    const char *label;
+} group_norm_fix;
+
+static ir_node *add_binary(ir_graph *g, ir_op op, ir_value *a, ir_value *b, const char *stem)
+{
+    const char *name = ir_fresh_name(g, stem);
+    ir_node *n = ir_add_node(g, op, 2, &name, 1);
+    FR_CHECK(n != NULL); /* the name is fresh */
+    ir_set_input(n, 0, a);
+    ir_set_input(n, 1, b);
+    return n;
+}
+
+/* v [groups] repeated to [channels], each value over its group's channels: a constant when v is
+ * one, else Reshape(Expand(Reshape(v, [G, 1]), [G, C/G]), [C]). */
+static ir_value *per_channel(ox_importer *im, ir_value *v, int64_t groups, int64_t channels,
+                             const char *stem)
+{
+    ir_graph *g = ox_importer_graph(im);
+    int64_t per = channels / groups;
+    if (v->kind == IR_VALUE_CONST) {
+        const uint8_t *data = ir_const_data(g, v, ox_importer_report(im)->dg);
+        if (!data)
+            return NULL;
+        size_t size = ir_dtype_size(v->type.dtype);
+        uint8_t *out = ar_alloc_array(g->arena, (size_t)channels, size);
+        for (int64_t c = 0; c < channels; c++)
+            memcpy(out + (size_t)c * size, data + (size_t)(c / per) * size, size);
+        return ox_const_vector(im, stem, v->type.dtype, out, (uint32_t)channels);
+    }
+    int64_t column[2] = {groups, 1}, grid[2] = {groups, per};
+    ir_value *r = add_binary(g, IR_OP_Reshape, v,
+                             ox_const_i64(im, ar_printf(g->arena, "%s_column", stem), column, 2,
+                                          false),
+                             ar_printf(g->arena, "%s_column", stem))
+                      ->outputs[0];
+    ir_value *e = add_binary(g, IR_OP_Expand, r,
+                             ox_const_i64(im, ar_printf(g->arena, "%s_grid", stem), grid, 2, false),
+                             ar_printf(g->arena, "%s_grid", stem))
+                      ->outputs[0];
+    return add_binary(g, IR_OP_Reshape, e,
+                      ox_const_i64(im, ar_printf(g->arena, "%s_shape", stem), &channels, 1, false),
+                      stem)
+        ->outputs[0];
+}
+
+static bool group_norm_channels(ox_importer *im, void *ctx)
+{
+    const group_norm_fix *f = ctx;
+    ir_graph *g = ox_importer_graph(im);
+    ox_report *r = ox_importer_report(im);
+    ir_node *n = f->node;
+    n->op = IR_OP_GroupNormalization;
+    n->attrs = f->attrs;
+    n->nattrs = f->nattrs;
+    n->ninputs = 3;
+    const ir_attr *groups_attr = ir_node_attr(n, "num_groups");
+    const ir_type *x = &n->inputs[0]->type;
+    int64_t c = x->rank >= 2 ? x->dims[1] : IR_DIM_UNKNOWN;
+    if (!groups_attr || groups_attr->kind != IR_ATTR_INT || groups_attr->v.i < 1 ||
+        (ir_dim_is_static(c) && c % groups_attr->v.i != 0))
+        return true; /* validation names what is wrong */
+    int64_t groups = groups_attr->v.i;
+    if (!ir_dim_is_static(c)) {
+        ox_unsupported(r, "%s: scale and bias per group (before opset 21) over a channel count "
+                          "known only at run time",
+                       f->label);
+        return false;
+    }
+    for (uint32_t i = 1; i <= 2; i++) {
+        ir_value *v = n->inputs[i];
+        if (v->type.rank != 1 || v->type.dims[0] != groups) {
+            ox_invalid(r, "%s: %s has %s values; before opset 21 it takes one per group (%" PRId64
+                          ")",
+                       f->label, i == 1 ? "scale" : "bias",
+                       v->type.rank == 1 && ir_dim_is_static(v->type.dims[0])
+                           ? ar_printf(g->arena, "%" PRId64, v->type.dims[0])
+                           : "not a static number of",
+                       groups);
+            return false;
+        }
+        const char *stem =
+            ar_printf(g->arena, "%s_%s", n->outputs[0]->name, i == 1 ? "scale" : "bias");
+        ir_value *expanded = per_channel(im, v, groups, c, stem);
+        if (!expanded)
+            return false;
+        n->inputs[i] = expanded;
+    }
+    return true;
+}
+
+/* GroupNormalization-18: an Identity of X (the output's type is X's) until validation knows the
+ * channels, then group_norm_channels makes it the catalog's op. */
+static bool group_norm_18(ox_importer *im, ox_pending *p)
+{
+    ir_graph *g = ox_importer_graph(im);
+    ir_node *n = p->node;
+    if (n->ninputs != 3 || !n->inputs[0] || !n->inputs[1] || !n->inputs[2]) {
+        ox_invalid(ox_importer_report(im), "%s takes X, scale and bias", p->label);
+        return false;
+    }
+    group_norm_fix *f = ar_alloc(g->arena, sizeof *f);
+    *f = (group_norm_fix){n, n->attrs, n->nattrs, p->label};
+    n->op = IR_OP_Identity;
+    n->ninputs = 1; /* scale and bias stay in n->inputs[1..2] for the fixup */
+    n->attrs = NULL;
+    n->nattrs = 0;
+    ox_importer_after_validation(im, group_norm_channels, f);
+    return true;
+}
+
 bool ox_legacy_convert(ox_importer *im, ox_pending *p)
 {
     ir_node *n = p->node;
@@ -361,6 +482,8 @@ bool ox_legacy_convert(ox_importer *im, ox_pending *p)
         return p->opset >= 10 || attr_to_input(im, p, "k", 1);
     case IR_OP_Resize:
         return p->opset >= 11 || resize_10(im, p);
+    case IR_OP_GroupNormalization:
+        return p->opset >= 21 || group_norm_18(im, p);
     case IR_OP_Squeeze:
     case IR_OP_Unsqueeze:
         return p->opset >= 13 || attr_to_input(im, p, "axes", 1);

@@ -96,6 +96,9 @@ ir_value *ox_const_i64(ox_importer *im, const char *stem, const int64_t *values,
 ir_value *ox_const_f32(ox_importer *im, const char *stem, double value);
 /* A rank-1 f32 constant made by import (Upsample-7's scales). */
 ir_value *ox_const_f32s(ox_importer *im, const char *stem, const float *values, uint32_t count);
+/* A rank-1 constant of `count` elements of dt, copied from data (GroupNormalization-18's). */
+ir_value *ox_const_vector(ox_importer *im, const char *stem, ir_dtype dt, const void *data,
+                          uint32_t count);
 ir_graph *ox_importer_graph(ox_importer *im);
 ox_report *ox_importer_report(ox_importer *im);
 

@@ -9,7 +9,8 @@
   their current twins compute; opsets 22 and 23 import; 24 is refused naming the opset.
 - Upsample-7/9 and Resize-10 import as Resize with ONNX Runtime's coordinates (numpy computes the
   expected result), TopK-1 as TopK, Scatter-9/10 as ScatterElements, and ReduceProd/L1/L2/
-  SumSquare/LogSum/LogSumExp with axes attributes (before 18) compute what numpy does.
+  SumSquare/LogSum/LogSumExp with axes attributes (before 18) compute what numpy does;
+  GroupNormalization-18's per-group scale and bias become per channel.
 - com.microsoft ops with or without that opset import; its QuantizeLinear/DequantizeLinear are the
   standard ones; QuickGelu and GemmFastGelu become fused ops and compute what ONNX Runtime's
   definitions say.
@@ -500,10 +501,43 @@ def reduce_axes_attribute(binary, tmp):
                                  1e-6)
 
 
+def group_norm_18(binary, tmp):
+    """GroupNormalization-18 scales and biases each group: its [num_groups] scale and bias become
+    per channel, constants or computed; a scale per channel at opset 18 is refused."""
+    d = testlib.tempdir_under(tmp, "groupnorm18")
+    x = RNG.standard_normal((2, 6, 3, 3)).astype(np.float32)
+    scale = RNG.standard_normal(3).astype(np.float32)
+    bias = RNG.standard_normal(3).astype(np.float32)
+    g = x.astype(np.float64).reshape(2, 3, -1)
+    norm = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-3)
+    want = (norm * scale[None, :, None] + bias[None, :, None]).reshape(x.shape)
+    node = h.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=3,
+                       epsilon=1e-3)
+    consts = [nh.from_array(scale, "scale"), nh.from_array(bias, "bias")]
+    as_consts = model([node], [f32("x", [2, 6, 3, 3])], [f32("y", [2, 6, 3, 3])], consts, 18)
+    as_inputs = model([node], [f32("x", [2, 6, 3, 3]), f32("scale", [3]), f32("bias", [3])],
+                      [f32("y", [2, 6, 3, 3])], [], 18)
+    for tag, m, feeds in [("consts", as_consts, {"x": x}),
+                          ("inputs", as_inputs, {"x": x, "scale": scale, "bias": bias})]:
+        got = run_graph(binary, save(m, d, tag), feeds, d, tag)["y"]
+        testlib.assert_close(f"GroupNormalization-18 ({tag})", got, want.astype(np.float32),
+                             1e-5, 1e-5)
+    text = fuserule_ok(binary, "fmt", os.path.join(d, "consts.onnx"))
+    check("GroupNormalization(x, y_scale, y_bias)" in text and "f32[6]" in text,
+          f"no per-channel scale in\n{text}")
+    wide = [nh.from_array(np.ones(6, np.float32), "scale"),
+            nh.from_array(np.zeros(6, np.float32), "bias")]
+    path = save(model([node], [f32("x", [2, 6, 3, 3])], [f32("y", None)], wide, 18), d, "wide")
+    status, _, err = run([binary, "import", path, "-o", os.path.join(d, "wide.graph")])
+    check(status == 2 and "scale has 6 values; before opset 21 it takes one per group (3)" in err,
+          f"exit {status}: {err}")
+
+
 if __name__ == "__main__":
     binary = os.path.abspath(sys.argv[1])
     cases = [values_survive, flt_max_text_reads_back, legacy_forms_agree, opsets_22_23,
              contrib_without_opset, contrib_qdq, quick_gelu, gemm_fast_gelu, functions_inlined,
-             functions_refused, resize_forms, topk_scatter_forms, reduce_axes_attribute]
+             functions_refused, resize_forms, topk_scatter_forms, reduce_axes_attribute,
+             group_norm_18]
     with tempfile.TemporaryDirectory() as tmp:
         sys.exit(testlib.main(cases, (binary, tmp)))
