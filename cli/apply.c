@@ -1,6 +1,6 @@
-/* fuserule apply -r RULES... GRAPH [-o OUT] [--format graph|onnx] [--target cpu|cuda]
- *                [--report text|json] [--explain] [--max-rounds N] [--time] [--no-canon]
- *                [--fold-budget B]
+/* fuserule apply -r RULES... GRAPH [-o OUT] [--format graph|onnx] [--for lossless|onnxruntime]
+ *                [--target cpu|cuda] [--report text|json] [--explain] [--max-rounds N] [--time]
+ *                [--no-canon] [--fold-budget B]
  *
  * The main job: rules -> automaton; graph -> canonical form (docs/canon.md) -> match, select,
  * rewrite (to a fixed point) -> the fused graph, written atomically with its new constants (-o),
@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 
 #include "canon/canon.h"
+#include "onnx/onnx_io.h"
 #include "rewrite/rewrite.h"
 
 #include <errno.h>
@@ -24,7 +25,8 @@ static double cpu_seconds(void)
 
 static const char usage[] =
     "usage: fuserule apply -r RULES... GRAPH [-o OUT] [--format graph|onnx] [--target cpu|cuda]\n"
-    "                      [--report text|json] [--explain] [--max-rounds N] [--time]\n"
+    "                      [--for lossless|onnxruntime] [--report text|json] [--explain]\n"
+    "                      [--max-rounds N] [--time]\n"
     "Fuses GRAPH (a .graph file or an ONNX model; - for stdin) with the rules of the RULES\n"
     "files.\n"
     "  -r RULES        a rule file (repeat -r, or list more files ending in .rules)\n"
@@ -32,6 +34,8 @@ static const char usage[] =
     "                  in OUT.safetensors beside it; OUT.onnx an ONNX model; - stdout (text)\n"
     "                  (without -o the graph is printed to stdout, unless --report json)\n"
     "  --format F      write OUT as F (graph or onnx) whatever its name\n"
+    "  --for F         an ONNX OUT for F, as export's --for: lossless (the default) or\n"
+    "                  onnxruntime (only ops ONNX Runtime runs); an error with a graph OUT\n"
     "  --target T      bind kernels of backend T (cpu, the default, or cuda)\n"
     "  --report F      text (to stderr, the default) or json (to stdout)\n"
     "  --explain       also list near misses: where a rule's root op matched but the rule did\n"
@@ -47,6 +51,8 @@ typedef struct {
     const char *graph, *out;
     rw_options opts;
     cli_format format;
+    ox_export_options onnx; /* --for: how an ONNX OUT writes fused ops */
+    bool for_given;         /* --for said: an error unless OUT is ONNX */
     cn_options canon;
     bool json, time, no_canon;
 } apply_args;
@@ -75,7 +81,7 @@ static int parse_args(int argc, char **argv, apply_args *aa)
         bool takes_value = strcmp(a, "-r") == 0 || strcmp(a, "-o") == 0 ||
                            strcmp(a, "--target") == 0 || strcmp(a, "--report") == 0 ||
                            strcmp(a, "--max-rounds") == 0 || strcmp(a, "--format") == 0 ||
-                           strcmp(a, "--fold-budget") == 0;
+                           strcmp(a, "--fold-budget") == 0 || strcmp(a, "--for") == 0;
         if (takes_value && !(v = cli_value(&args, a)))
             return EXIT_BAD_INPUT;
         if (strcmp(a, "-r") == 0) {
@@ -88,6 +94,11 @@ static int parse_args(int argc, char **argv, apply_args *aa)
         } else if (strcmp(a, "--format") == 0) {
             if (!cli_parse_format(v, &aa->format))
                 return cli_usage_error("apply", usage, "unknown format '%s' (graph or onnx)", v);
+        } else if (strcmp(a, "--for") == 0) {
+            if (!ox_flavour_parse(v, &aa->onnx.flavour))
+                return cli_usage_error("apply", usage,
+                                       "--for takes lossless or onnxruntime, not '%s'", v);
+            aa->for_given = true;
         } else if (strcmp(a, "--report") == 0) {
             if (strcmp(v, "text") != 0 && strcmp(v, "json") != 0)
                 return cli_usage_error("apply", usage, "unknown report format '%s' (text or json)", v);
@@ -120,6 +131,8 @@ static int parse_args(int argc, char **argv, apply_args *aa)
         return cli_usage_error("apply", usage, "no rule files given (-r RULES)");
     if (!aa->graph)
         return cli_usage_error("apply", usage, "missing GRAPH");
+    if (aa->for_given && !aa->out)
+        return cli_usage_error("apply", usage, "--for describes an ONNX output; give -o OUT.onnx");
     if (aa->json && aa->out && strcmp(aa->out, "-") == 0)
         return cli_usage_error("apply", usage,
                                "-o - and --report json would both write to stdout; give -o a file");
@@ -157,7 +170,9 @@ int cmd_apply(int argc, char **argv)
     if (ok) {
         cli_debug_dump("apply", g);
         if (aa.out)
-            ok = cli_save_graph(g, aa.out, &(cli_save_options){aa.format, CLI_FORMAT_GRAPH, NULL},
+            ok = cli_save_graph(g, aa.out,
+                                &(cli_save_options){aa.format, CLI_FORMAT_GRAPH, &aa.onnx,
+                                                    aa.for_given ? "--for" : NULL},
                                 dg);
         else if (!aa.json)
             ir_print(g, stdout);

@@ -80,6 +80,9 @@ typedef struct {
     cli_format format;         /* --format; AUTO: from the name (.graph, .onnx, any case) */
     cli_format stream_default; /* for `-`, a device or a FIFO, which have no name to judge by */
     const struct ox_export_options *onnx; /* NULL: the export defaults */
+    /* An option that only an ONNX output takes (apply's "--for"): a graph output with it is an
+     * error naming it, before anything is written. NULL: none. */
+    const char *onnx_only_option;
 } cli_save_options;
 
 /* Writes g to `-o PATH` as cli_write_atomic does, in the format of its name: .graph the text

@@ -79,7 +79,7 @@ int cmd_export(int argc, char **argv)
     dg_context *dg = dg_new();
     ir_graph *g = cli_output_overwrites(path, out, dg) ? NULL : cli_load_graph(path, dg);
     if (g)
-        cli_save_graph(g, out, &(cli_save_options){format, CLI_FORMAT_ONNX, &opts}, dg);
+        cli_save_graph(g, out, &(cli_save_options){format, CLI_FORMAT_ONNX, &opts, NULL}, dg);
     int status = cli_finish_diagnostics(dg);
     ir_graph_free(g);
     dg_free(dg);

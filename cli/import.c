@@ -46,7 +46,7 @@ int cmd_import(int argc, char **argv)
     dg_context *dg = dg_new();
     ir_graph *g = cli_output_overwrites(model, out, dg) ? NULL : cli_load_onnx(model, dg);
     if (g)
-        cli_save_graph(g, out, &(cli_save_options){format, CLI_FORMAT_GRAPH, NULL}, dg);
+        cli_save_graph(g, out, &(cli_save_options){format, CLI_FORMAT_GRAPH, NULL, NULL}, dg);
     int status = cli_finish_diagnostics(dg);
     ir_graph_free(g);
     dg_free(dg);

@@ -234,6 +234,13 @@ bool cli_save_graph(ir_graph *g, const char *path, const cli_save_options *opts,
     if (!resolve(path, &r, dg))
         return false;
     bool ok = choose_format(path, &r, opts->format, opts->stream_default, &format, dg);
+    if (ok && format == CLI_FORMAT_GRAPH && opts->onnx_only_option) {
+        dg_error_path(dg, path,
+                      "%s applies to an ONNX output only, and this one is the text form; name "
+                      "it .onnx or say --format onnx",
+                      opts->onnx_only_option);
+        ok = false;
+    }
     if (ok && format == CLI_FORMAT_ONNX) {
         uint8_t *data = NULL;
         size_t len = 0;

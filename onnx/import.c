@@ -211,6 +211,17 @@ ir_value *ox_const_f32(ox_importer *im, const char *stem, double value)
     return made_const(im, stem, IR_F32, &f, 1, true);
 }
 
+ir_value *ox_const_f32s(ox_importer *im, const char *stem, const float *values, uint32_t count)
+{
+    return made_const(im, stem, IR_F32, count ? (const void *)values : "", count, false);
+}
+
+ir_value *ox_const_vector(ox_importer *im, const char *stem, ir_dtype dt, const void *data,
+                          uint32_t count)
+{
+    return made_const(im, stem, dt, count ? data : "", count, false);
+}
+
 static bool add_initializers(ox_importer *im, const Onnx__GraphProto *gp)
 {
     bool ok = true;
@@ -430,6 +441,8 @@ static bool node_op(ox_importer *im, const Onnx__NodeProto *np, ir_op *op, int64
     if (!domain[0] || strcmp(domain, "ai.onnx") == 0) {
         *opset = im->opset;
         if (ir_op_lookup(type, strlen(type), op) && ir_op_info_get(*op)->cls != IR_CLASS_FUSED)
+            return true;
+        if (ox_legacy_lookup(type, im->opset, op)) /* Upsample, Scatter */
             return true;
         return ox_onnx23_lookup(type, im->opset, op); /* Attention, RMSNormalization, ... */
     }

@@ -4,12 +4,23 @@
  * since an older version imports from that version on (the table below); within that range, the
  * attributes that later opsets moved to inputs become constant inputs here:
  *
- *   ReduceSum axes (before 13), ReduceMean/ReduceMax/ReduceMin axes (before 18),
- *   Squeeze/Unsqueeze axes (before 13), Split split (before 13), Dropout ratio (before 12).
+ *   ReduceSum axes (before 13), ReduceMean/ReduceMax/ReduceMin/ReduceProd/ReduceL1/ReduceL2/
+ *   ReduceSumSquare/ReduceLogSum/ReduceLogSumExp axes (before 18), Squeeze/Unsqueeze axes
+ *   (before 13), Split split (before 13), Dropout ratio (before 12), TopK k (before 10).
  *
  * and, kept as attributes by import until converted here: Clip min/max (before 11; as inputs of
  * the data's element type once validation knows it), Pad pads/value (before 11), Slice
  * starts/ends/axes (before 10).
+ *
+ * Two op types of older opsets are catalog ops under another name: Scatter (9-10) is
+ * ScatterElements, and Upsample (7-9) is Resize, as Resize-10 is too: scales an attribute at
+ * Upsample-7 and the second input after, no roi, and the coordinates ONNX Runtime gives them
+ * (asymmetric; nearest rounds down when upsampling and up when downsampling, read from Resize-10's
+ * scales once validation has typed them; Upsample's are at least 1).
+ *
+ * GroupNormalization before 21 scaled and biased each group (scale and bias [num_groups]); the
+ * catalog's, opset 21's, each channel. Such a node is an Identity until validation knows its
+ * channels, then the catalog's op with each value repeated over its group's channels.
  *
  * Softmax before 13 normalized the input flattened to 2-D at `axis`, not one axis: where that
  * differs (the axis is not the last), the node becomes Reshape(Softmax(Flatten(x)), shape of x),
@@ -60,7 +71,41 @@ static const struct {
     {IR_OP_MatMulInteger, 10}, {IR_OP_ConvInteger, 10}, {IR_OP_QLinearConv, 10},
     {IR_OP_QLinearMatMul, 10}, {IR_OP_GreaterOrEqual, 12}, {IR_OP_LessOrEqual, 12},
     {IR_OP_Celu, 12}, {IR_OP_Einsum, 12},
+    /* Converted below: TopK's k an attribute before 10, Resize-10's scales-only form, axes
+     * attributes before 18. */
+    {IR_OP_TopK, 1}, {IR_OP_Resize, 10}, {IR_OP_ReduceProd, 1}, {IR_OP_ReduceL1, 1},
+    {IR_OP_ReduceL2, 1}, {IR_OP_ReduceSumSquare, 1}, {IR_OP_ReduceLogSum, 1},
+    {IR_OP_ReduceLogSumExp, 1}, {IR_OP_GroupNormalization, 18},
 };
+
+/* Op types that only older opsets have, and the catalog op each became; `last` is the last opset
+ * of the type (the next one renamed or replaced it). */
+static const struct {
+    const char *type;
+    ir_op op;
+    int64_t first, last;
+} renamed_ops[] = {
+    {"Upsample", IR_OP_Resize, 7, 9},          /* Resize-10 replaced it */
+    {"Scatter", IR_OP_ScatterElements, 9, 10}, /* ScatterElements-11 is Scatter renamed */
+};
+
+bool ox_legacy_lookup(const char *op_type, int64_t opset, ir_op *out)
+{
+    for (size_t i = 0; i < FR_COUNT_OF(renamed_ops); i++) {
+        if (strcmp(renamed_ops[i].type, op_type) == 0 && opset >= renamed_ops[i].first &&
+            opset <= renamed_ops[i].last) {
+            *out = renamed_ops[i].op;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether the node was written as one of renamed_ops' types. */
+static bool is_renamed(const ox_pending *p, const char *type)
+{
+    return p->proto->op_type && strcmp(p->proto->op_type, type) == 0;
+}
 
 int64_t ox_op_first_opset(ir_op op)
 {
@@ -110,12 +155,21 @@ static bool attr_to_input(ox_importer *im, ox_pending *p, const char *attr, uint
     }
     const char *stem = ar_printf(g->arena, "%s_%s", n->outputs[0]->name, attr);
     ir_value *v;
-    if (a->kind == IR_ATTR_INTS)
+    if (a->kind == IR_ATTR_INTS) {
         v = ox_const_i64(im, stem, a->v.ints, a->count, false);
-    else if (a->kind == IR_ATTR_FLOAT)
+    } else if (a->kind == IR_ATTR_INT) { /* TopK-1's k: a one-element tensor */
+        v = ox_const_i64(im, stem, &a->v.i, 1, false);
+    } else if (a->kind == IR_ATTR_FLOATS) { /* Upsample-7's scales */
+        float *f = ar_alloc_array(g->arena, a->count ? a->count : 1, sizeof *f);
+        for (uint32_t i = 0; i < a->count; i++)
+            f[i] = (float)a->v.floats[i];
+        v = ox_const_f32s(im, stem, f, a->count);
+    } else if (a->kind == IR_ATTR_FLOAT) {
         v = ox_const_f32(im, stem, a->v.f);
-    else
-        FR_UNREACHABLE();
+    } else { /* a string: no older form had one where an input is now */
+        ox_invalid(ox_importer_report(im), "%s: attribute '%s' is a string", p->label, attr);
+        return false;
+    }
     remove_attr(n, attr);
     set_input_growing(g, n, index, v);
     return true;
@@ -147,7 +201,7 @@ static const struct {
 } moved_attrs[] = {
     {IR_OP_Clip, 11, "min"},   {IR_OP_Clip, 11, "max"},     {IR_OP_Pad, 11, "pads"},
     {IR_OP_Pad, 11, "value"},  {IR_OP_Slice, 10, "starts"}, {IR_OP_Slice, 10, "ends"},
-    {IR_OP_Slice, 10, "axes"},
+    {IR_OP_Slice, 10, "axes"}, {IR_OP_TopK, 10, "k"},       {IR_OP_Resize, 9, "scales"},
 };
 
 bool ox_legacy_attr(ir_op op, int64_t opset, const char *name)
@@ -171,9 +225,230 @@ static void defer_float(ox_importer *im, ox_pending *p, const char *attr, uint32
     ox_importer_defer_const(im, p->node, index, v);
 }
 
+/* ---- Upsample and Resize-10 ---------------------------------------------------------------- */
+
+/* Resize-11's attributes, which no older form had: a model that gives them at an older opset is
+ * not the op it claims to be. */
+static const char *const resize11_attrs[] = {
+    "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a", "exclude_outside",
+    "extrapolation_value", "antialias", "keep_aspect_ratio_policy", "axes",
+};
+
+typedef struct {
+    ir_node *node;
+    const char *label;
+} nearest_fix;
+
+/* ONNX Runtime's rounding of nearest before Resize-11 ("simple"): down where an axis grows (or
+ * keeps its size), up where it shrinks. One nearest_mode of the catalog covers the node when the
+ * scales are known and shrink no axis or grow none. */
+static bool nearest_rounding(ox_importer *im, void *ctx)
+{
+    const nearest_fix *f = ctx;
+    ir_graph *g = ox_importer_graph(im);
+    ox_report *r = ox_importer_report(im);
+    ir_value *scales = f->node->inputs[2];
+    if (scales->kind != IR_VALUE_CONST || !ir_type_is_static(&scales->type)) {
+        ox_unsupported(r,
+                       "%s: nearest with scales computed at run time (its rounding, down or "
+                       "up, depends on their values)",
+                       f->label);
+        return false;
+    }
+    const float *v = ir_const_data(g, scales, r->dg);
+    if (!v)
+        return false;
+    int64_t count = 0;
+    ir_type_numel(&scales->type, &count); /* static: known */
+    bool grows = false, shrinks = false;
+    for (int64_t i = 0; i < count; i++) {
+        grows = grows || v[i] > 1.0f;
+        shrinks = shrinks || v[i] < 1.0f;
+    }
+    if (grows && shrinks) {
+        ox_unsupported(r,
+                       "%s: nearest that grows one axis and shrinks another (ONNX Runtime "
+                       "rounds down on the first and up on the second)",
+                       f->label);
+        return false;
+    }
+    ir_set_attr_string(g, f->node, "nearest_mode", shrinks ? "ceil" : "floor");
+    return true;
+}
+
+/* Upsample-7 (scales an attribute), Upsample-9 and Resize-10 (X, scales) into Resize(X, , scales)
+ * with the coordinates these forms had. */
+static bool resize_10(ox_importer *im, ox_pending *p)
+{
+    ir_graph *g = ox_importer_graph(im);
+    ox_report *r = ox_importer_report(im);
+    ir_node *n = p->node;
+    for (size_t i = 0; i < FR_COUNT_OF(resize11_attrs); i++) {
+        if (ir_node_attr(n, resize11_attrs[i])) {
+            ox_invalid(r, "%s: attribute '%s' is Resize-11's; opset %" PRId64 " has no such "
+                          "attribute",
+                       p->label, resize11_attrs[i], p->opset);
+            return false;
+        }
+    }
+    if (p->opset < 9) {
+        if (n->ninputs != 1 || !ir_node_attr(n, "scales")) {
+            ox_invalid(r, "%s: Upsample-7 takes one input and the attribute 'scales'", p->label);
+            return false;
+        }
+        if (!attr_to_input(im, p, "scales", 2))
+            return false;
+    } else {
+        if (n->ninputs != 2 || !n->inputs[1]) {
+            ox_invalid(r, "%s takes two inputs, X and scales", p->label);
+            return false;
+        }
+        set_input_growing(g, n, 2, n->inputs[1]);
+        n->inputs[1] = NULL; /* no roi */
+    }
+    const char *mode = ir_get_string(n, "mode");
+    if (strcmp(mode, "nearest") != 0 && strcmp(mode, "linear") != 0) {
+        ox_invalid(r, "%s: mode '%s'; opset %" PRId64 " has nearest and linear", p->label, mode,
+                   p->opset);
+        return false;
+    }
+    ir_set_attr_string(g, n, "coordinate_transformation_mode", "asymmetric");
+    if (strcmp(mode, "nearest") != 0)
+        return true;
+    /* Upsample's scales are at least 1 (its spec): it rounds down, whatever computes them */
+    ir_set_attr_string(g, n, "nearest_mode", "floor");
+    if (!is_renamed(p, "Upsample")) { /* Resize-10's may shrink an axis: known from the scales */
+        nearest_fix *f = ar_alloc(g->arena, sizeof *f);
+        *f = (nearest_fix){n, p->label};
+        ox_importer_after_validation(im, nearest_rounding, f);
+    }
+    return true;
+}
+
+/* ---- GroupNormalization before opset 21 ------------------------------------------------------ */
+
+typedef struct {
+    ir_node *node;
+    ir_attr *attrs; /* the node's, kept aside while it is an Identity */
+    uint32_t nattrs;
+    const char *label;
+} group_norm_fix;
+
+static ir_node *add_binary(ir_graph *g, ir_op op, ir_value *a, ir_value *b, const char *stem)
+{
+    const char *name = ir_fresh_name(g, stem);
+    ir_node *n = ir_add_node(g, op, 2, &name, 1);
+    FR_CHECK(n != NULL); /* the name is fresh */
+    ir_set_input(n, 0, a);
+    ir_set_input(n, 1, b);
+    return n;
+}
+
+/* v [groups] repeated to [channels], each value over its group's channels: a constant when v is
+ * one, else Reshape(Expand(Reshape(v, [G, 1]), [G, C/G]), [C]). */
+static ir_value *per_channel(ox_importer *im, ir_value *v, int64_t groups, int64_t channels,
+                             const char *stem)
+{
+    ir_graph *g = ox_importer_graph(im);
+    int64_t per = channels / groups;
+    if (v->kind == IR_VALUE_CONST) {
+        const uint8_t *data = ir_const_data(g, v, ox_importer_report(im)->dg);
+        if (!data)
+            return NULL;
+        size_t size = ir_dtype_size(v->type.dtype);
+        uint8_t *out = ar_alloc_array(g->arena, (size_t)channels, size);
+        for (int64_t c = 0; c < channels; c++)
+            memcpy(out + (size_t)c * size, data + (size_t)(c / per) * size, size);
+        return ox_const_vector(im, stem, v->type.dtype, out, (uint32_t)channels);
+    }
+    int64_t column[2] = {groups, 1}, grid[2] = {groups, per};
+    ir_value *r = add_binary(g, IR_OP_Reshape, v,
+                             ox_const_i64(im, ar_printf(g->arena, "%s_column", stem), column, 2,
+                                          false),
+                             ar_printf(g->arena, "%s_column", stem))
+                      ->outputs[0];
+    ir_value *e = add_binary(g, IR_OP_Expand, r,
+                             ox_const_i64(im, ar_printf(g->arena, "%s_grid", stem), grid, 2, false),
+                             ar_printf(g->arena, "%s_grid", stem))
+                      ->outputs[0];
+    return add_binary(g, IR_OP_Reshape, e,
+                      ox_const_i64(im, ar_printf(g->arena, "%s_shape", stem), &channels, 1, false),
+                      stem)
+        ->outputs[0];
+}
+
+static bool group_norm_channels(ox_importer *im, void *ctx)
+{
+    const group_norm_fix *f = ctx;
+    ir_graph *g = ox_importer_graph(im);
+    ox_report *r = ox_importer_report(im);
+    ir_node *n = f->node;
+    n->op = IR_OP_GroupNormalization;
+    n->attrs = f->attrs;
+    n->nattrs = f->nattrs;
+    n->ninputs = 3;
+    const ir_attr *groups_attr = ir_node_attr(n, "num_groups");
+    const ir_type *x = &n->inputs[0]->type;
+    int64_t c = x->rank >= 2 ? x->dims[1] : IR_DIM_UNKNOWN;
+    if (!groups_attr || groups_attr->kind != IR_ATTR_INT || groups_attr->v.i < 1 ||
+        (ir_dim_is_static(c) && c % groups_attr->v.i != 0))
+        return true; /* validation names what is wrong */
+    int64_t groups = groups_attr->v.i;
+    if (!ir_dim_is_static(c)) {
+        ox_unsupported(r, "%s: scale and bias per group (before opset 21) over a channel count "
+                          "known only at run time",
+                       f->label);
+        return false;
+    }
+    for (uint32_t i = 1; i <= 2; i++) {
+        ir_value *v = n->inputs[i];
+        if (v->type.rank != 1 || v->type.dims[0] != groups) {
+            ox_invalid(r, "%s: %s has %s values; before opset 21 it takes one per group (%" PRId64
+                          ")",
+                       f->label, i == 1 ? "scale" : "bias",
+                       v->type.rank == 1 && ir_dim_is_static(v->type.dims[0])
+                           ? ar_printf(g->arena, "%" PRId64, v->type.dims[0])
+                           : "not a static number of",
+                       groups);
+            return false;
+        }
+        const char *stem =
+            ar_printf(g->arena, "%s_%s", n->outputs[0]->name, i == 1 ? "scale" : "bias");
+        ir_value *expanded = per_channel(im, v, groups, c, stem);
+        if (!expanded)
+            return false;
+        n->inputs[i] = expanded;
+    }
+    return true;
+}
+
+/* GroupNormalization-18: an Identity of X (the output's type is X's) until validation knows the
+ * channels, then group_norm_channels makes it the catalog's op. */
+static bool group_norm_18(ox_importer *im, ox_pending *p)
+{
+    ir_graph *g = ox_importer_graph(im);
+    ir_node *n = p->node;
+    if (n->ninputs != 3 || !n->inputs[0] || !n->inputs[1] || !n->inputs[2]) {
+        ox_invalid(ox_importer_report(im), "%s takes X, scale and bias", p->label);
+        return false;
+    }
+    group_norm_fix *f = ar_alloc(g->arena, sizeof *f);
+    *f = (group_norm_fix){n, n->attrs, n->nattrs, p->label};
+    n->op = IR_OP_Identity;
+    n->ninputs = 1; /* scale and bias stay in n->inputs[1..2] for the fixup */
+    n->attrs = NULL;
+    n->nattrs = 0;
+    ox_importer_after_validation(im, group_norm_channels, f);
+    return true;
+}
+
 bool ox_legacy_convert(ox_importer *im, ox_pending *p)
 {
     ir_node *n = p->node;
+    if (is_renamed(p, "Scatter"))
+        return true; /* ScatterElements without `reduction`, whose default is Scatter's */
+    if (is_renamed(p, "Upsample"))
+        return resize_10(im, p);
     int64_t first = ox_op_first_opset(n->op);
     if (p->opset < first) {
         ox_unsupported(ox_importer_report(im),
@@ -192,7 +467,23 @@ bool ox_legacy_convert(ox_importer *im, ox_pending *p)
     case IR_OP_ReduceMean:
     case IR_OP_ReduceMax:
     case IR_OP_ReduceMin:
+    case IR_OP_ReduceProd:
+    case IR_OP_ReduceL1:
+    case IR_OP_ReduceL2:
+    case IR_OP_ReduceSumSquare:
+    case IR_OP_ReduceLogSum:
+    case IR_OP_ReduceLogSumExp:
         return p->opset >= 18 || attr_to_input(im, p, "axes", 1);
+    case IR_OP_TopK:
+        if (p->opset < 10 && !ir_node_attr(n, "k")) {
+            ox_invalid(ox_importer_report(im), "%s has no 'k'", p->label);
+            return false;
+        }
+        return p->opset >= 10 || attr_to_input(im, p, "k", 1);
+    case IR_OP_Resize:
+        return p->opset >= 11 || resize_10(im, p);
+    case IR_OP_GroupNormalization:
+        return p->opset >= 21 || group_norm_18(im, p);
     case IR_OP_Squeeze:
     case IR_OP_Unsqueeze:
         return p->opset >= 13 || attr_to_input(im, p, "axes", 1);

@@ -94,6 +94,11 @@ typedef struct ox_importer ox_importer;
 ir_value *ox_const_i64(ox_importer *im, const char *stem, const int64_t *values, uint32_t count,
                        bool scalar);
 ir_value *ox_const_f32(ox_importer *im, const char *stem, double value);
+/* A rank-1 f32 constant made by import (Upsample-7's scales). */
+ir_value *ox_const_f32s(ox_importer *im, const char *stem, const float *values, uint32_t count);
+/* A rank-1 constant of `count` elements of dt, copied from data (GroupNormalization-18's). */
+ir_value *ox_const_vector(ox_importer *im, const char *stem, ir_dtype dt, const void *data,
+                          uint32_t count);
 ir_graph *ox_importer_graph(ox_importer *im);
 ox_report *ox_importer_report(ox_importer *im);
 
@@ -132,6 +137,9 @@ bool ox_legacy_attr(ir_op op, int64_t opset, const char *name);
 
 /* Opset conversions of a standard node (legacy.c): returns false after reporting. */
 bool ox_legacy_convert(ox_importer *im, ox_pending *p);
+/* The catalog op that an op type of older opsets only (Upsample, Scatter) is now (legacy.c);
+ * false for another name or an opset outside the type's. */
+bool ox_legacy_lookup(const char *op_type, int64_t opset, ir_op *out);
 /* The lowest default-domain opset whose form of `op` import reads (legacy.c). */
 int64_t ox_op_first_opset(ir_op op);
 /* Softmax before opset 13 works on the input flattened to 2-D at `axis`; after validation, nodes

@@ -7,6 +7,10 @@
   -> import, fmt, run, verify, apply and export -> import, bit for bit.
 - Older op forms (Clip-6, Pad-2, Slice-1, Max-6, LayerNormalization below 17) compute exactly what
   their current twins compute; opsets 22 and 23 import; 24 is refused naming the opset.
+- Upsample-7/9 and Resize-10 import as Resize with ONNX Runtime's coordinates (numpy computes the
+  expected result), TopK-1 as TopK, Scatter-9/10 as ScatterElements, and ReduceProd/L1/L2/
+  SumSquare/LogSum/LogSumExp with axes attributes (before 18) compute what numpy does;
+  GroupNormalization-18's per-group scale and bias become per channel.
 - com.microsoft ops with or without that opset import; its QuantizeLinear/DequantizeLinear are the
   standard ones; QuickGelu and GemmFastGelu become fused ops and compute what ONNX Runtime's
   definitions say.
@@ -369,10 +373,171 @@ def functions_refused(binary, tmp):
         check(not os.path.exists(out), "a graph was written")
 
 
+# ---- older op forms that are catalog ops under another name or with another signature ---------
+
+def linear_asymmetric(x, scales):
+    """n-linear resampling with ONNX Runtime's coordinates before Resize-11: out o reads x at
+    o / scale, clamped to the last element."""
+    out = x.astype(np.float64)
+    for axis, s in enumerate(scales):
+        n = out.shape[axis]
+        m = int(np.floor(n * s))
+        pos = np.minimum(np.arange(m) / s, n - 1)
+        lo = np.floor(pos).astype(np.int64)
+        hi = np.minimum(lo + 1, n - 1)
+        w = (pos - lo).reshape([-1 if a == axis else 1 for a in range(out.ndim)])
+        out = np.take(out, lo, axis=axis) * (1 - w) + np.take(out, hi, axis=axis) * w
+    return out.astype(np.float32)
+
+
+def nearest_simple(x, scales):
+    """Nearest with ONNX Runtime's rounding before Resize-11: down on an axis that grows, up on
+    one that shrinks."""
+    out = x
+    for axis, s in enumerate(scales):
+        n = out.shape[axis]
+        pos = np.arange(int(np.floor(n * s))) / np.float32(s)
+        idx = np.ceil(pos) if s < 1 else np.floor(pos)
+        out = np.take(out, np.minimum(idx.astype(np.int64), n - 1), axis=axis)
+    return out
+
+
+def resize_forms(binary, tmp):
+    """Upsample-7 (scales an attribute), Upsample-9 and Resize-10 (scales an input) import as
+    Resize with the coordinates ONNX Runtime gives them."""
+    d = testlib.tempdir_under(tmp, "resize10")
+    x = RNG.standard_normal((1, 2, 4, 5)).astype(np.float32)
+    up, down = [1.0, 1.0, 2.0, 3.0], [1.0, 1.0, 0.6, 0.6]
+    sc = lambda s, name: nh.from_array(np.array(s, np.float32), name)  # noqa: E731
+    cases = [
+        ("upsample7_nearest", 7, [h.make_node("Upsample", ["x"], ["y"], scales=up)], [],
+         nearest_simple(x, up)),
+        ("upsample7_linear", 7,
+         [h.make_node("Upsample", ["x"], ["y"], scales=up, mode="linear")], [],
+         linear_asymmetric(x, up)),
+        ("upsample9_nearest", 9, [h.make_node("Upsample", ["x", "s"], ["y"])], [sc(up, "s")],
+         nearest_simple(x, up)),
+        ("resize10_linear", 10,
+         [h.make_node("Resize", ["x", "s"], ["y"], mode="linear")], [sc(up, "s")],
+         linear_asymmetric(x, up)),
+        ("resize10_nearest_down", 10, [h.make_node("Resize", ["x", "s"], ["y"])],
+         [sc(down, "s")], nearest_simple(x, down)),
+        ("resize10_linear_down", 10,
+         [h.make_node("Resize", ["x", "s"], ["y"], mode="linear")], [sc(down, "s")],
+         linear_asymmetric(x, down)),
+    ]
+    for name, opset, nodes, inits, want in cases:
+        m = model(nodes, [f32("x", [1, 2, 4, 5])], [f32("y", list(want.shape))], inits, opset)
+        got = run_graph(binary, save(m, d, name), {"x": x}, d, name)["y"]
+        check(got.shape == want.shape, f"{name}: shape {got.shape}, expected {want.shape}")
+        testlib.assert_close(name, got, want, 1e-6, 1e-6)
+    # refused, naming why: rounding that differs per axis or is not known (scales computed at run
+    # time), Resize-11's attributes and modes, Upsample after its last opset (9)
+    mixed = [1.0, 1.0, 2.0, 0.6]
+    refusals = [
+        ("mixed", 10, [h.make_node("Resize", ["x", "s"], ["y"])], [sc(mixed, "s")],
+         "nearest that grows one axis and shrinks another"),
+        ("attr11", 10, [h.make_node("Resize", ["x", "s"], ["y"], nearest_mode="floor")],
+         [sc(up, "s")], "attribute 'nearest_mode' is Resize-11's; opset 10 has no such"),
+        ("cubic", 10, [h.make_node("Resize", ["x", "s"], ["y"], mode="cubic")], [sc(up, "s")],
+         "mode 'cubic'; opset 10 has nearest and linear"),
+        ("upsample10", 10, [h.make_node("Upsample", ["x", "s"], ["y"])], [sc(up, "s")],
+         "outside the catalog: Upsample (1)"),
+        ("runtime", 10, [h.make_node("Resize", ["x", "s"], ["y"])], [],
+         "nearest with scales computed at run time"),
+    ]
+    for name, opset, nodes, inits, want in refusals:
+        inputs = [f32("x", [1, 2, 4, 5])] + ([] if inits else [f32("s", [4])])
+        path = save(model(nodes, inputs, [f32("y", None)], inits, opset), d, name)
+        out = os.path.join(d, name + ".graph")
+        status, _, err = run([binary, "import", path, "-o", out])
+        check(status == 2 and want in err and not os.path.exists(out),
+              f"{name}: exit {status}: {err}")
+
+
+def topk_scatter_forms(binary, tmp):
+    """TopK-1 (k an attribute) and Scatter (opsets 9-10, ScatterElements before its renaming)."""
+    d = testlib.tempdir_under(tmp, "topk1")
+    x = RNG.standard_normal((3, 6)).astype(np.float32)
+    m = model([h.make_node("TopK", ["x"], ["v", "i"], k=2)], [f32("x", [3, 6])],
+              [f32("v", [3, 2]), h.make_tensor_value_info("i", T.INT64, [3, 2])], [], 9)
+    got = run_graph(binary, save(m, d, "topk1"), {"x": x}, d, "topk1")
+    order = np.argsort(-x, axis=1)[:, :2]
+    check(np.array_equal(got["i"], order), f"TopK-1 indices {got['i']} vs {order}")
+    check(np.array_equal(got["v"], np.take_along_axis(x, order, 1)), "TopK-1 values")
+    data = RNG.standard_normal((3, 4)).astype(np.float32)
+    indices = np.array([[1, 0, 2, 0], [0, 2, 1, 1]], np.int64)
+    updates = RNG.standard_normal((2, 4)).astype(np.float32)
+    for opset, axis in [(9, None), (10, 0), (10, 1)]:
+        kw = {} if axis is None else {"axis": axis}
+        idx = indices if axis != 1 else indices[:, :3]
+        upd = updates if axis != 1 else updates[:, :3]
+        m = model([h.make_node("Scatter", ["data", "idx", "upd"], ["y"], **kw)],
+                  [f32("data", [3, 4]), h.make_tensor_value_info("idx", T.INT64, list(idx.shape)),
+                   f32("upd", list(upd.shape))], [f32("y", [3, 4])], [], opset)
+        tag = f"scatter{opset}_{axis}"
+        got = run_graph(binary, save(m, d, tag), {"data": data, "idx": idx, "upd": upd}, d, tag)
+        want = data.copy()
+        for (r, c), k in np.ndenumerate(idx):  # ScatterElements' definition
+            want[(k, c) if not axis else (r, k)] = upd[r, c]
+        check(np.array_equal(got["y"], want), f"{tag}: {got['y']} vs {want}")
+
+
+def reduce_axes_attribute(binary, tmp):
+    """ReduceProd/L1/L2/SumSquare/LogSum/LogSumExp before opset 18 take axes as an attribute."""
+    d = testlib.tempdir_under(tmp, "reduce11")
+    x = RNG.uniform(0.5, 2.0, (2, 3, 4)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    want = {"ReduceProd": np.prod(x64, axis=1), "ReduceL1": np.abs(x64).sum(1),
+            "ReduceL2": np.sqrt((x64 * x64).sum(1)), "ReduceSumSquare": (x64 * x64).sum(1),
+            "ReduceLogSum": np.log(x64.sum(1)), "ReduceLogSumExp": np.log(np.exp(x64).sum(1))}
+    nodes = [h.make_node(op, ["x"], [op.lower()], axes=[1], keepdims=0) for op in want]
+    outs = [f32(op.lower(), [2, 4]) for op in want]
+    for opset in [11, 13]:
+        got = run_graph(binary, save(model(nodes, [f32("x", [2, 3, 4])], outs, [], opset), d,
+                                     f"r{opset}"), {"x": x}, d, f"r{opset}")
+        for op, w in want.items():
+            testlib.assert_close(f"{op}-{opset}", got[op.lower()], w.astype(np.float32), 1e-5,
+                                 1e-6)
+
+
+def group_norm_18(binary, tmp):
+    """GroupNormalization-18 scales and biases each group: its [num_groups] scale and bias become
+    per channel, constants or computed; a scale per channel at opset 18 is refused."""
+    d = testlib.tempdir_under(tmp, "groupnorm18")
+    x = RNG.standard_normal((2, 6, 3, 3)).astype(np.float32)
+    scale = RNG.standard_normal(3).astype(np.float32)
+    bias = RNG.standard_normal(3).astype(np.float32)
+    g = x.astype(np.float64).reshape(2, 3, -1)
+    norm = (g - g.mean(-1, keepdims=True)) / np.sqrt(g.var(-1, keepdims=True) + 1e-3)
+    want = (norm * scale[None, :, None] + bias[None, :, None]).reshape(x.shape)
+    node = h.make_node("GroupNormalization", ["x", "scale", "bias"], ["y"], num_groups=3,
+                       epsilon=1e-3)
+    consts = [nh.from_array(scale, "scale"), nh.from_array(bias, "bias")]
+    as_consts = model([node], [f32("x", [2, 6, 3, 3])], [f32("y", [2, 6, 3, 3])], consts, 18)
+    as_inputs = model([node], [f32("x", [2, 6, 3, 3]), f32("scale", [3]), f32("bias", [3])],
+                      [f32("y", [2, 6, 3, 3])], [], 18)
+    for tag, m, feeds in [("consts", as_consts, {"x": x}),
+                          ("inputs", as_inputs, {"x": x, "scale": scale, "bias": bias})]:
+        got = run_graph(binary, save(m, d, tag), feeds, d, tag)["y"]
+        testlib.assert_close(f"GroupNormalization-18 ({tag})", got, want.astype(np.float32),
+                             1e-5, 1e-5)
+    text = fuserule_ok(binary, "fmt", os.path.join(d, "consts.onnx"))
+    check("GroupNormalization(x, y_scale, y_bias)" in text and "f32[6]" in text,
+          f"no per-channel scale in\n{text}")
+    wide = [nh.from_array(np.ones(6, np.float32), "scale"),
+            nh.from_array(np.zeros(6, np.float32), "bias")]
+    path = save(model([node], [f32("x", [2, 6, 3, 3])], [f32("y", None)], wide, 18), d, "wide")
+    status, _, err = run([binary, "import", path, "-o", os.path.join(d, "wide.graph")])
+    check(status == 2 and "scale has 6 values; before opset 21 it takes one per group (3)" in err,
+          f"exit {status}: {err}")
+
+
 if __name__ == "__main__":
     binary = os.path.abspath(sys.argv[1])
     cases = [values_survive, flt_max_text_reads_back, legacy_forms_agree, opsets_22_23,
              contrib_without_opset, contrib_qdq, quick_gelu, gemm_fast_gelu, functions_inlined,
-             functions_refused]
+             functions_refused, resize_forms, topk_scatter_forms, reduce_axes_attribute,
+             group_norm_18]
     with tempfile.TemporaryDirectory() as tmp:
         sys.exit(testlib.main(cases, (binary, tmp)))

@@ -16,7 +16,9 @@ an output within tolerance only relative to its largest magnitude (LayerNormaliz
 epsilon 1e-12 amplifies summation-order noise) is counted as "scaled"; where ONNX Runtime's f16
 kernels round otherwise than fuserule's, the unfused graph exported and run in onnxruntime is the
 reference (counted apart).
-Also: plain `export` still writes the "fuserule" domain, and `--for` refuses an unknown name.
+Also: plain `export` still writes the "fuserule" domain, and `--for` refuses an unknown name;
+`apply ... -o OUT.onnx --for onnxruntime` writes in one step what apply then export write (an
+example run in onnxruntime against the unfused graph), and refuses `--for` without an ONNX output.
 
 Needs a python with onnxruntime and numpy (FUSERULE_ORT_PYTHON, as test_ort.py); skipped (77)
 without. Examples whose weights exceed 600 MB (qwen2: 2 layers at 7B width) are left out unless
@@ -260,7 +262,46 @@ def flavours(binary, tmp):
         status, _, err = run([binary, "export", graph, "--for", "tensorrt", "-o", out + "2"])
         check(status == 2 and "--for takes lossless or onnxruntime, not 'tensorrt'" in err,
               f"exit {status}: {err}")
-    return [lossless_default_and_bad_name]
+
+    def apply_for_onnxruntime():
+        graph = os.path.join(ROOT, "examples", "bert_layer.graph")
+        out = os.path.join(tmp, "apply_ort.onnx")
+        fuserule_ok(binary, "apply", "-r", *RULES, graph, "-o", out, "--for", "onnxruntime")
+        check(not fuserule_domain(out), "apply --for onnxruntime wrote the fuserule domain")
+        sess = session(out)
+        feeds = feeds_for(sess, np.random.default_rng(11))
+        ins, outs = os.path.join(tmp, "apply_ort.in.st"), os.path.join(tmp, "apply_ort.out.st")
+        write_safetensors(ins, feeds)
+        fuserule_ok(binary, "run", graph, "--inputs", ins, "-o", outs)
+        names = [o.name for o in sess.get_outputs()]
+        compare("apply --for onnxruntime", dict(zip(names, sess.run(names, feeds))),
+                read_safetensors(outs))
+        # lossless keeps the fuserule domain, as export's default does
+        lossless = os.path.join(tmp, "apply_lossless.onnx")
+        fuserule_ok(binary, "apply", "-r", *RULES, graph, "-o", lossless, "--for", "lossless")
+        check(fuserule_domain(lossless), "apply --for lossless lost the fuserule domain")
+
+    def apply_for_refusals():
+        graph = os.path.join(ROOT, "examples", "bert_layer.graph")
+        text = os.path.join(tmp, "refused.graph")
+        status, out, err = run([binary, "apply", "-r", *RULES, graph, "-o", text,
+                                "--for", "onnxruntime"])
+        check(status == 2 and "--for applies to an ONNX output only" in err
+              and not os.path.exists(text), f"--for with a .graph output: exit {status}: {err}")
+        status, out, err = run([binary, "apply", "-r", *RULES, graph, "-o", text + ".onnx",
+                                "--format", "graph", "--for", "lossless"])
+        check(status == 2 and "--for applies to an ONNX output only" in err
+              and not os.path.exists(text + ".onnx"),
+              f"--for with --format graph: exit {status}: {err}")
+        status, out, err = run([binary, "apply", "-r", *RULES, graph, "--for", "onnxruntime"])
+        check(status == 2 and "--for describes an ONNX output; give -o OUT.onnx" in err
+              and out == "", f"--for without -o: exit {status}: {err}")
+        status, _, err = run([binary, "apply", "-r", *RULES, graph, "-o", text + "2.onnx",
+                              "--for", "tensorrt"])
+        check(status == 2 and "--for takes lossless or onnxruntime, not 'tensorrt'" in err,
+              f"apply --for tensorrt: exit {status}: {err}")
+
+    return [lossless_default_and_bad_name, apply_for_onnxruntime, apply_for_refusals]
 
 
 GQA_GRAPH = """graph gqa {
