@@ -47,8 +47,10 @@ typedef struct {
 
 static const char *tmp(sub *s, const char *what)
 {
+    const char *base = s->n->outputs[0]->name;
+    FR_CHECK(base && what); /* every value is named; every op name here is a literal */
     char stem[512];
-    snprintf(stem, sizeof stem, "%s/%s", s->n->outputs[0]->name, what);
+    snprintf(stem, sizeof stem, "%s/%s", base, what);
     return ox_emit_temp(s->ex, stem);
 }
 

@@ -43,6 +43,7 @@ static bool read_reduction(const kn_call *call, reduction *r)
 {
     static const char *const names[] = {"none", "add", "mul", "max", "min"};
     const char *s = ir_get_string(call->node, "reduction");
+    *r = RED_NONE; /* also on failure: the callers' optimizer cannot see that kn_fail is false */
     for (int i = 0; i < 5; i++)
         if (strcmp(s, names[i]) == 0) {
             *r = (reduction)i;
