@@ -611,7 +611,8 @@ static bool run_ew_op(executor *ex, ir_node *n)
 
 static bool is_movement(ir_op op)
 {
-    return op == IR_OP_Transpose || op == IR_OP_Slice || op == IR_OP_Concat || op == IR_OP_Split;
+    return op == IR_OP_Transpose || op == IR_OP_Slice || op == IR_OP_Concat || op == IR_OP_Split ||
+           op == IR_OP_DepthToSpace || op == IR_OP_SpaceToDepth;
 }
 
 /* Slice's integer input i read on the host as int64 (NULL when absent). */
@@ -761,12 +762,32 @@ static bool elem_of(ir_dtype dt, kc_elem *out)
     }
 }
 
-/* Cast, Equal, Less, Greater, Not on the typed kernels. */
+/* The typed kernel's operation for a comparison or logical op. */
+static bool compare_op_of(ir_op op, kc_compare_op *out)
+{
+    switch (op) {
+    case IR_OP_Equal: *out = KC_CMP_EQUAL; return true;
+    case IR_OP_Less: *out = KC_CMP_LESS; return true;
+    case IR_OP_Greater: *out = KC_CMP_GREATER; return true;
+    case IR_OP_LessOrEqual: *out = KC_CMP_LESS_EQUAL; return true;
+    case IR_OP_GreaterOrEqual: *out = KC_CMP_GREATER_EQUAL; return true;
+    case IR_OP_And: *out = KC_CMP_AND; return true;
+    case IR_OP_Or: *out = KC_CMP_OR; return true;
+    case IR_OP_Xor: *out = KC_CMP_XOR; return true;
+    case IR_OP_Not: *out = KC_CMP_NOT; return true;
+    case IR_OP_IsNaN: *out = KC_CMP_ISNAN; return true;
+    case IR_OP_IsInf: *out = KC_CMP_ISINF; return true; /* the sign from the attributes */
+    default: return false;
+    }
+}
+
+/* Cast, the comparisons and the logical ops on the typed kernels. */
 static bool run_typed(executor *ex, ir_node *n)
 {
     kc_tensor a, b = {0}, y;
     kc_elem at, yt;
-    bool binary = n->op != IR_OP_Cast && n->op != IR_OP_Not;
+    bool binary =
+        n->op != IR_OP_Cast && n->op != IR_OP_Not && n->op != IR_OP_IsNaN && n->op != IR_OP_IsInf;
     if (!raw_tensor(ex, n, n->inputs[0], &a) || (binary && !raw_tensor(ex, n, n->inputs[1], &b)) ||
         !raw_output(ex, n, &y))
         return false;
@@ -775,10 +796,16 @@ static bool run_typed(executor *ex, ir_node *n)
         return report(ex, n, "a dtype no CUDA kernel takes");
     if (n->op == IR_OP_Cast)
         return kc_cast(ex->kc, a.data, at, y.data, yt, y.numel) || cuda_failed(ex, n);
-    kc_compare_op op = n->op == IR_OP_Equal  ? KC_CMP_EQUAL
-                       : n->op == IR_OP_Less ? KC_CMP_LESS
-                       : n->op == IR_OP_Not  ? KC_CMP_NOT
-                                             : KC_CMP_GREATER;
+    kc_compare_op op;
+    if (!compare_op_of(n->op, &op))
+        return report(ex, n, "no typed CUDA kernel runs %s", ir_op_name(n->op));
+    if (n->op == IR_OP_IsInf) {
+        bool neg = ir_get_int(n, "detect_negative") != 0;
+        bool pos = ir_get_int(n, "detect_positive") != 0;
+        if (!neg && !pos)
+            return report(ex, n, "IsInf detecting neither infinity has no CUDA kernel");
+        op = neg && pos ? KC_CMP_ISINF : pos ? KC_CMP_ISINF_POS : KC_CMP_ISINF_NEG;
+    }
     return kc_compare(ex->kc, op, &a, &b, at, &y) || cuda_failed(ex, n);
 }
 
@@ -865,12 +892,18 @@ static bool reduce_kind_of(ir_op op, kc_reduce_kind *out)
     case IR_OP_ReduceMean: *out = KC_REDUCE_MEAN; return true;
     case IR_OP_ReduceMax: *out = KC_REDUCE_MAX; return true;
     case IR_OP_ReduceMin: *out = KC_REDUCE_MIN; return true;
+    case IR_OP_ReduceProd: *out = KC_REDUCE_PROD; return true;
+    case IR_OP_ReduceL1: *out = KC_REDUCE_L1; return true;
+    case IR_OP_ReduceL2: *out = KC_REDUCE_L2; return true;
+    case IR_OP_ReduceSumSquare: *out = KC_REDUCE_SUMSQ; return true;
+    case IR_OP_ReduceLogSum: *out = KC_REDUCE_LOGSUM; return true;
+    case IR_OP_ReduceLogSumExp: *out = KC_REDUCE_LOGSUMEXP; return true;
     case IR_OP_GlobalAveragePool: *out = KC_REDUCE_MEAN; return true;
     default: return false;
     }
 }
 
-/* ReduceSum/Mean/Max/Min: the axes from input 1 (read on the host) or the attribute, as the CPU
+/* Every Reduce* op: the axes from input 1 (read on the host) or the attribute, as the CPU
  * kernel reads them; empty axes reduce everything unless noop_with_empty_axes (then no axis). */
 static bool run_reduce_op(executor *ex, ir_node *n, kc_reduce_kind kind)
 {
@@ -923,8 +956,8 @@ static bool run_gpu_node(executor *ex, ir_node *n)
         return run_tile_trilu(ex, n);
     if (n->op == IR_OP_Pad)
         return run_pad(ex, n);
-    if (n->op == IR_OP_Cast || n->op == IR_OP_Equal || n->op == IR_OP_Less ||
-        n->op == IR_OP_Greater || n->op == IR_OP_Not)
+    kc_compare_op cmp;
+    if (n->op == IR_OP_Cast || compare_op_of(n->op, &cmp))
         return run_typed(ex, n);
     kc_tensor in[MAX_NODE_IO], out[3];
     if (n->ninputs > MAX_NODE_IO || n->noutputs > 3)

@@ -1,4 +1,5 @@
-/* The CUDA executor's data movement: Transpose, Slice, Concat and Split as strided copies on the
+/* The CUDA executor's data movement: Transpose, Slice, Concat, Split, DepthToSpace and
+ * SpaceToDepth as strided copies on the
  * device (kc_strided_copy), whatever the element type. Their plans are the CPU kernels'
  * (kernels/cpu/onnx_movement.c) with element offsets; the shapes are the ones inference gave the
  * outputs for this run. */
@@ -84,6 +85,33 @@ static bool slice(const rt_move_io *io, const ir_node *n, kc_copy_plan *p, const
     return true;
 }
 
+/* DepthToSpace and SpaceToDepth as one 6-D copy over the space side's [N, C, H/b, b, W/b, b]
+ * (kernels/cpu/onnx_index.c): the depth side's channel is (bh*b + bw)*C + c in DCR mode (and
+ * always for SpaceToDepth), c*b*b + bh*b + bw in CRD mode. */
+static bool depth_space(const rt_move_io *io, const ir_node *n, kc_copy_plan *p, const char **err)
+{
+    bool to_space = n->op == IR_OP_DepthToSpace;
+    const ir_type *space = to_space ? io->out_type[0] : io->in_type[0];
+    int64_t b = ir_get_int(n, "blocksize");
+    bool crd = to_space && strcmp(ir_get_string(n, "mode"), "CRD") == 0;
+    if (space->rank != 4 || b < 1 || space->dims[2] % b || space->dims[3] % b) {
+        *err = "needs rank-4 tensors and a blocksize dividing H and W";
+        return false;
+    }
+    int64_t N = space->dims[0], C = space->dims[1], H = space->dims[2], W = space->dims[3];
+    int64_t dh = H / b, dw = W / b, plane = dh * dw;
+    const int64_t dims[6] = {N, C, dh, b, dw, b};
+    const int64_t space_strides[6] = {C * H * W, H * W, b * W, W, b, 1};
+    const int64_t depth_strides[6] = {
+        C * b * b * plane,      crd ? b * b * plane : plane, dw, crd ? b * plane : b * C * plane, 1,
+        crd ? plane : C * plane};
+    p->rank = 6;
+    memcpy(p->dims, dims, sizeof dims);
+    memcpy(to_space ? p->src_strides : p->dst_strides, depth_strides, sizeof depth_strides);
+    memcpy(to_space ? p->dst_strides : p->src_strides, space_strides, sizeof space_strides);
+    return true;
+}
+
 bool rt_move_plans(const ir_node *n, const rt_move_io *io, kc_copy_plan *plans, int *nplans,
                    const char **err)
 {
@@ -93,6 +121,8 @@ bool rt_move_plans(const ir_node *n, const rt_move_io *io, kc_copy_plan *plans, 
     switch (n->op) {
     case IR_OP_Transpose: *nplans = 1; return transpose(io, n, &plans[0], err);
     case IR_OP_Slice: *nplans = 1; return slice(io, n, &plans[0], err);
+    case IR_OP_DepthToSpace:
+    case IR_OP_SpaceToDepth: *nplans = 1; return depth_space(io, n, &plans[0], err);
     case IR_OP_Concat:
     case IR_OP_Split: {
         /* Concat: input k lands at its offset along the axis of the output; Split: output k

@@ -1,6 +1,7 @@
-/* Plans of the CUDA executor's movement ops (runtime/cuda_movement.c): Transpose, Slice, Concat
- * and Split as strided copies (kc_strided_copy) on the run's static shapes; and the pooling
- * windows of MaxPool and AveragePool. Private to runtime/cuda_executor.c. */
+/* Plans of the CUDA executor's movement ops (runtime/cuda_movement.c): Transpose, Slice, Concat,
+ * Split, DepthToSpace and SpaceToDepth as strided copies (kc_strided_copy) on the run's static
+ * shapes; and the pooling windows of MaxPool and AveragePool. Private to runtime/cuda_executor.c
+ * (and tests/gpu/test_gpu_kernels.c, which applies the copy plans on the host). */
 #ifndef FUSERULE_RUNTIME_CUDA_MOVEMENT_H
 #define FUSERULE_RUNTIME_CUDA_MOVEMENT_H
 

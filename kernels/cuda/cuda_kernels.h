@@ -243,19 +243,45 @@ bool kc_pool(kc_context *ctx, const kc_tensor *x, kc_tensor *y, const kc_pool_pa
 typedef enum {
     KC_E_F32, KC_E_F16, KC_E_BF16, KC_E_I8, KC_E_U8, KC_E_I32, KC_E_I64, KC_E_BOOL
 } kc_elem;
-typedef enum { KC_CMP_EQUAL, KC_CMP_LESS, KC_CMP_GREATER, KC_CMP_NOT } kc_compare_op;
+typedef enum {
+    KC_CMP_EQUAL,
+    KC_CMP_LESS,
+    KC_CMP_GREATER,
+    KC_CMP_LESS_EQUAL,
+    KC_CMP_GREATER_EQUAL,
+    KC_CMP_AND, /* And, Or, Xor: bool operands */
+    KC_CMP_OR,
+    KC_CMP_XOR,
+    KC_CMP_NOT, /* the unary ops from here on: b is not read */
+    KC_CMP_ISNAN,
+    KC_CMP_ISINF,     /* either infinity */
+    KC_CMP_ISINF_POS, /* +inf only */
+    KC_CMP_ISINF_NEG, /* -inf only */
+} kc_compare_op;
 
 /* Cast of n elements with the CPU's conversions (nearest float; floats to integers truncated,
  * saturated, NaN 0; integers wrapped; bool != 0). */
 bool kc_cast(kc_context *ctx, const void *x, kc_elem xt, void *y, kc_elem yt, int64_t n);
-/* y (bool) = a OP b broadcast, both of element type t; KC_CMP_NOT: y = !a (bool a, b unused). The
- * tensors' dtype fields are not read. */
+/* y (bool) = a OP b broadcast, both of element type t; the unary ops (KC_CMP_NOT on a bool a,
+ * IsNaN and IsInf on a float a) read a only, b may be NULL. The tensors' dtype fields are not
+ * read. */
 bool kc_compare(kc_context *ctx, kc_compare_op op, const kc_tensor *a, const kc_tensor *b,
                 kc_elem t, kc_tensor *y);
 
 /* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
 
-typedef enum { KC_REDUCE_SUM, KC_REDUCE_MEAN, KC_REDUCE_MAX, KC_REDUCE_MIN } kc_reduce_kind;
+typedef enum {
+    KC_REDUCE_SUM,
+    KC_REDUCE_MEAN,
+    KC_REDUCE_MAX,
+    KC_REDUCE_MIN,
+    KC_REDUCE_PROD,
+    KC_REDUCE_L1,
+    KC_REDUCE_L2,
+    KC_REDUCE_SUMSQ,
+    KC_REDUCE_LOGSUM,
+    KC_REDUCE_LOGSUMEXP,
+} kc_reduce_kind;
 
 /* y = x reduced over the dims d with axes[d] (x->rank flags), y holding the kept dims in order
  * (keepdims or not: the same layout). Float dtypes; the CPU reference's semantics. */

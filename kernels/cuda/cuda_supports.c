@@ -315,7 +315,7 @@ static bool gemm_supports(const ir_node *n, bool trans_b, char *why_not)
            row_aligned(n, 1, nn, "N", why_not);
 }
 
-/* The dtypes the typed kernels (Cast, comparisons, Not) address. */
+/* The dtypes the typed kernels (Cast, comparisons, And, Or, Xor, Not, IsNaN, IsInf) address. */
 static bool typed_dtype(ir_dtype dt)
 {
     switch (dt) {
@@ -356,6 +356,12 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_ReduceMean:
     case IR_OP_ReduceMax:
     case IR_OP_ReduceMin:
+    case IR_OP_ReduceProd:
+    case IR_OP_ReduceL1:
+    case IR_OP_ReduceL2:
+    case IR_OP_ReduceSumSquare:
+    case IR_OP_ReduceLogSum:
+    case IR_OP_ReduceLogSumExp:
     case IR_OP_GlobalAveragePool: return same_float(n, 0, 1, why_not);
     case IR_OP_MaxPool:
     case IR_OP_AveragePool:
@@ -382,11 +388,23 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_Equal:
     case IR_OP_Less:
     case IR_OP_Greater:
-    case IR_OP_Not: return typed_supports(n, why_not);
+    case IR_OP_LessOrEqual:
+    case IR_OP_GreaterOrEqual:
+    case IR_OP_And:
+    case IR_OP_Or:
+    case IR_OP_Xor:
+    case IR_OP_Not:
+    case IR_OP_IsNaN: return typed_supports(n, why_not);
+    case IR_OP_IsInf:
+        if (ir_get_int(n, "detect_negative") == 0 && ir_get_int(n, "detect_positive") == 0)
+            return why(why_not, "IsInf detecting neither infinity has no CUDA kernel");
+        return typed_supports(n, why_not);
     case IR_OP_Transpose:
     case IR_OP_Slice:
     case IR_OP_Concat:
-    case IR_OP_Split: return true; /* raw strided copies: any dtype, any rank */
+    case IR_OP_Split:
+    case IR_OP_DepthToSpace:              /* rank 4, checked by inference */
+    case IR_OP_SpaceToDepth: return true; /* raw strided copies: any dtype, any rank */
     case IR_OP_LayerNormalization:
         if (n->noutputs > 1)
             return why(why_not, "LayerNormalization's Mean and InvStdDev outputs have no CUDA "

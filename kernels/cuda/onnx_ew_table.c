@@ -5,7 +5,8 @@
  *   {name}         the float attribute `name` (its schema default when absent);
  *   {a|b|...}      the first alternative that applies: `$k` when input k is present, an attribute
  *                  when the node sets it, else a number (1e39 is +inf once rounded to float).
- * A variadic op (Max, Min) names a binary function, folded over its inputs: max(max(x0, x1), x2). */
+ * A variadic op (Max, Min, Sum) names a binary function, folded over its inputs:
+ * max(max(x0, x1), x2); Mean divides the fold by the input count, as the CPU kernel does. */
 #include "kernels/cuda/cuda_registry.h"
 
 #include "base/check.h"
@@ -27,6 +28,7 @@ typedef struct ew_row {
 enum {
     EW_VARIADIC = 1,    /* expr names a binary function, folded over every input */
     EW_PER_CHANNEL = 2, /* inputs after the first are [C] vectors along dim 1 (NCHW), not numpy */
+    EW_MEAN = 4,        /* with EW_VARIADIC: the fold divided by the number of inputs */
 };
 
 /* A row selected by the op alone; `flags` 0. */
@@ -68,6 +70,17 @@ static const ew_row rows[] = {
     EW(PRelu, "leakyrelu($0, $1)"),
     {IR_OP_Max, NULL, NULL, "max", EW_VARIADIC},
     {IR_OP_Min, NULL, NULL, "min", EW_VARIADIC},
+    /* Sum and Mean add in f32 in input order, as the CPU kernel (and ONNX Runtime) does */
+    {IR_OP_Sum, NULL, NULL, "add", EW_VARIADIC},
+    {IR_OP_Mean, NULL, NULL, "add", EW_VARIADIC | EW_MEAN},
+    EW(Softsign, "div($0, add(abs($0), 1))"),
+    EW(Mish, "mul($0, tanh(softplus($0)))"),
+    /* Selu: gamma * x for x > 0, else gamma * alpha * expm1(x); elu is x or alpha * expm1(x) */
+    EW(Selu, "mul(elu($0, {alpha}), {gamma})"),
+    /* Celu: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)), the ONNX definition, right for
+     * either sign of alpha (the CPU kernel's x > 0 ? x : alpha * expm1(x / alpha) is the same
+     * function; x near 0- differs by exp(.) - 1's rounding, below 1e-7 * |alpha|) */
+    EW(Celu, "add(relu($0), min(0, mul({alpha}, sub(exp(div($0, {alpha})), 1))))"),
     /* inference BatchNormalization: (x - mean) * scale / sqrt(var + epsilon) + B per channel */
     {IR_OP_BatchNormalization, NULL, NULL,
      "add(mul(sub($0, $3), div($1, sqrt(add($4, {epsilon})))), $2)", EW_PER_CHANNEL},
@@ -200,6 +213,8 @@ bool kn_cuda_ew_expand(ar_arena *arena, const ir_node *n, kn_cuda_ew_expr *out, 
             text = present(n, k) ? ar_printf(arena, "%s(%s, %s)", row->expr, text,
                                              input_ref(&e, k))
                                  : NULL;
+        if (text && (row->flags & EW_MEAN))
+            text = ar_printf(arena, "div(%s, %u)", text, n->ninputs);
     } else {
         text = expand(&e, row->expr);
     }

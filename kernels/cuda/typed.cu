@@ -1,4 +1,5 @@
-// Elementwise ops across dtypes: Cast, Equal / Less / Greater (bool out) and Not, with the CPU
+// Elementwise ops across dtypes: Cast, the comparisons (Equal, Less, Greater, LessOrEqual,
+// GreaterOrEqual: bool out), the logical And / Or / Xor / Not, IsNaN and IsInf, with the CPU
 // reference's conversions (kernels/cpu/onnx_elementwise.c, cpu_util.c): to a float type the
 // nearest value (through double, then float, then the 16-bit storage, as the CPU's f32 result is
 // rounded to storage); from a float to an integer truncation toward zero, saturated, NaN to 0;
@@ -105,7 +106,23 @@ __global__ void cast_kernel(const void *x, kc_elem xt, void *y, kc_elem yt, int6
 }
 
 // y = a OP b (bool), or y = !a for KC_CMP_NOT; floats compared as doubles (exact for f32 and the
-// 16-bit types; NaN unequal and unordered), integers as int64.
+// 16-bit types; NaN unequal and unordered, so every comparison with it is false), integers and
+// bools as int64 (And / Or / Xor on bools, any nonzero byte true as on the CPU).
+template <typename V> __device__ __forceinline__ bool compare_values(kc_compare_op op, V u, V v)
+{
+    switch (op) {
+    case KC_CMP_EQUAL: return u == v;
+    case KC_CMP_LESS: return u < v;
+    case KC_CMP_GREATER: return u > v;
+    case KC_CMP_LESS_EQUAL: return u <= v;
+    case KC_CMP_GREATER_EQUAL: return u >= v;
+    case KC_CMP_AND: return u != 0 && v != 0;
+    case KC_CMP_OR: return u != 0 || v != 0;
+    case KC_CMP_XOR: return (u != 0) != (v != 0);
+    default: return false;
+    }
+}
+
 __global__ void compare_kernel(kc_compare_op op, const void *a, kc_bcast ab, const void *b,
                                kc_bcast bb, kc_elem t, uint8_t *y, int64_t n)
 {
@@ -116,16 +133,17 @@ __global__ void compare_kernel(kc_compare_op op, const void *a, kc_bcast ab, con
             y[i] = ((const uint8_t *)a)[ia] == 0;
             continue;
         }
-        int64_t ib = kc_bcast_offset(bb, i);
-        bool r;
-        if (elem_is_float(t)) {
-            double u = load_f64(a, t, ia), v = load_f64(b, t, ib);
-            r = op == KC_CMP_EQUAL ? u == v : op == KC_CMP_LESS ? u < v : u > v;
-        } else {
-            int64_t u = load_i64(a, t, ia), v = load_i64(b, t, ib);
-            r = op == KC_CMP_EQUAL ? u == v : op == KC_CMP_LESS ? u < v : u > v;
+        if (op > KC_CMP_NOT) { // IsNaN, IsInf: a float a
+            double v = load_f64(a, t, ia);
+            y[i] = op == KC_CMP_ISNAN       ? v != v
+                   : op == KC_CMP_ISINF     ? isinf(v)
+                   : op == KC_CMP_ISINF_POS ? v == INFINITY
+                                            : v == -INFINITY;
+            continue;
         }
-        y[i] = r;
+        int64_t ib = kc_bcast_offset(bb, i);
+        y[i] = elem_is_float(t) ? compare_values(op, load_f64(a, t, ia), load_f64(b, t, ib))
+                                : compare_values(op, load_i64(a, t, ia), load_i64(b, t, ib));
     }
 }
 
@@ -144,9 +162,9 @@ bool kc_compare(kc_context *ctx, kc_compare_op op, const kc_tensor *a, const kc_
         return true;
     kc_bcast ab, bb = {};
     if (!kc_bcast_make(a, y->dims, y->rank, &ab) ||
-        (op != KC_CMP_NOT && !kc_bcast_make(b, y->dims, y->rank, &bb)))
+        (op < KC_CMP_NOT && !kc_bcast_make(b, y->dims, y->rank, &bb)))
         return KC_FAIL(ctx, "compare: an operand does not broadcast to Y");
     compare_kernel<<<kc_blocks(y->numel), KC_THREADS, 0, ctx->stream>>>(
-        op, a->data, ab, op == KC_CMP_NOT ? nullptr : b->data, bb, t, (uint8_t *)y->data, y->numel);
+        op, a->data, ab, op >= KC_CMP_NOT ? nullptr : b->data, bb, t, (uint8_t *)y->data, y->numel);
     return KC_LAUNCHED(ctx);
 }

@@ -14,6 +14,7 @@
 #include "kernels/cuda/cuda_registry.h"
 #include "kernels/kernels.h"
 #include "rewrite/rewrite.h"
+#include "runtime/cuda_movement.h" /* the executor's copy plans, applied on the host below */
 #include "runtime/runtime.h"
 
 #include <math.h>
@@ -407,6 +408,48 @@ static const gpu_case cases[] = {
      " const b : f32[6] = random(seed=3)\n const s : f32[9,9] = random(seed=4)\n"
      " y = Conv(x, w, b) {kernel_shape=[3,3], pads=[1,1,1,1]}\n z = Softmax(y) {axis=1}\n"
      " n = LayerNormalization(x, s) {axis=2}\n output z\n output n\n}\n", F32_GEMM},
+    /* ---- catalog ops on the GPU: the elementwise table's rows, the reduce kernel's folds and
+     * the typed kernel's comparisons and logical ops, each against its CPU kernel ---- */
+    {"onnx_catalog_ew_f32",
+     "graph t {\n input x : f32[3,5,19]\n input z : f32[5,1]\n input w : f32[19]\n"
+     " a = Sum(x, z, w)\n b = Mean(x, z, w)\n c = Sum(x)\n d = Softsign(x)\n e = Mish(x)\n"
+     " f = Selu(x)\n g = Selu(x) {alpha=2, gamma=0.5}\n h = Celu(x) {alpha=0.7}\n"
+     " i = Celu(x) {alpha=-1.5}\n j = Mean(z)\n output a\n output b\n output c\n output d\n"
+     " output e\n output f\n output g\n output h\n output i\n output j\n}\n", F32_EW},
+    {"onnx_catalog_ew_special",
+     "graph t {\n const x : f32[7] = [nan,inf,-inf,-0.0,0,90,-90]\n a = Softsign(x)\n"
+     " b = Mish(x)\n c = Selu(x)\n d = Celu(x)\n e = Mean(x, x)\n output a\n output b\n"
+     " output c\n output d\n output e\n}\n", F32_EW},
+    {"onnx_reduce_more_f32",
+     "graph t {\n input x : f32[3,4,37]\n const p : f32[2,5,7] = random(seed=2, lo=0.5, hi=1.5)\n"
+     " const ax : i64[2] = [0,2]\n a = ReduceProd(p) {axes=[1]}\n b = ReduceL1(x, ax)\n"
+     " c = ReduceL2(x) {axes=[-1], keepdims=0}\n d = ReduceSumSquare(x)\n"
+     " e = ReduceLogSum(p) {axes=[0,2]}\n f = ReduceLogSumExp(x) {axes=[2]}\n"
+     " g = ReduceL1(x) {noop_with_empty_axes=1}\n output a\n output b\n output c\n"
+     " output d\n output e\n output f\n output g\n}\n", F32_REDUCE},
+    {"onnx_reduce_more_special_f16",
+     "graph t {\n const x : f16[4,3] = [1,nan,3,inf,2,1,-inf,-inf,0,60000,60000,1]\n"
+     " const e : f16[2,0] = 0\n a = ReduceLogSumExp(x) {axes=[1]}\n b = ReduceL2(x) {axes=[1]}\n"
+     " c = ReduceProd(e) {axes=[1]}\n d = ReduceLogSum(e) {axes=[1]}\n"
+     " f = ReduceLogSumExp(e) {axes=[1]}\n output a\n output b\n output c\n output d\n"
+     " output f\n}\n", F16_ANY},
+    {"onnx_depth_space",
+     "graph t {\n input x : f16[2,12,3,5]\n input z : i64[1,3,4,6]\n"
+     " a = DepthToSpace(x) {blocksize=2}\n b = DepthToSpace(x) {blocksize=2, mode=\"CRD\"}\n"
+     " c = SpaceToDepth(z) {blocksize=2}\n d = SpaceToDepth(a) {blocksize=2}\n output a\n"
+     " output b\n output c\n output d\n}\n", SAME},
+    {"onnx_compare_logical",
+     "graph t {\n const x : f32[6] = [nan,1,-inf,2,-0.0,0]\n"
+     " const y : f32[6] = [1,nan,-inf,1,0,3]\n input i : i64[3,1]\n input j : i64[4]\n"
+     " input p : bool[2,3]\n input q : bool[3]\n"
+     " a = GreaterOrEqual(x, y)\n b = LessOrEqual(x, y)\n c = GreaterOrEqual(i, j)\n"
+     " d = LessOrEqual(j, i)\n e = And(p, q)\n f = Or(p, q)\n g = Xor(p, q)\n output a\n"
+     " output b\n output c\n output d\n output e\n output f\n output g\n}\n", SAME},
+    {"onnx_isnan_isinf",
+     "graph t {\n const x : f32[6] = [nan,inf,-inf,0,-1e30,1]\n input h : bf16[3,7]\n"
+     " a = IsNaN(x)\n b = IsInf(x)\n c = IsInf(x) {detect_negative=0}\n"
+     " d = IsInf(x) {detect_positive=0}\n e = IsNaN(h)\n output a\n output b\n output c\n"
+     " output d\n output e\n}\n", SAME},
 };
 
 /* Compares one output; NaN/Inf must agree in class and sign before any tolerance applies. */
@@ -648,6 +691,60 @@ static void test_cases_run_on_cpu(void)
     }
 }
 
+/* Runs without a device: the strided-copy plans of the movement ops that have no other host-side
+ * check (DepthToSpace, SpaceToDepth), applied on the host to the CPU run's input, give the CPU
+ * kernel's output byte for byte; so the device run checks the copy kernel, not the plan. */
+static void test_copy_plans_on_host(void)
+{
+    static const char *const graphs[] = {
+        "graph t {\n input x : i32[2,12,3,5]\n y = DepthToSpace(x) {blocksize=2}\n output y\n}\n",
+        "graph t {\n input x : i32[2,18,2,1]\n y = DepthToSpace(x) {blocksize=3, mode=\"CRD\"}\n"
+        " output y\n}\n",
+        "graph t {\n input x : i32[1,3,4,6]\n y = SpaceToDepth(x) {blocksize=2}\n output y\n}\n",
+        "graph t {\n input x : i32[2,2,3,3]\n y = SpaceToDepth(x) {blocksize=3}\n output y\n}\n",
+    };
+    for (size_t i = 0; i < sizeof graphs / sizeof graphs[0]; i++) {
+        dg_context *dg = dg_new();
+        dg_source src = {"t.graph", graphs[i], strlen(graphs[i])};
+        ir_graph *g = ir_parse(&src, dg);
+        rt_result r = {0};
+        rt_options opts = {.seed = 5};
+        bool ok = g && ir_validate(g, dg) && rt_run_cpu(g, NULL, 0, &opts, &r, dg);
+        CHECK(ok);
+        if (ok) {
+            const ir_node *n = g->nodes.items[0];
+            rt_move_io io = {.in_type = {&r.inputs[0].type}, .out_type = {&r.outputs[0].type}};
+            kc_copy_plan plan[RT_MOVE_MAX_PLANS];
+            int nplans = 0;
+            const char *err = "";
+            CHECK(rt_move_plans(n, &io, plan, &nplans, &err) && nplans == 1);
+            const int32_t *x = r.inputs[0].data, *want = r.outputs[0].data;
+            int64_t numel = (int64_t)(r.outputs[0].nbytes / sizeof *want), idx[KC_MAX_RANK] = {0};
+            int32_t *got = calloc((size_t)numel, sizeof *got);
+            int64_t count = 1;
+            for (int d = 0; d < plan[0].rank; d++)
+                count *= plan[0].dims[d];
+            CHECK(count == numel);
+            for (int64_t k = 0; k < count; k++) {
+                int64_t from = plan[0].src_base, to = plan[0].dst_base;
+                for (int d = 0; d < plan[0].rank; d++) {
+                    from += idx[d] * plan[0].src_strides[d];
+                    to += idx[d] * plan[0].dst_strides[d];
+                }
+                got[to] = x[from];
+                for (int d = plan[0].rank - 1; d >= 0 && ++idx[d] == plan[0].dims[d]; d--)
+                    idx[d] = 0;
+            }
+            CHECK(memcmp(got, want, (size_t)numel * sizeof *got) == 0);
+            free(got);
+        }
+        rt_result_free(&r);
+        if (g)
+            ir_graph_free(g);
+        dg_free(dg);
+    }
+}
+
 /* Without a device, running on CUDA is an error that says so, not a crash. */
 static void test_no_device_is_reported(void)
 {
@@ -674,6 +771,7 @@ int main(void)
 {
     RUN(test_cases_are_valid);
     RUN(test_cases_run_on_cpu);
+    RUN(test_copy_plans_on_host);
     if (unit_failed)
         return unit_finish();
     char why[256];
