@@ -736,6 +736,86 @@ static bool run_gather(executor *ex, ir_node *n)
            cuda_failed(ex, n);
 }
 
+/* The product of dims [from, to). */
+static int64_t dims_prod(const int64_t *dims, int from, int to)
+{
+    int64_t p = 1;
+    for (int d = from; d < to; d++)
+        p *= dims[d];
+    return p;
+}
+
+/* ArgMax, ArgMin (axis attribute) and CumSum (axis input, read on the host) over float x viewed
+ * as [outer, n, inner]; keepdims changes only the output's shape, not its layout. */
+static bool run_axis_op(executor *ex, ir_node *n)
+{
+    kc_tensor x, y;
+    kc_dtype dt;
+    if (!raw_tensor(ex, n, n->inputs[0], &x) || !raw_output(ex, n, &y))
+        return false;
+    if (!kc_dtype_of(ex->slots[n->inputs[0]->id].type.dtype, &dt))
+        return report(ex, n, "a dtype no CUDA kernel takes");
+    int64_t axis = ir_get_int(n, "axis");
+    if (n->op == IR_OP_CumSum) {
+        const int64_t *a;
+        int na;
+        if (!host_ints(ex, n, 1, &a, &na))
+            return false;
+        if (na != 1)
+            return report(ex, n, "axis must hold one value");
+        axis = a[0];
+    }
+    if (axis < -x.rank || axis >= x.rank)
+        return report(ex, n, "axis %lld is out of range for rank %d", (long long)axis, x.rank);
+    int ax = (int)(axis < 0 ? axis + x.rank : axis);
+    int64_t outer = dims_prod(x.dims, 0, ax), len = x.dims[ax];
+    int64_t inner = dims_prod(x.dims, ax + 1, x.rank);
+    if (n->op == IR_OP_CumSum)
+        return kc_cumsum(ex->kc, dt, x.data, outer, len, inner, ir_get_int(n, "exclusive") != 0,
+                         ir_get_int(n, "reverse") != 0, y.data) ||
+               cuda_failed(ex, n);
+    bool max = n->op == IR_OP_ArgMax;
+    if (len == 0 && outer * inner > 0) /* the CPU kernel's error */
+        return report(ex, n, "the axis is empty: there is no %s", max ? "maximum" : "minimum");
+    return kc_arg_reduce(ex->kc, dt, x.data, outer, len, inner, max,
+                         ir_get_int(n, "select_last_index") != 0, y.data) ||
+           cuda_failed(ex, n);
+}
+
+/* GatherElements: the indices are checked on the host as the CPU kernel checks them (same rank
+ * as data, dims off the axis at most data's, values in [-dim, dim)). */
+static bool run_gather_elements(executor *ex, ir_node *n)
+{
+    kc_tensor data, idx, y;
+    if (!raw_tensor(ex, n, n->inputs[0], &data) || !raw_tensor(ex, n, n->inputs[1], &idx) ||
+        !raw_output(ex, n, &y))
+        return false;
+    int64_t axis = ir_get_int(n, "axis");
+    if (axis < -data.rank || axis >= data.rank || idx.rank != data.rank)
+        return report(ex, n, "axis %lld or indices of rank %d do not fit data of rank %d",
+                      (long long)axis, idx.rank, data.rank);
+    int ax = (int)(axis < 0 ? axis + data.rank : axis);
+    for (int d = 0; d < data.rank; d++)
+        if (d != ax && idx.dims[d] > data.dims[d])
+            return report(ex, n, "indices' dim %d (%lld) is above data's (%lld)", d,
+                          (long long)idx.dims[d], (long long)data.dims[d]);
+    ir_dtype it = ex->slots[n->inputs[1]->id].type.dtype;
+    const void *host = ensure_host(ex, n->inputs[1], n);
+    if (!host)
+        return false;
+    int64_t dim = data.dims[ax];
+    for (int64_t j = 0; j < idx.numel; j++) {
+        int64_t i = it == IR_I64 ? ((const int64_t *)host)[j] : ((const int32_t *)host)[j];
+        if (i < -dim || i >= dim)
+            return report(ex, n, "index %lld is out of range for a dim of %lld", (long long)i,
+                          (long long)dim);
+    }
+    size_t esize = ir_dtype_size(ex->slots[n->inputs[0]->id].type.dtype);
+    return kc_gather_elements(ex->kc, data.data, esize, data.rank, data.dims, idx.dims, ax,
+                              idx.data, it == IR_I64, y.data) ||
+           cuda_failed(ex, n);
+}
+
 static bool run_where(executor *ex, ir_node *n)
 {
     kc_tensor c, x, z, y;
@@ -952,6 +1032,10 @@ static bool run_gpu_node(executor *ex, ir_node *n)
         return run_gather(ex, n);
     if (n->op == IR_OP_Where)
         return run_where(ex, n);
+    if (n->op == IR_OP_ArgMax || n->op == IR_OP_ArgMin || n->op == IR_OP_CumSum)
+        return run_axis_op(ex, n);
+    if (n->op == IR_OP_GatherElements)
+        return run_gather_elements(ex, n);
     if (n->op == IR_OP_Tile || n->op == IR_OP_Trilu)
         return run_tile_trilu(ex, n);
     if (n->op == IR_OP_Pad)

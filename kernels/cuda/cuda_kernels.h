@@ -268,6 +268,24 @@ bool kc_cast(kc_context *ctx, const void *x, kc_elem xt, void *y, kc_elem yt, in
 bool kc_compare(kc_context *ctx, kc_compare_op op, const kc_tensor *a, const kc_tensor *b,
                 kc_elem t, kc_tensor *y);
 
+/* ---- ops along one axis (index.cu) ---------------------------------------------------------- */
+
+/* ArgMax (max) / ArgMin of float x (dtype dt) viewed as [outer, n, inner]: y[outer, inner] the
+ * index of the extreme along n (NaN above everything, chosen by both; ties to the first index
+ * unless last). n must be at least 1. */
+bool kc_arg_reduce(kc_context *ctx, kc_dtype dt, const void *x, int64_t outer, int64_t n,
+                   int64_t inner, bool max, bool last, int64_t *y);
+/* CumSum of float x (dtype dt) along n of [outer, n, inner] into y (same dtype and shape), summed
+ * in double; exclusive leaves out the element itself, reverse runs from the end. */
+bool kc_cumsum(kc_context *ctx, kc_dtype dt, const void *x, int64_t outer, int64_t n,
+               int64_t inner, bool exclusive, bool reverse, void *y);
+/* GatherElements: y[i] = data[i with its axis coordinate replaced by indices[i]] over the
+ * indices' dims (same rank as data, each at most data's off the axis); indices (i32 or i64, may be
+ * negative) already checked against [-dim, dim) on the host. Raw elements of esize bytes. */
+bool kc_gather_elements(kc_context *ctx, const void *data, size_t esize, int rank,
+                        const int64_t *data_dims, const int64_t *idx_dims, int axis,
+                        const void *indices, bool idx64, void *y);
+
 /* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
 
 typedef enum {

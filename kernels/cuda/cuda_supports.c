@@ -375,6 +375,16 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
                        ir_dtype_name(t->dtype));
         return true;
     }
+    case IR_OP_GatherElements: {
+        const ir_type *t = in_type(n, 1);
+        if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64 && t->dtype != IR_I32)
+            return why(why_not, "indices are %s; the CUDA GatherElements takes i32 or i64",
+                       ir_dtype_name(t->dtype));
+        return true;
+    }
+    case IR_OP_ArgMax:
+    case IR_OP_ArgMin:
+    case IR_OP_CumSum: return same_float(n, 0, 1, why_not); /* the CPU kernels also take integers */
     case IR_OP_Where: /* a bool condition and raw elements of any dtype */
     case IR_OP_Tile:
     case IR_OP_Trilu: return true;

@@ -72,6 +72,9 @@ def launch_table(c):
         (r"^gather_kernel<", grid, 0, False),
         (r"^where_kernel<", grid, 0, False),
         (r"^map_kernel<", grid, 0, False),
+        (r"^arg_kernel<", grid, 0, False),
+        (r"^cumsum_kernel<", grid, 0, False),
+        (r"^gather_elements_kernel<", grid, 0, False),
     ]
 
 

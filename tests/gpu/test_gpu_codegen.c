@@ -310,6 +310,13 @@ static void test_onnx_ops(void)
                      " y = IsInf(x) {detect_negative=0, detect_positive=0}\n output y\n}\n",
                      why));
     CHECK_STR(why, "IsInf detecting neither infinity has no CUDA kernel");
+    CHECK(supported("graph t {\n input x : bf16[4,3]\n y = ArgMax(x) {axis=1}\n output y\n}\n",
+                    why));
+    CHECK(!supported("graph t {\n input x : i32[4,3]\n const a : i64[] = 0\n"
+                     " y = CumSum(x, a)\n output y\n}\n", why));
+    CHECK_STR(why, "input 0 is i32; the CUDA kernel takes f32, f16 or bf16");
+    CHECK(supported("graph t {\n input x : i64[4,3]\n input i : i32[4,2]\n"
+                    " y = GatherElements(x, i) {axis=1}\n output y\n}\n", why));
     CHECK(!supported("graph t {\n input x : i64[4]\n y = Relu(x)\n output y\n}\n", why));
     CHECK_STR(why, "i64: the CUDA elementwise kernels take f32, f16 or bf16");
     CHECK(supported("graph t {\n input x : i64[4,3]\n y = Transpose(x)\n output y\n}\n", why));

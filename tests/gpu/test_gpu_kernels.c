@@ -445,6 +445,22 @@ static const gpu_case cases[] = {
      " a = GreaterOrEqual(x, y)\n b = LessOrEqual(x, y)\n c = GreaterOrEqual(i, j)\n"
      " d = LessOrEqual(j, i)\n e = And(p, q)\n f = Or(p, q)\n g = Xor(p, q)\n output a\n"
      " output b\n output c\n output d\n output e\n output f\n output g\n}\n", SAME},
+    {"onnx_argmax_argmin",
+     "graph t {\n input x : f32[3,7,5]\n const s : f32[2,4] = [1,nan,3,nan,2,2,-inf,2]\n"
+     " input h : f16[4,9]\n a = ArgMax(x) {axis=1}\n b = ArgMin(x) {axis=-1, keepdims=0}\n"
+     " c = ArgMax(s) {axis=1}\n d = ArgMin(s) {axis=1, select_last_index=1}\n"
+     " e = ArgMax(s) {axis=1, select_last_index=1}\n f = ArgMax(h) {axis=0}\n output a\n"
+     " output b\n output c\n output d\n output e\n output f\n}\n", SAME},
+    {"onnx_cumsum_f32",
+     "graph t {\n input x : f32[3,6,5]\n const a1 : i64[] = 1\n const a2 : i32[] = -1\n"
+     " a = CumSum(x, a1)\n b = CumSum(x, a2) {exclusive=1}\n c = CumSum(x, a1) {reverse=1}\n"
+     " d = CumSum(x, a2) {exclusive=1, reverse=1}\n output a\n output b\n output c\n"
+     " output d\n}\n", F32_REDUCE},
+    {"onnx_gather_elements",
+     "graph t {\n input x : f16[3,4,5]\n const i : i64[3,2,5] = random(seed=3, lo=-4, hi=3.9)\n"
+     " input z : i64[4,6]\n const j : i32[2,6] = [0,3,-1,2,1,0,3,3,-4,0,1,2]\n"
+     " a = GatherElements(x, i) {axis=1}\n b = GatherElements(z, j)\n output a\n"
+     " output b\n}\n", SAME},
     {"onnx_isnan_isinf",
      "graph t {\n const x : f32[6] = [nan,inf,-inf,0,-1e30,1]\n input h : bf16[3,7]\n"
      " a = IsNaN(x)\n b = IsInf(x)\n c = IsInf(x) {detect_negative=0}\n"
