@@ -816,6 +816,82 @@ static bool run_gather_elements(executor *ex, ir_node *n)
            cuda_failed(ex, n);
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, z = *(const int64_t *)b;
+    return x < z ? -1 : x > z;
+}
+
+/* GatherND and ScatterND (reduction none): the shapes and every index checked on the host as the
+ * CPU kernel checks them (its errors), then the kernel reads the indices' device copy. ScatterND
+ * copies data into Y first; its tuples run at once when the host finds no two alike. */
+static bool run_nd(executor *ex, ir_node *n)
+{
+    bool scatter = n->op == IR_OP_ScatterND;
+    kc_tensor x, idx, upd = {0}, y;
+    if (!raw_tensor(ex, n, n->inputs[0], &x) || !raw_tensor(ex, n, n->inputs[1], &idx) ||
+        (scatter && !raw_tensor(ex, n, n->inputs[2], &upd)) || !raw_output(ex, n, &y))
+        return false;
+    int64_t b = scatter ? 0 : ir_get_int(n, "batch_dims");
+    if (idx.rank < 1 || b < 0 || b >= x.rank || b >= idx.rank)
+        return report(ex, n, "batch_dims %lld does not fit ranks %d and %d", (long long)b, x.rank,
+                      idx.rank);
+    int64_t depth = idx.dims[idx.rank - 1];
+    if (depth < 1 || depth > x.rank - b)
+        return report(ex, n, "indices' last dim %lld does not fit data of rank %d",
+                      (long long)depth, x.rank);
+    for (int d = 0; d < b; d++)
+        if (idx.dims[d] != x.dims[d])
+            return report(ex, n, "batch dim %d differs: %lld in data, %lld in indices", d,
+                          (long long)x.dims[d], (long long)idx.dims[d]);
+    kc_nd_args p = {.depth = (int)depth};
+    p.batches = dims_prod(x.dims, 0, (int)b);
+    p.per_batch = dims_prod(x.dims, (int)b, x.rank);
+    p.tuples = dims_prod(idx.dims, (int)b, idx.rank - 1);
+    p.slice = dims_prod(x.dims, (int)(b + depth), x.rank);
+    for (int k = 0; k < depth; k++) {
+        p.dims[k] = x.dims[b + k];
+        p.strides[k] = dims_prod(x.dims, (int)b + k + 1, x.rank);
+    }
+    ir_dtype dt = ex->slots[n->inputs[0]->id].type.dtype;
+    if (scatter && (upd.numel != p.tuples * p.slice ||
+                    ex->slots[n->inputs[2]->id].type.dtype != dt))
+        return report(ex, n, "updates must be indices[:-1] + data[%lld:] of data's dtype",
+                      (long long)depth);
+    ir_dtype it = ex->slots[n->inputs[1]->id].type.dtype;
+    const void *host = ensure_host(ex, n->inputs[1], n);
+    if (!host)
+        return false;
+    int64_t ntuples = p.batches * p.tuples;
+    int64_t *offs = scatter ? ar_alloc_array(ex->scratch_arena, (size_t)(ntuples ? ntuples : 1),
+                                             sizeof *offs)
+                            : NULL;
+    for (int64_t t = 0; t < ntuples; t++) {
+        int64_t off = 0;
+        for (int64_t k = 0; k < depth; k++) {
+            int64_t at = t * depth + k;
+            int64_t v = it == IR_I64 ? ((const int64_t *)host)[at] : ((const int32_t *)host)[at];
+            if (v < -p.dims[k] || v >= p.dims[k])
+                return report(ex, n, "index %lld is out of range for a dim of %lld",
+                              (long long)v, (long long)p.dims[k]);
+            off += (v < 0 ? v + p.dims[k] : v) * p.strides[k];
+        }
+        if (offs)
+            offs[t] = off;
+    }
+    size_t esize = ir_dtype_size(dt);
+    if (!scatter)
+        return kc_gather_nd(ex->kc, x.data, esize, idx.data, it == IR_I64, &p, y.data) ||
+               cuda_failed(ex, n);
+    bool unique = true;
+    qsort(offs, (size_t)ntuples, sizeof *offs, cmp_i64);
+    for (int64_t t = 1; t < ntuples && unique; t++)
+        unique = offs[t] != offs[t - 1];
+    return (kc_copy(ex->kc, y.data, x.data, (size_t)x.numel * esize) &&
+            kc_scatter_nd(ex->kc, upd.data, esize, idx.data, it == IR_I64, &p, unique, y.data)) ||
+           cuda_failed(ex, n);
+}
+
 static bool run_where(executor *ex, ir_node *n)
 {
     kc_tensor c, x, z, y;
@@ -1036,6 +1112,8 @@ static bool run_gpu_node(executor *ex, ir_node *n)
         return run_axis_op(ex, n);
     if (n->op == IR_OP_GatherElements)
         return run_gather_elements(ex, n);
+    if (n->op == IR_OP_GatherND || n->op == IR_OP_ScatterND)
+        return run_nd(ex, n);
     if (n->op == IR_OP_Tile || n->op == IR_OP_Trilu)
         return run_tile_trilu(ex, n);
     if (n->op == IR_OP_Pad)

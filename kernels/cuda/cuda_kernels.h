@@ -286,6 +286,23 @@ bool kc_gather_elements(kc_context *ctx, const void *data, size_t esize, int ran
                         const int64_t *data_dims, const int64_t *idx_dims, int axis,
                         const void *indices, bool idx64, void *y);
 
+/* GatherND / ScatterND geometry: `depth` indexed dims of `dims` and element `strides` (within a
+ * batch), a slice of `slice` elements per index tuple, `tuples` tuples per batch, `per_batch`
+ * elements of data per batch (GatherND's batch_dims; ScatterND has one batch). */
+typedef struct kc_nd_args {
+    int depth;
+    int64_t dims[KC_MAX_RANK], strides[KC_MAX_RANK];
+    int64_t batches, tuples, slice, per_batch;
+} kc_nd_args;
+/* GatherND: y[b, t, e] = x[b * per_batch + offset(tuple b, t) + e]; indices (i32/i64, [batches *
+ * tuples, depth], may be negative) already checked on the host. Raw elements of esize bytes. */
+bool kc_gather_nd(kc_context *ctx, const void *x, size_t esize, const void *indices, bool idx64,
+                  const kc_nd_args *p, void *y);
+/* ScatterND with reduction none into y (already holding data): y[offset(t) + e] = updates[t, e],
+ * the tuples in order; unique (no two tuples alike, checked on the host) lets them run at once. */
+bool kc_scatter_nd(kc_context *ctx, const void *updates, size_t esize, const void *indices,
+                   bool idx64, const kc_nd_args *p, bool unique, void *y);
+
 /* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
 
 typedef enum {

@@ -375,11 +375,16 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
                        ir_dtype_name(t->dtype));
         return true;
     }
+    case IR_OP_ScatterND:
+    case IR_OP_GatherND:
     case IR_OP_GatherElements: {
+        if (n->op == IR_OP_ScatterND && strcmp(ir_get_string(n, "reduction"), "none") != 0)
+            return why(why_not, "ScatterND with reduction %s has no CUDA kernel",
+                       ir_get_string(n, "reduction"));
         const ir_type *t = in_type(n, 1);
         if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64 && t->dtype != IR_I32)
-            return why(why_not, "indices are %s; the CUDA GatherElements takes i32 or i64",
-                       ir_dtype_name(t->dtype));
+            return why(why_not, "indices are %s; the CUDA %s takes i32 or i64",
+                       ir_dtype_name(t->dtype), ir_op_name(n->op));
         return true;
     }
     case IR_OP_ArgMax:

@@ -1,8 +1,10 @@
 // Ops along one axis of x viewed as [outer, n, inner], one thread per (outer, inner) line, with the
 // CPU reference's semantics (kernels/cpu/onnx_index.c): ArgMax / ArgMin (NaN above everything and
 // so chosen by both, as numpy; ties to the first index unless select_last_index) and CumSum
-// (summed in double, exclusive and reverse); and GatherElements, one thread per output element,
-// its indices checked on the host before the launch.
+// (summed in double, exclusive and reverse); and GatherElements, GatherND and ScatterND (reduction
+// none), their indices checked on the host before the launch: one thread per output element, or
+// for ScatterND per (tuple, element) when the host found no two tuples alike, else per element of
+// a slice walking the tuples in order, so that a repeated tuple's last update wins as on the CPU.
 #include "kernels/cuda/kc_common.cuh"
 
 template <typename T>
@@ -137,4 +139,86 @@ bool kc_gather_elements(kc_context *ctx, const void *data, size_t esize, int ran
     case 8: return launch_gather_elements<uint64_t>(ctx, data, indices, idx64, p, y);
     default: return KC_FAIL(ctx, "gather elements: elements of %zu bytes", esize);
     }
+}
+
+// The element offset of index tuple t (kc_nd_args.depth values from indices) in the indexed dims.
+__device__ __forceinline__ int64_t nd_offset(const kc_nd_args &p, const void *indices, bool idx64,
+                                             int64_t t)
+{
+    int64_t off = 0;
+    for (int k = 0; k < p.depth; k++) {
+        int64_t at = t * p.depth + k;
+        int64_t v = idx64 ? ((const int64_t *)indices)[at] : ((const int32_t *)indices)[at];
+        off += (v < 0 ? v + p.dims[k] : v) * p.strides[k];
+    }
+    return off;
+}
+
+template <typename T>
+__global__ void gather_nd_kernel(const T *x, const void *indices, bool idx64, kc_nd_args p, T *y)
+{
+    int64_t n = p.batches * p.tuples * p.slice;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t t = i / p.slice, b = t / p.tuples;
+        y[i] = x[b * p.per_batch + nd_offset(p, indices, idx64, t) + i % p.slice];
+    }
+}
+
+// unique: one thread per (tuple, element); else one per element of a slice, tuples in order.
+template <typename T>
+__global__ void scatter_nd_kernel(const T *upd, const void *indices, bool idx64, kc_nd_args p,
+                                  bool unique, T *y)
+{
+    int64_t n = unique ? p.tuples * p.slice : p.slice;
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        int64_t e = i % p.slice;
+        for (int64_t t = unique ? i / p.slice : 0; t < (unique ? i / p.slice + 1 : p.tuples); t++)
+            y[nd_offset(p, indices, idx64, t) + e] = upd[t * p.slice + e];
+    }
+}
+
+template <typename T>
+static bool launch_nd(kc_context *ctx, bool scatter, const void *src, const void *indices,
+                      bool idx64, const kc_nd_args &p, bool unique, void *y)
+{
+    if (scatter) {
+        int64_t n = unique ? p.tuples * p.slice : p.slice;
+        scatter_nd_kernel<T><<<kc_blocks(n), KC_THREADS, 0, ctx->stream>>>(
+            (const T *)src, indices, idx64, p, unique, (T *)y);
+    } else {
+        gather_nd_kernel<T>
+            <<<kc_blocks(p.batches * p.tuples * p.slice), KC_THREADS, 0, ctx->stream>>>(
+                (const T *)src, indices, idx64, p, (T *)y);
+    }
+    return KC_LAUNCHED(ctx);
+}
+
+static bool dispatch_nd(kc_context *ctx, bool scatter, const void *src, size_t esize,
+                        const void *indices, bool idx64, const kc_nd_args *p, bool unique, void *y)
+{
+    if (p->depth < 1 || p->depth > KC_MAX_RANK)
+        return KC_FAIL(ctx, "nd: %d index dims", p->depth);
+    if (p->batches * p->tuples * p->slice == 0)
+        return true;
+    switch (esize) {
+    case 1: return launch_nd<uint8_t>(ctx, scatter, src, indices, idx64, *p, unique, y);
+    case 2: return launch_nd<uint16_t>(ctx, scatter, src, indices, idx64, *p, unique, y);
+    case 4: return launch_nd<uint32_t>(ctx, scatter, src, indices, idx64, *p, unique, y);
+    case 8: return launch_nd<uint64_t>(ctx, scatter, src, indices, idx64, *p, unique, y);
+    default: return KC_FAIL(ctx, "nd: elements of %zu bytes", esize);
+    }
+}
+
+bool kc_gather_nd(kc_context *ctx, const void *x, size_t esize, const void *indices, bool idx64,
+                  const kc_nd_args *p, void *y)
+{
+    return dispatch_nd(ctx, false, x, esize, indices, idx64, p, false, y);
+}
+
+bool kc_scatter_nd(kc_context *ctx, const void *updates, size_t esize, const void *indices,
+                   bool idx64, const kc_nd_args *p, bool unique, void *y)
+{
+    return dispatch_nd(ctx, true, updates, esize, indices, idx64, p, unique, y);
 }

@@ -75,6 +75,8 @@ def launch_table(c):
         (r"^arg_kernel<", grid, 0, False),
         (r"^cumsum_kernel<", grid, 0, False),
         (r"^gather_elements_kernel<", grid, 0, False),
+        (r"^gather_nd_kernel<", grid, 0, False),
+        (r"^scatter_nd_kernel<", grid, 0, False),
     ]
 
 

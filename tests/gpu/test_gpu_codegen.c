@@ -317,6 +317,9 @@ static void test_onnx_ops(void)
     CHECK_STR(why, "input 0 is i32; the CUDA kernel takes f32, f16 or bf16");
     CHECK(supported("graph t {\n input x : i64[4,3]\n input i : i32[4,2]\n"
                     " y = GatherElements(x, i) {axis=1}\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input x : f32[4,3]\n input i : i64[2,1]\n input u : f32[2,3]\n"
+                     " y = ScatterND(x, i, u) {reduction=\"add\"}\n output y\n}\n", why));
+    CHECK_STR(why, "ScatterND with reduction add has no CUDA kernel");
     CHECK(!supported("graph t {\n input x : i64[4]\n y = Relu(x)\n output y\n}\n", why));
     CHECK_STR(why, "i64: the CUDA elementwise kernels take f32, f16 or bf16");
     CHECK(supported("graph t {\n input x : i64[4,3]\n y = Transpose(x)\n output y\n}\n", why));

@@ -461,6 +461,13 @@ static const gpu_case cases[] = {
      " input z : i64[4,6]\n const j : i32[2,6] = [0,3,-1,2,1,0,3,3,-4,0,1,2]\n"
      " a = GatherElements(x, i) {axis=1}\n b = GatherElements(z, j)\n output a\n"
      " output b\n}\n", SAME},
+    {"onnx_gather_scatter_nd",
+     "graph t {\n input x : f32[2,3,4,5]\n const i : i64[2,3,2] = [0,1,1,-1,-2,2,1,0,0,2,-1,-3]\n"
+     " const j : i64[2,4,1] = [2,0,-1,1,0,0,2,1]\n input u : bf16[3,4]\n"
+     " const k : i64[2,2] = [1,2,-1,0]\n input v : bf16[2]\n const r : i64[3,1] = [0,-1,0]\n"
+     " input w : f32[3,3,4,5]\n a = GatherND(x, i)\n b = GatherND(x, j) {batch_dims=1}\n"
+     " c = ScatterND(u, k, v)\n d = ScatterND(x, r, w)\n output a\n output b\n output c\n"
+     " output d\n}\n", SAME},
     {"onnx_isnan_isinf",
      "graph t {\n const x : f32[6] = [nan,inf,-inf,0,-1e30,1]\n input h : bf16[3,7]\n"
      " a = IsNaN(x)\n b = IsInf(x)\n c = IsInf(x) {detect_negative=0}\n"
