@@ -892,6 +892,23 @@ static bool run_nd(executor *ex, ir_node *n)
            cuda_failed(ex, n);
 }
 
+/* InstanceNormalization: scale and B must hold one value per channel, as the CPU kernel checks. */
+static bool run_instance_norm(executor *ex, ir_node *n)
+{
+    kc_tensor t[3], y;
+    for (uint32_t i = 0; i < 3; i++) {
+        void *ptr = ensure_dev(ex, n->inputs[i], n);
+        if (!ptr || !device_tensor(ex, n, n->inputs[i], ptr, &t[i]))
+            return false;
+    }
+    if (t[0].rank < 2 || t[1].numel != t[0].dims[1] || t[2].numel != t[0].dims[1])
+        return report(ex, n, "scale and B must hold one value per channel of [N, C, ...]");
+    if (!alloc_outputs(ex, n, &y))
+        return false;
+    return kc_instance_norm(ex->kc, &t[0], &t[1], &t[2], ir_get_float(n, "epsilon"), &y) ||
+           cuda_failed(ex, n);
+}
+
 static bool run_where(executor *ex, ir_node *n)
 {
     kc_tensor c, x, z, y;
@@ -1114,6 +1131,8 @@ static bool run_gpu_node(executor *ex, ir_node *n)
         return run_gather_elements(ex, n);
     if (n->op == IR_OP_GatherND || n->op == IR_OP_ScatterND)
         return run_nd(ex, n);
+    if (n->op == IR_OP_InstanceNormalization)
+        return run_instance_norm(ex, n);
     if (n->op == IR_OP_Tile || n->op == IR_OP_Trilu)
         return run_tile_trilu(ex, n);
     if (n->op == IR_OP_Pad)

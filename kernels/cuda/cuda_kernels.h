@@ -303,6 +303,13 @@ bool kc_gather_nd(kc_context *ctx, const void *x, size_t esize, const void *indi
 bool kc_scatter_nd(kc_context *ctx, const void *updates, size_t esize, const void *indices,
                    bool idx64, const kc_nd_args *p, bool unique, void *y);
 
+/* ---- InstanceNormalization (instance_norm.cu) ---------------------------------------------- */
+
+/* y = (x - mean) / sqrt(var + eps) * scale[c] + bias[c] over each (n, c) plane of x [N, C, ...]
+ * (mean and biased variance in double); scale and bias [C], all of x's float dtype. */
+bool kc_instance_norm(kc_context *ctx, const kc_tensor *x, const kc_tensor *scale,
+                      const kc_tensor *bias, double eps, kc_tensor *y);
+
 /* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
 
 typedef enum {

@@ -387,6 +387,7 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
                        ir_dtype_name(t->dtype), ir_op_name(n->op));
         return true;
     }
+    case IR_OP_InstanceNormalization: return same_float(n, 0, 3, why_not);
     case IR_OP_ArgMax:
     case IR_OP_ArgMin:
     case IR_OP_CumSum: return same_float(n, 0, 1, why_not); /* the CPU kernels also take integers */

@@ -77,6 +77,7 @@ def launch_table(c):
         (r"^gather_elements_kernel<", grid, 0, False),
         (r"^gather_nd_kernel<", grid, 0, False),
         (r"^scatter_nd_kernel<", grid, 0, False),
+        (r"^instance_norm_kernel<", grid, 0, False),
     ]
 
 

@@ -468,6 +468,14 @@ static const gpu_case cases[] = {
      " input w : f32[3,3,4,5]\n a = GatherND(x, i)\n b = GatherND(x, j) {batch_dims=1}\n"
      " c = ScatterND(u, k, v)\n d = ScatterND(x, r, w)\n output a\n output b\n output c\n"
      " output d\n}\n", SAME},
+    {"onnx_instance_norm_f32",
+     "graph t {\n input x : f32[2,3,7,45]\n const s : f32[3] = random(seed=2)\n"
+     " const b : f32[3] = random(seed=3)\n y = InstanceNormalization(x, s, b) {epsilon=1e-3}\n"
+     " output y\n}\n", F32_REDUCE},
+    {"onnx_instance_norm_f16",
+     "graph t {\n input h : f16[1,4,300]\n const t : f16[4] = [1,2,0.5,-1]\n"
+     " const c : f16[4] = [0,1,-1,2]\n z = InstanceNormalization(h, t, c)\n output z\n}\n",
+     F16_ANY},
     {"onnx_isnan_isinf",
      "graph t {\n const x : f32[6] = [nan,inf,-inf,0,-1e30,1]\n input h : bf16[3,7]\n"
      " a = IsNaN(x)\n b = IsInf(x)\n c = IsInf(x) {detect_negative=0}\n"
