@@ -426,6 +426,21 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
             return why(why_not, "LayerNormalization's Mean and InvStdDev outputs have no CUDA "
                                 "kernel");
         return same_float(n, 0, n->ninputs, why_not);
+    /* cuda-c: quantized and integer linear algebra, ConvTranspose, Det, DFT, Einsum, RNNs */
+    case IR_OP_QuantizeLinear:
+    case IR_OP_DequantizeLinear:
+    case IR_OP_DynamicQuantizeLinear:
+    case IR_OP_MatMulInteger:
+    case IR_OP_ConvInteger:
+    case IR_OP_QLinearMatMul:
+    case IR_OP_QLinearConv:
+    case IR_OP_ConvTranspose:
+    case IR_OP_Det:
+    case IR_OP_DFT:
+    case IR_OP_Einsum:
+    case IR_OP_RNN:
+    case IR_OP_GRU:
+    case IR_OP_LSTM: return kn_cuda_linalg_supports(g, n, why_not);
     default: return why(why_not, "%s has no CUDA kernel", ir_op_name(n->op));
     }
 }
