@@ -1513,16 +1513,17 @@ static bool run_rnn_op(executor *ex, ir_node *n)
         (n->noutputs > 2 && !kn_check_numel(&sc.call, 2, state)))
         return false;
     bool lens64 = false;
-    if (lens->data) {
-        const int64_t *v;
-        int nv;
+    if (lens->data) { /* one per batch entry: read here, as many as there are */
         lens64 = ex->slots[n->inputs[4]->id].type.dtype == IR_I64;
-        if (!host_ints(ex, n, 4, &v, &nv))
+        const void *host = ensure_host(ex, n->inputs[4], n);
+        if (!host)
             return false;
-        for (int i = 0; i < nv; i++)
-            if (v[i] < 0 || v[i] > m.seq)
-                return kn_fail(&sc.call, "sequence length %lld is not in [0, %lld]",
-                               (long long)v[i], (long long)m.seq);
+        for (int64_t i = 0; i < lens->numel; i++) {
+            int64_t v = lens64 ? ((const int64_t *)host)[i] : ((const int32_t *)host)[i];
+            if (v < 0 || v > m.seq)
+                return kn_fail(&sc.call, "sequence length %lld is not in [0, %lld]", (long long)v,
+                               (long long)m.seq);
+        }
     }
     kc_rnn_operands o = {.x = x->data,
                          .w = w->data,

@@ -486,8 +486,8 @@ static const gpu_case cases[] = {
      * (quant.cu, linalg.cu), RNN, GRU, LSTM (rnn.cu) against their CPU kernels: per tensor, per
      * axis and blocked scales, u8 and i8, ties, NaN, ±inf and saturation, batch broadcasting, 1-D
      * operands, groups, pads, strides, dilations, auto_pad and output_shape, diagonals and
-     * ellipses, every direction, both layouts, sequence lengths (0 too), states, peepholes,
-     * clip ---- */
+     * ellipses, every direction, both layouts, sequence lengths (0 too, more than 16 of them),
+     * states, peepholes, clip ---- */
     {"onnx_quantize_linear",
      "graph t {\n input x : f32[4,6,5]\n const s : f32[] = 0.01\n const z : u8[] = 128\n"
      " a = QuantizeLinear(x, s, z)\n const sc : f32[6] = random(seed=2, lo=0.002, hi=0.02)\n"
@@ -600,8 +600,9 @@ static const gpu_case cases[] = {
      " const r : f32[1,15,5] = random(seed=3)\n const b : f32[1,30] = random(seed=4)\n"
      " y, yh = GRU(x, w, r, b) {layout=1, hidden_size=5}\n"
      " z, zh = GRU(x, w, r, b) {layout=1, hidden_size=5, linear_before_reset=1,"
-     " direction=\"reverse\"}\n input s : f32[4,2,3]\n const wr : f32[2,5,3] = random(seed=5)\n"
-     " const rr : f32[2,5,5] = random(seed=6)\n const l : i32[2] = [3,4]\n"
+     " direction=\"reverse\"}\n input s : f32[4,18,3]\n const wr : f32[2,5,3] = random(seed=5)\n"
+     " const rr : f32[2,5,5] = random(seed=6)\n"
+     " const l : i32[18] = [3,4,0,1,2,3,4,4,4,1,2,3,0,0,4,2,1,3]\n"
      " v, vh = RNN(s, wr, rr, _, l) {hidden_size=5, direction=\"bidirectional\", clip=0.5}\n"
      " output y\n output yh\n output z\n output zh\n output v\n output vh\n}\n",
      1e-5, 1e-6, "double on both sides; the device's exp/tanh within an ulp; one f32 rounding"},
