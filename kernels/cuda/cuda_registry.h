@@ -36,8 +36,8 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not);
  * Det, DFT, Einsum, RNN, GRU, LSTM), in kernels/cuda/cuda_supports_linalg.c;
  * kn_cuda_onnx_supports calls it. */
 bool kn_cuda_linalg_supports(const ir_graph *g, const ir_node *n, char *why_not);
-/* Inputs the CUDA Einsum takes (KC_EINSUM_MAX_INPUTS). */
-enum { KN_CUDA_EINSUM_MAX_INPUTS = 4 };
+/* Inputs and summed labels the CUDA Einsum takes (KC_EINSUM_MAX_INPUTS, KC_EINSUM_MAX_SUM). */
+enum { KN_CUDA_EINSUM_MAX_INPUTS = 4, KN_CUDA_EINSUM_MAX_SUM = 32 };
 
 enum { KN_CUDA_EW_MAX_INPUTS = 32 };
 

@@ -8,6 +8,7 @@
  * As elsewhere, what is not known yet (an unknown dtype) is not refused. */
 #include "kernels/cuda/cuda_registry.h"
 
+#include "kernels/cuda/cuda_kernels.h"
 #include "kernels/kernels.h"
 
 #include <stdarg.h>
@@ -72,6 +73,14 @@ static bool rank_in(const ir_node *n, int lo, int hi, char *why_not)
     return why(why_not, "input 0 has rank %d; the CUDA %s takes rank %d to %d", t->rank,
                ir_op_name(n->op), lo, hi);
 }
+
+/* At most 4 inputs of rank 8 have at most 32 labels: every equation's summed labels fit the
+ * CUDA Einsum's walk, so only the input count is checked. */
+_Static_assert(KN_CUDA_EINSUM_MAX_SUM >= KN_CUDA_EINSUM_MAX_INPUTS * IR_MAX_RANK,
+               "the CUDA Einsum must walk every label of its inputs");
+_Static_assert((int)KN_CUDA_EINSUM_MAX_INPUTS == (int)KC_EINSUM_MAX_INPUTS &&
+                   (int)KN_CUDA_EINSUM_MAX_SUM == (int)KC_EINSUM_MAX_SUM,
+               "the check and the kernel agree on the Einsum's limits");
 
 bool kn_cuda_linalg_supports(const ir_graph *g, const ir_node *n, char *why_not)
 {
