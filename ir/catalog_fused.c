@@ -75,6 +75,8 @@ const ir_attr_schema ir_attrs_Attention[] = {
     {"scale", IR_ATTR_FLOAT, false, 0, 0.0, NULL, NULL, 0},
     {"causal", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
     {"layout", IR_ATTR_STRING, false, 0, 0, "BHSD", NULL, 0},
+    /* 1: probabilities that are NaN become 0 (SDPA's Where(IsNaN(p), 0, p): fully masked rows) */
+    {"nan_to_zero", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
 };
 const uint32_t ir_nattrs_Attention = FR_COUNT_OF(ir_attrs_Attention);
 

@@ -634,6 +634,10 @@ static void attention(sub *s)
     Onnx__NodeProto *np;
     const char *p = emit(s, "", "Softmax", &scores, 1, NULL, &np);
     ox_emit_attr_int(s->ex, np, "axis", -1);
+    if (ir_get_int(n, "nan_to_zero")) { /* NaN probabilities (fully masked rows) become 0 */
+        const char *in[] = {op1(s, "IsNaN", p, NULL), scalar(s, "zero", 0.0), p};
+        p = emit(s, "", "Where", in, 3, NULL, NULL);
+    }
     if (!bshd) {
         op2(s, "MatMul", p, v, n->outputs[0]->name);
         return;

@@ -195,6 +195,8 @@ bool kn_cuda_supports_Attention(const ir_graph *g, const ir_node *n, char *why_n
 {
     if (!same_float(n, 0, 6, why_not))
         return false;
+    if (ir_get_int(n, "nan_to_zero"))
+        return why(why_not, "nan_to_zero: the CUDA kernel keeps NaN probabilities");
     for (uint32_t i = 0; i < 3; i++)
         if (!rank_is(n, i, 4, 4, i == 0 ? "Q" : i == 1 ? "K" : "V", why_not))
             return false;
