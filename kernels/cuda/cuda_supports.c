@@ -120,6 +120,8 @@ bool kn_cuda_supports_SeparableConv(const ir_graph *g, const ir_node *n, char *w
 {
     if (!same_float(n, 0, 5, why_not))
         return false;
+    if (n->ninputs > 5 && n->inputs[5])
+        return why(why_not, "a residual: the CUDA kernel adds none");
     const ir_type *x = in_type(n, 0);
     if (x && x->rank >= 0 && x->rank != 3 && x->rank != 4)
         return why(why_not, "the CUDA kernel runs 1-D or 2-D convolutions; X has rank %d", x->rank);
