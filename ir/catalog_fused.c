@@ -75,6 +75,8 @@ const ir_attr_schema ir_attrs_Attention[] = {
     {"scale", IR_ATTR_FLOAT, false, 0, 0.0, NULL, NULL, 0},
     {"causal", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
     {"layout", IR_ATTR_STRING, false, 0, 0, "BHSD", NULL, 0},
+    /* 1: probabilities that are NaN become 0 (SDPA's Where(IsNaN(p), 0, p): fully masked rows) */
+    {"nan_to_zero", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
 };
 const uint32_t ir_nattrs_Attention = FR_COUNT_OF(ir_attrs_Attention);
 
@@ -238,10 +240,10 @@ bool ir_infer_FusedConvAct(ir_graph *g, ir_node *n, dg_context *dg)
 
 /* ---- SeparableConv --------------------------------------------------------------------------- */
 
-/* SeparableConv(X[N,C,D...], W_dw[C*k,1,kernel...], W_pw[M,C*k,1...], B_dw[C*k]?, B_pw[M]?)
- * -> Y[N,M,D'...]: a depthwise conv (group = C, k output channels per input channel) with the
- * window attributes, act, then a 1x1 conv over all its channels, out_act. D' is the depthwise
- * conv's output size (the pointwise conv keeps it). */
+/* SeparableConv(X[N,C,D...], W_dw[C*k,1,kernel...], W_pw[M,C*k,1...], B_dw[C*k]?, B_pw[M]?,
+ * residual?) -> Y[N,M,D'...]: a depthwise conv (group = C, k output channels per input channel)
+ * with the window attributes, act, then a 1x1 conv over all its channels, plus the residual (of
+ * Y's shape), out_act. D' is the depthwise conv's output size (the pointwise conv keeps it). */
 bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!float_inputs(g, n, dg) || !check_act(g, n, dg) || !check_act_named(g, n, dg, "out_act"))
@@ -295,6 +297,15 @@ bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
     for (int k = 0; k < win.spatial; k++)
         if (!ir_window_out(g, n, dg, &win, k, x->dims[k + 2], &y.dims[k + 2]))
             return false;
+    const ir_type *z = ir_in(n, 5);
+    if (z) {
+        bool same = z->rank == y.rank;
+        for (int i = 0; same && i < y.rank; i++)
+            same = dims_agree(z->dims[i], y.dims[i]);
+        if (!same)
+            return ir_node_error(g, n, dg, "the residual has shape %s; the output has %s",
+                                 ir_shape_str(g, z), ir_shape_str(g, &y));
+    }
     n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
 }
