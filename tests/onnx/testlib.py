@@ -14,7 +14,8 @@ SKIPPED = 77
 
 # safetensors dtype names <-> numpy (bf16 is carried as its uint16 bit pattern)
 ST_DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "I8": np.int8,
-             "U8": np.uint8, "I32": np.int32, "I64": np.int64, "BOOL": np.bool_}
+             "U8": np.uint8, "I32": np.int32, "I64": np.int64, "BOOL": np.bool_,
+             "F64": np.float64, "I16": np.int16, "U32": np.uint32, "U64": np.uint64}
 
 
 class Failure(Exception):
@@ -60,7 +61,7 @@ def write_safetensors(path, tensors):
     names = {np.dtype(v): k for k, v in ST_DTYPES.items() if k != "BF16"}
     header, chunks, offset = {}, [], 0
     for name in sorted(tensors):
-        array = np.ascontiguousarray(tensors[name])
+        array = np.require(tensors[name], requirements="C")  # keeps rank 0
         raw = array.tobytes()
         header[name] = {"dtype": names[array.dtype], "shape": list(array.shape),
                         "data_offsets": [offset, offset + len(raw)]}
