@@ -256,10 +256,8 @@ static bool bitmask_dropout_grad(ox_importer *im, ox_pending *p)
         return true;
     ir_value *bits = unpack_mask(im, p, words, dy);
     /* float(dy) * bit * scale, rounded once to dy's type */
-    ir_value *dy32 = dy->kind != IR_VALUE_NODE && dy->type.dtype == IR_F32
-                         ? dy
-                         : ox_cast(im, stem_of(im, p, "dy_f32"), dy, IR_F32);
-    ir_value *prod = ox_binary(im, IR_OP_Mul, stem_of(im, p, "kept"), dy32, bits);
+    bool f32 = dy->kind != IR_VALUE_NODE && dy->type.dtype == IR_F32;
+    ir_value *dy32 = f32 ? dy : ox_cast(im, stem_of(im, p, "dy_f32"), dy, IR_F32);
     int training = training_mode(im, in[3]);
     double r = 0.5;
     bool known = training == 0 || !in[2] || ox_const_number(im, in[2], &r);
@@ -275,12 +273,20 @@ static bool bitmask_dropout_grad(ox_importer *im, ox_pending *p)
                                    ox_const_f32(im, stem_of(im, p, "one"), 1.0), r_eff);
         scale = ox_build1(im, IR_OP_Reciprocal, stem_of(im, p, "scale"), 1, &keep);
     }
-    if (scale)
-        prod = ox_binary(im, IR_OP_Mul, stem_of(im, p, "scaled"), prod, scale);
-    if (dy->kind != IR_VALUE_NODE) { /* its type is known: a Cast, or none for f32 */
-        ox_become(im, dx, dy->type.dtype == IR_F32 ? IR_OP_Identity : IR_OP_Cast, 1, &prod);
-        if (dy->type.dtype != IR_F32)
-            ir_set_attr_int(ox_importer_graph(im), dx, "to", ox_dtype_to_onnx(dy->type.dtype));
+    /* the last product: dy * bit, or (dy * bit) * scale */
+    ir_value *last[] = {dy32, bits};
+    if (scale) {
+        last[0] = ox_binary(im, IR_OP_Mul, stem_of(im, p, "kept"), dy32, bits);
+        last[1] = scale;
+    }
+    if (f32) { /* no cast back: dx is that product */
+        ox_become(im, dx, IR_OP_Mul, 2, last);
+        return true;
+    }
+    ir_value *prod = ox_build1(im, IR_OP_Mul, stem_of(im, p, "scaled"), 2, last);
+    if (dy->kind != IR_VALUE_NODE) {
+        ox_become(im, dx, IR_OP_Cast, 1, &prod);
+        ir_set_attr_int(ox_importer_graph(im), dx, "to", ox_dtype_to_onnx(dy->type.dtype));
         return true;
     }
     ir_value *back[] = {prod, dy};

@@ -57,13 +57,15 @@ def read_safetensors(path):
     return tensors
 
 
-def write_safetensors(path, tensors):
+def write_safetensors(path, tensors, bf16=()):
+    """tensors by name; those named in bf16 are uint16 arrays of bfloat16 bit patterns."""
     names = {np.dtype(v): k for k, v in ST_DTYPES.items() if k != "BF16"}
     header, chunks, offset = {}, [], 0
     for name in sorted(tensors):
         array = np.require(tensors[name], requirements="C")  # keeps rank 0
         raw = array.tobytes()
-        header[name] = {"dtype": names[array.dtype], "shape": list(array.shape),
+        dtype = "BF16" if name in bf16 else names[array.dtype]
+        header[name] = {"dtype": dtype, "shape": list(array.shape),
                         "data_offsets": [offset, offset + len(raw)]}
         chunks.append(raw)
         offset += len(raw)
