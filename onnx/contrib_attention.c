@@ -18,16 +18,18 @@
  * mask (mask_index or key_padding_mask) is ONNX Runtime's 2-D raw mask [B, T]: a key whose entry
  * is not > 0 gets mask_filter_value (-10000 by default) added to its scores, which is what
  * Where(Greater(mask, 0), 0, mask_filter_value) unsqueezed to [B, 1, 1, T] adds; attention_bias
- * is added as it is. Because their constants take the data's element type, the mask is built
- * after the first validation (an after-validation fixup), as are the checks of ranks that only
- * inference knows.
+ * is added as it is. Attention's mask_index may also be Megatron's 4-D mask [B, 1, M, M] (ONNX
+ * Runtime's CUDA kernel): query s after P cached tokens reads row P + s, keys 0 .. P + S - 1, an
+ * entry of 0 adding mask_filter_value. Because their constants take the data's element type, the
+ * mask is built after the first validation (an after-validation fixup), as are the checks of ranks
+ * that only inference knows.
  *
  * A KV cache (Attention's past [2, B, H, P, D], MHA's past_key/past_value [B, H, P, D]) puts its
  * keys and values before the new ones: the operands are transposed to BHSD, concatenated along
  * the sequence (the present outputs), and Attention runs in BHSD, its causal mask aligned to the
  * bottom right as ONNX Runtime's (query i sees keys up to P + i). Everything else ONNX Runtime's
- * ops take (past_sequence_length and cache_indirection, a shared buffer; 1-D, 3-D or 4-D
- * mask_index; packed QKV; rotary attributes; the qk output) is refused by name. */
+ * ops take (past_sequence_length and cache_indirection, a shared buffer; 1-D and 3-D mask_index;
+ * packed QKV; rotary attributes; the qk output) is refused by name. */
 #include "onnx/onnx_internal.h"
 
 #include "base/check.h"
