@@ -12,11 +12,13 @@ EmbedLayerNormalization and FusedMatMul in onnxruntime itself).
 - EmbedLayerNormalization with and without segment, mask and position ids;
 - com.microsoft Attention with Megatron's 4-D mask and a KV cache.
 """
+import glob
 import os
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 import testlib  # noqa: E402
 from testlib import check, fuserule_ok, read_safetensors, run, write_safetensors  # noqa: E402
@@ -130,6 +132,13 @@ def dropout_training(binary, tmp):
         f.write(m.SerializeToString())
     text = fuserule_ok(binary, "canon", path)
     check("Dropout(a, ratio, training)" in text, f"training Dropout gone:\n{text}")
+    rules = sorted(glob.glob(os.path.join(ROOT, "rules", "*.rules")))
+    fused = os.path.join(d, "fused.graph")
+    fuserule_ok(binary, "apply", "-r", *rules, path, "-o", fused)
+    with open(fused) as f:
+        text = f.read()
+    check("Dropout(a, ratio, training)" in text and "Mul(" in text,
+          f"the rules removed the training Dropout or its gradient's scale:\n{text}")
     a = RNG.standard_normal((2, 3)).astype(np.float32)
     ins = os.path.join(d, "in.st")
     write_safetensors(ins, {"a": a, "dy": a})
