@@ -117,13 +117,15 @@ static const contrib_form *form_of(const Onnx__NodeProto *np)
 static const struct {
     const char *op_type;
     uint8_t max_outputs;
+    /* NULL: an Identity placeholder per named output */
+    ir_node *(*define)(ox_importer *im, const Onnx__NodeProto *np, const char *label);
     bool (*import)(ox_importer *im, ox_pending *p);
 } subgraph_ops[] = {
-    {"BiasDropout", 2, ox_contrib_dropout_import},
-    {"BitmaskDropout", 2, ox_contrib_dropout_import},
-    {"DropoutGrad", 1, ox_contrib_dropout_import},
-    {"BitmaskDropoutGrad", 1, ox_contrib_dropout_import},
-    {"EmbedLayerNormalization", 3, ox_contrib_embed_import},
+    {"BiasDropout", 2, ox_contrib_dropout_define, ox_contrib_dropout_import},
+    {"BitmaskDropout", 2, ox_contrib_dropout_define, ox_contrib_dropout_import},
+    {"DropoutGrad", 1, NULL, ox_contrib_dropout_import},
+    {"BitmaskDropoutGrad", 1, NULL, ox_contrib_dropout_import},
+    {"EmbedLayerNormalization", 3, NULL, ox_contrib_embed_import},
 };
 
 static int find_subgraph_op(const char *op_type)
@@ -137,7 +139,7 @@ static int find_subgraph_op(const char *op_type)
 static ir_node *define_subgraph_op(ox_importer *im, const Onnx__NodeProto *np, int which,
                                    const char *label)
 {
-    ir_node *first = NULL;
+    bool named = false;
     for (size_t k = 0; k < np->n_output; k++) {
         if (!np->output[k][0])
             continue;
@@ -146,14 +148,24 @@ static ir_node *define_subgraph_op(ox_importer *im, const Onnx__NodeProto *np, i
                            label, k, np->op_type);
             return NULL;
         }
+        named = true;
+    }
+    if (!named) {
+        ox_invalid(ox_importer_report(im), "%s has no named output", label);
+        return NULL;
+    }
+    if (subgraph_ops[which].define)
+        return subgraph_ops[which].define(im, np, label);
+    ir_node *first = NULL;
+    for (size_t k = 0; k < np->n_output; k++) {
+        if (!np->output[k][0])
+            continue;
         const char *name = np->output[k];
         ir_node *n = ox_importer_add_node(im, IR_OP_Identity, 1, &name, 1, label);
         if (!n)
             return NULL;
         first = first ? first : n;
     }
-    if (!first)
-        ox_invalid(ox_importer_report(im), "%s has no named output", label);
     return first;
 }
 

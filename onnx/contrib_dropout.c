@@ -130,20 +130,28 @@ static bool inputs(ox_importer *im, ox_pending *p, size_t count, ir_value **out)
     return true;
 }
 
-/* Sets the mask output's node (when the model reads it) to mask. */
-static void set_mask(ox_importer *im, ox_pending *p, ir_value *mask)
+static bool named(const Onnx__NodeProto *np, size_t slot)
 {
-    ir_node *m = ox_output_node(im, p, 1);
-    if (m)
-        ox_become(im, m, IR_OP_Identity, 1, &mask);
+    return slot < np->n_output && np->output[slot][0];
 }
 
-static ir_node *dropout(ox_importer *im, ox_pending *p, ir_value *x, ir_value *ratio, ir_value *tm,
-                        bool mask)
+ir_node *ox_contrib_dropout_define(ox_importer *im, const Onnx__NodeProto *np, const char *label)
 {
-    ir_value *in[] = {x, ratio, tm};
-    uint32_t nin = tm ? 3 : ratio ? 2 : 1;
-    return ox_build(im, IR_OP_Dropout, stem_of(im, p, "dropout"), nin, in, mask ? 2 : 1);
+    bool bias = strcmp(np->op_type, "BiasDropout") == 0;
+    bool residual = bias && np->n_input > 2 && np->input[2][0];
+    const char *names[2] = {named(np, 0) && !residual ? np->output[0]
+                                                      : ox_importer_fresh(im, np, 0),
+                            bias && named(np, 1) ? np->output[1] : ox_importer_fresh(im, np, 1)};
+    ir_node *d = ox_importer_add_node(im, IR_OP_Dropout, 3, names, named(np, 1) ? 2 : 1, label);
+    if (!d)
+        return NULL;
+    if (residual && named(np, 0) &&
+        !ox_importer_add_node(im, IR_OP_Add, 2, (const char **)&np->output[0], 1, label))
+        return NULL;
+    if (!bias && named(np, 1) &&
+        !ox_importer_add_node(im, IR_OP_Cast, 1, (const char **)&np->output[1], 1, label))
+        return NULL;
+    return d;
 }
 
 static bool bias_dropout(ox_importer *im, ox_pending *p)
@@ -155,17 +163,15 @@ static bool bias_dropout(ox_importer *im, ox_pending *p)
         ox_invalid(ox_importer_report(im), "%s needs data and bias", p->label);
         return false;
     }
-    ir_value *sum = ox_binary(im, IR_OP_Add, stem_of(im, p, "biased"), in[0], in[1]);
-    ir_node *d = dropout(im, p, sum, in[3], in[4], ox_output_node(im, p, 1) != NULL);
+    ir_node *d = p->node;
+    ir_set_input(d, 0, ox_binary(im, IR_OP_Add, stem_of(im, p, "biased"), in[0], in[1]));
+    ir_set_input(d, 1, in[3]);
+    ir_set_input(d, 2, in[4]);
     ir_node *y = ox_output_node(im, p, 0);
-    if (y && in[2]) {
-        ir_value *add[] = {d->outputs[0], in[2]};
-        ox_become(im, y, IR_OP_Add, 2, add);
-    } else if (y) {
-        ox_become(im, y, IR_OP_Identity, 1, &d->outputs[0]);
+    if (in[2] && y) { /* the residual's Add carries the output */
+        ir_set_input(y, 0, d->outputs[0]);
+        ir_set_input(y, 1, in[2]);
     }
-    if (d->noutputs > 1)
-        set_mask(im, p, d->outputs[1]);
     return true;
 }
 
@@ -178,14 +184,12 @@ static bool bitmask_dropout(ox_importer *im, ox_pending *p)
         ox_invalid(ox_importer_report(im), "%s needs data", p->label);
         return false;
     }
+    ir_node *d = p->node;
+    for (uint32_t k = 0; k < 3; k++)
+        ir_set_input(d, k, in[k]);
     ir_node *mask = ox_output_node(im, p, 1);
-    ir_node *d = dropout(im, p, in[0], in[1], in[2], mask != NULL);
-    ir_node *y = ox_output_node(im, p, 0);
-    if (y)
-        ox_become(im, y, IR_OP_Identity, 1, &d->outputs[0]);
-    if (mask) {
-        ir_value *words = pack_mask(im, p, d->outputs[1]);
-        ox_become(im, mask, IR_OP_Cast, 1, &words);
+    if (mask) { /* the Cast of the packed words carries it */
+        ir_set_input(mask, 0, pack_mask(im, p, d->outputs[1]));
         ir_set_attr_int(ox_importer_graph(im), mask, "to", ox_dtype_to_onnx(IR_U32));
     }
     return true;

@@ -179,9 +179,13 @@ ir_node *ox_contrib_attention_define(ox_importer *im, const Onnx__NodeProto *np,
                                      const char *label);
 bool ox_contrib_attention_import(ox_importer *im, ox_pending *p);
 /* com.microsoft ops imported as subgraphs of catalog ops (contrib_dropout.c, contrib_embed.c): the
- * nodes that carry the ONNX outputs exist (Identity placeholders); import builds the rest and
- * turns each into the op that computes its output. False after reporting. */
+ * nodes that carry the ONNX outputs exist (Identity placeholders, unless the op defines its own);
+ * import builds the rest and turns each into the op that computes its output. False after
+ * reporting. */
 bool ox_contrib_dropout_import(ox_importer *im, ox_pending *p);
+/* BiasDropout and BitmaskDropout: the Dropout node first (the pending node), then the Add of the
+ * residual or the Cast of the packed mask that carry the other ONNX outputs. */
+ir_node *ox_contrib_dropout_define(ox_importer *im, const Onnx__NodeProto *np, const char *label);
 bool ox_contrib_embed_import(ox_importer *im, ox_pending *p);
 /* FusedMatMul forms GemmEpilogue cannot hold (transBatchA/B, a B not known to be 2-D) as
  * Transpose, MatMul and Mul (contrib_matmul.c); *decomposed says whether it did. False after
