@@ -120,9 +120,8 @@ bool ox_contrib_embed_import(ox_importer *im, ox_pending *p)
         ox_invalid(r, "%s needs input_ids, word_embedding, position_embedding and gamma", p->label);
         return false;
     }
-    if (!in[SEGMENT_IDS] != !in[SEGMENTS]) {
-        ox_invalid(r, "%s has one of segment_ids and segment_embedding without the other",
-                   p->label);
+    if (in[SEGMENT_IDS] && !in[SEGMENTS]) { /* (a table without ids is unread, as in ORT) */
+        ox_invalid(r, "%s has segment_ids but no segment_embedding", p->label);
         return false;
     }
     double epsilon;

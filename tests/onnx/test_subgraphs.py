@@ -206,7 +206,8 @@ def embed_layer_norm(binary, tmp):
     full = ms("EmbedLayerNormalization", ["ids", "seg", "words", "positions", "segments",
                                           "gamma", "beta", "mask", "pos"], ["y", "mi", "sum"],
               epsilon=1e-5)
-    bare = ms("EmbedLayerNormalization", ["ids", "", "words", "positions", "", "gamma", "beta"],
+    bare = ms("EmbedLayerNormalization", ["ids", "", "words", "positions", "segments", "gamma",
+                                          "beta"],  # a segment table without ids: unread
               ["y2", "mi2"])
     ints = [vi(n, [B, S], T.INT32) for n in ("ids", "seg", "mask", "pos")]
     outs = [vi("y", [B, S, H]), vi("mi", [B], T.INT32), vi("sum", [B, S, H]),
