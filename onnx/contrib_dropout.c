@@ -154,6 +154,13 @@ ir_node *ox_contrib_dropout_define(ox_importer *im, const Onnx__NodeProto *np, c
     return d;
 }
 
+/* Drops the trailing omitted inputs of Dropout (defined with all three slots). */
+static void trim_inputs(ir_node *d)
+{
+    while (d->ninputs > 1 && !d->inputs[d->ninputs - 1])
+        d->ninputs--;
+}
+
 static bool bias_dropout(ox_importer *im, ox_pending *p)
 {
     ir_value *in[5];
@@ -167,6 +174,7 @@ static bool bias_dropout(ox_importer *im, ox_pending *p)
     ir_set_input(d, 0, ox_binary(im, IR_OP_Add, stem_of(im, p, "biased"), in[0], in[1]));
     ir_set_input(d, 1, in[3]);
     ir_set_input(d, 2, in[4]);
+    trim_inputs(d);
     ir_node *y = ox_output_node(im, p, 0);
     if (in[2] && y) { /* the residual's Add carries the output */
         ir_set_input(y, 0, d->outputs[0]);
@@ -187,6 +195,7 @@ static bool bitmask_dropout(ox_importer *im, ox_pending *p)
     ir_node *d = p->node;
     for (uint32_t k = 0; k < 3; k++)
         ir_set_input(d, k, in[k]);
+    trim_inputs(d);
     ir_node *mask = ox_output_node(im, p, 1);
     if (mask) { /* the Cast of the packed words carries it */
         ir_set_input(mask, 0, pack_mask(im, p, d->outputs[1]));
