@@ -64,14 +64,17 @@ bool ox_contrib_is_attention(const char *op_type)
 
 /* ---- building nodes ------------------------------------------------------------------------- */
 
+/* A node over `in` (subgraph.c's builder); FusedQKV's three outputs are named <stem>q, k, v. */
 static ir_node *add(ox_importer *im, ir_op op, const char *stem, uint32_t nin, ir_value *const *in,
                     uint32_t nout)
 {
+    if (nout == 1)
+        return ox_build(im, op, stem, nin, in, 1);
     ir_graph *g = ox_importer_graph(im);
     const char *names[3];
-    FR_CHECK(nout <= 3);
+    FR_CHECK(nout == 3);
     for (uint32_t i = 0; i < nout; i++)
-        names[i] = ir_fresh_name(g, nout == 1 ? stem : ar_printf(g->arena, "%s%c", stem, "qkv"[i]));
+        names[i] = ir_fresh_name(g, ar_printf(g->arena, "%s%c", stem, "qkv"[i]));
     ir_node *n = ir_add_node(g, op, nin, names, nout);
     FR_CHECK(n != NULL); /* the names are fresh */
     for (uint32_t i = 0; i < nin; i++)
@@ -82,7 +85,7 @@ static ir_node *add(ox_importer *im, ir_op op, const char *stem, uint32_t nin, i
 static ir_value *add1(ox_importer *im, ir_op op, const char *stem, uint32_t nin,
                       ir_value *const *in)
 {
-    return add(im, op, stem, nin, in, 1)->outputs[0];
+    return ox_build1(im, op, stem, nin, in);
 }
 
 /* Sets input `index` of n, growing its input list (Attention's optional mask slot). */
