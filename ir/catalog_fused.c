@@ -5,6 +5,7 @@
  * broadcastability, attribute values), so a validated graph never hands a kernel a shape it cannot
  * run. Dims that are symbolic or unknown are accepted wherever a static dim would be, and checked
  * again when the executor binds them. */
+#include "ir/acts.h"
 #include "ir/infer_util.h"
 
 #include "base/check.h"
@@ -17,8 +18,8 @@
 /* ---- attribute schemas ----------------------------------------------------------------------- */
 
 /* The activation epilogue shared by FusedConvAct and GemmEpilogue. act_alpha and act_beta default
- * to the activation's own ONNX defaults (LeakyRelu 0.01, HardSigmoid 0.2/0.5, Clip -inf/+inf)
- * when absent; the schema default (NaN) means exactly that "absent". */
+ * to the activation's own ONNX defaults (ir/acts.def) when absent; the schema default (NaN) means
+ * exactly that "absent". */
 #define ACT_ATTRS                                                                                  \
     {"act", IR_ATTR_STRING, false, 0, 0, "Identity", NULL, 0},                                     \
         {"act_alpha", IR_ATTR_FLOAT, false, 0, NAN, NULL, NULL, 0},                                \
@@ -156,22 +157,17 @@ static bool check_vector(ir_graph *g, const ir_node *n, dg_context *dg, uint32_t
     return true;
 }
 
-static const char *const activations[] = {
-    "Identity", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip",
-    "Gelu", "GeluTanh", "Silu", "HardSwish", "HardSigmoid",
-};
-
-/* The activation named by attribute `attr` ("act", or SeparableConv's "out_act"). */
+/* The activation named by attribute `attr` ("act", or SeparableConv's "out_act"): a row of
+ * ir/acts.def. */
 static bool check_act_named(ir_graph *g, const ir_node *n, dg_context *dg, const char *attr)
 {
     const char *act = ir_get_string(n, attr);
-    for (size_t i = 0; i < FR_COUNT_OF(activations); i++)
-        if (strcmp(act, activations[i]) == 0)
-            return true;
-    return ir_node_error(g, n, dg,
-                         "unknown activation \"%s\" (expected Identity, Relu, LeakyRelu, Sigmoid, "
-                         "Tanh, Clip, Gelu, GeluTanh, Silu, HardSwish or HardSigmoid)",
-                         act);
+    ir_act known;
+    if (ir_act_lookup(act, &known))
+        return true;
+    char names[IR_ACT_NAMES_SIZE];
+    ir_act_names(names, sizeof names);
+    return ir_node_error(g, n, dg, "unknown activation \"%s\" (expected %s)", act, names);
 }
 
 static bool check_act(ir_graph *g, const ir_node *n, dg_context *dg)
