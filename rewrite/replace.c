@@ -512,13 +512,13 @@ static bool attr_from_const(rw_plan *p, const dsl_rattr *a, char *why)
         case IR_ATTR_INT: out.v.i = (int64_t)x[0]; break;
         case IR_ATTR_FLOAT: out.v.f = x[0]; break;
         case IR_ATTR_INTS:
-            out.v.ints = ar_alloc_array(p->ctx->scratch, n ? (size_t)n : 1, sizeof *out.v.ints);
+            out.v.ints = ar_alloc_array(p->ctx->scratch, (size_t)n, sizeof *out.v.ints);
             for (int64_t i = 0; i < n; i++)
                 out.v.ints[i] = (int64_t)x[i];
             out.count = (uint32_t)n;
             break;
         case IR_ATTR_FLOATS:
-            out.v.floats = ar_alloc_array(p->ctx->scratch, n ? (size_t)n : 1, sizeof *out.v.floats);
+            out.v.floats = ar_alloc_array(p->ctx->scratch, (size_t)n, sizeof *out.v.floats);
             memcpy(out.v.floats, x, (size_t)n * sizeof *x);
             out.count = (uint32_t)n;
             break;
@@ -614,11 +614,11 @@ static ir_node *tentative(rw_plan *p)
     t->op = p->rule->repl.op;
     t->id = RW_TENTATIVE_ID;
     t->ninputs = (uint32_t)p->inputs.len;
-    t->inputs = ar_alloc_array(arena, t->ninputs ? t->ninputs : 1, sizeof *t->inputs);
+    t->inputs = ar_alloc_array(arena, t->ninputs, sizeof *t->inputs);
     for (uint32_t i = 0; i < t->ninputs; i++)
         t->inputs[i] = p->inputs.items[i].v;
     t->nattrs = (uint32_t)p->attrs.len;
-    t->attrs = ar_alloc_array(arena, t->nattrs ? t->nattrs : 1, sizeof *t->attrs);
+    t->attrs = ar_alloc_array(arena, t->nattrs, sizeof *t->attrs);
     if (t->nattrs) /* an empty vector's items are NULL, which memcpy may not be given */
         memcpy(t->attrs, p->attrs.items, t->nattrs * sizeof *t->attrs);
     t->noutputs = (uint32_t)p->outputs.len;
@@ -726,7 +726,7 @@ static ir_attr copy_attr(ir_graph *g, const ir_attr *a)
         c.v.s = ar_strdup(g->arena, a->v.s);
     } else if (a->kind == IR_ATTR_INTS || a->kind == IR_ATTR_FLOATS) {
         size_t size = a->kind == IR_ATTR_INTS ? sizeof *a->v.ints : sizeof *a->v.floats;
-        void *items = ar_alloc_array(g->arena, a->count ? a->count : 1, size);
+        void *items = ar_alloc_array(g->arena, a->count, size);
         if (a->count)
             memcpy(items, a->kind == IR_ATTR_INTS ? (const void *)a->v.ints : (const void *)a->v.floats,
                    a->count * size);
@@ -842,7 +842,7 @@ static void add_helpers(rw_plan *p)
         FR_CHECK(n != NULL);
         ir_set_input(n, 0, t->inputs[0]);
         n->nattrs = t->nattrs;
-        n->attrs = ar_alloc_array(p->g->arena, n->nattrs ? n->nattrs : 1, sizeof *n->attrs);
+        n->attrs = ar_alloc_array(p->g->arena, n->nattrs, sizeof *n->attrs);
         for (uint32_t k = 0; k < n->nattrs; k++)
             n->attrs[k] = copy_attr(p->g, &t->attrs[k]);
         n->outputs[0]->type = t->outputs[0]->type;
@@ -866,7 +866,7 @@ ir_node *rw_commit(rw_plan *p)
     for (uint32_t i = 0; i < n->ninputs; i++)
         ir_set_input(n, i, p->inputs.items[i].v);
     n->nattrs = (uint32_t)p->attrs.len;
-    n->attrs = ar_alloc_array(g->arena, n->nattrs ? n->nattrs : 1, sizeof *n->attrs);
+    n->attrs = ar_alloc_array(g->arena, n->nattrs, sizeof *n->attrs);
     for (uint32_t i = 0; i < n->nattrs; i++)
         n->attrs[i] = copy_attr(g, &p->attrs.items[i]);
     n->noutputs = (uint32_t)p->outputs.len;
