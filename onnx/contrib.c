@@ -186,16 +186,22 @@ bool ox_contrib_lookup(const char *op_type, ir_op *out)
 /* ---- activations ---------------------------------------------------------------------------- */
 
 /* The activations of FusedConv and FusedGemm with the catalog's act names and their parameter
- * defaults (the act's ONNX defaults, which the catalog assumes when act_alpha/act_beta are absent). */
+ * defaults (the act's ONNX defaults, which the catalog assumes when act_alpha/act_beta are absent):
+ * the rows of ir/acts.def that FusedConv takes. */
 static const struct {
     const char *name;
     unsigned nparams;
     double alpha, beta;
     bool in_gemm; /* FusedGemm takes it too */
 } acts[] = {
-    {"Relu", 0, 0, 0, true},          {"Tanh", 0, 0, 0, true},
-    {"Sigmoid", 0, 0, 0, true},       {"LeakyRelu", 1, 0.01, 0, true},
-    {"Clip", 2, -INFINITY, INFINITY, false}, {"HardSigmoid", 2, 0.2, 0.5, true},
+#define ORT_ACT_0(NAME, NP, D0, D1, GEMM)
+#define ORT_ACT_1(NAME, NP, D0, D1, GEMM) {#NAME, NP, D0, D1, GEMM},
+#define ACT(NAME, ENUM, OP, APPROX, FROM, NP, P0, D0, P1, D1, CONV, GEMM)                          \
+    ORT_ACT_##CONV(NAME, NP, D0, D1, GEMM)
+#include "ir/acts.def"
+#undef ACT
+#undef ORT_ACT_0
+#undef ORT_ACT_1
 };
 
 static int find_act(const char *name)

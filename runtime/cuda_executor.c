@@ -365,6 +365,11 @@ static bool device_tensor(executor *ex, const ir_node *n, ir_value *v, void *ptr
     return true;
 }
 
+#define ACT(NAME, ENUM, ...)                                                                       \
+    _Static_assert((int)IR_ACT_##ENUM == (int)KC_ACT_##ENUM, "ir/acts.def: " #NAME);
+#include "ir/acts.def"
+#undef ACT
+
 /* The activation named by attribute `attr` ("act"; SeparableConv's "out_act"). */
 static kc_act read_act_named(executor *ex, const ir_node *n, const char *attr, bool *ok)
 {
@@ -372,18 +377,8 @@ static kc_act read_act_named(executor *ex, const ir_node *n, const char *attr, b
     fused_act a = {0};
     kc_act out = {KC_ACT_IDENTITY, 0, 0};
     *ok = fused_act_read_named(&call, attr, &a);
-    static const kc_act_kind map[] = {
-        [ACT_IDENTITY] = KC_ACT_IDENTITY,   [ACT_RELU] = KC_ACT_RELU,
-        [ACT_LEAKY_RELU] = KC_ACT_LEAKY_RELU, [ACT_SIGMOID] = KC_ACT_SIGMOID,
-        [ACT_TANH] = KC_ACT_TANH,           [ACT_CLIP] = KC_ACT_CLIP,
-        [ACT_GELU] = KC_ACT_GELU,           [ACT_GELU_TANH] = KC_ACT_GELU_TANH,
-        [ACT_SILU] = KC_ACT_SILU,           [ACT_HARD_SWISH] = KC_ACT_HARD_SWISH,
-        [ACT_HARD_SIGMOID] = KC_ACT_HARD_SIGMOID,
-    };
-    if (*ok) {
-        FR_CHECK((unsigned)a.kind < sizeof map / sizeof map[0]);
-        out = (kc_act){map[a.kind], a.alpha, a.beta};
-    }
+    if (*ok)
+        out = (kc_act){(kc_act_kind)a.kind, a.alpha, a.beta}; /* both enums are ir/acts.def's */
     return out;
 }
 

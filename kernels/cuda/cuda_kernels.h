@@ -35,19 +35,13 @@ typedef struct kc_tensor {
     void *data; /* device memory; NULL for an omitted optional operand */
 } kc_tensor;
 
-/* The activations of FusedConvAct and GemmEpilogue, as docs/kernels.md defines them. */
+/* The activations of FusedConvAct and GemmEpilogue, as docs/kernels.md defines them: the rows of
+ * ir/acts.def in its order (KC_ACT_GELU is erf GELU, KC_ACT_GELU_TANH the tanh approximation, the
+ * only GELU cuBLASLt computes). */
 typedef enum {
-    KC_ACT_IDENTITY,
-    KC_ACT_RELU,
-    KC_ACT_LEAKY_RELU,
-    KC_ACT_SIGMOID,
-    KC_ACT_TANH,
-    KC_ACT_CLIP,
-    KC_ACT_GELU,      /* erf */
-    KC_ACT_GELU_TANH, /* the tanh approximation: the only GELU cuBLASLt computes */
-    KC_ACT_SILU,
-    KC_ACT_HARD_SWISH,
-    KC_ACT_HARD_SIGMOID,
+#define ACT(NAME, ENUM, ...) KC_ACT_##ENUM,
+#include "ir/acts.def"
+#undef ACT
 } kc_act_kind;
 
 typedef struct kc_act {
