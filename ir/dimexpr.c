@@ -48,7 +48,8 @@ static int term_cmp(const ir_graph *g, const ir_dimx_term *a, const ir_dimx_term
 static bool add_term(const ir_graph *g, ir_dimx *p, int64_t c, const uint32_t *vars, int nvars)
 {
     ir_dimx_term t = {.coef = c, .nvars = (uint8_t)nvars};
-    memcpy(t.vars, vars, sizeof vars[0] * (size_t)nvars);
+    if (nvars) /* a constant term has no symbols (vars may be NULL) */
+        memcpy(t.vars, vars, sizeof vars[0] * (size_t)nvars);
     /* insertion sort of the symbols by name */
     for (int i = 1; i < nvars; i++)
         for (int j = i; j > 0 && var_cmp(g, t.vars[j - 1], t.vars[j]) > 0; j--) {
