@@ -145,6 +145,50 @@ static bool fold(cn_ctx *c, ir_node *n)
     return ok;
 }
 
+/* A node whose one output is a small integer vector that inference knows every element of (a
+ * Shape of static dims, a Gather of the static dim of a symbolic shape; ir/shape_value.c) becomes
+ * that constant without running: its input need not be a constant at all. */
+static bool fold_shape_value(cn_ctx *c, ir_node *n)
+{
+    if (n->dead || keep_op[n->op] || n->noutputs != 1 || !ir_sv_is_constant(n->outputs[0]))
+        return false;
+    ir_value *v = n->outputs[0];
+    const ir_shape_value *sv = v->sv;
+    int64_t numel;
+    if (!ir_type_numel(&v->type, &numel) || numel != sv->len)
+        return false;
+    unsigned char data[IR_SV_MAX * 8];
+    size_t size = ir_dtype_size(v->type.dtype);
+    for (uint32_t k = 0; k < sv->len; k++) {
+        int64_t x = sv->el[k].v;
+        if (v->type.dtype == IR_I64) {
+            memcpy(data + 8 * k, &x, 8);
+        } else if (v->type.dtype == IR_I32) {
+            if (x < INT32_MIN || x > INT32_MAX)
+                return false;
+            int32_t y = (int32_t)x;
+            memcpy(data + 4 * k, &y, 4);
+        } else {
+            data[k] = x != 0;
+        }
+    }
+    v->kind = IR_VALUE_CONST;
+    v->producer = NULL;
+    v->out_index = 0;
+    v->sv = NULL;
+    cn_set_const(c->g, v, data, size * sv->len);
+    n->dead = true;
+    if (!readers_accept(c->g, n)) {
+        v->kind = IR_VALUE_NODE;
+        v->producer = n;
+        v->out_index = 0;
+        v->konst = NULL;
+        n->dead = false;
+        return false;
+    }
+    return true;
+}
+
 uint32_t cn_fold(cn_ctx *c)
 {
     if (c->opts->fold_budget <= 0)
@@ -153,7 +197,7 @@ uint32_t cn_fold(cn_ctx *c)
     /* in topological order: a folded node's readers may fold next, in the same step */
     for (size_t i = 0; i < c->g->nodes.len; i++) {
         ir_node *n = c->g->nodes.items[i];
-        if (foldable(c, n) && fold(c, n))
+        if (fold_shape_value(c, n) || (foldable(c, n) && fold(c, n)))
             folded++;
     }
     return folded;

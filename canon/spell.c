@@ -5,7 +5,11 @@
  * - default trailing inputs dropped: a Slice's steps when they are all 1;
  * - axes counted from the end (-1 is the last) wherever the rank is known: those inputs, a Slice's
  *   axes, and the `axis` of Softmax, LayerNormalization, Concat and Split. Reduction, Squeeze and
- *   Unsqueeze axes are also sorted (their order means nothing).
+ *   Unsqueeze axes are also sorted (their order means nothing);
+ * - a Reshape to a computed shape whose elements inference knows (ir/shape_value.c) reshapes to a
+ *   constant: a dim that is the input's own dim at that place becomes 0 (copy it), the one other
+ *   dim left becomes -1, so `Reshape(x, Concat(Gather(Shape(x), 0), [12], [64]))` is
+ *   `Reshape(x, [0,12,64])` and the shape arithmetic goes.
  *
  * Which ops, which attribute and input, and how the axes count is the table below. */
 #include "canon/internal.h"
@@ -234,6 +238,68 @@ static bool respell_kt_view(cn_ctx *c, ir_node *outer)
     return true;
 }
 
+/* Whether `now` says what `was` said and more: a symbolic or unknown dim became static (a -1
+ * that divides exactly where the computed element was a symbol: the only size that runs). */
+static bool refines(const ir_type *now, const ir_type *was)
+{
+    if (now->dtype != was->dtype || now->rank != was->rank || now->layout != was->layout)
+        return false;
+    for (int i = 0; i < now->rank; i++)
+        if (now->dims[i] != was->dims[i] && ir_dim_is_static(was->dims[i]))
+            return false;
+    return true;
+}
+
+/* A Reshape's computed shape as a constant, when its elements are known numbers (>= 1), dims
+ * equal to the input's own at their place (0: copy, when allowzero is 0), and at most one other
+ * dim, unknown element or -1 (-1: what is left, the only size that runs). The output's type must
+ * stay what it was, or, when it is not a graph output, only gain static dims. */
+static bool respell_reshape_shape(ir_graph *g, ir_node *n)
+{
+    ir_value *shape = n->ninputs > 1 ? n->inputs[1] : NULL;
+    const ir_type *x = &n->inputs[0]->type;
+    if (n->op != IR_OP_Reshape || !shape || shape->kind == IR_VALUE_CONST || !shape->sv ||
+        shape->type.rank != 1)
+        return false;
+    bool allowzero = ir_get_int(n, "allowzero") != 0;
+    const ir_shape_value *sv = shape->sv;
+    int64_t vals[IR_SV_MAX];
+    int left = 0;
+    bool computed = false; /* some element is not a number (else constant folding's business) */
+    for (uint32_t k = 0; k < sv->len; k++) {
+        const ir_sv_elem *e = &sv->el[k];
+        computed |= e->kind != IR_SV_INT;
+        if (e->kind == IR_SV_INT && e->v >= 1) {
+            vals[k] = e->v;
+        } else if (e->kind == IR_SV_DIM && !allowzero && (int)k < x->rank && x->dims[k] == e->v) {
+            vals[k] = 0;
+        } else if (e->kind != IR_SV_INT || e->v == -1) {
+            vals[k] = -1;
+            left++;
+        } else {
+            return false; /* a computed 0 or a negative number: left as it is */
+        }
+    }
+    if (left > 1 || !computed)
+        return false;
+    /* infer with the candidate as the shape's known elements, before making any constant */
+    ir_type before = n->outputs[0]->type;
+    ir_shape_value candidate = {.len = sv->len};
+    for (uint32_t k = 0; k < sv->len; k++)
+        candidate.el[k] = (ir_sv_elem){vals[k], IR_SV_INT};
+    shape->sv = &candidate;
+    dg_context *quiet = dg_new();
+    bool same = ir_op_info_get(n->op)->infer(g, n, quiet) &&
+                (ir_type_equal(&n->outputs[0]->type, &before) ||
+                 (!n->outputs[0]->is_output && refines(&n->outputs[0]->type, &before)));
+    dg_free(quiet);
+    shape->sv = sv;
+    n->outputs[0]->type = before; /* validation after the step infers it again */
+    if (same)
+        n->inputs[1] = cn_new_ints(g, stem(n, "shape"), vals, sv->len);
+    return same;
+}
+
 uint32_t cn_spell(cn_ctx *c)
 {
     uint32_t respelled = 0;
@@ -243,6 +309,7 @@ uint32_t cn_spell(cn_ctx *c)
         if (table[n->op].input > 0 && n->inputs[0])
             changed |= respell_axes(c->g, n, &table[n->op]);
         changed |= drop_unit_steps(c->g, n);
+        changed |= respell_reshape_shape(c->g, n);
         if (axis_attr[n->op])
             changed |= respell_axis_attr(c->g, n);
         changed |= respell_kt_view(c, n);

@@ -153,6 +153,18 @@ static bool is_weighted(const dsl_pattern *p)
     return true;
 }
 
+/* An Add of a MatMul's output and an input of the match (a bias): (x @ W + b) * s folds too. */
+static bool is_biased_matmul(const dsl_pattern *p)
+{
+    if (!is_single(p, IR_OP_Add) || p->optional || p->noperands < 2)
+        return false;
+    for (uint32_t k = 0; k < 2; k++)
+        if (is_single(p->operands[k], IR_OP_MatMul) && !p->operands[k]->optional &&
+            p->operands[1 - k]->kind == DSL_PAT_ANY)
+            return true;
+    return false;
+}
+
 /* fold_scale: a Mul (either order) or Div of a Conv/MatMul/Gemm/GemmEpilogue output by a scale that is an
  * input of the match (its constness and shape are checked on the graph). */
 static void check_fold_scale(dsl_rule_check *rc, dsl_token at)
@@ -164,7 +176,8 @@ static void check_fold_scale(dsl_rule_check *rc, dsl_token at)
         if ((!mul && !div) || p->optional || p->noperands < 2)
             continue;
         for (uint32_t g = 0; g < (mul ? 2u : 1u); g++)
-            if (is_weighted(p->operands[g]) && p->operands[1 - g]->kind == DSL_PAT_ANY)
+            if ((is_weighted(p->operands[g]) || is_biased_matmul(p->operands[g])) &&
+                p->operands[1 - g]->kind == DSL_PAT_ANY)
                 return;
     }
     dsl_rule_error(rc, at.offset, at.len,

@@ -176,6 +176,8 @@ static int lex_main(gp_lexer *lx, gp_token *tok)
             "}"                  { code = GP_RBRACE; goto done; }
             "?"                  { code = GP_QUESTION; goto done; }
             "*"                  { code = GP_STAR; goto done; }
+            "+"                  { code = GP_PLUS; goto done; }
+            "-"                  { code = GP_MINUS; goto done; }
 
             utf8                 {
                 dg_error(lx->dg, lx->src, offset_of(lx, start), (uint32_t)(YYCURSOR - start),

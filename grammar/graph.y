@@ -30,11 +30,15 @@ static uint64_t expected_tokens(struct yyParser *parser);
 /* Token codes in this order; syntax errors list what was expected in the same order. */
 %token GRAPH INPUT CONST OUTPUT RANDOM FILE.
 %token NAME STRING INT FLOAT KERNEL.
-%token EQ COLON COMMA LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE QUESTION STAR NEWLINE.
+%token EQ COLON COMMA LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE QUESTION STAR PLUS MINUS NEWLINE.
+
+/* Dim expressions (`batch * 12`, `S + 1`): products bind tighter than sums. */
+%left PLUS MINUS.
+%left STAR.
 
 %type name         {gp_token}
 %type kernel       {gp_token}
-%type dim          {gp_token}
+%type dim          {gp_dim}
 %type layout       {gp_token}
 %type type         {gp_type}
 %type dims         {gp_type}
@@ -109,10 +113,14 @@ type(T)         ::= NAME(D) LBRACKET dims(S) RBRACKET(E) layout(L). { T = gp_typ
 type(T)         ::= NAME(D) LBRACKET STAR RBRACKET(E) layout(L).  { T = gp_type_make(st, D, NULL, E, L); }
 dims(S)         ::= dim(D).                                       { S = gp_dims_empty(); gp_dims_push(st, &S, D); }
 dims(S)         ::= dims(A) COMMA dim(D).                         { S = A; gp_dims_push(st, &S, D); }
-dim(D)          ::= INT(T).                                       { D = T; }
-dim(D)          ::= NAME(T).                                      { D = T; }
-dim(D)          ::= STRING(T).                                    { D = T; }
-dim(D)          ::= QUESTION(T).                                  { D = T; }
+dim(D)          ::= INT(T).                                       { D = gp_dim_atom(st, T); }
+dim(D)          ::= NAME(T).                                      { D = gp_dim_atom(st, T); }
+dim(D)          ::= STRING(T).                                    { D = gp_dim_atom(st, T); }
+dim(D)          ::= QUESTION(T).                                  { D = gp_dim_atom(st, T); }
+dim(D)          ::= dim(A) PLUS dim(B).                           { D = gp_dim_binop(st, A, '+', B); }
+dim(D)          ::= dim(A) MINUS dim(B).                          { D = gp_dim_binop(st, A, '-', B); }
+dim(D)          ::= dim(A) STAR dim(B).                           { D = gp_dim_binop(st, A, '*', B); }
+dim(D)          ::= LPAREN(P) dim(A) RPAREN(E).                   { D = gp_dim_paren(A, P, E); }
 layout(L)       ::= .                                             { L = gp_none(); }
 layout(L)       ::= NAME(T).                                      { L = T; }
 

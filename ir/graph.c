@@ -25,7 +25,9 @@ void ir_graph_free(ir_graph *g)
     vec_free(&g->inputs);
     vec_free(&g->outputs);
     vec_free(&g->symbols);
+    vec_free(&g->symexprs);
     sm_free(&g->symbol_index);
+    sm_free(&g->expr_index);
     sm_free(&g->by_name);
     ar_free(g->arena);
 }
@@ -120,6 +122,7 @@ int64_t ir_symbol(ir_graph *g, const char *name, size_t len)
     FR_CHECK(g->symbols.len < INT32_MAX);
     char *copy = ar_strndup(g->arena, name, len);
     vec_push(&g->symbols, copy);
+    vec_push(&g->symexprs, NULL);
     sm_put(&g->symbol_index, copy, len, (void *)(uintptr_t)g->symbols.len);
     return ir_dim_from_symbol((uint32_t)(g->symbols.len - 1));
 }
@@ -128,6 +131,12 @@ const char *ir_symbol_name(const ir_graph *g, int64_t dim)
 {
     FR_CHECK(ir_dim_is_symbol(dim) && ir_dim_symbol(dim) < g->symbols.len);
     return g->symbols.items[ir_dim_symbol(dim)];
+}
+
+int64_t ir_symbol_lookup(const ir_graph *g, const char *name)
+{
+    uintptr_t known = (uintptr_t)sm_get(&g->symbol_index, name, strlen(name));
+    return known ? (int64_t)(known - 1) : -1;
 }
 
 const char *ir_fresh_name(ir_graph *g, const char *stem)

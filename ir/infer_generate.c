@@ -31,9 +31,9 @@ bool ir_infer_ConstantOfShape(ir_graph *g, ir_node *n, dg_context *dg)
     int64_t code = ir_get_int(n, "dtype");
     if (!ir_dtype_from_onnx(code, &dtype))
         return ir_node_error(g, n, dg, "dtype %lld is not a supported type", (long long)code);
-    int64_t dims[IR_MAX_RANK];
+    ir_sv_elem dims[IR_MAX_RANK];
     uint32_t count;
-    ir_read_status st = ir_read_ints(g, n, dg, 0, dims, IR_MAX_RANK, &count);
+    ir_read_status st = ir_read_dims(g, n, dg, 0, dims, IR_MAX_RANK, &count);
     if (st == IR_READ_ERROR)
         return false;
     if (st == IR_READ_UNKNOWN) {
@@ -45,10 +45,14 @@ bool ir_infer_ConstantOfShape(ir_graph *g, ir_node *n, dg_context *dg)
     }
     ir_type y = ir_type_unknown(dtype, (int)count);
     for (uint32_t k = 0; k < count; k++) {
-        if (dims[k] < 0 || dims[k] > IR_MAX_NUMEL)
+        if (dims[k].kind != IR_SV_INT) {
+            y.dims[k] = dims[k].kind == IR_SV_DIM ? dims[k].v : IR_DIM_UNKNOWN;
+            continue;
+        }
+        if (dims[k].v < 0 || dims[k].v > IR_MAX_NUMEL)
             return ir_node_error(g, n, dg, "shape[%u] = %lld is out of range", k,
-                                 (long long)dims[k]);
-        y.dims[k] = dims[k];
+                                 (long long)dims[k].v);
+        y.dims[k] = dims[k].v;
     }
     n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);

@@ -339,7 +339,7 @@ static bool depth_space(ir_graph *g, ir_node *n, dg_context *dg, bool to_space)
     int64_t by[3] = {to_space ? b * b : 1, to_space ? 1 : b, to_space ? 1 : b};
     for (int i = 0; i < 3; i++) {
         if (by[i] == 1) {
-            y.dims[i + 1] = ir_dim_mul(div[i], to_space ? b : b * b);
+            y.dims[i + 1] = ir_dim_mul(g, div[i], to_space ? b : b * b);
             continue;
         }
         if (!ir_dim_is_static(div[i])) {

@@ -96,7 +96,7 @@ bool ir_infer_Flatten(ir_graph *g, ir_node *n, dg_context *dg)
         int split = (int)(axis < 0 ? axis + x->rank : axis);
         y.dims[0] = y.dims[1] = 1;
         for (int i = 0; i < x->rank; i++)
-            y.dims[i >= split] = ir_dim_mul(y.dims[i >= split], x->dims[i]);
+            y.dims[i >= split] = ir_dim_mul(g, y.dims[i >= split], x->dims[i]);
     }
     n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
@@ -245,7 +245,7 @@ bool ir_infer_Concat(ir_graph *g, ir_node *n, dg_context *dg)
         }
         for (int d = 0; d < y.rank; d++) {
             if (d == axis)
-                y.dims[d] = y.dims[d] == 0 ? t->dims[d] : ir_dim_add(y.dims[d], t->dims[d]);
+                y.dims[d] = y.dims[d] == 0 ? t->dims[d] : ir_dim_add(g, y.dims[d], t->dims[d]);
             else if (!ir_dim_unify(y.dims[d], t->dims[d], &y.dims[d]))
                 return ir_node_error(g, n, dg, "input %s has shape %s; dim %d differs from %s",
                                      ir_input_name(g, n, i), ir_shape_str(g, t), d,

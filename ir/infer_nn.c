@@ -161,7 +161,7 @@ static bool conv_transpose_out(ir_graph *g, const ir_node *n, dg_context *dg, co
     int64_t stride = win->strides[k], kernel = win->kernel[k];
     bool same = strncmp(win->auto_pad, "SAME", 4) == 0;
     if (same) {
-        *out = ir_dim_mul(in, stride);
+        *out = ir_dim_mul(g, in, stride);
         return true;
     }
     if (kernel == IR_DIM_UNKNOWN) {
@@ -213,7 +213,7 @@ bool ir_infer_ConvTranspose(ir_graph *g, ir_node *n, dg_context *dg)
     if (ir_dim_is_static(unified) && unified % group != 0)
         return ir_node_error(g, n, dg, "input channels (%lld) are not divisible by group %lld",
                              (long long)unified, (long long)group);
-    int64_t m = ir_dim_mul(dim_at(w, 1), group);
+    int64_t m = ir_dim_mul(g, dim_at(w, 1), group);
     if (!check_bias(g, n, dg, m))
         return false;
     y.dims[0] = dim_at(x, 0);

@@ -53,13 +53,13 @@ static bool recurrent(ir_graph *g, ir_node *n, dg_context *dg, int gates)
     int64_t seq = x->rank == 3 ? x->dims[layout] : IR_DIM_UNKNOWN;
     int64_t batch = x->rank == 3 ? x->dims[1 - layout] : IR_DIM_UNKNOWN;
     int64_t input = x->rank == 3 ? x->dims[2] : IR_DIM_UNKNOWN;
-    int64_t gh = ir_dim_mul(h, gates);
+    int64_t gh = ir_dim_mul(g, h, gates);
     if (!dim_is(g, n, dg, 1, 0, dirs, "W") || !dim_is(g, n, dg, 1, 1, gh, "W") ||
         !dim_is(g, n, dg, 1, 2, input, "W") || !dim_is(g, n, dg, 2, 0, dirs, "R") ||
         !dim_is(g, n, dg, 2, 1, gh, "R") || !dim_is(g, n, dg, 2, 2, h, "R") ||
-        !dim_is(g, n, dg, 3, 0, dirs, "B") || !dim_is(g, n, dg, 3, 1, ir_dim_mul(gh, 2), "B") ||
+        !dim_is(g, n, dg, 3, 0, dirs, "B") || !dim_is(g, n, dg, 3, 1, ir_dim_mul(g, gh, 2), "B") ||
         !dim_is(g, n, dg, 4, 0, batch, "sequence_lens") || !dim_is(g, n, dg, 7, 0, dirs, "P") ||
-        !dim_is(g, n, dg, 7, 1, ir_dim_mul(h, 3), "P"))
+        !dim_is(g, n, dg, 7, 1, ir_dim_mul(g, h, 3), "P"))
         return false;
     for (uint32_t i = 5; i <= 6; i++)
         if (!dim_is(g, n, dg, i, (int)layout, dirs, "the initial state") ||

@@ -8,62 +8,33 @@
 
 /* ---- Reshape ---- */
 
-/* An element count split into its static factor and its symbolic factors. */
-typedef struct {
-    int64_t stat;               /* saturating product of the static dims */
-    int64_t syms[IR_MAX_RANK];  /* the symbolic dims */
-    int nsyms;
-    bool unknown;               /* some dim is unknown */
-} count_factors;
-
-static void factor_add(count_factors *c, int64_t d)
+/* The element count of the dims of t other than `skip`, as a dim (an expression when symbolic). */
+static int64_t count_of(ir_graph *g, const ir_type *t, int skip)
 {
-    if (ir_dim_is_static(d))
-        c->stat = ir_sat_mul(c->stat, d);
-    else if (ir_dim_is_symbol(d))
-        c->syms[c->nsyms++] = d;
-    else
-        c->unknown = true;
-}
-
-/* Removes from `in` each symbol of `out` (they cancel); false when one of out's is not in `in`. */
-static bool cancel_symbols(count_factors *in, const count_factors *out)
-{
-    for (int k = 0; k < out->nsyms; k++) {
-        int j = 0;
-        while (j < in->nsyms && in->syms[j] != out->syms[k])
-            j++;
-        if (j == in->nsyms)
-            return false;
-        in->syms[j] = in->syms[--in->nsyms];
-    }
-    return true;
+    int64_t c = 1;
+    for (int i = 0; i < t->rank; i++)
+        if (i != skip)
+            c = ir_dim_mul(g, c, t->dims[i]);
+    return c;
 }
 
 /* The size the -1 entry stands for (IR_DIM_UNKNOWN when not determined), or an error when the
- * element counts cannot match. y holds the result's other dims. */
+ * element counts cannot match. y holds the result's other dims. Symbolic counts divide exactly
+ * or leave the size unknown: [batch, S, 768] into [-1, 12, 64] gives batch * S. */
 static bool infer_minus_one(ir_graph *g, const ir_node *n, dg_context *dg, const ir_type *x,
                             const ir_type *y, int hole, int64_t *size)
 {
-    count_factors in = {.stat = 1}, out = {.stat = 1};
     *size = IR_DIM_UNKNOWN;
     if (x->rank < 0)
         return true;
-    for (int i = 0; i < x->rank; i++)
-        factor_add(&in, x->dims[i]);
-    for (int i = 0; i < y->rank; i++)
-        if (i != hole)
-            factor_add(&out, y->dims[i]);
-    if (in.unknown || out.unknown || !cancel_symbols(&in, &out) || out.stat == 0 ||
-        in.stat > IR_MAX_NUMEL || out.stat > IR_MAX_NUMEL)
+    int64_t in = count_of(g, x, -1), out = count_of(g, y, hole);
+    if (in == IR_DIM_UNKNOWN || out == IR_DIM_UNKNOWN || out == 0 || in > IR_MAX_NUMEL ||
+        out > IR_MAX_NUMEL)
         return true;
-    if (in.nsyms > 1 || (in.nsyms == 1 && in.stat != out.stat))
-        return true;
-    if (in.stat % out.stat != 0)
+    if (ir_dim_is_static(in) && ir_dim_is_static(out) && in % out != 0)
         return ir_node_error(g, n, dg, "cannot reshape %s into %s: %lld is not a multiple of %lld",
-                             ir_shape_str(g, x), ir_shape_str(g, y), (long long)in.stat,
-                             (long long)out.stat);
-    *size = in.nsyms == 1 ? in.syms[0] : in.stat / out.stat;
+                             ir_shape_str(g, x), ir_shape_str(g, y), (long long)in, (long long)out);
+    *size = ir_dim_quotient(g, in, out);
     return true;
 }
 
@@ -86,9 +57,9 @@ bool ir_infer_Reshape(ir_graph *g, ir_node *n, dg_context *dg)
         !ir_check_rank(g, n, dg, 1, 1, 1))
         return false;
     const ir_type *x = ir_in(n, 0);
-    int64_t vals[IR_MAX_RANK];
+    ir_sv_elem vals[IR_MAX_RANK];
     uint32_t count;
-    ir_read_status st = ir_read_ints(g, n, dg, 1, vals, IR_MAX_RANK, &count);
+    ir_read_status st = ir_read_dims(g, n, dg, 1, vals, IR_MAX_RANK, &count);
     if (st == IR_READ_ERROR)
         return false;
     if (st == IR_READ_UNKNOWN) {
@@ -101,9 +72,15 @@ bool ir_infer_Reshape(ir_graph *g, ir_node *n, dg_context *dg)
     bool allowzero = ir_get_int(n, "allowzero") != 0;
     ir_type y = ir_type_unknown(x->dtype, (int)count);
     int hole = -1;
-    bool zero = false;
+    bool zero = false, unknown = false;
     for (int i = 0; i < (int)count; i++) {
-        int64_t v = vals[i];
+        if (vals[i].kind != IR_SV_INT) {
+            /* a dim computed from a shape (never -1; taken as it is, 0 included) or unknown */
+            unknown |= vals[i].kind == IR_SV_UNKNOWN;
+            y.dims[i] = vals[i].kind == IR_SV_DIM ? vals[i].v : IR_DIM_UNKNOWN;
+            continue;
+        }
+        int64_t v = vals[i].v;
         if (v < -1 || v > IR_MAX_NUMEL)
             return ir_node_error(g, n, dg, "shape[%d] = %lld is out of range", i, (long long)v);
         if (v == -1 && hole >= 0)
@@ -120,6 +97,11 @@ bool ir_infer_Reshape(ir_graph *g, ir_node *n, dg_context *dg)
         } else if (v >= 0) {
             y.dims[i] = v;
         }
+    }
+    if (unknown && hole >= 0) {
+        /* an unknown entry may be the -1 or a 0: the other known sizes stand */
+        y.dims[hole] = IR_DIM_UNKNOWN;
+        hole = -1;
     }
     if (allowzero && zero && hole >= 0)
         return ir_node_error(g, n, dg, "shape has both 0 and -1 with allowzero=1");
@@ -236,9 +218,9 @@ bool ir_infer_Expand(ir_graph *g, ir_node *n, dg_context *dg)
         !ir_check_rank(g, n, dg, 1, 1, 1))
         return false;
     const ir_type *x = ir_in(n, 0);
-    int64_t vals[IR_MAX_RANK];
+    ir_sv_elem vals[IR_MAX_RANK];
     uint32_t count;
-    ir_read_status st = ir_read_ints(g, n, dg, 1, vals, IR_MAX_RANK, &count);
+    ir_read_status st = ir_read_dims(g, n, dg, 1, vals, IR_MAX_RANK, &count);
     if (st == IR_READ_ERROR)
         return false;
     ir_type y = ir_type_unknown(x->dtype, -1);
@@ -251,10 +233,14 @@ bool ir_infer_Expand(ir_graph *g, ir_node *n, dg_context *dg)
     }
     ir_type shape = ir_type_unknown(x->dtype, (int)count);
     for (uint32_t k = 0; k < count; k++) {
-        if (vals[k] < 0 || vals[k] > IR_MAX_NUMEL)
+        if (vals[k].kind != IR_SV_INT) {
+            shape.dims[k] = vals[k].kind == IR_SV_DIM ? vals[k].v : IR_DIM_UNKNOWN;
+            continue;
+        }
+        if (vals[k].v < 0 || vals[k].v > IR_MAX_NUMEL)
             return ir_node_error(g, n, dg, "shape[%u] = %lld is out of range", k,
-                                 (long long)vals[k]);
-        shape.dims[k] = vals[k];
+                                 (long long)vals[k].v);
+        shape.dims[k] = vals[k].v;
     }
     if (!ir_broadcast(g, n, dg, x, &shape, &y))
         return false;
@@ -271,9 +257,9 @@ bool ir_infer_Tile(ir_graph *g, ir_node *n, dg_context *dg)
         !ir_check_rank(g, n, dg, 1, 1, 1))
         return false;
     const ir_type *x = ir_in(n, 0);
-    int64_t reps[IR_MAX_RANK];
+    ir_sv_elem reps[IR_MAX_RANK];
     uint32_t count;
-    ir_read_status st = ir_read_ints(g, n, dg, 1, reps, IR_MAX_RANK, &count);
+    ir_read_status st = ir_read_dims(g, n, dg, 1, reps, IR_MAX_RANK, &count);
     if (st == IR_READ_ERROR)
         return false;
     ir_type y = ir_type_unknown(x->dtype, x->rank);
@@ -283,10 +269,11 @@ bool ir_infer_Tile(ir_graph *g, ir_node *n, dg_context *dg)
             return ir_node_error(g, n, dg, "repeats has %u values but the input has rank %d",
                                  count, x->rank);
         for (int i = 0; i < x->rank; i++) {
-            if (reps[i] < 0 || reps[i] > IR_MAX_NUMEL)
+            if (reps[i].kind == IR_SV_INT && (reps[i].v < 0 || reps[i].v > IR_MAX_NUMEL))
                 return ir_node_error(g, n, dg, "repeats[%d] = %lld is out of range", i,
-                                     (long long)reps[i]);
-            y.dims[i] = ir_dim_mul(x->dims[i], reps[i]);
+                                     (long long)reps[i].v);
+            y.dims[i] = reps[i].kind == IR_SV_UNKNOWN ? IR_DIM_UNKNOWN
+                                                      : ir_dim_mul(g, x->dims[i], reps[i].v);
         }
     }
     n->outputs[0]->type = y;
@@ -309,7 +296,9 @@ static bool padded_dim(ir_graph *g, const ir_node *n, dg_context *dg, const char
     if (begin < -IR_MAX_NUMEL || begin > IR_MAX_NUMEL || end < -IR_MAX_NUMEL || end > IR_MAX_NUMEL)
         return ir_node_error(g, n, dg, "pads of axis %d are out of range", axis);
     if (!ir_dim_is_static(d)) {
-        *out = begin + end == 0 && begin >= 0 ? d : IR_DIM_UNKNOWN;
+        /* d + begin + end as an expression (negative pads crop: assumed to fit, as they must) */
+        int64_t both = begin + end;
+        *out = both >= 0 ? ir_dim_add(g, d, both) : ir_dim_difference(g, d, -both);
         return true;
     }
     int64_t size = d + begin + end;

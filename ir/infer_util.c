@@ -241,12 +241,12 @@ int64_t ir_sat_mul(int64_t a, int64_t b)
     return a > IR_DIM_HUGE / b ? IR_DIM_HUGE : a * b;
 }
 
-int64_t ir_dim_add(int64_t a, int64_t b)
+int64_t ir_dim_add(ir_graph *g, int64_t a, int64_t b)
 {
-    return ir_dim_is_static(a) && ir_dim_is_static(b) ? ir_sat_add(a, b) : IR_DIM_UNKNOWN;
+    return ir_dim_is_static(a) && ir_dim_is_static(b) ? ir_sat_add(a, b) : ir_dim_sum(g, a, b);
 }
 
-int64_t ir_dim_mul(int64_t a, int64_t b)
+int64_t ir_dim_mul(ir_graph *g, int64_t a, int64_t b)
 {
     if (a == 0 || b == 0)
         return 0;
@@ -254,7 +254,7 @@ int64_t ir_dim_mul(int64_t a, int64_t b)
         return b;
     if (b == 1)
         return a;
-    return ir_dim_is_static(a) && ir_dim_is_static(b) ? ir_sat_mul(a, b) : IR_DIM_UNKNOWN;
+    return ir_dim_is_static(a) && ir_dim_is_static(b) ? ir_sat_mul(a, b) : ir_dim_product(g, a, b);
 }
 
 bool ir_dim_unify(int64_t a, int64_t b, int64_t *out)
@@ -423,6 +423,16 @@ ir_read_status ir_read_ints(ir_graph *g, const ir_node *n, dg_context *dg, uint3
         return IR_READ_ERROR;
     int64_t numel;
     ir_value *v = const_input(n, i, &numel);
+    if (!v && ir_sv_is_constant(n->inputs[i])) {
+        /* a computed vector whose elements inference knows (ir/shape_value.c) */
+        const ir_shape_value *sv = n->inputs[i]->sv;
+        if (sv->len > max)
+            return IR_READ_UNKNOWN;
+        for (uint32_t k = 0; k < sv->len; k++)
+            out[k] = sv->el[k].v;
+        *count = sv->len;
+        return IR_READ_KNOWN;
+    }
     if (!v)
         return IR_READ_UNKNOWN;
     if (numel > max) {
@@ -443,6 +453,23 @@ ir_read_status ir_read_ints(ir_graph *g, const ir_node *n, dg_context *dg, uint3
         }
     }
     *count = (uint32_t)numel;
+    return IR_READ_KNOWN;
+}
+
+ir_read_status ir_read_dims(ir_graph *g, const ir_node *n, dg_context *dg, uint32_t i,
+                            ir_sv_elem *out, uint32_t max, uint32_t *count)
+{
+    int64_t vals[IR_SV_MAX];
+    ir_read_status st = ir_read_ints(g, n, dg, i, vals, max < IR_SV_MAX ? max : IR_SV_MAX, count);
+    if (st == IR_READ_KNOWN)
+        for (uint32_t k = 0; k < *count; k++)
+            out[k] = (ir_sv_elem){vals[k], IR_SV_INT};
+    if (st != IR_READ_UNKNOWN || n->inputs[i]->kind == IR_VALUE_CONST || !n->inputs[i]->sv ||
+        n->inputs[i]->sv->len > max)
+        return st;
+    const ir_shape_value *sv = n->inputs[i]->sv;
+    memcpy(out, sv->el, sizeof sv->el[0] * sv->len);
+    *count = sv->len;
     return IR_READ_KNOWN;
 }
 
@@ -593,7 +620,7 @@ bool ir_window_out(ir_graph *g, const ir_node *n, dg_context *dg, const ir_windo
     int64_t kernel = w->kernel[k], stride = w->strides[k];
     if (strncmp(w->auto_pad, "SAME", 4) == 0) {
         /* SAME pads so that the output is ceil(in / stride), whatever the kernel */
-        *out = ir_dim_is_static(in) ? ceil_div(in, stride) : stride == 1 ? in : IR_DIM_UNKNOWN;
+        *out = ir_dim_is_static(in) ? ceil_div(in, stride) : ir_dim_quotient(g, in, stride);
         return true;
     }
     if (kernel == IR_DIM_UNKNOWN) {
@@ -606,8 +633,11 @@ bool ir_window_out(ir_graph *g, const ir_node *n, dg_context *dg, const ir_windo
     int64_t extent = ir_sat_add(ir_sat_mul(kernel - 1, w->dilations[k]), 1);
     int64_t pads = ir_sat_add(w->pads[k], w->pads[k + w->spatial]);
     if (!ir_dim_is_static(in)) {
-        /* a stride-1 window padded by its extent keeps the size, whatever it is */
-        *out = stride == 1 && pads == extent - 1 ? in : IR_DIM_UNKNOWN;
+        /* (in + pads - extent) / stride + 1 as an expression, where the division is exact for
+         * every size (always for stride 1; ceil and floor agree then) */
+        int64_t span = ir_dim_difference(g, ir_dim_sum(g, in, pads), extent);
+        int64_t steps = span == IR_DIM_UNKNOWN ? span : ir_dim_quotient(g, span, stride);
+        *out = steps == IR_DIM_UNKNOWN ? steps : ir_dim_sum(g, steps, 1);
         return true;
     }
     int64_t padded = ir_sat_add(in, pads);

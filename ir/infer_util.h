@@ -91,9 +91,10 @@ bool ir_norm_axis(ir_graph *g, const ir_node *n, dg_context *dg, int64_t axis, i
 #define IR_DIM_HUGE (IR_MAX_NUMEL + 1)
 int64_t ir_sat_add(int64_t a, int64_t b); /* a, b >= 0 */
 int64_t ir_sat_mul(int64_t a, int64_t b); /* a, b >= 0 */
-/* Static dims: the saturated sum or product; anything else: unknown. */
-int64_t ir_dim_add(int64_t a, int64_t b);
-int64_t ir_dim_mul(int64_t a, int64_t b);
+/* Static dims: the saturated sum or product; symbolic ones: the expression (ir/dimexpr.c);
+ * with an unknown dim: unknown. */
+int64_t ir_dim_add(ir_graph *g, int64_t a, int64_t b);
+int64_t ir_dim_mul(ir_graph *g, int64_t a, int64_t b);
 /* Two dims that must be equal: false when both are static and differ; *out is the static one if
  * either is static, the symbol when both are the same symbol, else unknown. */
 bool ir_dim_unify(int64_t a, int64_t b, int64_t *out);
@@ -123,6 +124,11 @@ typedef enum {
 /* Reads an integer input (i32 or i64, rank 0 or 1) holding at most `max` values. */
 ir_read_status ir_read_ints(ir_graph *g, const ir_node *n, dg_context *dg, uint32_t i, int64_t *out,
                             uint32_t max, uint32_t *count);
+/* Reads an integer vector input as dims where they are known: a constant's numbers, or a shape
+ * value's elements (ir/shape_value.c: `Concat(Gather(Shape(x), 0), [12, 64])` gives
+ * [batch, 12, 64]), each a number, a dim or unknown. */
+ir_read_status ir_read_dims(ir_graph *g, const ir_node *n, dg_context *dg, uint32_t i,
+                            ir_sv_elem *out, uint32_t max, uint32_t *count);
 /* Reads a one-element numeric input as a double. */
 ir_read_status ir_read_scalar(ir_graph *g, const ir_node *n, dg_context *dg, uint32_t i,
                               double *out);

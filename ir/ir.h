@@ -64,8 +64,9 @@ bool ir_layout_parse(const char *s, size_t len, ir_layout *out);
 
 enum { IR_MAX_RANK = 8 };
 
-/* A dim is a static size (>= 0), unknown (IR_DIM_UNKNOWN, printed `?`), or a symbol of the graph
- * (printed by name, e.g. N): encoded as IR_DIM_SYM_BASE - symbol index. */
+/* A dim is a static size (>= 0), unknown (IR_DIM_UNKNOWN, printed `?`), or a symbol of the graph:
+ * a name (printed by name, e.g. N) or an expression over names (`batch * 12`, `S + 1`, interned in
+ * the same table; see "dim expressions" below), encoded as IR_DIM_SYM_BASE - symbol index. */
 #define IR_DIM_UNKNOWN ((int64_t)-1)
 #define IR_DIM_SYM_BASE ((int64_t)-2)
 static inline bool ir_dim_is_static(int64_t d) { return d >= 0; }
@@ -82,6 +83,21 @@ typedef struct ir_type {
     uint8_t layout;   /* ir_layout */
     int64_t dims[IR_MAX_RANK];
 } ir_type;
+
+/* ---- dim expressions (ir/dimexpr.c) ---- */
+
+/* A polynomial over the graph's named symbols with integer coefficients, in canonical form: each
+ * term's symbols sorted by name, terms by degree (highest first) then names, like terms merged. */
+enum { IR_DIMX_MAX_TERMS = 6, IR_DIMX_MAX_VARS = 4 };
+typedef struct ir_dimx_term {
+    int64_t coef;
+    uint8_t nvars;
+    uint32_t vars[IR_DIMX_MAX_VARS]; /* symbol indices of named symbols; repeated for powers */
+} ir_dimx_term;
+typedef struct ir_dimx {
+    uint8_t nterms; /* 0: the polynomial 0 */
+    ir_dimx_term terms[IR_DIMX_MAX_TERMS];
+} ir_dimx;
 
 bool ir_type_equal(const ir_type *a, const ir_type *b);
 bool ir_type_is_static(const ir_type *t); /* known rank and all dims static */
@@ -201,6 +217,21 @@ typedef struct ir_const {
 
 typedef enum { IR_VALUE_INPUT, IR_VALUE_CONST, IR_VALUE_NODE } ir_value_kind;
 
+/* What inference knows of a small integer vector that is not a constant: the elements of a
+ * `Shape` and of the arithmetic on it (Gather, Concat, Mul, ...; ir/shape_value.c, docs/canon.md
+ * "Shape values"). An element is a known number, a dim (static, named or an expression), or
+ * unknown. */
+enum { IR_SV_MAX = 16 }; /* the most elements a shape value holds */
+typedef enum { IR_SV_UNKNOWN, IR_SV_INT, IR_SV_DIM } ir_sv_kind;
+typedef struct ir_sv_elem {
+    int64_t v;    /* IR_SV_INT: the number; IR_SV_DIM: a dim encoding (never unknown) */
+    uint8_t kind; /* ir_sv_kind */
+} ir_sv_elem;
+typedef struct ir_shape_value {
+    uint32_t len; /* the value's element count (1 for a scalar) */
+    ir_sv_elem el[IR_SV_MAX];
+} ir_shape_value;
+
 typedef struct ir_value {
     const char *name;
     ir_type type;
@@ -216,6 +247,7 @@ typedef struct ir_value {
     ir_node **uses;
     uint32_t nuses;
     bool is_output;       /* listed as a graph output */
+    const ir_shape_value *sv; /* set by inference for small integer values it can follow, or NULL */
 } ir_value;
 
 struct ir_node {
@@ -237,8 +269,10 @@ struct ir_graph {
     VEC(ir_node *) nodes;    /* topological order after ir_validate */
     VEC(ir_value *) inputs;
     VEC(ir_value *) outputs;
-    VEC(const char *) symbols; /* symbolic dim names */
+    VEC(const char *) symbols;     /* symbolic dim names; an expression's display text */
+    VEC(const ir_dimx *) symexprs; /* per symbol: NULL for a name, else its expression */
     sm_map symbol_index;       /* symbol name -> index + 1 */
+    sm_map expr_index;         /* an expression's terms (as bytes) -> index + 1 */
     sm_map by_name;            /* value name -> ir_value */
     const char *dir;           /* folder that file() paths are relative to */
     const dg_source *src;      /* the text it was parsed from, or NULL */
@@ -264,6 +298,27 @@ ir_const *ir_const_new(ir_graph *g, ir_const_kind kind);
 /* Interns a symbolic dim name, returning its dim encoding. */
 int64_t ir_symbol(ir_graph *g, const char *name, size_t len);
 const char *ir_symbol_name(const ir_graph *g, int64_t dim);
+/* The index of the named symbol `name` (never an expression), or -1. */
+int64_t ir_symbol_lookup(const ir_graph *g, const char *name);
+
+/* Exact arithmetic on dims of g (static, named or expressions); the result is static when it is a
+ * constant, else the interned expression; IR_DIM_UNKNOWN when an operand is unknown or the result
+ * is not a polynomial that fits (a quotient with a remainder, too many terms). Static results
+ * saturate at IR_MAX_NUMEL + 1, as inference does. */
+int64_t ir_dim_sum(ir_graph *g, int64_t a, int64_t b);
+int64_t ir_dim_difference(ir_graph *g, int64_t a, int64_t b);
+int64_t ir_dim_product(ir_graph *g, int64_t a, int64_t b);
+int64_t ir_dim_quotient(ir_graph *g, int64_t a, int64_t b);
+/* The dim of a canonical polynomial: static when constant, the symbol itself for `1 * name`. */
+int64_t ir_dim_intern(ir_graph *g, const ir_dimx *p);
+/* The expression of dim d, or NULL when d is static, unknown or a named symbol. */
+const ir_dimx *ir_dim_expr(const ir_graph *g, int64_t d);
+/* The value of d with the named symbols bound (bound[i] >= 0, by symbol index; -1: unbound);
+ * false when a symbol it reads is unbound or the value overflows. */
+bool ir_dim_eval(const ir_graph *g, int64_t d, const int64_t *bound, int64_t *out);
+/* Binds the one unbound symbol of expression d so that d == value, when d is linear in it
+ * (`S + 1` = 5 binds S = 4); false when there is no such symbol or no whole solution >= 0. */
+bool ir_dim_solve(const ir_graph *g, int64_t d, int64_t value, int64_t *bound, uint32_t *solved);
 /* A fresh value name not yet used in g, from a stem ("c1" -> "c1_1"). */
 const char *ir_fresh_name(ir_graph *g, const char *stem);
 
@@ -295,6 +350,12 @@ void ir_compact(ir_graph *g);
  * (nodes are then sorted topologically, stable w.r.t. their order), arity, attribute names and
  * kinds, declared vs inferred types, impossible shapes. Reports every problem found. */
 bool ir_validate(ir_graph *g, dg_context *dg);
+
+/* Sets the shape values (ir_value.sv) of n's outputs from its inputs' shape values, constants and
+ * types, after n's types are inferred; NULL where nothing is known. ir_validate calls it. */
+void ir_infer_shape_value(ir_graph *g, ir_node *n);
+/* Whether every element of v's shape value is a known number. */
+bool ir_sv_is_constant(const ir_value *v);
 
 /* ---- text form ----------------------------------------------------------------------------- */
 

@@ -72,6 +72,8 @@ static const char *describe_expected(int code)
     case GP_RBRACE: return "'}'";
     case GP_QUESTION: return "'?'";
     case GP_STAR: return "'*'";
+    case GP_PLUS: return "'+'";
+    case GP_MINUS: return "'-'";
     case GP_NEWLINE: return "end of line";
     }
     return "?";

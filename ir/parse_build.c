@@ -289,21 +289,65 @@ static bool parse_dim(gp_state *st, gp_token t, int64_t *dim)
     return true;
 }
 
-void gp_dims_push(gp_state *st, gp_type *dims, gp_token dim)
+gp_dim gp_dim_atom(gp_state *st, gp_token t)
+{
+    gp_dim d = {.dim = IR_DIM_UNKNOWN, .tok = t};
+    d.ok = parse_dim(st, t, &d.dim);
+    return d;
+}
+
+static gp_token span(gp_token a, gp_token b)
+{
+    return (gp_token){a.offset, b.offset + b.len - a.offset};
+}
+
+gp_dim gp_dim_binop(gp_state *st, gp_dim a, char op, gp_dim b)
+{
+    gp_dim d = {.dim = IR_DIM_UNKNOWN, .tok = span(a.tok, b.tok), .ok = a.ok && b.ok};
+    if (!d.ok)
+        return d;
+    if (a.dim == IR_DIM_UNKNOWN || b.dim == IR_DIM_UNKNOWN) {
+        dg_error(st->dg, st->src, d.tok.offset, d.tok.len,
+                 "'?' cannot be part of a dim expression");
+        d.ok = false;
+        return d;
+    }
+    d.dim = op == '+'   ? ir_dim_sum(st->g, a.dim, b.dim)
+            : op == '-' ? ir_dim_difference(st->g, a.dim, b.dim)
+                        : ir_dim_product(st->g, a.dim, b.dim);
+    if (d.dim == IR_DIM_UNKNOWN) {
+        dg_error(st->dg, st->src, d.tok.offset, d.tok.len,
+                 "this dim expression is not a size (negative for every size of its names, or "
+                 "longer than %d terms of %d names)",
+                 IR_DIMX_MAX_TERMS, IR_DIMX_MAX_VARS);
+        d.ok = false;
+    } else if (d.dim > IR_MAX_NUMEL) {
+        dg_error(st->dg, st->src, d.tok.offset, d.tok.len, "dim too large (the limit is 2^40)");
+        d.ok = false;
+    }
+    return d;
+}
+
+gp_dim gp_dim_paren(gp_dim a, gp_token open, gp_token close)
+{
+    a.tok = span(open, close);
+    return a;
+}
+
+void gp_dims_push(gp_state *st, gp_type *dims, gp_dim dim)
 {
     if (dims->ndims < UINT32_MAX)
         dims->ndims++;
     if (dims->ndims == IR_MAX_RANK + 1) {
-        dg_error(st->dg, st->src, dim.offset, dim.len, "too many dims (a type has at most %d)",
-                 IR_MAX_RANK);
+        dg_error(st->dg, st->src, dim.tok.offset, dim.tok.len,
+                 "too many dims (a type has at most %d)", IR_MAX_RANK);
         dims->ok = false;
     }
     if (dims->ndims > IR_MAX_RANK)
         return;
-    int64_t d = IR_DIM_UNKNOWN;
-    if (!parse_dim(st, dim, &d))
+    if (!dim.ok)
         dims->ok = false;
-    dims->type.dims[dims->type.rank++] = d;
+    dims->type.dims[dims->type.rank++] = dim.ok ? dim.dim : IR_DIM_UNKNOWN;
 }
 
 static int layout_rank(ir_layout layout)

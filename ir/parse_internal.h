@@ -126,8 +126,20 @@ void gp_node(gp_state *st, gp_results *results, gp_token op, gp_names *operands,
              gp_token kernel);
 void gp_output(gp_state *st, gp_token name);
 
+/* A dim as it is parsed: its encoding in the graph, and where it was written. */
+typedef struct {
+    int64_t dim;
+    gp_token tok;
+    bool ok;
+} gp_dim;
+
+gp_dim gp_dim_atom(gp_state *st, gp_token t);
+/* `a + b`, `a - b`, `a * b` (op is the character): an expression dim of the graph. */
+gp_dim gp_dim_binop(gp_state *st, gp_dim a, char op, gp_dim b);
+gp_dim gp_dim_paren(gp_dim a, gp_token open, gp_token close);
+
 gp_type gp_dims_empty(void);
-void gp_dims_push(gp_state *st, gp_type *dims, gp_token dim);
+void gp_dims_push(gp_state *st, gp_type *dims, gp_dim dim);
 /* A type from its dtype name and dims (NULL dims: unknown rank `[*]`); end is its ']'. */
 gp_type gp_type_make(gp_state *st, gp_token dtype, const gp_type *dims, gp_token end,
                      gp_token layout);

@@ -107,6 +107,32 @@ static void print_double(FILE *out, double v, bool as_float)
     fputs(buf, out);
 }
 
+/* An expression dim as the parser reads it back: `batch * S * 12 + 1`, `T - S`, names quoted
+ * where needed (spaces around the operators: `-` and `/` are name characters). An expression
+ * always has a positive term (ir/dimexpr.c). */
+static void print_dim_expr(FILE *out, const ir_graph *g, const ir_dimx *p)
+{
+    /* the positive terms first, so that the text reads back left to right through sizes */
+    bool first = true;
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < p->nterms; i++) {
+            const ir_dimx_term *t = &p->terms[i];
+            if ((t->coef < 0) != (pass == 1))
+                continue;
+            uint64_t mag = t->coef < 0 ? (uint64_t)0 - (uint64_t)t->coef : (uint64_t)t->coef;
+            if (!first)
+                fputs(t->coef < 0 ? " - " : " + ", out);
+            first = false;
+            for (int k = 0; k < t->nvars; k++) {
+                if (k)
+                    fputs(" * ", out);
+                print_name(out, g->symbols.items[t->vars[k]]);
+            }
+            if (t->nvars == 0 || mag != 1)
+                fprintf(out, "%s%llu", t->nvars ? " * " : "", (unsigned long long)mag);
+        }
+}
+
 static void print_type(FILE *out, const ir_graph *g, const ir_type *t)
 {
     fputs(ir_dtype_name(t->dtype), out);
@@ -120,6 +146,8 @@ static void print_type(FILE *out, const ir_graph *g, const ir_type *t)
                 fputc(',', out);
             if (ir_dim_is_static(d))
                 fprintf(out, "%" PRId64, d);
+            else if (ir_dim_expr(g, d))
+                print_dim_expr(out, g, ir_dim_expr(g, d));
             else if (ir_dim_is_symbol(d))
                 print_name(out, ir_symbol_name(g, d));
             else

@@ -610,11 +610,47 @@ static void check_declared(const checker *c, const ir_node *n, ir_value *v,
     ir_type stated = *declared;
     if (stated.layout == IR_LAYOUT_NONE)
         stated.layout = v->type.layout;
+    /* a declared `?` says less than inference may know (a Reshape to a computed shape that
+     * shape values follow): it is no conflict */
+    for (int i = 0; stated.rank == v->type.rank && i < stated.rank; i++)
+        if (stated.dims[i] == IR_DIM_UNKNOWN)
+            stated.dims[i] = v->type.dims[i];
     if (ir_type_equal(&stated, &v->type))
         return;
     char want[256], got[256];
     error_value(c, v, "declared type %s but %s gives %s", type_text(c->g, declared, want, sizeof want),
                 ir_op_name(n->op), type_text(c->g, &v->type, got, sizeof got));
+}
+
+/* Infers n's types. What shape values make known (ir/shape_value.c) is a hint, not the graph's
+ * word: when n's inference refuses it (a model whose computed shape cannot fit, which nothing
+ * ever ran), n is inferred again without them, as it was before they were known. */
+static bool infer_with_shape_values(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    ir_infer_fn infer = ir_op_info_get(n->op)->infer;
+    bool hints = false;
+    for (uint32_t i = 0; i < n->ninputs; i++)
+        hints |= n->inputs[i] && n->inputs[i]->kind != IR_VALUE_CONST && n->inputs[i]->sv;
+    if (!hints)
+        return infer(g, n, dg);
+    dg_context *quiet = dg_new();
+    bool ok = infer(g, n, quiet);
+    dg_free(quiet);
+    if (ok)
+        return true;
+    const ir_shape_value **saved = malloc(n->ninputs * sizeof *saved);
+    FR_CHECK(saved != NULL);
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        saved[i] = n->inputs[i] ? n->inputs[i]->sv : NULL;
+        if (n->inputs[i] && n->inputs[i]->kind != IR_VALUE_CONST)
+            n->inputs[i]->sv = NULL;
+    }
+    ok = infer(g, n, dg);
+    for (uint32_t i = 0; i < n->ninputs; i++)
+        if (n->inputs[i])
+            n->inputs[i]->sv = saved[i];
+    free(saved);
+    return ok;
 }
 
 static void infer_node(checker *c, ir_node *n)
@@ -628,8 +664,12 @@ static void infer_node(checker *c, ir_node *n)
         declared[i] = n->outputs[i]->type;
         n->outputs[i]->type = (ir_type){.rank = -1};
     }
-    if (!skip && !ir_op_info_get(n->op)->infer(c->g, n, c->dg))
+    if (!skip && !infer_with_shape_values(c->g, n, c->dg))
         skip = true;
+    if (!skip)
+        ir_infer_shape_value(c->g, n);
+    for (uint32_t i = 0; i < n->noutputs && skip; i++)
+        n->outputs[i]->sv = NULL;
     for (uint32_t i = 0; i < n->noutputs && !skip; i++) {
         ir_value *v = n->outputs[i];
         if (!check_type(c, v))

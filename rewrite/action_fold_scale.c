@@ -5,6 +5,7 @@
  *     Conv   W [M, C/group, k...]: W'[m] = W[m] * s[m];  B'[m] = B[m] * s[m]
  *     MatMul W [K, N]:             W'[:, n] = W[:, n] * s[n]
  *     Gemm   B [K, N] or [N, K] (transB): the same per output column n; C' = C * s per column
+ *     MatMul + Add(b): as MatMul, with b as its bias ((x @ W + b) * s = x @ (W s) + b s)
  *     GemmEpilogue: as Gemm, its bias as C; only without an activation or a residual, which
  *            the scale does not distribute over (act(z) * s is not act(z * s); (z + r) * s adds
  *            r * s)
@@ -20,6 +21,7 @@
 typedef struct {
     ir_node *g, *s_node;
     ir_value *w, *b, *s;
+    ir_value *add_bias; /* the constant of a matched Add between G and the scale, or NULL */
     bool divide, per_channel, trans_b;
     int64_t channels;
 } fold_scale;
@@ -85,7 +87,25 @@ static bool compute_bias(rw_plan *p, rw_newconst *c, char *why)
     return scale_tensor(p, c, f->b, 1, f->channels, why);
 }
 
-/* The scaling node of the match: a Mul or Div by a constant of a matched GEMM or Conv's output. */
+/* A matched Add of a constant to a matched MatMul's output: *v becomes the MatMul's output and
+ * *bias the constant. */
+static bool find_bias_add(rw_plan *p, ir_node *add, const ir_value **v, ir_value **bias)
+{
+    for (uint32_t k = 0; k < 2; k++) {
+        const ir_value *m = add->inputs[k];
+        ir_value *c = add->inputs[1 - k];
+        if (m && c && c->kind == IR_VALUE_CONST && m->kind == IR_VALUE_NODE &&
+            rw_is_member(p, m->producer) && m->producer->op == IR_OP_MatMul) {
+            *v = m;
+            *bias = c;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* The scaling node of the match: a Mul or Div by a constant of a matched GEMM or Conv's output,
+ * or of a matched MatMul's output plus a constant bias. */
 static bool find(rw_plan *p, fold_scale *f, char *why)
 {
     for (size_t i = 0; i < p->members.len; i++) {
@@ -98,8 +118,12 @@ static bool find(rw_plan *p, fold_scale *f, char *why)
                 (s->op == IR_OP_Div && k != 0))
                 continue;
             ir_op op = v->producer->op;
+            ir_value *bias = NULL;
+            if (op == IR_OP_Add && find_bias_add(p, v->producer, &v, &bias))
+                op = IR_OP_MatMul; /* (x @ W + b) * s: the scale distributes over the bias */
             if (op == IR_OP_Conv || op == IR_OP_MatMul || op == IR_OP_Gemm ||
                 op == IR_OP_GemmEpilogue) {
+                f->add_bias = bias;
                 f->g = v->producer;
                 f->s_node = s;
                 f->s = s->inputs[1 - k];
@@ -144,7 +168,7 @@ bool rw_action_fold_scale(rw_plan *p, char *why)
                       "scale after it does not distribute over",
                       g->outputs[0]->name);
     f->w = g->inputs[1];
-    f->b = g->ninputs > 2 ? g->inputs[2] : NULL;
+    f->b = f->add_bias ? f->add_bias : g->ninputs > 2 ? g->inputs[2] : NULL;
     const ir_type *wt = &f->w->type, *out = &g->outputs[0]->type;
     if (f->s->kind != IR_VALUE_CONST || f->w->kind != IR_VALUE_CONST ||
         (f->b && f->b->kind != IR_VALUE_CONST))

@@ -32,23 +32,23 @@ uint64_t rt_available_memory(void)
     return pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
 }
 
-/* The size of a dim once symbols are bound; -1 when still unknown. */
-static int64_t bound_dim(int64_t d, const int64_t *symbols)
+/* The size of a dim once symbols are bound (an expression evaluated); -1 when still unknown. */
+static int64_t bound_dim(const ir_graph *g, int64_t d, const int64_t *symbols)
 {
-    if (ir_dim_is_static(d))
-        return d;
-    return ir_dim_is_symbol(d) ? symbols[ir_dim_symbol(d)] : -1;
+    int64_t v;
+    return ir_dim_eval(g, d, symbols, &v) && v >= 0 ? v : -1;
 }
 
 /* Bytes of a value of type t held as `dtype`, symbols substituted; 0 when not known. The product
  * is taken in double: a hostile 2^40-element shape must give a large number, not wrap. */
-static double value_bytes(const ir_type *t, ir_dtype dtype, const int64_t *symbols)
+static double value_bytes(const ir_graph *g, const ir_type *t, ir_dtype dtype,
+                          const int64_t *symbols)
 {
     if (t->rank < 0)
         return 0;
     double n = (double)ir_dtype_size(dtype);
     for (int i = 0; i < t->rank; i++) {
-        int64_t d = bound_dim(t->dims[i], symbols);
+        int64_t d = bound_dim(g, t->dims[i], symbols);
         if (d < 0)
             return 0;
         n *= (double)d;
@@ -68,16 +68,18 @@ static void bind_symbols(const ir_graph *g, const rt_tensor *given, size_t ngive
 {
     for (size_t i = 0; i < g->symbols.len; i++)
         symbols[i] = -1;
-    for (size_t k = 0; k < opts->ndims; k++)
-        for (size_t i = 0; i < g->symbols.len; i++)
-            if (strcmp(g->symbols.items[i], opts->dims[k].name) == 0)
-                symbols[i] = opts->dims[k].size;
+    for (size_t k = 0; k < opts->ndims; k++) {
+        int64_t i = ir_symbol_lookup(g, opts->dims[k].name);
+        if (i >= 0)
+            symbols[i] = opts->dims[k].size;
+    }
     for (size_t k = 0; k < ngiven; k++) {
         const ir_value *v = ir_find_value((ir_graph *)g, given[k].name);
         if (!v || v->kind != IR_VALUE_INPUT || v->type.rank != given[k].type.rank)
             continue;
         for (int i = 0; i < v->type.rank; i++)
-            if (ir_dim_is_symbol(v->type.dims[i]) && symbols[ir_dim_symbol(v->type.dims[i])] < 0)
+            if (ir_dim_is_symbol(v->type.dims[i]) && !ir_dim_expr(g, v->type.dims[i]) &&
+                symbols[ir_dim_symbol(v->type.dims[i])] < 0)
                 symbols[ir_dim_symbol(v->type.dims[i])] = given[k].type.dims[i];
     }
 }
@@ -105,8 +107,8 @@ static bool infer_bound(ir_graph *g, const int64_t *symbols, dg_context *dg)
     for (size_t k = 0; k < g->inputs.len; k++) {
         ir_type *t = &g->inputs.items[k]->type;
         for (int i = 0; i < t->rank; i++)
-            if (ir_dim_is_symbol(t->dims[i]) && symbols[ir_dim_symbol(t->dims[i])] >= 0)
-                t->dims[i] = symbols[ir_dim_symbol(t->dims[i])];
+            if (ir_dim_is_symbol(t->dims[i]) && bound_dim(g, t->dims[i], symbols) >= 0)
+                t->dims[i] = bound_dim(g, t->dims[i], symbols);
     }
     for (size_t i = 0; i < g->nodes.len; i++) {
         ir_node *n = g->nodes.items[i];
@@ -159,9 +161,9 @@ static bool fits(ir_graph *g, const int64_t *symbols, const rt_options *opts, bo
     const ir_value *largest_input = NULL;
     for (size_t k = 0; k < g->inputs.len; k++) {
         const ir_value *v = g->inputs.items[k];
-        double b = value_bytes(&v->type, v->type.dtype, symbols);
+        double b = value_bytes(g, &v->type, v->type.dtype, symbols);
         if (reference && ir_dtype_is_float(v->type.dtype))
-            b += value_bytes(&v->type, IR_F64, symbols);
+            b += value_bytes(g, &v->type, IR_F64, symbols);
         fixed += b;
         if (b > largest)
             largest = b, largest_input = v;
@@ -170,7 +172,7 @@ static bool fits(ir_graph *g, const int64_t *symbols, const rt_options *opts, bo
         const ir_value *v = g->values.items[i];
         remaining[i] = v->nuses;
         if (reference && v->kind == IR_VALUE_CONST && ir_dtype_is_float(v->type.dtype))
-            fixed += value_bytes(&v->type, IR_F64, symbols);
+            fixed += value_bytes(g, &v->type, IR_F64, symbols);
     }
     for (size_t i = 0; i < g->nodes.len; i++) {
         const ir_node *n = g->nodes.items[i];
@@ -178,7 +180,7 @@ static bool fits(ir_graph *g, const int64_t *symbols, const rt_options *opts, bo
             continue;
         for (uint32_t k = 0; k < n->noutputs; k++) {
             const ir_value *v = n->outputs[k];
-            live[v->id] = value_bytes(&v->type, held(v->type.dtype, reference), symbols);
+            live[v->id] = value_bytes(g, &v->type, held(v->type.dtype, reference), symbols);
             now += live[v->id];
         }
         if (now > peak)

@@ -37,12 +37,16 @@ static const char *type_str(binder *ex, const ir_type *t)
     return ir_type_format(ex->g, t, buf, 160);
 }
 
-/* Binds dim i of input v, declared `declared`, to the size `given`. */
+/* Binds dim i of input v, declared `declared`, to the size `given`. A dim that is an expression
+ * (`S + 1`) is checked, or binds its one unbound name, once the plain names are bound
+ * (check_exprs). */
 static bool bind_dim(binder *ex, const ir_value *v, int i, int64_t declared, int64_t given)
 {
     if (ir_dim_is_static(declared) && declared != given)
         return error_value(ex, v, "input '%s': dim %d is %lld in the graph but %lld in the tensor",
                            v->name, i, (long long)declared, (long long)given);
+    if (ir_dim_expr(ex->g, declared))
+        return true;
     if (ir_dim_is_symbol(declared)) {
         int64_t *bound = &ex->symbols[ir_dim_symbol(declared)];
         const char *sym = ir_symbol_name(ex->g, declared);
@@ -84,6 +88,42 @@ static bool bind_given(binder *ex, const ir_value *v, const rt_tensor *t)
     return true;
 }
 
+/* The dims of the given inputs that are expressions: each binds its one unbound name when it is
+ * linear in it (`S + 1` of 5 binds S = 4), rounds until nothing more binds, then every one whose
+ * names are bound must have its tensor's size. */
+static bool check_exprs(binder *ex, const rt_tensor *given, size_t ngiven)
+{
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (size_t k = 0; k < ex->g->inputs.len; k++) {
+            const ir_value *v = ex->g->inputs.items[k];
+            const rt_tensor *t = find_given(given, ngiven, v->name);
+            for (int i = 0; t && i < v->type.rank; i++) {
+                int64_t d = v->type.dims[i], value;
+                uint32_t solved;
+                if (ir_dim_expr(ex->g, d) && !ir_dim_eval(ex->g, d, ex->symbols, &value) &&
+                    ir_dim_solve(ex->g, d, t->type.dims[i], ex->symbols, &solved))
+                    progress = true;
+            }
+        }
+    }
+    for (size_t k = 0; k < ex->g->inputs.len; k++) {
+        const ir_value *v = ex->g->inputs.items[k];
+        const rt_tensor *t = find_given(given, ngiven, v->name);
+        for (int i = 0; t && i < v->type.rank; i++) {
+            int64_t d = v->type.dims[i], value;
+            if (ir_dim_expr(ex->g, d) && ir_dim_eval(ex->g, d, ex->symbols, &value) &&
+                value != t->type.dims[i])
+                return error_value(ex, v,
+                                   "input '%s': dim %d is %s = %lld with the sizes bound so far, "
+                                   "but %lld in the tensor",
+                                   v->name, i, ir_symbol_name(ex->g, d), (long long)value,
+                                   (long long)t->type.dims[i]);
+        }
+    }
+    return true;
+}
+
 /* The static type of a graph input that was not given: its symbols must be bound by now. */
 static bool resolve_missing(binder *ex, const ir_value *v, ir_type *out)
 {
@@ -92,9 +132,10 @@ static bool resolve_missing(binder *ex, const ir_value *v, ir_type *out)
         return error_value(ex, v, "input '%s' has an unknown rank: give it with --inputs or --input",
                            v->name);
     for (int i = 0; i < v->type.rank; i++) {
-        int64_t d = v->type.dims[i];
-        if (ir_dim_is_symbol(d) && ex->symbols[ir_dim_symbol(d)] >= 0)
-            out->dims[i] = ex->symbols[ir_dim_symbol(d)];
+        int64_t d = v->type.dims[i], value;
+        if (ir_dim_is_symbol(d) && ir_dim_eval(ex->g, d, ex->symbols, &value) && value >= 0 &&
+            value <= IR_MAX_NUMEL)
+            out->dims[i] = value;
         else if (!ir_dim_is_static(d))
             return error_value(ex, v,
                                "input '%s' has dim %d of unknown size (%s): give the input "
@@ -156,10 +197,8 @@ static bool bind_dims(binder *ex)
 {
     for (size_t k = 0; k < ex->opts->ndims; k++) {
         const rt_dim *d = &ex->opts->dims[k];
-        size_t i = 0;
-        while (i < ex->g->symbols.len && strcmp(ex->g->symbols.items[i], d->name) != 0)
-            i++;
-        if (i == ex->g->symbols.len) {
+        int64_t i = ir_symbol_lookup(ex->g, d->name);
+        if (i < 0) {
             dg_error_path(ex->dg, ex->g->src ? ex->g->src->path : ex->g->name,
                           "--dim %s: graph %s has no symbolic dim '%s'", d->name, ex->g->name,
                           d->name);
@@ -186,6 +225,8 @@ bool rt_bind_inputs(ir_graph *g, dg_context *dg, const rt_options *opts, int64_t
         if (t && !bind_given(ex, g->inputs.items[k], t))
             return false;
     }
+    if (!check_exprs(ex, given, ngiven))
+        return false;
     for (size_t k = 0; k < g->inputs.len; k++)
         if (!make_input(ex, k, find_given(given, ngiven, g->inputs.items[k]->name)))
             return false;

@@ -642,11 +642,11 @@ static void test_transpose_flatten(void)
     n = N1(Flatten, x);
     EXPECT_TYPE(n, 0, "f32[N,60]");
     ir_set_attr_int(G, n, "axis", 0);
-    EXPECT_TYPE(n, 0, "f32[1,?]");
+    EXPECT_TYPE(n, 0, "f32[1,N * 60]"); /* products of symbols are expressions */
     ir_set_attr_int(G, n, "axis", -1);
-    EXPECT_TYPE(n, 0, "f32[?,5]");
+    EXPECT_TYPE(n, 0, "f32[N * 12,5]");
     ir_set_attr_int(G, n, "axis", 4);
-    EXPECT_TYPE(n, 0, "f32[?,1]");
+    EXPECT_TYPE(n, 0, "f32[N * 60,1]");
     ir_set_attr_int(G, n, "axis", 5);
     EXPECT_ERROR(n, "axis 5 is out of range for rank 4");
     n = N1(Flatten, input("f32[2,3,4,5]"));
@@ -664,7 +664,7 @@ static void test_reshape(void)
                 "f32[N,128,12,64]");
     EXPECT_TYPE(N1(Reshape, input("f32[N,12,64]"), INTS(0, -1)), 0, "f32[N,768]");
     EXPECT_TYPE(N1(Reshape, input("f32[N,768]"), INTS(-1, 12, 64)), 0, "f32[N,12,64]");
-    EXPECT_TYPE(N1(Reshape, input("f32[N,128,768]"), INTS(-1, 768)), 0, "f32[?,768]");
+    EXPECT_TYPE(N1(Reshape, input("f32[N,128,768]"), INTS(-1, 768)), 0, "f32[N * 128,768]");
     EXPECT_TYPE(N1(Reshape, input("f32[N,S,768]"), INTS(0, -1, 12, 64)), 0, "f32[N,S,12,64]");
     EXPECT_TYPE(N1(Reshape, input("f32[6]"), INTS(1, -1, 2)), 0, "f32[1,3,2]");
     EXPECT_TYPE(N1(Reshape, input("f32[*]"), INTS(0, 4)), 0, "f32[?,4]");
@@ -725,7 +725,7 @@ static void test_concat_split(void)
     EXPECT_ERROR(n, "Concat: input 'x");
     n = N1(Concat, input("f32[2,S]"), input("f32[2,4]"));
     ir_set_attr_int(G, n, "axis", 1);
-    EXPECT_TYPE(n, 0, "f32[2,?]");
+    EXPECT_TYPE(n, 0, "f32[2,S + 4]");
     n = N1(Concat, input("f32[2,3]"), input("f32[2]"));
     ir_set_attr_int(G, n, "axis", 0);
     EXPECT_ERROR(n, "inputs have ranks 2 and 1");
@@ -790,7 +790,7 @@ static void test_expand_tile_gather(void)
                  "shapes [3,2] and [4,2] do not broadcast");
     EXPECT_ERROR(N1(Expand, input("f32[3,2]"), INTS(-1, 2)), "shape[0] = -1 is out of range");
 
-    EXPECT_TYPE(N1(Tile, input("f32[2,N] NC"), INTS(3, 2)), 0, "f32[6,?] NC");
+    EXPECT_TYPE(N1(Tile, input("f32[2,N] NC"), INTS(3, 2)), 0, "f32[6,N * 2] NC");
     EXPECT_TYPE(N1(Tile, input("f32[2,N]"), INTS(3, 1)), 0, "f32[6,N]");
     EXPECT_TYPE(N1(Tile, input("f32[2,3]"), input("i64[2]")), 0, "f32[?,?]");
     EXPECT_ERROR(N1(Tile, input("f32[2,3]"), INTS(2)),
@@ -814,7 +814,7 @@ static void test_expand_tile_gather(void)
 static void test_pad(void)
 {
     ir_value *x = input("f32[1,3,4,W] NCHW");
-    EXPECT_TYPE(N1(Pad, x, INTS(0, 0, 1, 2, 0, 0, 1, 2)), 0, "f32[1,3,6,?] NCHW");
+    EXPECT_TYPE(N1(Pad, x, INTS(0, 0, 1, 2, 0, 0, 1, 2)), 0, "f32[1,3,6,W + 4] NCHW");
     EXPECT_TYPE(N1(Pad, x, INTS(0, 0, -1, 0, 0, 0, -1, 0), scalar("f32", 0)), 0,
                 "f32[1,3,2,W] NCHW");
     EXPECT_TYPE(N1(Pad, x, INTS(1, 1, 1, 1), NULL, INTS(1, 2)), 0, "f32[1,5,6,W] NCHW");
@@ -1187,7 +1187,7 @@ static void test_cumsum_depth_space_size(void)
 
     ir_node *n = N1(DepthToSpace, input("f32[1,8,2,N]"));
     ir_set_attr_int(G, n, "blocksize", 2);
-    EXPECT_TYPE(n, 0, "f32[1,2,4,?]");
+    EXPECT_TYPE(n, 0, "f32[1,2,4,N * 2]");
     ir_set_attr_string(G, n, "mode", "XYZ");
     EXPECT_ERROR(n, "mode \"XYZ\" is not \"DCR\" or \"CRD\"");
     n = N1(DepthToSpace, input("f32[1,6,2,2]"));
@@ -1547,6 +1547,38 @@ static void test_every_op_covered(void)
     }
 }
 
+/* Dim expressions (ir/dimexpr.c): exact arithmetic, one interned dim per polynomial, evaluation
+ * and solving for one unbound name. */
+static void test_dim_exprs(void)
+{
+    int64_t n = ir_symbol(G, "N", 1), s = ir_symbol(G, "S", 1);
+    int64_t ns12 = ir_dim_product(G, ir_dim_product(G, n, 12), s);
+    int64_t sn12 = ir_dim_product(G, s, ir_dim_product(G, 3, ir_dim_product(G, n, 4)));
+    CHECK_INT(ns12, sn12); /* the same polynomial, computed two ways: the same dim */
+    CHECK_STR(ir_symbol_name(G, ns12), "N * S * 12");
+    CHECK_INT(ir_dim_quotient(G, ns12, ir_dim_product(G, n, 12)), s);
+    CHECK_INT(ir_dim_quotient(G, ns12, 5), IR_DIM_UNKNOWN); /* not exact */
+    CHECK_INT(ir_dim_quotient(G, s, 2), IR_DIM_UNKNOWN);
+    int64_t s1 = ir_dim_sum(G, s, 1), two_s2 = ir_dim_product(G, s1, 2);
+    CHECK_STR(ir_symbol_name(G, two_s2), "S * 2 + 2");
+    CHECK_INT(ir_dim_quotient(G, two_s2, s1), 2);
+    CHECK_INT(ir_dim_difference(G, s1, 1), s);
+    CHECK_INT(ir_dim_difference(G, s, s), 0);
+    CHECK_INT(ir_dim_difference(G, 2, 3), IR_DIM_UNKNOWN);
+    CHECK_INT(ir_dim_difference(G, 0, s), IR_DIM_UNKNOWN); /* never a size */
+    CHECK_STR(ir_symbol_name(G, ir_dim_difference(G, ir_dim_sum(G, n, 4), s)), "N + 4 - S");
+    CHECK_INT(ir_dim_sum(G, IR_DIM_UNKNOWN, s), IR_DIM_UNKNOWN);
+    int64_t bound[2] = {-1, -1};
+    int64_t v = 0;
+    uint32_t solved = 9;
+    CHECK(!ir_dim_eval(G, s1, bound, &v));
+    CHECK(ir_dim_solve(G, two_s2, 10, bound, &solved)); /* S * 2 + 2 = 10 */
+    CHECK_INT(solved, ir_dim_symbol(s));
+    CHECK(ir_dim_eval(G, s1, bound, &v) && v == 5);
+    CHECK(!ir_dim_solve(G, ns12, 7, bound, &solved)); /* 12 * S * N = 7: no whole N */
+    CHECK(ir_dim_solve(G, ns12, 96, bound, &solved) && bound[ir_dim_symbol(n)] == 2); /* S is 4 */
+}
+
 int main(void)
 {
     TEST(test_unary);
@@ -1586,6 +1618,7 @@ int main(void)
     TEST(test_recurrent);
     TEST(test_grid_sample);
     TEST(test_unpool_dft);
+    TEST(test_dim_exprs);
     TEST(test_every_op_covered);
     return unit_finish();
 }
