@@ -452,7 +452,9 @@ bool ir_einsum_parse(const char *equation, const int *ranks, int ninputs, ir_ein
     X(add, 2) X(sub, 2) X(mul, 2) X(div, 2) X(pow, 2) X(max, 2) X(min, 2) X(neg, 1) X(abs, 1)     \
     X(exp, 1) X(log, 1) X(sqrt, 1) X(rsqrt, 1) X(recip, 1) X(sigmoid, 1) X(tanh, 1) X(relu, 1)    \
     X(erf, 1) X(gelu, 1) X(gelu_tanh, 1) X(silu, 1) X(hardswish, 1) X(sin, 1) X(cos, 1)           \
-    X(floor, 1) X(ceil, 1) X(softplus, 1) X(leakyrelu, 2) X(elu, 2) X(clip, 3) X(hardsigmoid, 3)
+    X(floor, 1) X(ceil, 1) X(softplus, 1) X(leakyrelu, 2) X(elu, 2) X(clip, 3) X(hardsigmoid, 3)  \
+    X(sign, 1) X(round, 1) X(tan, 1) X(asin, 1) X(acos, 1) X(atan, 1) X(sinh, 1) X(cosh, 1)       \
+    X(asinh, 1) X(acosh, 1) X(atanh, 1) X(thresholdedrelu, 2) X(shrink, 3)
 
 typedef enum {
     IR_EW_INPUT, /* push input `index` */

@@ -370,7 +370,11 @@ static const char *ew_simple(ir_ew_opcode op)
         {IR_EW_recip, "Reciprocal"}, {IR_EW_sigmoid, "Sigmoid"},   {IR_EW_tanh, "Tanh"},
         {IR_EW_relu, "Relu"},        {IR_EW_erf, "Erf"},           {IR_EW_hardswish, "HardSwish"},
         {IR_EW_sin, "Sin"},          {IR_EW_cos, "Cos"},           {IR_EW_floor, "Floor"},
-        {IR_EW_ceil, "Ceil"},        {IR_EW_softplus, "Softplus"},
+        {IR_EW_ceil, "Ceil"},        {IR_EW_softplus, "Softplus"}, {IR_EW_sign, "Sign"},
+        {IR_EW_round, "Round"},      {IR_EW_tan, "Tan"},           {IR_EW_asin, "Asin"},
+        {IR_EW_acos, "Acos"},        {IR_EW_atan, "Atan"},         {IR_EW_sinh, "Sinh"},
+        {IR_EW_cosh, "Cosh"},        {IR_EW_asinh, "Asinh"},       {IR_EW_acosh, "Acosh"},
+        {IR_EW_atanh, "Atanh"},
     };
     for (size_t i = 0; i < FR_COUNT_OF(table); i++)
         if (table[i].op == op)

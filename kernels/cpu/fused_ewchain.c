@@ -62,6 +62,17 @@ static void eval_unary(ir_ew_opcode op, const float *a, float *y, int64_t n)
     case IR_EW_floor: MAP(floorf(x));
     case IR_EW_ceil: MAP(ceilf(x));
     case IR_EW_softplus: MAP(kn_softplus(x));
+    case IR_EW_sign: MAP(x != x ? x : (float)((x > 0) - (x < 0))); /* NaN stays; -0 gives 0 */
+    case IR_EW_round: MAP(nearbyintf(x)); /* the default rounding mode: half to even */
+    case IR_EW_tan: MAP(tanf(x));
+    case IR_EW_asin: MAP(asinf(x));
+    case IR_EW_acos: MAP(acosf(x));
+    case IR_EW_atan: MAP(atanf(x));
+    case IR_EW_sinh: MAP(sinhf(x));
+    case IR_EW_cosh: MAP(coshf(x));
+    case IR_EW_asinh: MAP(asinhf(x));
+    case IR_EW_acosh: MAP(acoshf(x));
+    case IR_EW_atanh: MAP(atanhf(x));
     default: FR_UNREACHABLE();
     }
 #undef MAP
@@ -85,6 +96,7 @@ static void eval_binary(ir_ew_opcode op, const float *a, const float *b, float *
     case IR_EW_min: ZIP(nan_min(x, z));
     case IR_EW_leakyrelu: ZIP(kn_leaky_relu(x, z));
     case IR_EW_elu: ZIP(kn_elu(x, z));
+    case IR_EW_thresholdedrelu: ZIP(x > z ? x : 0.0f);
     default: FR_UNREACHABLE();
     }
 #undef ZIP
@@ -99,6 +111,9 @@ static void eval_ternary(ir_ew_opcode op, const float *a, const float *b, const 
     else if (op == IR_EW_hardsigmoid)
         for (int64_t i = 0; i < n; i++)
             y[i] = kn_hard_sigmoid(a[i], b[i], c[i]);
+    else if (op == IR_EW_shrink) /* shrink(x, bias, lambd), as ONNX Shrink */
+        for (int64_t i = 0; i < n; i++)
+            y[i] = a[i] < -c[i] ? a[i] + b[i] : a[i] > c[i] ? a[i] - b[i] : 0.0f;
     else
         FR_UNREACHABLE();
 }

@@ -456,6 +456,78 @@ bool kc_ewchain_compile_check(const char *body, int ninputs, kc_dtype dtype, cha
 bool kc_bias_act(kc_context *ctx, kc_tensor *y, const kc_tensor *bias, const kc_tensor *z,
                  int64_t channels, int64_t inner, const kc_act *act);
 
+/* ---- integer arithmetic, Mod and the bit ops (integer.cu) ------------------------------------ */
+
+/* The integer forms of the arithmetic ops and the ops defined on integers only, with the CPU
+ * kernels' semantics (kernels/cpu/onnx_binary.c, onnx_elementwise.c, onnx_math.c): computed in
+ * 64 bits and wrapped to the dtype (two's complement); Div truncates toward zero (the most
+ * negative value divided by -1 is itself); MOD has the divisor's sign, FMOD the dividend's (and
+ * on floats is fmod in double); a shift of the width or more gives 0. Zero divisors are checked
+ * on the host before the launch, as the CPU kernel checks them. */
+typedef enum {
+    KC_INT_ADD,
+    KC_INT_SUB,
+    KC_INT_MUL,
+    KC_INT_DIV,
+    KC_INT_MOD,  /* Mod fmod=0: the divisor's sign (Python) */
+    KC_INT_FMOD, /* Mod fmod=1: the dividend's sign (C); floats too */
+    KC_INT_MAX,
+    KC_INT_MIN,
+    KC_INT_AND,
+    KC_INT_OR,
+    KC_INT_XOR,
+    KC_INT_SHL, /* BitShift on unsigned operands (u8: width 8, i64 holding a u64: width 64) */
+    KC_INT_SHR,
+    KC_INT_NEG, /* the unary ops from here on: b is not read */
+    KC_INT_ABS,
+    KC_INT_NOT,
+    KC_INT_SIGN,
+    KC_INT_RELU,
+    KC_INT_CLIP,   /* to [args.lo, args.hi] */
+    KC_INT_SHRINK, /* through double with args.bias and args.lambd, then truncated and saturated */
+} kc_int_op;
+typedef struct kc_int_args {
+    int64_t lo, hi;     /* KC_INT_CLIP */
+    double bias, lambd; /* KC_INT_SHRINK */
+} kc_int_args;
+/* y = a OP b (or OP a), a and b broadcasting to y, all of element type t (the tensors' dtype
+ * fields are not read). */
+bool kc_int_ew(kc_context *ctx, kc_int_op op, const kc_tensor *a, const kc_tensor *b, kc_elem t,
+               const kc_int_args *args, kc_tensor *y);
+
+/* ---- generators (generate.cu) ----------------------------------------------------------------- */
+
+/* y[i] = the element whose bytes are the low esize bytes of `bits`, i < n (ConstantOfShape). */
+bool kc_fill(kc_context *ctx, void *y, size_t esize, uint64_t bits, int64_t n);
+/* y[i] = values[i], i < n <= KC_MAX_RANK: values known on the host (Shape, Size), passed in the
+ * launch so that a captured run replays them. */
+bool kc_set_i64(kc_context *ctx, const int64_t *values, int n, int64_t *y);
+/* Range: y[i] = start + i * delta, n elements of type t: floats in float arithmetic (no fused
+ * multiply-add, as the CPU), integers in 64 bits wrapped to t. */
+bool kc_range(kc_context *ctx, kc_elem t, float fstart, float fdelta, int64_t istart,
+              int64_t idelta, void *y, int64_t n);
+/* EyeLike: y [rows, cols] holds `one` (esize bytes) where col - row == k, zero bytes elsewhere. */
+bool kc_eye(kc_context *ctx, void *y, size_t esize, uint64_t one, int64_t rows, int64_t cols,
+            int64_t k);
+/* Hann, Hamming, Blackman: y[i] = a0 - a1 cos(2 pi i / N) + a2 cos(4 pi i / N) in double (N =
+ * size when periodic, else size - 1), stored in t as the CPU stores a double. */
+bool kc_window(kc_context *ctx, kc_elem t, double a0, double a1, double a2, int64_t size,
+               bool periodic, void *y);
+/* OneHot: y [outer, depth, inner] = `off` everywhere except y[o, v, i] = `on` for the index v of
+ * indices[o, i] (type it, read as a double, truncated; negative ones count from depth; outside
+ * [-depth, depth) or NaN: none). on and off are esize bytes. */
+bool kc_one_hot(kc_context *ctx, const void *indices, kc_elem it, int64_t outer, int64_t depth,
+                int64_t inner, size_t esize, uint64_t off, uint64_t on, void *y);
+/* ReverseSequence over x [batch, steps, inner] (batch_first) or [steps, batch, inner]: the first
+ * lens[b] steps of each batch entry reversed, the rest copied; lens (type lt) already checked to
+ * lie in [0, steps] on the host. Raw elements of esize bytes. */
+bool kc_reverse_sequence(kc_context *ctx, const void *x, size_t esize, const void *lens, kc_elem lt,
+                         bool batch_first, int64_t batch, int64_t steps, int64_t inner, void *y);
+/* RandomUniform(Like): element i is the CPU's ir_random_fill_at(seed, i, lo, hi, f32) (the
+ * counter-based splitmix64 stream of ir/consts.c, bit for bit), then rounded to t's storage. */
+bool kc_random_uniform(kc_context *ctx, kc_elem t, uint64_t seed, double lo, double hi, void *y,
+                       int64_t n);
+
 #ifdef __cplusplus
 }
 #endif

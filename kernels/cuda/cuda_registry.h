@@ -38,6 +38,10 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not);
 bool kn_cuda_linalg_supports(const ir_graph *g, const ir_node *n, char *why_not);
 /* Inputs and summed labels the CUDA Einsum takes (KC_EINSUM_MAX_INPUTS, KC_EINSUM_MAX_SUM). */
 enum { KN_CUDA_EINSUM_MAX_INPUTS = 4, KN_CUDA_EINSUM_MAX_SUM = 32 };
+/* Whether plain ONNX node n runs on the integer kernel (kernels/cuda/integer.cu): Mod, BitShift
+ * and the Bitwise* ops, and the arithmetic ops whose input 0 is an integer (their float forms are
+ * the elementwise table's). The executor dispatches by it, before the table. */
+bool kn_cuda_int_kernel(const ir_node *n);
 
 enum { KN_CUDA_EW_MAX_INPUTS = 32 };
 

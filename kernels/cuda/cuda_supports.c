@@ -347,8 +347,94 @@ static bool typed_supports(const ir_node *n, char *why_not)
     return true;
 }
 
+/* ---- cuda-a: the integer kernels (integer.cu) and the generators (generate.cu) ---- */
+
+static bool int_dtype(ir_dtype dt)
+{
+    return dt == IR_I8 || dt == IR_U8 || dt == IR_I32 || dt == IR_I64;
+}
+
+bool kn_cuda_int_kernel(const ir_node *n)
+{
+    switch (n->op) {
+    case IR_OP_Mod:
+    case IR_OP_BitShift:
+    case IR_OP_BitwiseAnd:
+    case IR_OP_BitwiseOr:
+    case IR_OP_BitwiseXor:
+    case IR_OP_BitwiseNot: return true;
+    case IR_OP_Add:
+    case IR_OP_Sub:
+    case IR_OP_Mul:
+    case IR_OP_Div:
+    case IR_OP_Neg:
+    case IR_OP_Abs:
+    case IR_OP_Max:
+    case IR_OP_Min:
+    case IR_OP_Relu:
+    case IR_OP_Clip:
+    case IR_OP_Sign:
+    case IR_OP_Shrink: {
+        const ir_type *t = in_type(n, 0);
+        return t && t->dtype != IR_DTYPE_UNKNOWN && !ir_dtype_is_float(t->dtype);
+    }
+    default: return false;
+    }
+}
+
+/* The integer kernel: i8, u8, i32 or i64 operands (Mod with fmod = 1 also floats). Inference
+ * refuses the rest of what the CPU kernels refuse (operands of mixed dtypes, float Mod without
+ * fmod, BitShift of signed integers, Neg of u8). */
+static bool int_supports(const ir_node *n, char *why_not)
+{
+    const ir_type *x = in_type(n, 0);
+    ir_dtype dt = x ? x->dtype : IR_DTYPE_UNKNOWN;
+    if (dt == IR_DTYPE_UNKNOWN)
+        return true;
+    bool fmod_float = n->op == IR_OP_Mod && ir_get_int(n, "fmod") != 0 && ir_dtype_is_float(dt);
+    if (!int_dtype(dt) && !fmod_float)
+        return why(why_not, "%s: the CUDA integer kernel takes i8, u8, i32 or i64%s",
+                   ir_dtype_name(dt), n->op == IR_OP_Mod ? " (floats with fmod = 1)" : "");
+    return true;
+}
+
+/* Generators: the output's dtype is one the kernels store (and a float for RandomUniform). */
+static bool gen_supports(const ir_node *n, char *why_not)
+{
+    ir_dtype out = n->outputs[0]->type.dtype;
+    if (n->op == IR_OP_RandomUniform || n->op == IR_OP_RandomUniformLike) {
+        if (out != IR_DTYPE_UNKNOWN && !ir_dtype_is_float(out))
+            return why(why_not, "%s: the generator writes f32, f16 or bf16", ir_dtype_name(out));
+        return true;
+    }
+    if (n->op == IR_OP_Range && out == IR_BOOL)
+        return why(why_not, "Range is not defined on bool");
+    if (n->op == IR_OP_EyeLike && !rank_is(n, 0, 2, 2, "the input", why_not))
+        return false;
+    if (n->op == IR_OP_ReverseSequence) {
+        const ir_type *t = in_type(n, 1);
+        if (t && t->dtype != IR_DTYPE_UNKNOWN && !int_dtype(t->dtype))
+            return why(why_not, "sequence_lens is %s; the CUDA kernel reads integers",
+                       ir_dtype_name(t->dtype));
+        return true;
+    }
+    if (n->op == IR_OP_OneHot) {
+        const ir_type *t = in_type(n, 0);
+        if (t && !typed_dtype(t->dtype))
+            return why(why_not, "indices are %s: no CUDA kernel reads them",
+                       ir_dtype_name(t->dtype));
+    }
+    if (n->op == IR_OP_CastLike)
+        return typed_supports(n, why_not);
+    if (!typed_dtype(out))
+        return why(why_not, "%s: no CUDA kernel takes it", ir_dtype_name(out));
+    return true;
+}
+
 bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
 {
+    if (kn_cuda_int_kernel(n)) /* cuda-a: before the table, which has the float forms */
+        return int_supports(n, why_not);
     if (kn_cuda_ew_op_listed(n->op))
         return ew_supports(n, why_not);
     switch (n->op) {
@@ -445,6 +531,20 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_RNN:
     case IR_OP_GRU:
     case IR_OP_LSTM: return kn_cuda_linalg_supports(g, n, why_not);
+    /* cuda-a: the generators (generate.cu) */
+    case IR_OP_CastLike:
+    case IR_OP_Shape:
+    case IR_OP_Size:
+    case IR_OP_ConstantOfShape:
+    case IR_OP_Range:
+    case IR_OP_EyeLike:
+    case IR_OP_HannWindow:
+    case IR_OP_HammingWindow:
+    case IR_OP_BlackmanWindow:
+    case IR_OP_OneHot:
+    case IR_OP_ReverseSequence:
+    case IR_OP_RandomUniform:
+    case IR_OP_RandomUniformLike: return gen_supports(n, why_not);
     default: return why(why_not, "%s has no CUDA kernel", ir_op_name(n->op));
     }
 }

@@ -102,6 +102,32 @@ __device__ __forceinline__ float fr_hardsigmoid(float x, float alpha, float beta
 {
     return fmaxf(0.0f, fminf(1.0f, alpha * x + beta));
 }
+/* Sign: NaN stays NaN, -0 gives +0, as the CPU's (x > 0) - (x < 0). */
+__device__ __forceinline__ float fr_sign(float x)
+{
+    return x != x ? x : (float)((x > 0.0f) - (x < 0.0f));
+}
+/* rintf rounds half to even, as the CPU's nearbyintf in the default rounding mode. */
+__device__ __forceinline__ float fr_round(float x) { return rintf(x); }
+__device__ __forceinline__ float fr_tan(float x) { return tanf(x); }
+__device__ __forceinline__ float fr_asin(float x) { return asinf(x); }
+__device__ __forceinline__ float fr_acos(float x) { return acosf(x); }
+__device__ __forceinline__ float fr_atan(float x) { return atanf(x); }
+__device__ __forceinline__ float fr_sinh(float x) { return sinhf(x); }
+__device__ __forceinline__ float fr_cosh(float x) { return coshf(x); }
+__device__ __forceinline__ float fr_asinh(float x) { return asinhf(x); }
+__device__ __forceinline__ float fr_acosh(float x) { return acoshf(x); }
+__device__ __forceinline__ float fr_atanh(float x) { return atanhf(x); }
+/* ThresholdedRelu: x above alpha, else 0 (NaN gives 0: the comparison is false). */
+__device__ __forceinline__ float fr_thresholdedrelu(float x, float alpha)
+{
+    return x > alpha ? x : 0.0f;
+}
+/* Shrink: x + bias below -lambd, x - bias above lambd, else 0 (NaN gives 0). */
+__device__ __forceinline__ float fr_shrink(float x, float bias, float lambd)
+{
+    return x < -lambd ? x + bias : x > lambd ? x - bias : 0.0f;
+}
 
 struct fr_params {
     const storage *in[FR_NIN];

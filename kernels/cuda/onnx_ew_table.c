@@ -81,6 +81,20 @@ static const ew_row rows[] = {
      * either sign of alpha (the CPU kernel's x > 0 ? x : alpha * expm1(x / alpha) is the same
      * function; x near 0- differs by exp(.) - 1's rounding, below 1e-7 * |alpha|) */
     EW(Celu, "add(relu($0), min(0, mul({alpha}, sub(exp(div($0, {alpha})), 1))))"),
+    /* the functions added for them (sign .. shrink); Round is half to even on both sides */
+    EW(Sign, "sign($0)"),
+    EW(Round, "round($0)"),
+    EW(Tan, "tan($0)"),
+    EW(Asin, "asin($0)"),
+    EW(Acos, "acos($0)"),
+    EW(Atan, "atan($0)"),
+    EW(Sinh, "sinh($0)"),
+    EW(Cosh, "cosh($0)"),
+    EW(Asinh, "asinh($0)"),
+    EW(Acosh, "acosh($0)"),
+    EW(Atanh, "atanh($0)"),
+    EW(ThresholdedRelu, "thresholdedrelu($0, {alpha})"),
+    EW(Shrink, "shrink($0, {bias}, {lambd})"),
     /* inference BatchNormalization: (x - mean) * scale / sqrt(var + epsilon) + B per channel */
     {IR_OP_BatchNormalization, NULL, NULL,
      "add(mul(sub($0, $3), div($1, sqrt(add($4, {epsilon})))), $2)", EW_PER_CHANNEL},

@@ -90,6 +90,9 @@ def launch_table(c):
         (r"^dft_kernel\(", grid, 0, False),
         (r"^einsum_kernel<", grid, 0, False),
         (r"^rnn_kernel\(", grid, 0, False),  # one block of KC_THREADS per (direction, batch)
+        # cuda-a: integer.cu and generate.cu, grid-stride loops of KC_THREADS threads
+        (r"^int_ew_kernel\(", grid, 0, False),
+        (r"^gen_\w+_kernel\(", grid, 0, False),
     ]
 
 

@@ -224,6 +224,10 @@ static void test_catalog_rows_compile(void)
         "graph t {\n input x : f32[4]\n y = Mish(x)\n output y\n}\n",
         "graph t {\n input x : f32[4]\n y = Selu(x)\n output y\n}\n",
         "graph t {\n input x : f32[4]\n y = Celu(x) {alpha=-2}\n output y\n}\n",
+        "graph t {\n input x : f32[4]\n y = ThresholdedRelu(x) {alpha=-0.5}\n output y\n}\n",
+        "graph t {\n input x : f32[4]\n y = Shrink(x) {bias=2, lambd=0}\n output y\n}\n",
+        "graph t {\n input x : f32[4]\n y = Round(x)\n output y\n}\n",
+        "graph t {\n input x : f32[4]\n y = Acosh(x)\n output y\n}\n",
     };
     const kc_dtype dts[] = {KC_F32, KC_F16, KC_BF16};
     for (size_t i = 0; i < sizeof graphs / sizeof graphs[0]; i++) {
@@ -320,8 +324,35 @@ static void test_onnx_ops(void)
     CHECK(!supported("graph t {\n input x : f32[4,3]\n input i : i64[2,1]\n input u : f32[2,3]\n"
                      " y = ScatterND(x, i, u) {reduction=\"add\"}\n output y\n}\n", why));
     CHECK_STR(why, "ScatterND with reduction add has no CUDA kernel");
-    CHECK(!supported("graph t {\n input x : i64[4]\n y = Relu(x)\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input x : i64[4]\n y = Pow(x, x)\n output y\n}\n", why));
     CHECK_STR(why, "i64: the CUDA elementwise kernels take f32, f16 or bf16");
+    /* cuda-a: the new functions' expansions; the integer kernel; the generators */
+    CHECK_STR(expansion(a, "graph t {\n input x : f32[4]\n y = Shrink(x)\n output y\n}\n"),
+              "shrink(x0, 0, 0.5) | fr_shrink(x0, 0.0f, 0.5f) | x0=in0");
+    CHECK_STR(expansion(a, "graph t {\n input x : bf16[4]\n y = ThresholdedRelu(x)\n"
+                           " output y\n}\n"),
+              "thresholdedrelu(x0, 1) | fr_thresholdedrelu(x0, 1.0f) | x0=in0");
+    CHECK_STR(expansion(a, "graph t {\n input x : f16[4]\n y = Sign(x)\n output y\n}\n"),
+              "sign(x0) | fr_sign(x0) | x0=in0");
+    CHECK(supported("graph t {\n input x : i64[4]\n y = Relu(x)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input x : i8[4,3]\n input z : i8[3]\n"
+                    " y = Div(x, z)\n output y\n}\n",
+                    why));
+    CHECK(supported("graph t {\n input x : f16[4,3]\n input z : f16[3]\n"
+                    " y = Mod(x, z) {fmod=1}\n output y\n}\n",
+                    why));
+    CHECK(supported("graph t {\n input x : u8[4]\n y = BitwiseNot(x)\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input x : i16[4]\n y = Neg(x)\n output y\n}\n", why));
+    CHECK_STR(why, "i16: the CUDA integer kernel takes i8, u8, i32 or i64");
+    CHECK(supported("graph t {\n input x : f32[2,3]\n y = Shape(x)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n y = RandomUniform() {shape=[4], dtype=16}\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input x : i64[5,2]\n input l : i64[2]\n"
+                    " y = ReverseSequence(x, l)\n output y\n}\n",
+                    why));
+    CHECK(!supported("graph t {\n input x : f64[3]\n input t : f64[1]\n"
+                     " y = CastLike(x, t)\n output y\n}\n",
+                     why));
+    CHECK_STR(why, "f64: no CUDA kernel takes it");
     CHECK(supported("graph t {\n input x : i64[4,3]\n y = Transpose(x)\n output y\n}\n", why));
     CHECK(supported("graph t {\n input x : i8[4,3]\n const s : f32[] = 0.5\n"
                     " y = DequantizeLinear(x, s)\n output y\n}\n", why));

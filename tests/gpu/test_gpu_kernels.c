@@ -606,6 +606,85 @@ static const gpu_case cases[] = {
      " v, vh = RNN(s, wr, rr, _, l) {hidden_size=5, direction=\"bidirectional\", clip=0.5}\n"
      " output y\n output yh\n output z\n output zh\n output v\n output vh\n}\n",
      1e-5, 1e-6, "double on both sides; the device's exp/tanh within an ulp; one f32 rounding"},
+    /* ---- cuda-a: the elementwise functions added to the expression language, the integer kernel
+     * (integer.cu) and the generators (generate.cu), each against its CPU kernel ---- */
+    {"onnx_trig_hyperbolic_f32",
+     "graph t {\n input x : f32[3,37]\n const one : f32[] = 1\n a = Tan(x)\n b = Asin(x)\n"
+     " c = Acos(x)\n d = Atan(x)\n e = Sinh(x)\n f = Cosh(x)\n g = Asinh(x)\n h = Atanh(x)\n"
+     " i = Abs(x)\n j = Add(i, one)\n k = Acosh(j)\n output a\n output b\n output c\n"
+     " output d\n output e\n output f\n output g\n output h\n output k\n}\n", F32_EW},
+    {"onnx_sign_round_shrink_special",
+     "graph t {\n const x : f32[12] = [nan,inf,-inf,-0.0,0,0.5,1.5,2.5,-2.5,-0.7,0.6,-0.6]\n"
+     " a = Sign(x)\n b = Round(x)\n c = ThresholdedRelu(x) {alpha=0.5}\n"
+     " d = Shrink(x) {bias=0.25, lambd=0.6}\n e = Tan(x)\n f = Atanh(x)\n output a\n"
+     " output b\n output c\n output d\n output e\n output f\n}\n", F32_EW},
+    {"onnx_new_functions_f16",
+     "graph t {\n input h : f16[4,33]\n const s : f16[] = 3\n m = Mul(h, s)\n a = Round(m)\n"
+     " b = Sign(h)\n c = Sinh(m)\n d = Shrink(m) {lambd=1}\n e = ThresholdedRelu(m)\n"
+     " f = Atan(m)\n output a\n output b\n output c\n output d\n output e\n output f\n}\n",
+     F16_ANY},
+    {"onnx_int_arith_i32",
+     "graph t {\n const a : i32[6] = [2147483647,-2147483648,-7,7,0,-1]\n"
+     " const b : i32[6] = [1,-1,2,-2,3,-1]\n const lo : i32[] = -5\n const hi : i32[] = 5\n"
+     " c = Add(a, a)\n d = Sub(a, b)\n e = Mul(a, a)\n f = Div(a, b)\n g = Mod(a, b)\n"
+     " h = Mod(a, b) {fmod=1}\n i = Max(a, b, c)\n j = Min(a, b)\n k = Neg(a)\n l = Abs(a)\n"
+     " m = Sign(a)\n n = Relu(a)\n o = Clip(a, lo, hi)\n p = Shrink(a) {bias=1.5, lambd=2}\n"
+     " q = Max(a)\n output c\n output d\n output e\n output f\n output g\n output h\n"
+     " output i\n output j\n output k\n output l\n output m\n output n\n output o\n"
+     " output p\n output q\n}\n", SAME},
+    {"onnx_int_bcast_i8_i64_u8",
+     "graph t {\n input x : i8[3,7]\n const y : i8[7] = [127,-128,-3,5,1,-1,2]\n"
+     " const i : i64[4,5] = random(seed=3, lo=-1e12, hi=1e12)\n"
+     " const j : i64[5] = [3,-3,7,-1,1000]\n input u : u8[2,6]\n"
+     " const v : u8[6] = [1,128,255,3,7,17]\n a = Add(x, y)\n b = Mul(x, y)\n c = Div(x, y)\n"
+     " d = Mod(x, y)\n e = Min(x, y)\n f = Mul(i, j)\n g = Div(i, j)\n h = Mod(i, j)\n"
+     " k = Mod(i, j) {fmod=1}\n l = Sub(u, v)\n m = Div(u, v)\n n = Abs(u)\n"
+     " o = Clip(x) {min=-100, max=50}\n output a\n output b\n output c\n output d\n"
+     " output e\n output f\n output g\n output h\n output k\n output l\n output m\n"
+     " output n\n output o\n}\n", SAME},
+    {"onnx_bitwise_bitshift",
+     "graph t {\n input x : i8[3,7]\n const y : i8[7] = [127,-128,-3,5,1,-1,2]\n"
+     " const i : i32[4] = [-1,65535,-2147483648,12345]\n const j : i32[4] = [255,-256,1,-1]\n"
+     " input u : u8[2,6]\n const s : u8[6] = [0,1,7,8,9,3]\n a = BitwiseAnd(x, y)\n"
+     " b = BitwiseOr(x, y)\n c = BitwiseXor(i, j)\n d = BitwiseNot(i)\n e = BitwiseNot(u)\n"
+     " f = BitShift(u, s) {direction=\"LEFT\"}\n g = BitShift(u, s) {direction=\"RIGHT\"}\n"
+     " output a\n output b\n output c\n output d\n output e\n output f\n output g\n}\n",
+     SAME},
+    {"onnx_fmod_float",
+     "graph t {\n input x : f32[3,6]\n const m : f32[6] = [1.5,-0.25,0,inf,nan,-0.0]\n"
+     " input h : f16[2,6]\n const k : f16[6] = [0.5,-0.3,2,-2,0.125,3]\n"
+     " a = Mod(x, m) {fmod=1}\n b = Mod(h, k) {fmod=1}\n output a\n output b\n}\n", SAME},
+    {"onnx_shape_generators",
+     "graph t {\n input x : f32[2,3,5]\n const sh : i64[3] = [2,3,4]\n input ti : i32[1]\n"
+     " input m : f16[3,4]\n const s0 : f32[] = 0.5\n const l0 : f32[] = 7\n"
+     " const d0 : f32[] = 0.75\n const s1 : i64[] = 10\n const l1 : i64[] = -3\n"
+     " const d1 : i64[] = -4\n const s2 : i32[] = -3\n const l2 : i32[] = 3\n"
+     " const d2 : i32[] = 2\n a = Shape(x)\n b = Shape(x) {start=1, end=-1}\n c = Size(x)\n"
+     " d = ConstantOfShape(sh) {value=1.5}\n e = ConstantOfShape(sh) {value=-7, dtype=6}\n"
+     " f = CastLike(x, ti)\n g = EyeLike(m) {k=1}\n h = EyeLike(m) {k=-2, dtype=7}\n"
+     " i = Range(s0, l0, d0)\n j = Range(s1, l1, d1)\n k = Range(s2, l2, d2)\n"
+     " output a\n output b\n output c\n output d\n output e\n output f\n output g\n"
+     " output h\n output i\n output j\n output k\n}\n", SAME},
+    {"onnx_windows",
+     "graph t {\n const n : i64[] = 10\n const one : i32[] = 1\n a = HannWindow(n)\n"
+     " b = HammingWindow(n) {periodic=0}\n c = BlackmanWindow(n)\n d = HannWindow(one)\n"
+     " e = BlackmanWindow(n) {periodic=0, output_datatype=10}\n output a\n output b\n"
+     " output c\n output d\n output e\n}\n", F32_EW},
+    {"onnx_one_hot_reverse_sequence",
+     "graph t {\n const ids : i64[2,3] = [0,3,-1,5,-6,2]\n const depth : i64[] = 5\n"
+     " const vals : f32[2] = [-1,2.5]\n const fi : f32[4] = [1.9,-0.5,-4.9,nan]\n"
+     " const fd : f32[] = 4.7\n const iv : i32[2] = [0,7]\n input x : f16[4,3,2]\n"
+     " const lens : i64[3] = [4,1,0]\n input z : i32[2,5]\n const zl : i64[2] = [3,5]\n"
+     " a = OneHot(ids, depth, vals)\n b = OneHot(ids, depth, vals) {axis=0}\n"
+     " c = OneHot(fi, fd, iv) {axis=1}\n d = ReverseSequence(x, lens)\n"
+     " e = ReverseSequence(z, zl) {batch_axis=0, time_axis=1}\n output a\n output b\n"
+     " output c\n output d\n output e\n}\n", SAME},
+    {"onnx_random_uniform",
+     "graph t {\n input x : bf16[5,9]\n"
+     " a = RandomUniform() {shape=[3,50], seed=7, low=-2, high=3}\n"
+     " b = RandomUniform() {shape=[17], dtype=10}\n c = RandomUniformLike(x) {seed=2.6}\n"
+     " d = RandomUniformLike(x) {dtype=1, low=1e30, high=3e38}\n output a\n output b\n"
+     " output c\n output d\n}\n", SAME},
 };
 
 /* Compares one output; NaN/Inf must agree in class and sign before any tolerance applies. */
@@ -707,6 +786,8 @@ static const char *const repeated[] = {
     "ewchain_f32_bcast",       "rope_half_table",        "swiglu_bf16_bcast",
     "onnx_matmul_gemm",        "onnx_binary_bcast_bf16",
     "onnx_dynamic_quantize", /* cuda-c: a memset, an atomic range, a read-back */
+    /* cuda-a */
+    "onnx_int_arith_i32",      "onnx_shape_generators",  "onnx_random_uniform",
 };
 
 static void test_repeated_and_replayed(void)

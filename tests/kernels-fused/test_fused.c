@@ -846,6 +846,12 @@ static const ew_case ew_unary[] = {
     {"mul(x0, x1)", IR_OP_Mul, 2, false},      {"div(x0, x1)", IR_OP_Div, 2, true},
     {"pow(x0, x1)", IR_OP_Pow, 2, true},       {"max(x0, x1)", IR_OP_Max, 2, false},
     {"min(x0, x1)", IR_OP_Min, 2, false},
+    {"sign(x0)", IR_OP_Sign, 1, false},        {"round(x0)", IR_OP_Round, 1, false},
+    {"tan(x0)", IR_OP_Tan, 1, false},          {"asin(x0)", IR_OP_Asin, 1, false},
+    {"acos(x0)", IR_OP_Acos, 1, false},        {"atan(x0)", IR_OP_Atan, 1, false},
+    {"sinh(x0)", IR_OP_Sinh, 1, false},        {"cosh(x0)", IR_OP_Cosh, 1, false},
+    {"asinh(x0)", IR_OP_Asinh, 1, false},      {"acosh(x0)", IR_OP_Acosh, 1, true},
+    {"atanh(x0)", IR_OP_Atanh, 1, false},
 };
 
 static void ew_graph(ir_graph *g, const ew_case *c, ir_dtype dt, bool fused)
@@ -871,6 +877,7 @@ static void ew_graph(ir_graph *g, const ew_case *c, ir_dtype dt, bool fused)
 static const char *const composite_exprs[] = {
     "leakyrelu(x0, 0.2)", "elu(x0, 0.5)",   "hardsigmoid(x0, 0.3, 0.4)", "softplus(x0)",
     "leakyrelu(x0, x1)",  "rsqrt(abs(x0))", "silu(x0)",                  "gelu_tanh(x0)",
+    "thresholdedrelu(x0, 0.5)", "shrink(x0, 0.25, 1.5)",
 };
 
 static void param_graph(ir_graph *g, int which, bool fused)
@@ -902,9 +909,16 @@ static void param_graph(ir_graph *g, int which, bool fused)
         y = rtt_op(g, IR_OP_Reciprocal, "y", IN(root));
     } else if (which == 6) {
         y = rtt_op(g, IR_OP_Mul, "y", IN(x0, rtt_op(g, IR_OP_Sigmoid, "sig", IN(x0))));
-    } else {
+    } else if (which == 7) {
         y = rtt_op(g, IR_OP_Gelu, "y", IN(x0));
         ir_set_attr_string(g, y->producer, "approximate", "tanh");
+    } else if (which == 8) {
+        y = rtt_op(g, IR_OP_ThresholdedRelu, "y", IN(x0));
+        ir_set_attr_float(g, y->producer, "alpha", 0.5);
+    } else {
+        y = rtt_op(g, IR_OP_Shrink, "y", IN(x0));
+        ir_set_attr_float(g, y->producer, "bias", 0.25);
+        ir_set_attr_float(g, y->producer, "lambd", 1.5);
     }
     ir_add_output(g, y);
 }
