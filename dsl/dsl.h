@@ -87,33 +87,33 @@ struct dsl_capture {
 
 /* ---- replacements -------------------------------------------------------------------------- */
 
+/* The actions a replacement may name in `[...]`: X(ID, name). Each has a pattern check in
+ * dsl/actions.c and an implementation rw_action_<name> in rewrite/action_<name>.c; both tables are
+ * generated from this list, so an action without either does not build. */
 #define DSL_ACTIONS(X)                                                                             \
-    X(FOLD_BN, "fold_bn", "fold a BatchNormalization into the weights and bias of the Conv before it") \
-    X(CONCAT_WEIGHTS, "concat_weights", "concatenate the constant weights of parallel MatMuls")    \
-    X(FOLD_SCALE, "fold_scale", "fold a Mul or Div by a constant scale into the weights of the "  \
-      "Conv, MatMul, Gemm or GemmEpilogue before it")                                                       \
-    X(FOLD_TRANSPOSE, "fold_transpose", "fold a Transpose of a GEMM operand into transA/transB") \
-    X(FOLD_ATTENTION, "fold_attention", "fold the scores' K transpose and scale of attention "   \
-      "written as MatMul, Softmax and MatMul into Attention's K input and scale")                  \
-    X(FOLD_PAD, "fold_pad", "fold a constant zero Pad into the pads of the Conv it feeds")         \
-    X(SEPARABLE, "separable", "join a depthwise conv and the pointwise conv after it into one "   \
-      "SeparableConv")                                                                            \
-    X(MATCH_DTYPE, "match_dtype", "convert the fused node's constant inputs of another float "    \
-      "dtype to its input 0's, exactly")
+    X(FOLD_BN, fold_bn)               /* BatchNormalization into the Conv before it */            \
+    X(CONCAT_WEIGHTS, concat_weights) /* the constant weights of parallel MatMuls */              \
+    X(FOLD_SCALE, fold_scale)         /* a constant Mul or Div into the GEMM or Conv before it */ \
+    X(FOLD_TRANSPOSE, fold_transpose) /* a Transpose of a GEMM operand into transA/transB */      \
+    X(FOLD_ATTENTION, fold_attention) /* the scores' K transpose and scale into Attention */     \
+    X(FOLD_PAD, fold_pad)             /* a constant zero Pad into the pads of the Conv it feeds */ \
+    X(SEPARABLE, separable)           /* a depthwise and a pointwise conv into SeparableConv */   \
+    X(MATCH_DTYPE, match_dtype)       /* constant inputs to input 0's float dtype, exactly */
 
 typedef enum {
-#define DSL_ACTION_ENUM(id, name, summary) DSL_ACTION_##id,
+#define DSL_ACTION_ENUM(id, name) DSL_ACTION_##id,
     DSL_ACTIONS(DSL_ACTION_ENUM)
 #undef DSL_ACTION_ENUM
         DSL_ACTION_COUNT
 } dsl_action;
 
 const char *dsl_action_name(dsl_action a);
-const char *dsl_action_summary(dsl_action a);
 
 typedef enum {
     DSL_RATTR_LITERAL, /* `alpha = 0.1`, `act = Relu` (a name is a STRING): value holds it */
-    DSL_RATTR_OP_NAME, /* `act = @a`: a STRING, the op name of the node @a matched */
+    DSL_RATTR_OP_NAME, /* `mode = @a`: a STRING, the op name of the node @a matched */
+    DSL_RATTR_ACT,     /* `act = @a`: the epilogue activation of the node @a matched (its name,
+                          and its parameters as act_alpha, act_beta) */
     DSL_RATTR_INPUT,   /* `residual = @res`: the captured value feeds the target's input port so named */
     DSL_RATTR_CONST,   /* `epsilon = @eps`: a numeric attribute takes the value of a constant
                           capture (one element for INT and FLOAT); checked when the rule fires */
@@ -122,7 +122,7 @@ typedef enum {
 typedef struct dsl_rattr {
     dsl_rattr_kind kind;
     ir_attr value;             /* value.name is the attribute (or port) name */
-    dsl_capture *capture;      /* OP_NAME, INPUT */
+    dsl_capture *capture;      /* OP_NAME, ACT, INPUT, CONST */
     int port;                  /* INPUT: the port's input index, or -1 when no port table is known */
     uint32_t src_offset, src_len;
 } dsl_rattr;

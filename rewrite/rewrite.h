@@ -98,10 +98,4 @@ dsl_options rw_dsl_options(void);
  * it, so print them before dsl_ruleset_free). */
 mt_automaton *rw_load_rules(const char *const *paths, size_t n, dsl_ruleset **rs, dg_context *dg);
 
-/* ---- actions ------------------------------------------------------------------------------------ */
-
-/* Whether the rewriter implements an action of this name (the rules language's table names them;
- * rewrite/actions.c implements them). */
-bool rw_action_known(const char *name);
-
 #endif

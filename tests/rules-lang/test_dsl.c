@@ -172,7 +172,7 @@ static void test_chain_details(void)
     CHECK(bn->optional);
     CHECK(!opt->roots[0]->optional);
     CHECK_INT(opt->repl.nattrs, 1);
-    CHECK_INT(opt->repl.attrs[0].kind, DSL_RATTR_OP_NAME);
+    CHECK_INT(opt->repl.attrs[0].kind, DSL_RATTR_ACT);
     CHECK(opt->repl.attrs[0].capture->node == opt->roots[0]);
 
     const dsl_rule *caret = l.rs->rules[1];
