@@ -189,7 +189,9 @@ typedef enum {
     X(IS_CONST, "is_const", 1, "whether a value is a constant")                                   \
     X(ATTR, "attr", 2, "attr(@n, name): an attribute of a matched op (catalog default if unset)") \
     X(OP, "op", 1, "the op a node capture matched")                                               \
-    X(VALUE, "value", 1, "the element of a one-element constant, as a float")
+    X(VALUE, "value", 1, "the element of a one-element constant, as a float")                    \
+    X(ALL, "all", 1, "all(L == x): a comparison of a list with a number holds for every element") \
+    X(ANY, "any", 1, "any(L == x): a comparison of a list with a number holds for some element")
 
 typedef enum {
 #define DSL_FN_ENUM(id, name, nargs, summary) DSL_FN_##id,
@@ -204,10 +206,25 @@ typedef enum {
     DSL_OP_ADD, DSL_OP_SUB, DSL_OP_MUL, DSL_OP_DIV, DSL_OP_MOD,   /* binary */
 } dsl_operator;
 
+/* A named guard predicate, `pred NAME(@a, ...) = EXPR`: a guard that calls it gets a copy of its
+ * body with the arguments in place of the parameters (dsl/pred.c), so it costs nothing at match
+ * time; near-miss reports still name it. */
+typedef struct dsl_predicate {
+    const char *name;
+    const dg_source *src;
+    uint32_t src_offset, src_len; /* `NAME(@a, ...)` in its definition */
+    uint32_t body_offset, body_len;
+} dsl_predicate;
+
 struct dsl_expr {
     dsl_expr_kind kind;
     dsl_type type;             /* set by the checks */
     uint32_t src_offset, src_len;
+    const dg_source *src;      /* where src_offset points: NULL for the rule's own source, else the
+                                  file of the predicate body this expression was copied from */
+    const dsl_predicate *pred; /* the root of a predicate's expansion: which one (its range is the
+                                  call's) */
+    const dsl_expr *call;      /* inside an expansion: its root (NULL in the rule's own text) */
     union {
         int64_t i;             /* INT */
         double f;              /* FLOAT */
