@@ -5,9 +5,10 @@
  *                     => ElementwiseChain(@x, @s) {expr = "$fn(mul(x0, x1))"}
  *
  * is the two rules scale_relu and scale_sigmoid. The variables advance together (the k-th rule
- * takes every variable's k-th value). The rule is expanded as text: for each k, a copy of the file
- * with each `$name` of the rule replaced by its value is kept as a source of the rule set, and the
- * rule is parsed from it. So each rule of a family is an ordinary rule with its own name, and a
+ * takes every variable's k-th value). The rule is expanded as text: for each k, a text with each
+ * `$name` of the rule replaced by its value, on the rule's own line and column (the lines before
+ * it left empty), is kept as a source of the rule set under the file's name, and the rule is
+ * parsed from it. So each rule of a family is an ordinary rule with its own name, and a
  * diagnostic shows the line of the rule it is about, with the values in place. */
 #include "dsl/parse.h"
 
@@ -16,6 +17,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+/* The expanded rules of one family may take this much text together. */
+enum { MAX_FAMILY_BYTES = 64 << 20 };
 
 static bool same_text(const dg_source *src, dsl_token a, dsl_token b)
 {
@@ -123,19 +127,29 @@ static bool check_name(dsl_parse *ctx, dsl_token rule_kw, uint32_t end)
     return false;
 }
 
-/* A copy of the whole file with the k-th values in [start, end): lines and columns before the
- * rule stay those of the file. */
+/* The rule expanded with the k-th values, at the line and column where it is written: empty lines
+ * and spaces before it, so that diagnostics show the file's line and column numbers. */
 static char *instance_text(const dsl_parse *ctx, const dsl_family *f, uint32_t k, uint32_t start,
-                           uint32_t end, size_t *len, uint32_t *new_end)
+                           uint32_t end, uint32_t line, size_t *len, uint32_t *new_start,
+                           uint32_t *new_end)
 {
     const char *text = ctx->src->text;
-    size_t cap = ctx->src->len + 1, used = 0;
-    for (uint32_t i = 0; i < f->nvars; i++) /* room for every value at every use */
-        cap += (size_t)(end - start) * f->vars[i]->values[k].len;
+    uint32_t col = 0;
+    while (col < start && text[start - col - 1] != '\n')
+        col++;
+    size_t cap = (size_t)line + col + 2 + (end - start);
+    for (uint32_t i = start; i < end; i++) /* room for the longest value at every '$' */
+        if (text[i] == '$')
+            for (uint32_t v = 0; v < f->nvars; v++)
+                cap += f->vars[v]->values[k].len;
     char *out = malloc(cap);
     FR_CHECK(out != NULL);
-    memcpy(out, text, start);
-    used = start;
+    size_t used = 0;
+    for (uint32_t i = 1; i < line; i++)
+        out[used++] = '\n';
+    for (uint32_t i = 0; i < col; i++)
+        out[used++] = text[start - col + i] == '\t' ? '\t' : ' ';
+    *new_start = (uint32_t)used;
     for (uint32_t i = start; i < end; i++) {
         uint32_t n = 0;
         while (text[i] == '$' && i + 1 + n < end && ident_char(text[i + 1 + n]))
@@ -151,8 +165,7 @@ static char *instance_text(const dsl_parse *ctx, const dsl_family *f, uint32_t k
         i += n;
     }
     *new_end = (uint32_t)used;
-    memcpy(out + used, text + end, ctx->src->len - end);
-    used += ctx->src->len - end;
+    out[used++] = '\n';
     out[used] = '\0';
     *len = used;
     return out;
@@ -181,12 +194,27 @@ int dsl_expand_family(dsl_parse *ctx, int code, dsl_token tok, dsl_token *next)
     /* lexical errors in the rule were reported while reading it: once, not once per rule */
     bool ok = !f->bad && dg_error_count(ctx->dg) == errors && check_name(ctx, tok, end);
     ok = check_uses(ctx, f, start, end) && ok;
+    /* each rule of the family is a text as long as the file up to the rule's end, and longer by
+     * the values that replace its variables: bounded */
+    uint64_t dollars = 0, longest = 0;
+    for (uint32_t i = start; i < end; i++)
+        dollars += ctx->src->text[i] == '$';
+    for (uint32_t v = 0; v < f->nvars; v++)
+        for (uint32_t k = 0; k < f->vars[v]->nvalues; k++)
+            longest = f->vars[v]->values[k].len > longest ? f->vars[v]->values[k].len : longest;
+    uint64_t bytes = (uint64_t)f->vars[0]->nvalues *
+                     ((uint64_t)tok.line + 2 * (end - start) + dollars * f->nvars * longest);
+    if (ok && bytes > MAX_FAMILY_BYTES) {
+        dg_error(ctx->dg, ctx->src, f->keyword.offset, f->keyword.len,
+                 "this family expands to more than %d MiB of rule text", MAX_FAMILY_BYTES >> 20);
+        ok = false;
+    }
     for (uint32_t k = 0; ok && k < f->vars[0]->nvalues; k++) {
         size_t len;
-        uint32_t new_end;
-        char *text = instance_text(ctx, f, k, start, end, &len, &new_end);
+        uint32_t from, to;
+        char *text = instance_text(ctx, f, k, start, end, tok.line, &len, &from, &to);
         const dg_source *src = dsl_keep_source(ctx->rs, ctx->src->path, text, len);
-        dsl_parse_range(ctx, src, start, new_end, tok.line);
+        dsl_parse_range(ctx, src, from, to, tok.line);
     }
     return after;
 }
