@@ -622,6 +622,20 @@ void gp_const_random(gp_state *st, const gp_result *head, gp_token kw, gp_attrs 
     gp_attrs_free(args);
 }
 
+void gp_const_placeholder(gp_state *st, const gp_result *head, gp_token name)
+{
+    if (name.len != 1 || st->src->text[name.offset] != '_')
+        dg_error(st->dg, st->src, name.offset, name.len,
+                 "expected a constant's value: a literal, random(...) or file(...)");
+    else if (!st->placeholders)
+        dg_error(st->dg, st->src, name.offset, name.len,
+                 "'_' (a constant whose value is not given) is allowed only in a rule test's "
+                 "expected graph");
+    /* The value is never compared: seeded random data keeps the graph an ordinary one. After an
+     * error the constant is still defined, so that its uses are not reported as undefined. */
+    gp_const_random(st, head, name, NULL);
+}
+
 void gp_const_file(gp_state *st, const gp_result *head, gp_token path, gp_token key)
 {
     bool usable = false;
@@ -1028,7 +1042,7 @@ static void run_parser(gp_state *st)
     gp_parseFree(parser, free);
 }
 
-ir_graph *ir_parse(const dg_source *src, dg_context *dg)
+static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders)
 {
     size_t errors_before = dg_error_count(dg);
     if (src->len > GP_MAX_SOURCE) {
@@ -1042,7 +1056,7 @@ ir_graph *ir_parse(const dg_source *src, dg_context *dg)
         memcpy(text, src->text, src->len);
     text[src->len] = '\0';
 
-    gp_state st = {.src = src, .dg = dg};
+    gp_state st = {.src = src, .dg = dg, .placeholders = placeholders};
     st.g = ir_graph_new("");
     st.g->src = src;
     st.g->dir = folder_of(st.g->arena, src->path);
@@ -1061,4 +1075,14 @@ ir_graph *ir_parse(const dg_source *src, dg_context *dg)
         return NULL;
     }
     return st.g;
+}
+
+ir_graph *ir_parse(const dg_source *src, dg_context *dg)
+{
+    return parse(src, dg, false);
+}
+
+ir_graph *ir_parse_expected(const dg_source *src, dg_context *dg)
+{
+    return parse(src, dg, true);
 }
