@@ -13,8 +13,10 @@
 
 #include <string.h>
 
-/* Predicates may call predicates; deeper than this is refused (it bounds the checks' recursion). */
-enum { MAX_PRED_NESTING = 16 };
+/* Predicates may call predicates; deeper than this is refused (it bounds the checks' recursion).
+ * A guard's expansions together may copy at most MAX_PRED_NODES expressions (a predicate that
+ * calls another twice, which calls another twice, ... would otherwise grow exponentially). */
+enum { MAX_PRED_NESTING = 16, MAX_PRED_NODES = 1 << 16 };
 
 static bool is_function(const char *name)
 {
@@ -233,6 +235,15 @@ static dsl_expr *instantiate(ar_arena *arena, const dsl_pred_def *def, const dsl
     return c;
 }
 
+/* The body's expressions, each argument counted as one (the body nests at most DSL_MAX_DEPTH). */
+static uint32_t count_nodes(const dsl_expr *e)
+{
+    uint32_t n = 1;
+    for (uint32_t i = 0; i < e->nargs; i++)
+        n += count_nodes(e->args[i]);
+    return n;
+}
+
 bool dsl_expand_pred(dsl_rule_check *rc, dsl_expr *call, dsl_type *type)
 {
     dsl_pred_def *def = sm_get(rc->preds, call->v.s, strlen(call->v.s));
@@ -251,11 +262,21 @@ bool dsl_expand_pred(dsl_rule_check *rc, dsl_expr *call, dsl_type *type)
                 dsl_check_expr(rc, call->args[i]);
         return true;
     }
-    if (rc->pred_nesting >= MAX_PRED_NESTING) {
-        dsl_expr_error(rc, call, call->src_offset, call->src_len,
-                       "predicates call each other more than %d deep", MAX_PRED_NESTING);
+    /* past a limit, one error per guard: the calls after it would repeat it thousands of times */
+    uint32_t size = count_nodes(def->body);
+    if (rc->pred_nesting >= MAX_PRED_NESTING || size > MAX_PRED_NODES - rc->pred_nodes) {
+        if (!rc->pred_limit)
+            dsl_expr_error(rc, call, call->src_offset, call->src_len,
+                           rc->pred_nesting >= MAX_PRED_NESTING
+                               ? "predicates call each other more than %d deep"
+                               : "predicates expand this guard to more than %d expressions",
+                           rc->pred_nesting >= MAX_PRED_NESTING ? MAX_PRED_NESTING
+                                                                : MAX_PRED_NODES);
+        rc->pred_limit = true;
+        rc->ok = false;
         return true;
     }
+    rc->pred_nodes += size;
     dsl_expr *body = instantiate(rc->rs->arena, def, def->body, call->args, call);
     /* The copy takes the call's place; its root keeps the call's place in the text. */
     dsl_expr site = *call;

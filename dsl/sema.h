@@ -24,6 +24,8 @@ typedef struct dsl_rule_check {
     const sm_map *sets;        /* set name -> dsl_set_def */
     const sm_map *preds;       /* predicate name -> dsl_pred_def */
     uint32_t pred_nesting;     /* predicate expansions the guard check is inside */
+    uint32_t pred_nodes;       /* expressions the guard's predicate expansions copied */
+    bool pred_limit;           /* a limit of predicate expansion was reported for this guard */
     bool *ops_used;            /* IR_OP_COUNT flags for the summary */
     sm_map names;              /* capture and let names -> dsl_capture */
     VEC(dsl_capture *) captures;
