@@ -91,13 +91,29 @@ static const dsl_family_var *find_var(const dsl_parse *ctx, const dsl_family *f,
     return NULL;
 }
 
+/* The end of the comment at i, when a comment starts there (outside a string), else i. Comments
+ * are copied as written: a `$` in one is no variable. */
+static uint32_t skip_comment(const char *text, uint32_t i, uint32_t end, bool *in_string)
+{
+    if (text[i] == '"' && (!*in_string || text[i - 1] != '\\'))
+        *in_string = !*in_string;
+    else if (text[i] == '\n')
+        *in_string = false; /* the lexer reported it unterminated */
+    if (*in_string || text[i] != '#')
+        return i;
+    while (i + 1 < end && text[i + 1] != '\n')
+        i++;
+    return i;
+}
+
 /* Reports every `$name` of [start, end) that is no variable of the family; false if there was
  * one. */
 static bool check_uses(dsl_parse *ctx, const dsl_family *f, uint32_t start, uint32_t end)
 {
     const char *text = ctx->src->text;
-    bool ok = true;
+    bool ok = true, in_string = false;
     for (uint32_t i = start; i < end; i++) {
+        i = skip_comment(text, i, end, &in_string);
         if (text[i] != '$')
             continue;
         uint32_t n = 0;
@@ -150,7 +166,15 @@ static char *instance_text(const dsl_parse *ctx, const dsl_family *f, uint32_t k
     for (uint32_t i = 0; i < col; i++)
         out[used++] = text[start - col + i] == '\t' ? '\t' : ' ';
     *new_start = (uint32_t)used;
+    bool in_string = false;
     for (uint32_t i = start; i < end; i++) {
+        uint32_t after = skip_comment(text, i, end, &in_string);
+        if (after != i) {
+            memcpy(out + used, text + i, after + 1 - i);
+            used += after + 1 - i;
+            i = after;
+            continue;
+        }
         uint32_t n = 0;
         while (text[i] == '$' && i + 1 + n < end && ident_char(text[i + 1 + n]))
             n++;
