@@ -78,6 +78,18 @@ def launch_table(c):
         (r"^gather_nd_kernel<", grid, 0, False),
         (r"^scatter_nd_kernel<", grid, 0, False),
         (r"^instance_norm_kernel<", grid, 0, False),
+        # cuda-c: quant.cu, linalg.cu and rnn.cu, KC_THREADS per block
+        (r"^quantize_kernel\(", grid, 0, False),
+        (r"^dequantize_kernel\(", grid, 0, False),
+        (r"^range_kernel\(", grid, 0, False),
+        (r"^dynamic_quantize_kernel\(", grid, 0, False),
+        (r"^int_matmul_kernel<", grid, 0, False),
+        (r"^int_conv_kernel<", grid, 0, False),
+        (r"^conv_transpose_kernel<", grid, 0, False),
+        (r"^det_kernel\(", grid, 0, False),
+        (r"^dft_kernel\(", grid, 0, False),
+        (r"^einsum_kernel<", grid, 0, False),
+        (r"^rnn_kernel\(", grid, 0, False),  # one block of KC_THREADS per (direction, batch)
     ]
 
 
