@@ -248,9 +248,10 @@ static mt_automaton *load_rules(rule_test *t, dsl_ruleset **rs, dg_context *dg)
     return rw_compile_rules(*rs, dg);
 }
 
-static ir_graph *parse_graph(const dg_source *src, dg_context *dg)
+/* expected: the `%% output` graph, whose constants may be `_` (only their types are compared). */
+static ir_graph *parse_graph(const dg_source *src, bool expected, dg_context *dg)
 {
-    ir_graph *g = ir_parse(src, dg);
+    ir_graph *g = expected ? ir_parse_expected(src, dg) : ir_parse(src, dg);
     if (g && !ir_validate(g, dg)) {
         ir_graph_free(g);
         return NULL;
@@ -474,9 +475,9 @@ static bool run_test(rule_test *t, failures *f, dg_context *dg)
             a = NULL;
         }
     }
-    ir_graph *g = a ? parse_graph(&t->input, dg) : NULL;
-    ir_graph *want = g && t->output.text ? parse_graph(&t->output, dg) : NULL;
-    ir_graph *original = g && t->verify ? parse_graph(&t->input, dg) : NULL;
+    ir_graph *g = a ? parse_graph(&t->input, false, dg) : NULL;
+    ir_graph *want = g && t->output.text ? parse_graph(&t->output, true, dg) : NULL;
+    ir_graph *original = g && t->verify ? parse_graph(&t->input, false, dg) : NULL;
     bool ok = g && (!t->output.text || want) && (!t->verify || original);
     rw_options opts = rw_options_default();
     opts.validate_each = true;

@@ -6,24 +6,17 @@
 
 #include <string.h>
 
-static const struct {
-    const char *name, *summary;
-} actions[] = {
-#define DSL_ACTION_ROW(id, name, summary) {name, summary},
+static const char *const names[] = {
+#define DSL_ACTION_ROW(id, name) [DSL_ACTION_##id] = #name,
     DSL_ACTIONS(DSL_ACTION_ROW)
 #undef DSL_ACTION_ROW
 };
 
-_Static_assert(sizeof actions / sizeof actions[0] == DSL_ACTION_COUNT, "one row per action");
+_Static_assert(sizeof names / sizeof names[0] == DSL_ACTION_COUNT, "one name per action");
 
 const char *dsl_action_name(dsl_action a)
 {
-    return actions[a].name;
-}
-
-const char *dsl_action_summary(dsl_action a)
-{
-    return actions[a].summary;
+    return names[a];
 }
 
 static bool is_single(const dsl_pattern *p, ir_op op)
@@ -308,25 +301,27 @@ static void check_match_dtype(dsl_rule_check *rc, dsl_token at)
 
 typedef void (*action_check)(dsl_rule_check *rc, dsl_token at);
 
-static const action_check checks[DSL_ACTION_COUNT] = {
-    [DSL_ACTION_FOLD_BN] = check_fold_bn,
-    [DSL_ACTION_CONCAT_WEIGHTS] = check_concat_weights,
-    [DSL_ACTION_FOLD_SCALE] = check_fold_scale,
-    [DSL_ACTION_FOLD_TRANSPOSE] = check_fold_transpose,
-    [DSL_ACTION_FOLD_ATTENTION] = check_fold_attention,
-    [DSL_ACTION_FOLD_PAD] = check_fold_pad,
-    [DSL_ACTION_SEPARABLE] = check_separable,
-    [DSL_ACTION_MATCH_DTYPE] = check_match_dtype,
+/* One check per action, named after it: an action added to DSL_ACTIONS without its check_<name>
+ * does not compile. */
+static const action_check checks[] = {
+#define DSL_ACTION_CHECK(id, name) [DSL_ACTION_##id] = check_##name,
+    DSL_ACTIONS(DSL_ACTION_CHECK)
+#undef DSL_ACTION_CHECK
 };
+
+_Static_assert(sizeof checks / sizeof checks[0] == DSL_ACTION_COUNT, "one check per action");
 
 void dsl_check_actions(dsl_rule_check *rc)
 {
+    const dsl_replacement *r = &rc->rule->repl;
     const dsl_repl_syntax *syn = rc->rule->syntax->repl;
-    for (uint32_t i = 0; i < syn->nactions; i++) {
+    /* repl.c resolved the names into r->actions, skipping unknown ones; the tokens give places */
+    for (uint32_t i = 0, k = 0; i < syn->nactions && k < r->nactions; i++) {
         dsl_token tok = syn->actions[i];
-        for (int a = 0; a < DSL_ACTION_COUNT; a++)
-            if (strlen(actions[a].name) == tok.len &&
-                memcmp(actions[a].name, dsl_tok_text(rc->src, tok), tok.len) == 0)
-                checks[a](rc, tok);
+        const char *name = dsl_action_name(r->actions[k]);
+        if (strlen(name) != tok.len || memcmp(name, dsl_tok_text(rc->src, tok), tok.len) != 0)
+            continue;
+        checks[r->actions[k]](rc, tok);
+        k++;
     }
 }

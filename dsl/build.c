@@ -138,6 +138,22 @@ void dsl_define_set(dsl_parse *ctx, dsl_token name, dsl_list *members)
     vec_push(&ctx->rs->state->sets, set);
 }
 
+void dsl_define_pred(dsl_parse *ctx, dsl_token name, dsl_list *params, dsl_token close,
+                     dsl_expr *body)
+{
+    dsl_pred_def *def = ar_alloc(ctx->rs->arena, sizeof *def);
+    def->name = name;
+    def->params = take_tokens(ctx, params, &def->nparams);
+    def->body = body;
+    def->pub.name = tok_strdup(ctx, name, 0);
+    def->pub.src = ctx->src;
+    def->pub.src_offset = name.offset;
+    def->pub.src_len = close.offset + close.len - name.offset;
+    def->pub.body_offset = body->src_offset;
+    def->pub.body_len = body->src_len;
+    vec_push(&ctx->rs->state->preds, def);
+}
+
 static const char *base_name(const char *path)
 {
     const char *slash = strrchr(path, '/');

@@ -87,33 +87,33 @@ struct dsl_capture {
 
 /* ---- replacements -------------------------------------------------------------------------- */
 
+/* The actions a replacement may name in `[...]`: X(ID, name). Each has a pattern check in
+ * dsl/actions.c and an implementation rw_action_<name> in rewrite/action_<name>.c; both tables are
+ * generated from this list, so an action without either does not build. */
 #define DSL_ACTIONS(X)                                                                             \
-    X(FOLD_BN, "fold_bn", "fold a BatchNormalization into the weights and bias of the Conv before it") \
-    X(CONCAT_WEIGHTS, "concat_weights", "concatenate the constant weights of parallel MatMuls")    \
-    X(FOLD_SCALE, "fold_scale", "fold a Mul or Div by a constant scale into the weights of the "  \
-      "Conv, MatMul, Gemm or GemmEpilogue before it")                                                       \
-    X(FOLD_TRANSPOSE, "fold_transpose", "fold a Transpose of a GEMM operand into transA/transB") \
-    X(FOLD_ATTENTION, "fold_attention", "fold the scores' K transpose and scale of attention "   \
-      "written as MatMul, Softmax and MatMul into Attention's K input and scale")                  \
-    X(FOLD_PAD, "fold_pad", "fold a constant zero Pad into the pads of the Conv it feeds")         \
-    X(SEPARABLE, "separable", "join a depthwise conv and the pointwise conv after it into one "   \
-      "SeparableConv")                                                                            \
-    X(MATCH_DTYPE, "match_dtype", "convert the fused node's constant inputs of another float "    \
-      "dtype to its input 0's, exactly")
+    X(FOLD_BN, fold_bn)               /* BatchNormalization into the Conv before it */            \
+    X(CONCAT_WEIGHTS, concat_weights) /* the constant weights of parallel MatMuls */              \
+    X(FOLD_SCALE, fold_scale)         /* a constant Mul or Div into the GEMM or Conv before it */ \
+    X(FOLD_TRANSPOSE, fold_transpose) /* a Transpose of a GEMM operand into transA/transB */      \
+    X(FOLD_ATTENTION, fold_attention) /* the scores' K transpose and scale into Attention */     \
+    X(FOLD_PAD, fold_pad)             /* a constant zero Pad into the pads of the Conv it feeds */ \
+    X(SEPARABLE, separable)           /* a depthwise and a pointwise conv into SeparableConv */   \
+    X(MATCH_DTYPE, match_dtype)       /* constant inputs to input 0's float dtype, exactly */
 
 typedef enum {
-#define DSL_ACTION_ENUM(id, name, summary) DSL_ACTION_##id,
+#define DSL_ACTION_ENUM(id, name) DSL_ACTION_##id,
     DSL_ACTIONS(DSL_ACTION_ENUM)
 #undef DSL_ACTION_ENUM
         DSL_ACTION_COUNT
 } dsl_action;
 
 const char *dsl_action_name(dsl_action a);
-const char *dsl_action_summary(dsl_action a);
 
 typedef enum {
     DSL_RATTR_LITERAL, /* `alpha = 0.1`, `act = Relu` (a name is a STRING): value holds it */
-    DSL_RATTR_OP_NAME, /* `act = @a`: a STRING, the op name of the node @a matched */
+    DSL_RATTR_OP_NAME, /* `mode = @a`: a STRING, the op name of the node @a matched */
+    DSL_RATTR_ACT,     /* `act = @a`: the epilogue activation of the node @a matched (its name,
+                          and its parameters as act_alpha, act_beta) */
     DSL_RATTR_INPUT,   /* `residual = @res`: the captured value feeds the target's input port so named */
     DSL_RATTR_CONST,   /* `epsilon = @eps`: a numeric attribute takes the value of a constant
                           capture (one element for INT and FLOAT); checked when the rule fires */
@@ -122,7 +122,7 @@ typedef enum {
 typedef struct dsl_rattr {
     dsl_rattr_kind kind;
     ir_attr value;             /* value.name is the attribute (or port) name */
-    dsl_capture *capture;      /* OP_NAME, INPUT */
+    dsl_capture *capture;      /* OP_NAME, ACT, INPUT, CONST */
     int port;                  /* INPUT: the port's input index, or -1 when no port table is known */
     uint32_t src_offset, src_len;
 } dsl_rattr;
@@ -189,7 +189,9 @@ typedef enum {
     X(IS_CONST, "is_const", 1, "whether a value is a constant")                                   \
     X(ATTR, "attr", 2, "attr(@n, name): an attribute of a matched op (catalog default if unset)") \
     X(OP, "op", 1, "the op a node capture matched")                                               \
-    X(VALUE, "value", 1, "the element of a one-element constant, as a float")
+    X(VALUE, "value", 1, "the element of a one-element constant, as a float")                    \
+    X(ALL, "all", 1, "all(L == x): a comparison of a list with a number holds for every element") \
+    X(ANY, "any", 1, "any(L == x): a comparison of a list with a number holds for some element")
 
 typedef enum {
 #define DSL_FN_ENUM(id, name, nargs, summary) DSL_FN_##id,
@@ -204,10 +206,25 @@ typedef enum {
     DSL_OP_ADD, DSL_OP_SUB, DSL_OP_MUL, DSL_OP_DIV, DSL_OP_MOD,   /* binary */
 } dsl_operator;
 
+/* A named guard predicate, `pred NAME(@a, ...) = EXPR`: a guard that calls it gets a copy of its
+ * body with the arguments in place of the parameters (dsl/pred.c), so it costs nothing at match
+ * time; near-miss reports still name it. */
+typedef struct dsl_predicate {
+    const char *name;
+    const dg_source *src;
+    uint32_t src_offset, src_len; /* `NAME(@a, ...)` in its definition */
+    uint32_t body_offset, body_len;
+} dsl_predicate;
+
 struct dsl_expr {
     dsl_expr_kind kind;
     dsl_type type;             /* set by the checks */
     uint32_t src_offset, src_len;
+    const dg_source *src;      /* where src_offset points: NULL for the rule's own source, else the
+                                  file of the predicate body this expression was copied from */
+    const dsl_predicate *pred; /* the root of a predicate's expansion: which one (its range is the
+                                  call's) */
+    const dsl_expr *call;      /* inside an expansion: its root (NULL in the rule's own text) */
     union {
         int64_t i;             /* INT */
         double f;              /* FLOAT */

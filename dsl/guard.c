@@ -41,9 +41,28 @@ static const char *operator_text(dsl_operator op)
 }
 
 static dsl_type check(dsl_rule_check *rc, dsl_expr *e);
+static bool numeric(dsl_type t);
 
 static dsl_type fail(dsl_rule_check *rc, const dsl_expr *e, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+void dsl_expr_error(dsl_rule_check *rc, const dsl_expr *e, uint32_t offset, uint32_t len,
+                    const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const char *msg = ar_vprintf(rc->rs->arena, fmt, ap);
+    va_end(ap);
+    if (!e->src) {
+        dsl_rule_error(rc, offset, len, "%s", msg);
+    } else {
+        dg_error(rc->dg, e->src, offset, len, "%s", msg);
+        rc->ok = false;
+    }
+    for (const dsl_expr *c = e->call; c; c = c->call)
+        dg_note(rc->dg, c->src ? c->src : rc->src, c->src_offset, c->src_len,
+                "in predicate '%s', called here", c->pred->name);
+}
 
 static dsl_type fail(dsl_rule_check *rc, const dsl_expr *e, const char *fmt, ...)
 {
@@ -51,7 +70,7 @@ static dsl_type fail(dsl_rule_check *rc, const dsl_expr *e, const char *fmt, ...
     va_start(ap, fmt);
     const char *msg = ar_vprintf(rc->rs->arena, fmt, ap);
     va_end(ap);
-    dsl_rule_error(rc, e->src_offset, e->src_len, "%s", msg);
+    dsl_expr_error(rc, e, e->src_offset, e->src_len, "%s", msg);
     return DSL_TYPE_ERROR;
 }
 
@@ -179,7 +198,7 @@ static dsl_type check_attr_call(dsl_rule_check *rc, dsl_expr *e)
             for (uint32_t k = 0; k < info->nattrs; k++)
                 dsl_suggest_add(&sg, info->attrs[k].name);
             char hint[128];
-            dsl_rule_error(rc, name->src_offset, name->src_len, "%s has no attribute '%s'%s",
+            dsl_expr_error(rc, name, name->src_offset, name->src_len, "%s has no attribute '%s'%s",
                            info->name, name->v.s, dsl_suggest_hint(&sg, hint, sizeof hint));
             return DSL_TYPE_ERROR;
         }
@@ -191,6 +210,38 @@ static dsl_type check_attr_call(dsl_rule_check *rc, dsl_expr *e)
     return first ? attr_type(first->kind) : DSL_TYPE_ERROR;
 }
 
+static bool is_list(dsl_type t)
+{
+    return t == DSL_TYPE_SHAPE || t == DSL_TYPE_INTS || t == DSL_TYPE_FLOATS;
+}
+
+static bool is_comparison(dsl_operator op)
+{
+    return op >= DSL_OP_EQ && op <= DSL_OP_GE;
+}
+
+/* all(L == x), any(L < x): the comparison is made with each element of the list, which may stand
+ * on either side; the other side is a number. */
+static dsl_type check_each(dsl_rule_check *rc, dsl_expr *e)
+{
+    const char *fn = functions[e->fn].name;
+    dsl_expr *cmp = e->args[0];
+    if (cmp->kind != DSL_EXPR_BINARY || !is_comparison(cmp->op)) {
+        if (cmp->kind == DSL_EXPR_CAPTURE)
+            check(rc, cmp); /* it is used: no "never used" after this */
+        return fail(rc, cmp, "%s() takes a comparison of a list with a number, as in "
+                    "%s(attr(@c, strides) == 1)", fn, fn);
+    }
+    dsl_type a = check(rc, cmp->args[0]), b = check(rc, cmp->args[1]);
+    if (a == DSL_TYPE_ERROR || b == DSL_TYPE_ERROR)
+        return DSL_TYPE_ERROR;
+    if (!(is_list(a) && numeric(b)) && !(numeric(a) && is_list(b)))
+        return fail(rc, cmp, "%s() compares each element of a list with a number, not %s with %s",
+                    fn, dsl_type_name(a), dsl_type_name(b));
+    cmp->type = DSL_TYPE_BOOL; /* per element */
+    return DSL_TYPE_BOOL;
+}
+
 static dsl_type check_call(dsl_rule_check *rc, dsl_expr *e)
 {
     const char *name = e->v.s;
@@ -198,21 +249,25 @@ static dsl_type check_call(dsl_rule_check *rc, dsl_expr *e)
     for (int i = 0; i < DSL_FN_COUNT; i++)
         if (strcmp(functions[i].name, name) == 0)
             fn = i;
+    dsl_type expanded;
+    if (fn < 0 && dsl_expand_pred(rc, e, &expanded))
+        return expanded;
     if (fn < 0) {
         dsl_suggest sg;
         dsl_suggest_init(&sg, name, strlen(name));
         for (int i = 0; i < DSL_FN_COUNT; i++)
             dsl_suggest_add(&sg, functions[i].name);
+        dsl_suggest_preds(rc, &sg);
         char hint[128];
-        dsl_rule_error(rc, e->src_offset, (uint32_t)strlen(name), "unknown function '%s'%s", name,
-                       dsl_suggest_hint(&sg, hint, sizeof hint));
+        dsl_expr_error(rc, e, e->src_offset, (uint32_t)strlen(name), "unknown function '%s'%s",
+                       name, dsl_suggest_hint(&sg, hint, sizeof hint));
         return DSL_TYPE_ERROR;
     }
     e->fn = (dsl_function)fn;
     if (e->nargs != functions[fn].nargs) {
-        dsl_rule_error(rc, e->src_offset, e->src_len, "%s() takes %u argument%s, but %u %s given",
-                       name, functions[fn].nargs, functions[fn].nargs == 1 ? "" : "s", e->nargs,
-                       e->nargs == 1 ? "is" : "are");
+        dsl_expr_error(rc, e, e->src_offset, e->src_len,
+                       "%s() takes %u argument%s, but %u %s given", name, functions[fn].nargs,
+                       functions[fn].nargs == 1 ? "" : "s", e->nargs, e->nargs == 1 ? "is" : "are");
         for (uint32_t i = 0; i < e->nargs; i++) /* they are used: no "never used" after this */
             if (e->args[i]->kind == DSL_EXPR_CAPTURE)
                 check(rc, e->args[i]);
@@ -221,6 +276,9 @@ static dsl_type check_call(dsl_rule_check *rc, dsl_expr *e)
     switch (e->fn) {
     case DSL_FN_ATTR:
         return check_attr_call(rc, e);
+    case DSL_FN_ALL:
+    case DSL_FN_ANY:
+        return check_each(rc, e);
     case DSL_FN_OP:
         return need_capture(rc, e, e->args[0], true) ? DSL_TYPE_OP : DSL_TYPE_ERROR;
     case DSL_FN_DIM: {
@@ -366,6 +424,11 @@ static dsl_type check(dsl_rule_check *rc, dsl_expr *e)
     }
     e->type = t;
     return t;
+}
+
+dsl_type dsl_check_expr(dsl_rule_check *rc, dsl_expr *e)
+{
+    return check(rc, e);
 }
 
 void dsl_check_guard(dsl_rule_check *rc)

@@ -6,6 +6,11 @@
 #include <string.h>
 
 /* Short names people write for ONNX ops. One table: docs/rules.md lists it. */
+typedef struct dsl_alias {
+    const char *alias;
+    const char *op;
+} dsl_alias;
+
 static const dsl_alias aliases[] = {
     {"BN", "BatchNormalization"},
     {"LN", "LayerNormalization"},
@@ -17,11 +22,6 @@ static const dsl_alias aliases[] = {
     {"GELU", "Gelu"},
     {NULL, NULL},
 };
-
-const dsl_alias *dsl_aliases(void)
-{
-    return aliases;
-}
 
 bool dsl_lookup_op(const char *name, size_t len, ir_op *out)
 {

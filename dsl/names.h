@@ -9,12 +9,6 @@
 
 /* A catalog op by its ONNX name or an alias (BN, LN, ...). */
 bool dsl_lookup_op(const char *name, size_t len, ir_op *out);
-/* The alias table, for suggestions and docs: NULL-terminated pairs {alias, op name}. */
-typedef struct dsl_alias {
-    const char *alias;
-    const char *op;
-} dsl_alias;
-const dsl_alias *dsl_aliases(void);
 
 /* Finds the candidate closest to a misspelt name (case-insensitive edit distance, or a prefix:
  * "BatchNorm" -> "BatchNormalization"). Feed candidates with dsl_suggest_add. */

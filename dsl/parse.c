@@ -2,8 +2,9 @@
  * tokens to the Lemon parser, recovering after a syntax error so that one run reports several.
  *
  * Recovery: after a syntax error the parser is reset and tokens are skipped up to the next one
- * that starts a statement: `rule`, `set` or `include` anywhere, or a name or `let` at the start of
- * a line (anonymous rules are written from column 1; continuation lines are indented). */
+ * that starts a statement: `rule`, `set`, `pred`, `for` or `include` anywhere, or a name or `let`
+ * at the start of a line (anonymous rules are written from column 1; continuation lines are
+ * indented). */
 #include "dsl/parse.h"
 
 #include "base/check.h"
@@ -27,6 +28,13 @@ static char opener_of(int code)
 static char closer_for(char opener)
 {
     return opener == '(' ? ')' : opener == '[' ? ']' : '}';
+}
+
+/* The keywords that begin a statement (after a syntax error, parsing resumes at one). */
+static bool is_keyword_statement(int code)
+{
+    return code == DSL_T_RULE || code == DSL_T_SET || code == DSL_T_PRED ||
+           code == DSL_T_FOR || code == DSL_T_INCLUDE;
 }
 
 /* How a token is named in a message: "'=>'", "end of file", "a string". */
@@ -53,6 +61,8 @@ static bool needs_closer(const dsl_parse *ctx, int code, dsl_token tok, char ope
     case DSL_T_ARROW:
     case DSL_T_RULE:
     case DSL_T_SET:
+    case DSL_T_PRED:
+    case DSL_T_FOR:
     case DSL_T_INCLUDE:
     case DSL_T_WHERE:
     case DSL_T_LET:
@@ -86,6 +96,11 @@ void dsl_parse_syntax_error(dsl_parse *ctx, int code, dsl_token tok)
         len = 1;
     }
     const char *what = describe(ctx, code, tok);
+    if (code == DSL_T_VAR) {
+        dg_error(ctx->dg, ctx->src, at, len,
+                 "%s is a family variable: it stands only in the rule after a `for` header", what);
+        return;
+    }
     if (ctx->brackets.len) {
         dsl_token open = ctx->brackets.items[ctx->brackets.len - 1];
         char open_char = dsl_tok_text(ctx->src, open)[0];
@@ -96,8 +111,7 @@ void dsl_parse_syntax_error(dsl_parse *ctx, int code, dsl_token tok)
             return;
         }
     }
-    bool next_statement = code == 0 || code == DSL_T_RULE || code == DSL_T_SET ||
-                          code == DSL_T_INCLUDE;
+    bool next_statement = code == 0 || is_keyword_statement(code);
     if (next_statement && ctx->was_in_pattern && !ctx->brackets.len) {
         /* `rule r: Conv > Relu {act = Relu}`: the braces were the Relu's, and no `=>` came */
         dg_error(ctx->dg, ctx->src, ctx->last.offset + ctx->last.len, 1,
@@ -132,9 +146,9 @@ static void track_brackets(dsl_parse *ctx, int code, dsl_token tok)
     }
 }
 
-static bool starts_statement(const dsl_parse *ctx, int code, dsl_token tok)
+bool dsl_starts_statement(const dsl_parse *ctx, int code, dsl_token tok)
 {
-    if (code == DSL_T_RULE || code == DSL_T_SET || code == DSL_T_INCLUDE)
+    if (is_keyword_statement(code))
         return true;
     bool line_start = tok.offset == 0 || ctx->src->text[tok.offset - 1] == '\n';
     return line_start && (code == DSL_T_IDENT || code == DSL_T_LET);
@@ -144,9 +158,9 @@ static void feed(dsl_parse *ctx, void *parser, int code, dsl_token tok)
 {
     ctx->current = tok;
     ctx->was_in_pattern = ctx->in_pattern;
-    if (code == DSL_T_RULE || code == DSL_T_SET || code == DSL_T_INCLUDE)
+    if (is_keyword_statement(code))
         ctx->in_pattern = code == DSL_T_RULE;
-    else if (starts_statement(ctx, code, tok))
+    else if (dsl_starts_statement(ctx, code, tok))
         ctx->in_pattern = true; /* an anonymous rule, or a `let` before its pattern */
     else if (code == DSL_T_ARROW)
         ctx->in_pattern = false;
@@ -170,20 +184,33 @@ static void reset(dsl_parse *ctx, void *parser)
 static void run(dsl_parse *ctx, void *parser)
 {
     bool skipping = false;
+    int pending = -1; /* a token read ahead by a rule family's expansion */
+    dsl_token next = {0};
     for (;;) {
-        dsl_token tok;
-        int code = dsl_lex(ctx, &tok);
-        if (skipping && code != 0 && !starts_statement(ctx, code, tok))
+        dsl_token tok = next;
+        int code = pending;
+        if (pending < 0)
+            code = dsl_lex(ctx, &tok);
+        pending = -1;
+        if (skipping && code != 0 && !dsl_starts_statement(ctx, code, tok))
             continue;
         skipping = false;
         feed(ctx, parser, code, tok);
+        if (ctx->family && !ctx->failed) {
+            /* the `for` header is done; tok begins its rule, which the family parses instead */
+            reset(ctx, parser);
+            if (code == 0)
+                break;
+            pending = dsl_expand_family(ctx, code, tok, &next);
+            continue;
+        }
         if (ctx->failed) {
             reset(ctx, parser);
             if (code == 0)
                 break;
             /* The offending token may itself begin the next statement. */
             skipping = true;
-            if (starts_statement(ctx, code, tok)) {
+            if (dsl_starts_statement(ctx, code, tok)) {
                 feed(ctx, parser, code, tok);
                 skipping = ctx->failed;
                 if (ctx->failed)
@@ -200,6 +227,38 @@ static const char *dir_of(ar_arena *arena, const char *path)
 {
     const char *slash = strrchr(path, '/');
     return slash ? ar_strndup(arena, path, (size_t)(slash - path + 1)) : "";
+}
+
+void dsl_parse_range(const dsl_parse *outer, const dg_source *src, uint32_t start, uint32_t end,
+                     uint32_t line)
+{
+    dsl_parse ctx = {0};
+    ctx.rs = outer->rs;
+    ctx.dg = outer->dg;
+    ctx.src = src;
+    ctx.dir = outer->dir;
+    ctx.parent = outer->parent;
+    ctx.included_at = outer->included_at;
+    ctx.identity = outer->identity;
+    ctx.include_depth = outer->include_depth;
+    dsl_lex_init(&ctx.lex, src);
+    ctx.lex.cur = ctx.lex.start + start;
+    ctx.lex.line = line;
+    void *parser = dsl_parserAlloc(malloc, &ctx);
+    FR_CHECK(parser != NULL);
+    for (;;) {
+        dsl_token tok;
+        int code = dsl_lex(&ctx, &tok);
+        if (code == 0 || tok.offset >= end) {
+            feed(&ctx, parser, 0, (dsl_token){end, 0, tok.line});
+            break;
+        }
+        feed(&ctx, parser, code, tok);
+        if (ctx.failed)
+            break; /* one syntax error per rule of a family */
+    }
+    dsl_parserFree(parser, free);
+    vec_free(&ctx.brackets);
 }
 
 static void parse_source(dsl_ruleset *rs, dg_context *dg, const dg_source *src, dsl_parse *parent,
@@ -270,6 +329,11 @@ static bool is_binary(const dg_source *text)
     unsigned char c = text->len ? (unsigned char)text->text[0] : ' ';
     return (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') ||
            c == 0x7f;
+}
+
+const dg_source *dsl_keep_source(dsl_ruleset *rs, const char *path, char *text, size_t len)
+{
+    return keep_source(rs, path, text, len);
 }
 
 static void load_file(dsl_ruleset *rs, dg_context *dg, dsl_parse *parent, dsl_token at,

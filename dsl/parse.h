@@ -121,11 +121,39 @@ typedef struct dsl_set_def {
     bool bad;
 } dsl_set_def;
 
+/* `pred NAME(@a, ...) = EXPR` as parsed; dsl_check_preds (pred.c) checks it once, and each guard
+ * that calls it gets a checked copy of the body (dsl_expand_pred). */
+typedef struct dsl_pred_def {
+    dsl_predicate pub;         /* name, source, where it is written: for near-miss reports */
+    dsl_token name;
+    dsl_token *params;         /* `@a`, ... */
+    uint32_t nparams;
+    dsl_expr *body;            /* never checked itself: each use checks its own copy */
+    int mark;                  /* the recursion check's DFS state */
+    bool bad;                  /* an error was reported in the definition: uses say nothing more */
+} dsl_pred_def;
+
+/* `for act in [Relu | Sigmoid], fn in [relu | sigmoid]`: a rule family's variables, each with
+ * one value per rule of the family (family.c). */
+typedef struct dsl_family_var {
+    dsl_token name;            /* `act` */
+    dsl_token *values;
+    uint32_t nvalues;
+} dsl_family_var;
+
+typedef struct dsl_family {
+    dsl_token keyword;         /* `for` */
+    dsl_family_var **vars;
+    uint32_t nvars;
+    bool bad;                  /* an error was reported in the header: the rule is skipped */
+} dsl_family;
+
 /* The rule set's private state. */
 struct dsl_state {
     dsl_options opts;
     VEC(dsl_rule *) rules;
     VEC(dsl_set_def *) sets;
+    VEC(dsl_pred_def *) preds;
     VEC(dg_source *) sources;  /* every file read, owned */
     sm_map loaded;             /* "device:inode" -> source, so that a file is loaded once */
     bool checked;
@@ -155,6 +183,7 @@ typedef struct dsl_parse {
     bool too_deep;             /* a nesting error was reported in the statement being parsed */
     bool in_pattern;           /* after `rule ...:` and before its `=>` */
     bool was_in_pattern;       /* in_pattern before the token being fed */
+    dsl_family *family;        /* a `for` header just parsed: the rule after it is its family */
 } dsl_parse;
 
 /* ---- lexer (grammar/rules.re) ---- */
@@ -174,6 +203,25 @@ void dsl_parser(void *parser, int code, dsl_token tok);
 void dsl_parse_syntax_error(dsl_parse *ctx, int code, dsl_token tok);
 void dsl_parse_overflow(dsl_parse *ctx);
 
+/* ---- the token loop's helpers (parse.c), for family.c ---- */
+
+/* Whether a token begins a statement: a statement keyword, or a name or `let` at a line start. */
+bool dsl_starts_statement(const dsl_parse *ctx, int code, dsl_token tok);
+/* Keeps a malloc'd text as a source of the rule set (freed with it). */
+const dg_source *dsl_keep_source(dsl_ruleset *rs, const char *path, char *text, size_t len);
+/* Parses the statement at [start, end) of src (whose line at start is `line`) with a parser of
+ * its own, as part of the file ctx is parsing. */
+void dsl_parse_range(const dsl_parse *ctx, const dg_source *src, uint32_t start, uint32_t end,
+                     uint32_t line);
+
+/* ---- rule families (family.c) ---- */
+
+/* Called by the token loop after the `for` header's statement was reduced, with the token after
+ * it (which the loop fed and then dropped): reads the rule that follows up to the next statement
+ * and parses it once per value of the variables, each time from a copy of the file with `$name`
+ * replaced. Returns the code of the first token after the rule (0 at end of input), in *next. */
+int dsl_expand_family(dsl_parse *ctx, int code, dsl_token tok, dsl_token *next);
+
 /* ---- builders called by grammar actions (build.c) ---- */
 
 dsl_list *dsl_list_new(dsl_parse *ctx);
@@ -185,6 +233,11 @@ char *dsl_decode_string(dsl_parse *ctx, dsl_token tok);
 
 void dsl_include(dsl_parse *ctx, dsl_token keyword, dsl_token path);
 void dsl_define_set(dsl_parse *ctx, dsl_token name, dsl_list *members);
+dsl_family_var *dsl_family_var_new(dsl_parse *ctx, dsl_token name, dsl_list *values);
+void dsl_begin_family(dsl_parse *ctx, dsl_token keyword, dsl_list *vars);
+/* params: capture tokens (may be NULL); close: the ')' after them. */
+void dsl_define_pred(dsl_parse *ctx, dsl_token name, dsl_list *params, dsl_token close,
+                     dsl_expr *body);
 /* name NULL: an anonymous rule. priority.len 0: none written. lets may be NULL. */
 void dsl_add_rule(dsl_parse *ctx, const dsl_token *name, dsl_token priority, dsl_token phase,
                   dsl_list *lets, dsl_list *roots, dsl_repl_syntax *repl, dsl_expr *guard);

@@ -67,7 +67,9 @@ static void check_capture_attr(dsl_rule_check *rc, const dsl_attr_syntax *a, dsl
                            dsl_attr_kind_name(schema->kind));
             return;
         }
-        out->kind = DSL_RATTR_OP_NAME;
+        /* `act` is the fused ops' epilogue activation: the rewriter also carries the matched
+         * op's parameters (act_alpha, act_beta), so it gets a kind of its own */
+        out->kind = strcmp(name, "act") == 0 ? DSL_RATTR_ACT : DSL_RATTR_OP_NAME;
         out->value.kind = IR_ATTR_STRING;
         return;
     }

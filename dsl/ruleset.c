@@ -1,5 +1,5 @@
-/* Rule sets: creation, freeing, and dsl_check, which resolves the sets, checks every rule, makes
- * rule names unique and looks for rules that can never fire. */
+/* Rule sets: creation, freeing, and dsl_check, which resolves the sets and predicates, checks every
+ * rule, makes rule names unique and looks for rules that can never fire. */
 #include "dsl/sema.h"
 
 #include "base/check.h"
@@ -29,6 +29,7 @@ void dsl_ruleset_free(dsl_ruleset *rs)
     vec_free(&st->sources);
     vec_free(&st->rules);
     vec_free(&st->sets);
+    vec_free(&st->preds);
     sm_free(&st->loaded);
     ar_free(rs->arena);
     free(rs);
@@ -127,12 +128,13 @@ bool dsl_check(dsl_ruleset *rs, dg_context *dg)
     FR_CHECK(!st->checked);
     st->checked = true;
     size_t errors = dg_error_count(dg);
-    sm_map sets = {0}, names = {0};
+    sm_map sets = {0}, names = {0}, preds = {0};
     dsl_check_sets(rs, &sets, dg);
+    dsl_check_preds(rs, &preds, dg);
     bool ops_used[IR_OP_COUNT] = {0};
     for (size_t i = 0; i < st->rules.len; i++) {
         dsl_rule_check rc = {.rs = rs, .st = st, .dg = dg, .rule = st->rules.items[i],
-                             .sets = &sets, .ops_used = ops_used};
+                             .sets = &sets, .preds = &preds, .ops_used = ops_used};
         dsl_check_rule(&rc);
         unique_name(rs, &names, rc.rule, dg);
     }
@@ -141,6 +143,7 @@ bool dsl_check(dsl_ruleset *rs, dg_context *dg)
         rs->nops_used += ops_used[op];
     dsl_warn_rules(rs, dg);
     sm_free(&sets);
+    sm_free(&preds);
     sm_free(&names);
     return dg_error_count(dg) == errors;
 }

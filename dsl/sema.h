@@ -3,6 +3,7 @@
 #ifndef FUSERULE_DSL_SEMA_H
 #define FUSERULE_DSL_SEMA_H
 
+#include "dsl/names.h"
 #include "dsl/parse.h"
 
 /* One place where a capture name is written in the pattern. */
@@ -21,6 +22,10 @@ typedef struct dsl_rule_check {
     dsl_rule *rule;
     const dg_source *src;
     const sm_map *sets;        /* set name -> dsl_set_def */
+    const sm_map *preds;       /* predicate name -> dsl_pred_def */
+    uint32_t pred_nesting;     /* predicate expansions the guard check is inside */
+    uint32_t pred_nodes;       /* expressions the guard's predicate expansions copied */
+    bool pred_limit;           /* a limit of predicate expansion was reported for this guard */
     bool *ops_used;            /* IR_OP_COUNT flags for the summary */
     sm_map names;              /* capture and let names -> dsl_capture */
     VEC(dsl_capture *) captures;
@@ -57,6 +62,20 @@ void dsl_check_replacement(dsl_rule_check *rc);  /* repl.c */
  * operands (repl_inputs.c). */
 void dsl_check_target_inputs(dsl_rule_check *rc, const dsl_replacement *r);
 void dsl_check_guard(dsl_rule_check *rc);        /* guard.c */
+/* Type checks a guard expression (guard.c; pred.c checks expansions with it). */
+dsl_type dsl_check_expr(dsl_rule_check *rc, dsl_expr *e);
+/* Reports an error at [offset, offset+len) of the source e is written in (a predicate's body, or
+ * the rule), with a note at each predicate call it was expanded from. */
+void dsl_expr_error(dsl_rule_check *rc, const dsl_expr *e, uint32_t offset, uint32_t len,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* Named predicates (pred.c): checks every definition once (names, parameters, calls, recursion);
+ * then a guard's call of one is replaced in place by a copy of its body with the arguments
+ * substituted, and checked. dsl_expand_pred returns false when `call` names no predicate. */
+void dsl_check_preds(dsl_ruleset *rs, sm_map *preds, dg_context *dg);
+bool dsl_expand_pred(dsl_rule_check *rc, dsl_expr *call, dsl_type *type);
+/* Adds every predicate's name to a suggestion. */
+void dsl_suggest_preds(const dsl_rule_check *rc, dsl_suggest *s);
 void dsl_check_actions(dsl_rule_check *rc);      /* actions.c */
 
 /* Resolves every `set` (members, cycles, clashes with op names). */

@@ -70,6 +70,7 @@ stmt            ::= const_head(H) value(V).                       { gp_const_lit
 stmt            ::= const_head(H) RANDOM(R) LPAREN RPAREN.        { gp_const_random(st, &H, R, NULL); }
 stmt            ::= const_head(H) RANDOM(R) LPAREN attr_list(A) RPAREN.
                                                                   { gp_const_random(st, &H, R, A); }
+stmt            ::= const_head(H) NAME(U).                        { gp_const_placeholder(st, &H, U); }
 stmt            ::= const_head(H) FILE LPAREN STRING(P) COMMA STRING(K) RPAREN.
                                                                   { gp_const_file(st, &H, P, K); }
 stmt            ::= results(R) EQ NAME(O) LPAREN RPAREN attrs(T) kernel(K).

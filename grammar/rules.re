@@ -106,6 +106,9 @@ int dsl_lex(dsl_parse *ctx, dsl_token *tok)
 
             "rule"      { return token(ctx, tok, from, DSL_T_RULE); }
             "set"       { return token(ctx, tok, from, DSL_T_SET); }
+            "pred"      { return token(ctx, tok, from, DSL_T_PRED); }
+            "for"       { return token(ctx, tok, from, DSL_T_FOR); }
+            "in"        { return token(ctx, tok, from, DSL_T_IN); }
             "let"       { return token(ctx, tok, from, DSL_T_LET); }
             "include"   { return token(ctx, tok, from, DSL_T_INCLUDE); }
             "where"     { return token(ctx, tok, from, DSL_T_WHERE); }
@@ -115,6 +118,7 @@ int dsl_lex(dsl_parse *ctx, dsl_token *tok)
             "_"         { return token(ctx, tok, from, DSL_T_UNDERSCORE); }
             ident       { return token(ctx, tok, from, DSL_T_IDENT); }
             "@" ident   { return token(ctx, tok, from, DSL_T_CAPTURE); }
+            "$" ident   { return token(ctx, tok, from, DSL_T_VAR); }
             digits      { return token(ctx, tok, from, DSL_T_INT); }
             float       { return token(ctx, tok, from, DSL_T_FLOAT); }
             "\""        { return lex_string(ctx, tok, from); }

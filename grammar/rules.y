@@ -19,8 +19,10 @@
 %start_symbol file
 
 /* Keywords, names and literals first, then punctuation; see grammar/rules.re. */
-%token RULE SET LET INCLUDE WHERE PRIORITY PHASE EXPORTS.
-%token IDENT CAPTURE INT FLOAT STRING.
+%token RULE SET PRED FOR IN LET INCLUDE WHERE PRIORITY PHASE EXPORTS.
+/* VAR, a rule family's `$name`, never reaches the parser inside a family (dsl/family.c replaces
+ * it first); anywhere else it is a syntax error. */
+%token IDENT CAPTURE VAR INT FLOAT STRING.
 %token ARROW ASSIGN COLON COMMA AMP PIPE QUESTION CARET UNDERSCORE ELLIPSIS.
 %token LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE.
 
@@ -54,6 +56,10 @@
 %type rattrs {dsl_list *}
 %type rexports {dsl_list *}
 %type args {dsl_list *}
+%type params {dsl_list *}
+%type forvars {dsl_list *}
+%type forvar {dsl_family_var *}
+%type paramlist {dsl_list *}
 %type arglist {dsl_list *}
 %destructor letlist { dsl_list_free($$); }
 %destructor roots { dsl_list_free($$); }
@@ -73,6 +79,9 @@
 %destructor rattrs { dsl_list_free($$); }
 %destructor rexports { dsl_list_free($$); }
 %destructor args { dsl_list_free($$); }
+%destructor params { dsl_list_free($$); }
+%destructor forvars { dsl_list_free($$); }
+%destructor paramlist { dsl_list_free($$); }
 %destructor arglist { dsl_list_free($$); }
 %type chain {dsl_pattern *}
 %type achain {dsl_pattern *}
@@ -103,6 +112,9 @@ stmts ::= stmts stmt.
 
 stmt ::= INCLUDE(K) STRING(P).                                 { dsl_include(ctx, K, P); }
 stmt ::= SET IDENT(N) ASSIGN LBRACKET alts(A) RBRACKET.       { dsl_define_set(ctx, N, A); }
+stmt ::= PRED IDENT(N) LPAREN params(P) RPAREN(C) ASSIGN expr(E). { dsl_define_pred(ctx, N, P, C, E); }
+/* A rule family's header; the token loop then parses the rule after it once per value. */
+stmt ::= FOR(K) forvars(V).                                    { dsl_begin_family(ctx, K, V); }
 stmt ::= RULE IDENT(N) priority(P) phase(H) COLON roots(R) ARROW repl(X) guard(G).
                                                                { dsl_add_rule(ctx, &N, P, H, NULL, R, X, G); }
 stmt ::= RULE IDENT(N) priority(P) phase(H) COLON letlist(L) oroots(R) ARROW repl(X) guard(G).
@@ -120,6 +132,15 @@ phase(H) ::= PHASE INT(N).                                     { H = N; }
 letlist(L) ::= let(B).                                         { L = dsl_list_push(ctx, NULL, B); }
 letlist(L) ::= letlist(A) let(B).                              { L = dsl_list_push(ctx, A, B); }
 let(B) ::= LET IDENT(N) ASSIGN chain(P).                       { B = dsl_let_new(ctx, N, P); }
+
+forvars(L) ::= forvar(B).                                      { L = dsl_list_push(ctx, NULL, B); }
+forvars(L) ::= forvars(A) COMMA forvar(B).                     { L = dsl_list_push(ctx, A, B); }
+forvar(B) ::= IDENT(N) IN LBRACKET alts(A) RBRACKET.           { B = dsl_family_var_new(ctx, N, A); }
+
+params(L) ::= .                                                { L = NULL; }
+params(L) ::= paramlist(A).                                    { L = A; }
+paramlist(L) ::= CAPTURE(T).                                   { L = dsl_list_push(ctx, NULL, dsl_token_dup(ctx, T)); }
+paramlist(L) ::= paramlist(A) COMMA CAPTURE(T).                { L = dsl_list_push(ctx, A, dsl_token_dup(ctx, T)); }
 
 /* ---- patterns: `A & B` roots, `A > B` chains, `Op?@c:pred{attr=v}(operands)` ---- */
 

@@ -361,6 +361,9 @@ bool ir_sv_is_constant(const ir_value *v);
 
 /* Parses a .graph text. Returns NULL after reporting errors. The source must outlive the graph. */
 ir_graph *ir_parse(const dg_source *src, dg_context *dg);
+/* Likewise for a graph a rule test expects (docs/rule-tests.md): a constant may be written
+ * `const w : f32[16] = _`, its value not given (it is not compared; seeded random data stands in). */
+ir_graph *ir_parse_expected(const dg_source *src, dg_context *dg);
 /* Reads, parses and validates a .graph file (file() paths resolved against its folder). */
 ir_graph *ir_load_text(const char *path, dg_context *dg);
 /* The canonical text: parse(print(g)) == g and canonical text prints back byte for byte. */

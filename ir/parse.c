@@ -150,7 +150,7 @@ static void run_parser(gp_state *st)
     gp_parseFree(parser, free);
 }
 
-ir_graph *ir_parse(const dg_source *src, dg_context *dg)
+static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders)
 {
     size_t errors_before = dg_error_count(dg);
     if (src->len > GP_MAX_SOURCE) {
@@ -164,7 +164,7 @@ ir_graph *ir_parse(const dg_source *src, dg_context *dg)
         memcpy(text, src->text, src->len);
     text[src->len] = '\0';
 
-    gp_state st = {.src = src, .dg = dg};
+    gp_state st = {.src = src, .dg = dg, .placeholders = placeholders};
     st.g = ir_graph_new("");
     st.g->src = src;
     st.g->dir = path_dir(st.g->arena, src->path); /* what file() paths are relative to */
@@ -183,4 +183,14 @@ ir_graph *ir_parse(const dg_source *src, dg_context *dg)
         return NULL;
     }
     return st.g;
+}
+
+ir_graph *ir_parse(const dg_source *src, dg_context *dg)
+{
+    return parse(src, dg, false);
+}
+
+ir_graph *ir_parse_expected(const dg_source *src, dg_context *dg)
+{
+    return parse(src, dg, true);
 }

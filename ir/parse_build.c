@@ -665,6 +665,20 @@ void gp_const_random(gp_state *st, const gp_result *head, gp_token kw, gp_attrs 
     gp_attrs_free(args);
 }
 
+void gp_const_placeholder(gp_state *st, const gp_result *head, gp_token name)
+{
+    if (name.len != 1 || st->src->text[name.offset] != '_')
+        dg_error(st->dg, st->src, name.offset, name.len,
+                 "expected a constant's value: a literal, random(...) or file(...)");
+    else if (!st->placeholders)
+        dg_error(st->dg, st->src, name.offset, name.len,
+                 "'_' (a constant whose value is not given) is allowed only in a rule test's "
+                 "expected graph");
+    /* The value is never compared: seeded random data keeps the graph an ordinary one. After an
+     * error the constant is still defined, so that its uses are not reported as undefined. */
+    gp_const_random(st, head, name, NULL);
+}
+
 void gp_const_file(gp_state *st, const gp_result *head, gp_token path, gp_token key)
 {
     bool usable = false;

@@ -109,6 +109,7 @@ typedef struct {
     uint32_t body_open;        /* offset of the graph's '{' once the header is read */
     bool has_body;
     bool aborted;              /* the parser gave up (nesting too deep, unrecoverable error) */
+    bool placeholders;         /* `const w : T = _` is allowed (ir_parse_expected) */
     bool syntax_failed;        /* a syntax error skipped a line */
     VEC(gp_ref) refs;
     VEC(gp_token) outputs;     /* `output` names, resolved at the end */
@@ -121,6 +122,8 @@ void gp_graph_header(gp_state *st, gp_token name, gp_token brace);
 void gp_input(gp_state *st, gp_token name, const gp_type *type);
 void gp_const_literal(gp_state *st, const gp_result *head, gp_lit *value);
 void gp_const_random(gp_state *st, const gp_result *head, gp_token kw, gp_attrs *args);
+/* `const w : T = _`: a constant of type T whose value is not given (ir_parse_expected only). */
+void gp_const_placeholder(gp_state *st, const gp_result *head, gp_token name);
 void gp_const_file(gp_state *st, const gp_result *head, gp_token path, gp_token key);
 void gp_node(gp_state *st, gp_results *results, gp_token op, gp_names *operands, gp_attrs *attrs,
              gp_token kernel);

@@ -71,27 +71,59 @@ static void describe_op(const mt_check *c, const ir_value *v, const char *what, 
         snprintf(buf, size, "%s: expected %s, found %s", what, want, found);
 }
 
-/* Quotes the failed condition whole: a text longer than the buffer is cut before a token, with
- * "...", never inside one (`attr(@pw, ` told nothing). */
+/* A range of source text, whole or, when longer than room, cut before a token with " ...", never
+ * inside one (`attr(@pw, ` told nothing). "" when the range lies outside the source. */
+static void quote(const dg_source *src, uint32_t offset, uint32_t len, size_t room, char *buf,
+                  size_t size)
+{
+    if (!src || offset + (size_t)len > src->len) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    const char *text = src->text + offset;
+    const char *more = "";
+    size_t n = len;
+    if (n > room) {
+        while (room > 0 && text[room] != ' ' && text[room] != ',' && text[room] != '(')
+            room--;
+        n = room;
+        more = " ...";
+    }
+    snprintf(buf, size, "%.*s%s", (int)n, text, more);
+}
+
+/* The failed condition in the rule's words; a condition inside a named predicate also names the
+ * predicate and quotes its clause that failed. */
 static void describe_guard(const mt_variant *v, const dsl_expr *failed, char *buf, size_t size)
 {
     const dsl_expr *g = failed ? failed : v->rule->guard;
     const dg_source *src = v->rule->src;
-    if (!src || g->src_offset + (size_t)g->src_len > src->len) {
+    if (!src) {
         snprintf(buf, size, "the guard is not true");
         return;
     }
-    const char *text = src->text + g->src_offset;
-    const char *lead = g == v->rule->guard ? "the guard" : "the guard's condition";
-    size_t room = size > 64 ? size - 64 : 0, len = g->src_len;
-    const char *more = "";
-    if (len > room) {
-        while (room > 0 && text[room] != ' ' && text[room] != ',' && text[room] != '(')
-            room--;
-        len = room;
-        more = " ...";
+    /* the expression as the rule writes it: the outermost predicate call around g, or g */
+    const dsl_expr *site = g;
+    while (site->src && site->call)
+        site = site->call;
+    const char *lead = site == v->rule->guard ? "the guard" : "the guard's condition";
+    size_t room = size > 64 ? size - 64 : 0;
+    char call[512], clause[512];
+    const dsl_predicate *pred = g->pred ? g->pred : g->call ? g->call->pred : NULL;
+    if (!pred) {
+        quote(src, g->src_offset, g->src_len, room, call, sizeof call);
+        snprintf(buf, size, "%s `%s` is not true", lead, call);
+        return;
     }
-    snprintf(buf, size, "%s `%.*s%s` is not true", lead, (int)len, text, more);
+    quote(src, site->src_offset, site->src_len, room / 3, call, sizeof call);
+    if (g->pred) /* the whole body failed: a single clause */
+        quote(pred->src, pred->body_offset, pred->body_len, room / 3, clause, sizeof clause);
+    else
+        quote(pred->src, g->src_offset, g->src_len, room / 3, clause, sizeof clause);
+    char head[256];
+    quote(pred->src, pred->src_offset, pred->src_len, room / 4, head, sizeof head);
+    snprintf(buf, size, "%s `%s` is not true: in pred %s, `%s` is not true", lead, call, head,
+             clause);
 }
 
 void mt_describe_failure(const mt_automaton *a, const mt_variant *v, uint32_t depth,

@@ -235,8 +235,35 @@ static gval const_value(const guard_env *env, ir_value *v)
     return isfinite(x) ? (gval){.kind = GV_FLOAT, .f = x} : unknown();
 }
 
+static gval compare(dsl_operator op, const gval *a, const gval *b);
+
+/* all(L op x) and any(L op x): the comparison with each element of the list (on either side),
+ * in Kleene's logic; all() of an empty list is true, any() false. */
+static gval each(const guard_env *env, const dsl_expr *e)
+{
+    const dsl_expr *cmp = e->args[0];
+    gval a = eval(env, cmp->args[0]), b = eval(env, cmp->args[1]);
+    bool list_left = a.kind == GV_LIST;
+    const gval *list = list_left ? &a : &b, *other = list_left ? &b : &a;
+    if (list->kind != GV_LIST || !is_number(other))
+        return unknown();
+    bool want = e->fn == DSL_FN_ANY, unsure = false;
+    for (uint32_t i = 0; i < list->count; i++) {
+        gval item = list->floats ? (gval){.kind = GV_FLOAT, .f = list->fl[i]}
+                                 : dim_value(list->dims[i]);
+        gval r = list_left ? compare(cmp->op, &item, other) : compare(cmp->op, other, &item);
+        if (r.kind != GV_BOOL)
+            unsure = true;
+        else if (r.b == want)
+            return boolean(want); /* any: one true; all: one false */
+    }
+    return unsure ? unknown() : boolean(!want);
+}
+
 static gval call(const guard_env *env, const dsl_expr *e)
 {
+    if (e->fn == DSL_FN_ALL || e->fn == DSL_FN_ANY)
+        return each(env, e);
     gval arg = e->nargs > 0 ? eval(env, e->args[0]) : unknown();
     if (arg.kind != GV_VALUE)
         return unknown();
@@ -263,6 +290,8 @@ static gval call(const guard_env *env, const dsl_expr *e)
     case DSL_FN_ATTR: return arg.node && e->attr_name ? attr_value(arg.node, e->attr_name) : unknown();
     case DSL_FN_OP: return arg.node ? (gval){.kind = GV_OP, .i = arg.node->op} : unknown();
     case DSL_FN_VALUE: return const_value(env, (ir_value *)v);
+    case DSL_FN_ALL:
+    case DSL_FN_ANY:
     case DSL_FN_COUNT: break;
     }
     return unknown();

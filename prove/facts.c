@@ -94,6 +94,8 @@ static void walk_guard(pv_facts *f, ar_arena *arena, const dsl_expr *e, uint32_t
         pv_node_facts *nf = facts_of(f, capture_of(e->args[0]));
         nf->is_const = nf->one_element = true;
     }
+    if (e->kind == DSL_EXPR_CALL && (e->fn == DSL_FN_ALL || e->fn == DSL_FN_ANY))
+        return; /* its comparison is per element: no value for the whole attribute */
     if (e->kind == DSL_EXPR_BINARY && e->op == DSL_OP_EQ) {
         shape_equalities(f, e->args[0], e->args[1]);
         shape_equalities(f, e->args[1], e->args[0]);

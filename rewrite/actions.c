@@ -1,31 +1,21 @@
-/* The actions a replacement may name in `[...]`, by the rules language's names. Each lives in its
- * own file (action_<name>.c). */
+/* The actions a replacement may name in `[...]`, by enum: one implementation per action of
+ * DSL_ACTIONS (dsl/dsl.h), rw_action_<name> in action_<name>.c. The table is generated from that
+ * list, so an action declared without its implementation fails to link, and the assert below
+ * fails to compile if the table and the enum disagree in length. */
 #include "rewrite/internal.h"
 
 #include "base/check.h"
 
-#include <string.h>
-
-static const rw_action_impl actions[] = {
-    {"fold_bn", rw_action_fold_bn},
-    {"concat_weights", rw_action_concat_weights},
-    {"fold_scale", rw_action_fold_scale},
-    {"fold_transpose", rw_action_fold_transpose},
-    {"fold_attention", rw_action_fold_attention},
-    {"fold_pad", rw_action_fold_pad},
-    {"separable", rw_action_separable},
-    {"match_dtype", rw_action_match_dtype},
+static rw_action_fn *const actions[] = {
+#define RW_ACTION_ROW(id, name) [DSL_ACTION_##id] = rw_action_##name,
+    DSL_ACTIONS(RW_ACTION_ROW)
+#undef RW_ACTION_ROW
 };
 
-const rw_action_impl *rw_action_find(const char *name)
-{
-    for (size_t i = 0; i < FR_COUNT_OF(actions); i++)
-        if (strcmp(actions[i].name, name) == 0)
-            return &actions[i];
-    return NULL;
-}
+_Static_assert(FR_COUNT_OF(actions) == DSL_ACTION_COUNT, "one implementation per action");
 
-bool rw_action_known(const char *name)
+rw_action_fn *rw_action_get(dsl_action a)
 {
-    return rw_action_find(name) != NULL;
+    FR_CHECK((unsigned)a < DSL_ACTION_COUNT);
+    return actions[a];
 }

@@ -149,22 +149,15 @@ bool rw_why(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 
 /* ---- actions (actions.c) ---- */
 
-typedef struct rw_action_impl {
-    const char *name;
-    /* Checks what the action needs in the match and rewrites the plan (inputs, new constants,
-     * attributes); false with the reason in why. */
-    bool (*plan)(rw_plan *p, char *why);
-} rw_action_impl;
+/* An action checks what it needs in the match and rewrites the plan (inputs, new constants,
+ * attributes); false with the reason in why. */
+typedef bool rw_action_fn(rw_plan *p, char *why);
 
-const rw_action_impl *rw_action_find(const char *name);
+/* The implementation of an action (never NULL). */
+rw_action_fn *rw_action_get(dsl_action a);
 
-bool rw_action_fold_bn(rw_plan *p, char *why);
-bool rw_action_concat_weights(rw_plan *p, char *why);
-bool rw_action_fold_scale(rw_plan *p, char *why);
-bool rw_action_fold_transpose(rw_plan *p, char *why);
-bool rw_action_fold_attention(rw_plan *p, char *why);
-bool rw_action_fold_pad(rw_plan *p, char *why);
-bool rw_action_separable(rw_plan *p, char *why);
-bool rw_action_match_dtype(rw_plan *p, char *why);
+#define RW_ACTION_DECL(id, name) rw_action_fn rw_action_##name;
+DSL_ACTIONS(RW_ACTION_DECL)
+#undef RW_ACTION_DECL
 
 #endif

@@ -546,20 +546,23 @@ static bool build_attrs(rw_plan *p, char *why)
         return false;
     for (uint32_t i = 0; i < repl->nattrs; i++) {
         const dsl_rattr *a = &repl->attrs[i];
-        if (a->kind == DSL_RATTR_LITERAL) {
-            rw_plan_set_attr(p, &a->value);
-        } else if (a->kind == DSL_RATTR_CONST) {
+        ir_node *n = rw_capture_node(p, a->capture);
+        switch (a->kind) {
+        case DSL_RATTR_LITERAL: rw_plan_set_attr(p, &a->value); break;
+        case DSL_RATTR_CONST:
             if (!attr_from_const(p, a, why))
                 return false;
-        } else if (a->kind == DSL_RATTR_OP_NAME) {
-            ir_node *n = rw_capture_node(p, a->capture);
-            if (strcmp(a->value.name, "act") == 0) {
-                if (n && !act_from_node(p, n, why))
-                    return false;
-            } else if (n) {
+            break;
+        case DSL_RATTR_ACT:
+            if (n && !act_from_node(p, n, why))
+                return false;
+            break;
+        case DSL_RATTR_OP_NAME:
+            if (n)
                 rw_plan_set_attr(p, &(ir_attr){.name = a->value.name, .kind = IR_ATTR_STRING,
                                                .v.s = ir_op_name(n->op)});
-            }
+            break;
+        case DSL_RATTR_INPUT: break; /* a port: the inputs took it */
         }
     }
     return true;
@@ -687,10 +690,7 @@ static bool run_actions(rw_plan *p, char *why)
 {
     const dsl_replacement *repl = &p->rule->repl;
     for (uint32_t i = 0; i < repl->nactions; i++) {
-        const rw_action_impl *impl = rw_action_find(dsl_action_name(repl->actions[i]));
-        if (!impl)
-            return rw_why(why, "action: '%s' is not implemented", dsl_action_name(repl->actions[i]));
-        if (!impl->plan(p, why))
+        if (!rw_action_get(repl->actions[i])(p, why))
             return false;
     }
     return true;

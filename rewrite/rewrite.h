@@ -101,10 +101,4 @@ mt_automaton *rw_load_rules(const char *const *paths, size_t n, dsl_ruleset **rs
  * checks it and compiles the automaton; NULL after errors, which are in dg. */
 mt_automaton *rw_compile_rules(dsl_ruleset *rs, dg_context *dg);
 
-/* ---- actions ------------------------------------------------------------------------------------ */
-
-/* Whether the rewriter implements an action of this name (the rules language's table names them;
- * rewrite/actions.c implements them). */
-bool rw_action_known(const char *name);
-
 #endif

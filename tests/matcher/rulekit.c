@@ -362,8 +362,8 @@ void rk_forward(dsl_rule *r, const char *capture)
 void rk_action(rk_kit *k, dsl_rule *r, const char *action_name)
 {
     int found = -1;
-#define RK_ACTION(id, aname, summary)                                                              \
-    if (strcmp(action_name, aname) == 0)                                                           \
+#define RK_ACTION(id, aname)                                                                       \
+    if (strcmp(action_name, #aname) == 0)                                                          \
         found = DSL_ACTION_##id;
     DSL_ACTIONS(RK_ACTION)
 #undef RK_ACTION
@@ -396,7 +396,7 @@ void rk_set_attr(rk_kit *k, dsl_rule *r, const ir_attr *value)
 void rk_set_act_from(rk_kit *k, dsl_rule *r, const char *capture)
 {
     dsl_rattr *a = add_rattr(k, r);
-    a->kind = DSL_RATTR_OP_NAME;
+    a->kind = DSL_RATTR_ACT;
     a->value.name = "act";
     a->value.kind = IR_ATTR_STRING;
     a->capture = rk_capture(r, capture);

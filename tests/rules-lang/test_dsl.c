@@ -172,7 +172,7 @@ static void test_chain_details(void)
     CHECK(bn->optional);
     CHECK(!opt->roots[0]->optional);
     CHECK_INT(opt->repl.nattrs, 1);
-    CHECK_INT(opt->repl.attrs[0].kind, DSL_RATTR_OP_NAME);
+    CHECK_INT(opt->repl.attrs[0].kind, DSL_RATTR_ACT);
     CHECK(opt->repl.attrs[0].capture->node == opt->roots[0]);
 
     const dsl_rule *caret = l.rs->rules[1];
@@ -285,6 +285,40 @@ static void test_warnings(void)
 }
 
 /* Hostile text is a diagnostic, never a crash. */
+/* A predicate's call becomes a copy of its body: the root keeps the call's place in the rule and
+ * names the predicate; the body's nodes point into the definition; the arguments are the rule's
+ * own captures. A family is one rule per value, each with its own source text. */
+static void test_predicates_and_families(void)
+{
+    loaded l = load("pred vec(@b, @w) = rank(@b) == 1 && dim(@b, 0) == dim(@w, -1)\n"
+                    "rule g: MatMul(@x, @w:const) > Add(@b:const) => GemmEpilogue(@x, @w, @b)\n"
+                    "        where vec(@b, @w)\n"
+                    "for a in [Relu | Tanh]\n"
+                    "rule c_$a: Conv > $a => FusedConvAct\n");
+    CHECK(l.ok);
+    CHECK_INT(l.rs->nrules, 3);
+    const dsl_rule *g = l.rs->rules[0];
+    const dsl_expr *root = g->guard;
+    CHECK_INT(root->kind, DSL_EXPR_BINARY);
+    CHECK_INT(root->op, DSL_OP_AND);
+    CHECK(root->pred != NULL && strcmp(root->pred->name, "vec") == 0);
+    CHECK(root->src == NULL && root->call == NULL);
+    CHECK_INT(root->src_len, (uint32_t)strlen("vec(@b, @w)"));
+    const dsl_expr *rank = root->args[0];
+    CHECK(rank->src == root->pred->src && rank->call == root && rank->pred == NULL);
+    const dsl_expr *arg = rank->args[0]->args[0];
+    CHECK_INT(arg->kind, DSL_EXPR_CAPTURE);
+    CHECK(arg->v.capture == capture(g, "b"));
+    CHECK(arg->src == NULL);
+    CHECK(root->args[1]->args[1]->args[0]->v.capture == capture(g, "w"));
+    CHECK_STR(l.rs->rules[1]->name, "c_Relu");
+    CHECK_STR(l.rs->rules[2]->name, "c_Tanh");
+    CHECK(is_op(l.rs->rules[2]->roots[0], IR_OP_Tanh));
+    CHECK(l.rs->rules[1]->src != l.rs->rules[2]->src);
+    CHECK_STR(l.rs->rules[2]->src->path, "t.rules");
+    unload(&l);
+}
+
 static void test_bad_bytes(void)
 {
     static const char text[] = "rule a: Co\0nv > Relu => Relu\n\xff\xfe rule b: Relu => \"\xc3\x28\"\n";
@@ -308,6 +342,7 @@ int main(void)
     RUN(test_replacements);
     RUN(test_hooks);
     RUN(test_warnings);
+    RUN(test_predicates_and_families);
     RUN(test_bad_bytes);
     return unit_finish();
 }

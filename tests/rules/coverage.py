@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
-"""coverage.py RULES_DIR TESTS_DIR: every rule of the standard library has a positive and a
-negative rule test: it fires in some test (`%% fired NAME N` with N > 0), and some test shows a
+"""coverage.py FUSERULE RULES_DIR TESTS_DIR: every rule of the standard library has a positive and
+a negative rule test: it fires in some test (`%% fired NAME N` with N > 0), and some test shows a
 near miss it must not fuse (`%% fired NAME 0`, `%% refused NAME REASON`, or a file
-NAME_refused.test of near misses that asserts NAME's exact count beside one genuine instance)."""
+NAME_refused.test of near misses that asserts NAME's exact count beside one genuine instance).
+The rule names are the ones `fuserule check --dump-rules` prints, so each rule of a family
+(`for act in [...] rule scale_$act: ...`) counts on its own."""
 import glob
 import os
 import re
+import subprocess
 import sys
 
-rules_dir, tests_dir = sys.argv[1], sys.argv[2]
+fuserule, rules_dir, tests_dir = sys.argv[1], sys.argv[2], sys.argv[3]
 rules = []
 for path in sorted(glob.glob(os.path.join(rules_dir, "*.rules"))):
-    for line in open(path, encoding="utf-8"):
-        m = re.match(r"\s*rule\s+([A-Za-z_][A-Za-z0-9_]*)", line)
+    dump = subprocess.run([fuserule, "check", "--dump-rules", path], capture_output=True,
+                          text=True, check=True).stdout
+    for line in dump.splitlines():
+        m = re.match(r"rule\s+([A-Za-z_][A-Za-z0-9_]*)", line)
         if m:
             rules.append((os.path.basename(path), m.group(1)))
 
