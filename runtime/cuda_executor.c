@@ -444,7 +444,8 @@ static bool run_separable(executor *ex, const ir_node *n, const kc_tensor *in, k
     p.act = read_act(ex, n, &ok);
     p.out_act = read_act_named(ex, n, "out_act", &out_ok);
     return ok && out_ok &&
-           (kc_separable_conv(ex->kc, &in[0], &in[1], &in[2], &in[3], &in[4], &out[0], &p) ||
+           (kc_separable_conv(ex->kc, &in[0], &in[1], &in[2], &in[3], &in[4],
+                              n->ninputs > 5 ? &in[5] : NULL, &out[0], &p) ||
             cuda_failed(ex, n));
 }
 
@@ -549,7 +550,8 @@ static bool run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_t
     case IR_OP_Attention:
         return kc_attention(kc, &in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &out[0],
                             (float)ir_get_float(n, "scale"), ir_get_int(n, "causal") != 0,
-                            strcmp(ir_get_string(n, "layout"), "BSHD") == 0) ||
+                            strcmp(ir_get_string(n, "layout"), "BSHD") == 0,
+                            ir_get_int(n, "nan_to_zero") != 0) ||
                cuda_failed(ex, n);
     case IR_OP_RoPE:
         return kc_rope(kc, &in[0], &in[1], &in[2], &out[0], ir_get_int(n, "interleaved") != 0) ||

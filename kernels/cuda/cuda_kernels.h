@@ -113,7 +113,7 @@ typedef struct kc_separable_params {
 } kc_separable_params;
 bool kc_separable_conv(kc_context *ctx, const kc_tensor *x, const kc_tensor *w_dw,
                        const kc_tensor *w_pw, const kc_tensor *b_dw, const kc_tensor *b_pw,
-                       kc_tensor *y, const kc_separable_params *p);
+                       const kc_tensor *residual, kc_tensor *y, const kc_separable_params *p);
 
 /* GemmEpilogue on cuBLASLt: y [batch.., M, N] = act(alpha op(A) op(B) + bias + beta residual).
  * A [batch.., M, K] (transA: [.., K, M]), B [K, N] (transB: [N, K]), bias [N]?, residual y's shape
@@ -173,7 +173,7 @@ bool kc_rope(kc_context *ctx, const kc_tensor *x, const kc_tensor *cos_t, const 
 enum { KC_ATTENTION_MAX_HEAD_DIM = 128 };
 bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const kc_tensor *v,
                   const kc_tensor *mask, const kc_tensor *cos_t, const kc_tensor *sin_t,
-                  kc_tensor *y, float scale, bool causal, bool bshd);
+                  kc_tensor *y, float scale, bool causal, bool bshd, bool nan_to_zero);
 
 /* ElementwiseChain: `body` is the CUDA source of one expression over float inputs x0..x(n-1)
  * (made by kn_cuda_ewchain_source, kernels/cuda/ewchain_codegen.c). The kernel is compiled at run

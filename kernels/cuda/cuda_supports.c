@@ -118,10 +118,8 @@ bool kn_cuda_supports_FusedConvAct(const ir_graph *g, const ir_node *n, char *wh
  * position in shared memory, the batch in the grid's y dimension. */
 bool kn_cuda_supports_SeparableConv(const ir_graph *g, const ir_node *n, char *why_not)
 {
-    if (!same_float(n, 0, 5, why_not))
+    if (!same_float(n, 0, 6, why_not))
         return false;
-    if (n->ninputs > 5 && n->inputs[5])
-        return why(why_not, "a residual: the CUDA kernel adds none");
     const ir_type *x = in_type(n, 0);
     if (x && x->rank >= 0 && x->rank != 3 && x->rank != 4)
         return why(why_not, "the CUDA kernel runs 1-D or 2-D convolutions; X has rank %d", x->rank);
@@ -197,8 +195,6 @@ bool kn_cuda_supports_Attention(const ir_graph *g, const ir_node *n, char *why_n
 {
     if (!same_float(n, 0, 6, why_not))
         return false;
-    if (ir_get_int(n, "nan_to_zero"))
-        return why(why_not, "nan_to_zero: the CUDA kernel keeps NaN probabilities");
     for (uint32_t i = 0; i < 3; i++)
         if (!rank_is(n, i, 4, 4, i == 0 ? "Q" : i == 1 ? "K" : "V", why_not))
             return false;

@@ -154,6 +154,7 @@ template <typename T> struct att_args {
     int64_t b, hq, hkv, s, t, d, dv, w;
     float scale;
     bool causal;
+    bool nan_to_zero; // NaN probabilities become 0 (torch's Where(IsNaN(p), 0, p) after SDPA)
 };
 
 // Element c of the row x (D elements) after the rotate-half RoPE, as docs/kernels.md's RoPE with
@@ -250,6 +251,19 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
     // no keys at all (T = 0) the product with an empty V is 0, as on the CPU.
     float inv = p.t == 0 ? 0.0f : 1.0f / l;
     T *yrow = p.y + bi * p.yv.sb + h * p.yv.sh + s * p.yv.row;
+    // The softmax gives NaN for every probability of a row or for none: exactly when its sum is
+    // NaN (a NaN or +inf score) or its keys are all masked (l = 0). nan_to_zero then makes the
+    // whole row of probabilities 0, and the CPU's product with V is 0 in each column, or NaN where
+    // that column of V holds a non-finite value (0 * inf): that is what the row gets here.
+    if (p.nan_to_zero && p.t > 0 && (isnan(l) || l == 0.0f)) {
+        for (int64_t c = lane; c < p.dv; c += 32) {
+            float out = 0.0f;
+            for (int64_t j = 0; j < p.t; j++)
+                out += 0.0f * kc_to_f32(vbase[j * p.vv.row + c]);
+            yrow[c] = kc_from_f32<T>(out);
+        }
+        return;
+    }
 #pragma unroll
     for (int c = 0; c < ATT_PER_LANE; c++)
         if (lane + 32 * c < p.dv)
@@ -258,7 +272,7 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
 
 bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const kc_tensor *v,
                   const kc_tensor *mask, const kc_tensor *cos_t, const kc_tensor *sin_t,
-                  kc_tensor *y, float scale, bool causal, bool bshd)
+                  kc_tensor *y, float scale, bool causal, bool bshd, bool nan_to_zero)
 {
     if (q->rank != 4 || k->rank != 4 || v->rank != 4)
         return KC_FAIL(ctx, "attention: Q, K and V must have rank 4");
@@ -286,6 +300,7 @@ bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const
         p.d = q->dims[3], p.dv = v->dims[3];
         p.scale = scale != 0.0f ? scale : 1.0f / sqrtf((float)p.d);
         p.causal = causal;
+        p.nan_to_zero = nan_to_zero;
         if (mask && mask->data) {
             int64_t dims[4] = {p.b, p.hq, p.s, p.t};
             if (!kc_bcast_make(mask, dims, 4, &p.mb))

@@ -1,4 +1,5 @@
-// SeparableConv: out_act(pointwise(act(depthwise(x, w_dw) + b_dw), w_pw) + b_pw), 1-D or 2-D.
+// SeparableConv: out_act(pointwise(act(depthwise(x, w_dw) + b_dw), w_pw) + b_pw + residual),
+// 1-D or 2-D; the residual (MobileNetV2's inverted residual) has y's shape.
 //
 // One kernel: a block owns a tile of output positions of one image. It first computes the
 // depthwise conv of every channel at those positions into shared memory (bias and act applied),
@@ -18,7 +19,8 @@ struct separable_geom {
 
 template <typename T>
 __global__ void separable_kernel(const T *x, const T *w_dw, const T *w_pw, const T *b_dw,
-                                 const T *b_pw, T *y, separable_geom g, kc_act act, kc_act out_act)
+                                 const T *b_pw, const T *res, T *y, separable_geom g, kc_act act,
+                                 kc_act out_act)
 {
     extern __shared__ float buf[]; // [mid][tile]
     const int64_t n = blockIdx.y, t0 = (int64_t)blockIdx.x * g.tile;
@@ -50,8 +52,10 @@ __global__ void separable_kernel(const T *x, const T *w_dw, const T *w_pw, const
         float s = b_pw ? kc_to_f32(b_pw[j]) : 0.0f;
         for (int64_t c = 0; c < g.mid; c++)
             s += kc_to_f32(wj[c]) * buf[c * g.tile + t];
-        y[(n * g.out_channels + j) * g.positions + t0 + t] =
-            kc_from_f32<T>(kc_apply_act(out_act, s));
+        const int64_t at = (n * g.out_channels + j) * g.positions + t0 + t;
+        if (res) // after the bias, as Add(Conv(., W_pw, B_pw), residual) adds it
+            s += kc_to_f32(res[at]);
+        y[at] = kc_from_f32<T>(kc_apply_act(out_act, s));
     }
 }
 
@@ -96,11 +100,14 @@ static bool make_geom(kc_context *ctx, const kc_tensor *x, const kc_tensor *w_dw
 
 bool kc_separable_conv(kc_context *ctx, const kc_tensor *x, const kc_tensor *w_dw,
                        const kc_tensor *w_pw, const kc_tensor *b_dw, const kc_tensor *b_pw,
-                       kc_tensor *y, const kc_separable_params *p)
+                       const kc_tensor *residual, kc_tensor *y, const kc_separable_params *p)
 {
     separable_geom g;
     if (!make_geom(ctx, x, w_dw, w_pw, y, p, &g))
         return false;
+    if (residual && residual->data && residual->numel != y->numel)
+        return KC_FAIL(ctx, "separable conv: the residual has %lld elements, y %lld",
+                       (long long)residual->numel, (long long)y->numel);
     if (y->numel == 0)
         return true;
     const dim3 grid((unsigned)((g.positions + g.tile - 1) / g.tile), (unsigned)x->dims[0]);
@@ -108,9 +115,10 @@ bool kc_separable_conv(kc_context *ctx, const kc_tensor *x, const kc_tensor *w_d
     return kc_dispatch_float(ctx, y->dtype, [&]<typename T>() {
         const T *bd = b_dw && b_dw->data ? (const T *)b_dw->data : nullptr;
         const T *bp = b_pw && b_pw->data ? (const T *)b_pw->data : nullptr;
+        const T *rs = residual && residual->data ? (const T *)residual->data : nullptr;
         separable_kernel<T><<<grid, KC_THREADS, shared, ctx->stream>>>(
-            (const T *)x->data, (const T *)w_dw->data, (const T *)w_pw->data, bd, bp, (T *)y->data,
-            g, p->act, p->out_act);
+            (const T *)x->data, (const T *)w_dw->data, (const T *)w_pw->data, bd, bp, rs,
+            (T *)y->data, g, p->act, p->out_act);
         return KC_LAUNCHED(ctx);
     });
 }

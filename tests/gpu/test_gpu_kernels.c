@@ -171,6 +171,13 @@ static const gpu_case cases[] = {
      " y = SeparableConv(x, wd, wp, bd, bp) {group=16, kernel_shape=[3,3], pads=[1,1,1,1],"
      " strides=[2,2], act=\"Clip\", act_alpha=0, act_beta=6, out_act=\"Relu\"}\n"
      " output y\n}\n", F32_GEMM},
+    /* MobileNetV2's inverted residual: the residual added after the pointwise bias */
+    {"separable_residual_f16",
+     "graph t {\n input x : f16[2,16,15,15]\n input r : f16[2,24,15,15]\n"
+     " const wd : f16[16,1,3,3] = random(seed=2)\n const wp : f16[24,16,1,1] = random(seed=3)\n"
+     " const bd : f16[16] = random(seed=4)\n const bp : f16[24] = random(seed=5)\n"
+     " y = SeparableConv(x, wd, wp, bd, bp, r) {group=16, kernel_shape=[3,3], pads=[1,1,1,1],"
+     " act=\"Clip\", act_alpha=0, act_beta=6}\n output y\n}\n", F16_ANY},
     {"separable_conformer_1d_f32",
      "graph t {\n input x : f32[1,64,100]\n const wd : f32[64,1,31] = random(seed=2)\n"
      " const wp : f32[64,64,1] = random(seed=3)\n const bd : f32[64] = random(seed=4)\n"
@@ -242,6 +249,15 @@ static const gpu_case cases[] = {
     {"attention_no_keys",
      "graph t {\n input q : f32[1,2,3,32]\n input k : f32[1,2,0,32]\n input v : f32[1,2,0,16]\n"
      " y = Attention(q, k, v)\n output y\n}\n", SAME},
+    /* nan_to_zero (torch SDPA's Where(IsNaN(p), 0, p)): the fully masked row and, causal with
+     * S > T, the rows that see no key are 0 instead of NaN; the others as without it */
+    {"attention_nan_to_zero_masked_row",
+     "graph t {\n input q : f32[1,1,3,32]\n input k : f32[1,1,4,32]\n input v : f32[1,1,4,32]\n"
+     " const m : f32[1,1,3,4] = [0,-inf,0,0, -inf,-inf,-inf,-inf, 0,0,0,-inf]\n"
+     " y = Attention(q, k, v, m) {nan_to_zero=1}\n output y\n}\n", F32_REDUCE},
+    {"attention_nan_to_zero_causal_bf16",
+     "graph t {\n input q : bf16[1,2,9,32]\n input k : bf16[1,2,5,32]\n input v : bf16[1,2,5,32]\n"
+     " y = Attention(q, k, v) {causal=1, nan_to_zero=1}\n output y\n}\n", BF16_ANY},
 
     /* ---- GEMM epilogues ---- */
     {"gemm_gelu_tanh_f32",
