@@ -310,6 +310,73 @@ bool kc_scatter_nd(kc_context *ctx, const void *updates, size_t esize, const voi
 bool kc_instance_norm(kc_context *ctx, const kc_tensor *x, const kc_tensor *scale,
                       const kc_tensor *bias, double eps, kc_tensor *y);
 
+/* ---- cuda-b: normalizations, windows and losses (norm_more.cu) ------------------------------ */
+
+/* LogSoftmax (or, with hardmax, Hardmax) of float x (dtype dt) along n of [outer, n, inner] into
+ * y (same dtype and shape): the maximum (NaN wins) and the log-sum of exp(x - max) in double;
+ * Hardmax 1 at the first maximum, 0 elsewhere. */
+bool kc_log_softmax(kc_context *ctx, kc_dtype dt, const void *x, int64_t outer, int64_t n,
+                    int64_t inner, bool hardmax, void *y);
+/* GlobalMaxPool: y[p] = the maximum of plane p of `size` elements (NaN propagates); size >= 1. */
+bool kc_plane_max(kc_context *ctx, kc_dtype dt, const void *x, int64_t planes, int64_t size,
+                  void *y);
+/* LayerNormalization over dims [axis, rank) with its Mean and InvStdDev outputs (either may be
+ * NULL or have NULL data; their dtype is the stash type): statistics in double, the row in float
+ * as the CPU kernel computes it. scale and bias (optional) broadcast to the normalized dims. */
+bool kc_layer_norm_stats(kc_context *ctx, const kc_tensor *x, const kc_tensor *scale,
+                         const kc_tensor *bias, int axis, float epsilon, kc_tensor *y,
+                         kc_tensor *mean, kc_tensor *inv_std);
+/* GroupNormalization of x [N, C, ...] in `groups` groups (C a multiple); scale and bias [C]. */
+bool kc_group_norm(kc_context *ctx, const kc_tensor *x, const kc_tensor *scale,
+                   const kc_tensor *bias, int64_t groups, double eps, kc_tensor *y);
+/* MeanVarianceNormalization over the dims d with reduced[d] (x->rank flags). */
+bool kc_mvn(kc_context *ctx, const kc_tensor *x, const bool *reduced, kc_tensor *y);
+/* LRN across the channels of x [N, C, ...]. */
+bool kc_lrn(kc_context *ctx, const kc_tensor *x, int64_t size, double alpha, double beta,
+            double bias, kc_tensor *y);
+/* NegativeLogLikelihoodLoss of x [N, C, d...] (softmax: SoftmaxCrossEntropyLoss, x the scores,
+ * log_prob its optional second output) with targets [N, d...] (i64 when target64, else i32,
+ * already checked on the host to lie in [0, C) unless equal to ignore_index), weight [C]?;
+ * reduction 0 none, 1 sum, 2 mean. */
+bool kc_nll_loss(kc_context *ctx, const kc_tensor *x, bool softmax, const void *target,
+                 bool target64, const kc_tensor *weight, int reduction, int64_t ignore_index,
+                 kc_tensor *y, kc_tensor *log_prob);
+
+/* ---- cuda-b: TopK (topk.cu) and scatter with reductions (scatter.cu) ------------------------- */
+
+/* TopK of x (element type t: the floats, i8, u8, i32, i64) along n of [outer, n, inner]: the k
+ * first of each line in the CPU's order (largest or smallest first, NaN above everything, equal
+ * values by lower index) into values (x's type) and indices, both [outer, k, inner]. */
+bool kc_topk(kc_context *ctx, kc_elem t, const void *x, int64_t outer, int64_t n, int64_t inner,
+             int64_t k, bool largest, void *values, int64_t *indices);
+
+typedef enum {
+    KC_SCATTER_NONE,
+    KC_SCATTER_ADD,
+    KC_SCATTER_MUL,
+    KC_SCATTER_MAX,
+    KC_SCATTER_MIN
+} kc_scatter_red;
+/* ScatterElements and ScatterND into y (already holding data), from a plan made on the host:
+ * `plan` (host memory) holds targets[ngroups] (element offsets in y), starts[ngroups + 1] and
+ * members[nmembers] (update rows, in the order the CPU applies them); group g folds updates
+ * [members[m] * slice + e] for m in [starts[g], starts[g + 1]) into y[targets[g] + e], e in
+ * [0, slice): floats in f32 rounded once, integers in int64 wrapped to their width, none the last
+ * update. The plan is uploaded (so the call cannot be captured into a CUDA graph). */
+bool kc_scatter_plan(kc_context *ctx, kc_elem t, kc_scatter_red r, const void *updates,
+                     int64_t slice, const int64_t *plan, int64_t ngroups, int64_t nmembers,
+                     void *y);
+
+/* ---- cuda-b: NonZero and Compress (nonzero.cu) ---------------------------------------------- */
+
+/* The count of the n elements of x (element type t) whose value != 0 (NaN counts, -0 does not),
+ * counted on the device; only the count is copied to the host (so not inside a capture). */
+bool kc_count_nonzero(kc_context *ctx, kc_elem t, const void *x, int64_t n, int64_t *count);
+/* NonZero: y [rank, count] (int64) = the coordinates of x's `count` non-zero elements in
+ * row-major order (a rank-0 x writes one row of 0s); `count` as kc_count_nonzero gave it. */
+bool kc_nonzero(kc_context *ctx, kc_elem t, const void *x, int rank, const int64_t *dims,
+                int64_t count, int64_t *y);
+
 /* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
 
 typedef enum {
