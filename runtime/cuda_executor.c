@@ -1546,6 +1546,121 @@ static bool run_compress(executor *ex, ir_node *n)
     return ok || cuda_failed(ex, n);
 }
 
+/* Float input i of n read on the host into out (at most max values); *count -1 when absent. */
+static bool host_doubles(executor *ex, ir_node *n, uint32_t i, double *out, int max, int *count)
+{
+    *count = -1;
+    ir_value *v = i < n->ninputs ? n->inputs[i] : NULL;
+    if (!v)
+        return true;
+    const void *data = ensure_host(ex, v, n);
+    if (!data)
+        return false;
+    const slot *s = &ex->slots[v->id];
+    int64_t numel;
+    FR_CHECK(ir_type_numel(&s->type, &numel));
+    if (numel > max)
+        return report(ex, n, "input %u holds %lld values; at most %d are possible", i,
+                      (long long)numel, max);
+    ir_dtype dt = s->type.dtype;
+    if (dt != IR_F32 && dt != IR_F16 && dt != IR_BF16)
+        return report(ex, n, "input %u is %s; f32, f16 or bf16 expected", i, ir_dtype_name(dt));
+    for (int64_t k = 0; k < numel; k++)
+        out[k] = dt == IR_F32   ? ((const float *)data)[k]
+                 : dt == IR_F16 ? f16_to_f32(((const uint16_t *)data)[k])
+                                : bf16_to_f32(((const uint16_t *)data)[k]);
+    *count = (int)numel;
+    return true;
+}
+
+/* Index of `s` in names (n entries), or `dflt` when it is none of them (the CPU kernel's
+ * fallback). */
+static int pick(const char *s, const char *const *names, int n, int dflt)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(s, names[i]) == 0)
+            return i;
+    return dflt;
+}
+
+/* Resize: scales, sizes and roi read on the host and resolved as the CPU kernel's read_params
+ * resolves them, with its errors. */
+static bool run_resize(executor *ex, ir_node *n)
+{
+    kc_tensor x, y;
+    if (!device_inputs(ex, n, 1, &x) || !alloc_outputs(ex, n, &y))
+        return false;
+    static const char *const modes[] = {"nearest", "linear", "cubic"};
+    static const char *const coords[] = {
+        "half_pixel",           "align_corners",      "asymmetric",          "pytorch_half_pixel",
+        "tf_half_pixel_for_nn", "tf_crop_and_resize", "half_pixel_symmetric"};
+    static const char *const nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                          "ceil"};
+    kc_resize_params p = {
+        .mode = (kc_resize_mode)pick(ir_get_string(n, "mode"), modes, 3, KC_RESIZE_CUBIC),
+        .coord = (kc_coord_mode)pick(ir_get_string(n, "coordinate_transformation_mode"), coords, 7,
+                                     KC_COORD_HALF_PIXEL),
+        .nearest = (kc_nearest_mode)pick(ir_get_string(n, "nearest_mode"), nearest, 4,
+                                         KC_NEAREST_ROUND_PREFER_FLOOR),
+        .cubic_a = ir_get_float(n, "cubic_coeff_a"),
+        .extrapolation = ir_get_float(n, "extrapolation_value"),
+        .exclude_outside = ir_get_int(n, "exclude_outside") != 0};
+    double roi[2 * IR_MAX_RANK], sc[IR_MAX_RANK];
+    int nroi, nsc, nsz;
+    const int64_t *sz;
+    if (!host_doubles(ex, n, 1, roi, 2 * IR_MAX_RANK, &nroi) ||
+        !host_doubles(ex, n, 2, sc, IR_MAX_RANK, &nsc) || !host_ints(ex, n, 3, &sz, &nsz))
+        return false;
+    bool has_sc = nsc > 0, has_sz = n->ninputs > 3 && n->inputs[3];
+    const int64_t *attr;
+    uint32_t naxes = ir_get_ints(n, "axes", &attr);
+    int axes[IR_MAX_RANK];
+    if (naxes > (uint32_t)x.rank)
+        return report(ex, n, "axes lists %u dims for rank %d", naxes, x.rank);
+    for (uint32_t k = 0; k < naxes; k++) {
+        if (attr[k] < -x.rank || attr[k] >= x.rank)
+            return report(ex, n, "axis %lld is out of range for rank %d", (long long)attr[k],
+                          x.rank);
+        axes[k] = (int)(attr[k] < 0 ? attr[k] + x.rank : attr[k]);
+    }
+    if (naxes == 0)
+        for (int d = 0; d < x.rank; d++)
+            axes[naxes++] = d;
+    int given = has_sc ? nsc : has_sz ? nsz : -1;
+    if (given != (int)naxes)
+        return report(ex, n, "scales or sizes must hold one value per resized axis (%u)", naxes);
+    if (nroi > 0 && nroi != 2 * (int)naxes)
+        return report(ex, n, "roi must hold %u starts and %u ends", naxes, naxes);
+    const char *policy = ir_get_string(n, "keep_aspect_ratio_policy");
+    bool not_larger = strcmp(policy, "not_larger") == 0;
+    double common = not_larger ? INFINITY : 0;
+    for (uint32_t k = 0; k < naxes && !has_sc; k++) {
+        double s = (double)sz[k] / (double)x.dims[axes[k]];
+        common = not_larger ? fmin(common, s) : fmax(common, s);
+    }
+    for (int d = 0; d < x.rank; d++) {
+        p.scale[d] = 1;
+        p.roi_start[d] = 0;
+        p.roi_end[d] = 1;
+    }
+    for (uint32_t k = 0; k < naxes; k++) {
+        int d = axes[k];
+        p.scale[d] = has_sc                           ? sc[k]
+                     : strcmp(policy, "stretch") == 0 ? (double)y.dims[d] / (double)x.dims[d]
+                                                      : common;
+        if (nroi > 0) {
+            p.roi_start[d] = roi[k];
+            p.roi_end[d] = roi[naxes + k];
+        }
+        if (!(p.scale[d] > 0))
+            return report(ex, n, "scale %g for axis %d is not positive", p.scale[d], d);
+    }
+    for (int d = 0; d < x.rank && y.numel > 0; d++)
+        if (x.dims[d] == 0)
+            return report(ex, n, "cannot resize an empty axis %d to %lld", d, (long long)y.dims[d]);
+    return kc_resize(ex->kc, &x, &y, &p) || cuda_failed(ex, n);
+}
+
 /* The cuda-b ops' runners; false in *handled when n is none of them. */
 static bool run_cuda_b_op(executor *ex, ir_node *n, bool *handled)
 {
@@ -1560,6 +1675,7 @@ static bool run_cuda_b_op(executor *ex, ir_node *n, bool *handled)
     case IR_OP_NegativeLogLikelihoodLoss:
     case IR_OP_SoftmaxCrossEntropyLoss: return run_loss(ex, n);
     case IR_OP_TopK: return run_topk(ex, n);
+    case IR_OP_Resize: return run_resize(ex, n);
     case IR_OP_NonZero: return run_nonzero(ex, n);
     case IR_OP_Compress: return run_compress(ex, n);
     case IR_OP_ScatterElements: return run_scatter_plan(ex, n);

@@ -377,6 +377,38 @@ bool kc_count_nonzero(kc_context *ctx, kc_elem t, const void *x, int64_t n, int6
 bool kc_nonzero(kc_context *ctx, kc_elem t, const void *x, int rank, const int64_t *dims,
                 int64_t count, int64_t *y);
 
+/* ---- cuda-b: Resize (resample.cu) ------------------------------------------------------------ */
+
+typedef enum { KC_RESIZE_NEAREST, KC_RESIZE_LINEAR, KC_RESIZE_CUBIC } kc_resize_mode;
+typedef enum {
+    KC_COORD_HALF_PIXEL,
+    KC_COORD_ALIGN_CORNERS,
+    KC_COORD_ASYMMETRIC,
+    KC_COORD_PYTORCH_HALF_PIXEL,
+    KC_COORD_TF_HALF_PIXEL_FOR_NN,
+    KC_COORD_TF_CROP_AND_RESIZE,
+    KC_COORD_HALF_PIXEL_SYMMETRIC,
+} kc_coord_mode;
+typedef enum {
+    KC_NEAREST_ROUND_PREFER_FLOOR,
+    KC_NEAREST_ROUND_PREFER_CEIL,
+    KC_NEAREST_FLOOR,
+    KC_NEAREST_CEIL,
+} kc_nearest_mode;
+/* The attributes, and per axis of x the scale and roi, resolved on the host as the CPU kernel
+ * resolves them (every axis: 1 and [0, 1] for the ones not resized). */
+typedef struct kc_resize_params {
+    kc_resize_mode mode;
+    kc_coord_mode coord;
+    kc_nearest_mode nearest;
+    double cubic_a, extrapolation;
+    bool exclude_outside;
+    double scale[KC_MAX_RANK], roi_start[KC_MAX_RANK], roi_end[KC_MAX_RANK];
+} kc_resize_params;
+/* Resize of float x into y (same dtype and rank, y's dims the output's): the CPU kernel's
+ * separable passes in double, every axis, rounded once; no dim of x may be 0. */
+bool kc_resize(kc_context *ctx, const kc_tensor *x, kc_tensor *y, const kc_resize_params *p);
+
 /* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
 
 typedef enum {

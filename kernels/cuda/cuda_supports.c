@@ -427,6 +427,7 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_GroupNormalization:
     case IR_OP_MeanVarianceNormalization:
     case IR_OP_LRN: return same_float(n, 0, n->ninputs, why_not);
+    case IR_OP_Resize: return same_float(n, 0, 1, why_not); /* resample.cu */
     case IR_OP_NegativeLogLikelihoodLoss:
     case IR_OP_SoftmaxCrossEntropyLoss: /* the target (input 1) is i32/i64 by inference */
         return same_float(n, 0, 1, why_not) && same_float(n, 2, 3, why_not);

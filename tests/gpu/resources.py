@@ -95,6 +95,7 @@ def launch_table(c):
         (r"^nz_count_kernel<", grid, 0, False),
         (r"^nz_scan_kernel\(", 1, 0, False),
         (r"^nz_write_kernel<", grid, 0, False),
+        (r"^resize_pass_kernel<", grid, 0, False),
     ]
 
 

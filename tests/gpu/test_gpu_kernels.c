@@ -561,6 +561,34 @@ static const gpu_case cases[] = {
      " k = Compress(h, c) {axis=1}\n l = Compress(h, f) {axis=0}\n m = Compress(h, e)\n"
      " o = Compress(i, c) {axis=-2}\n output a\n output b\n output d\n output g\n"
      " output k\n output l\n output m\n output o\n}\n", SAME},
+    {"onnx_resize_modes_f32",
+     "graph t {\n input x : f32[1,2,5,7]\n const s2 : f32[4] = [1,1,2,1.5]\n"
+     " const sd : f32[4] = [1,1,0.6,0.5]\n const z : i64[4] = [1,2,9,4]\n"
+     " const r : f32[8] = [0,0,0.1,-0.2,1,1,0.9,1.3]\n const w : i64[2] = [10,10]\n"
+     " const s1 : f32[1] = [3]\n"
+     " a = Resize(x, _, s2)\n"
+     " b = Resize(x, _, s2) {coordinate_transformation_mode=\"asymmetric\", nearest_mode=\"floor\"}\n"
+     " c = Resize(x, _, s2) {coordinate_transformation_mode=\"align_corners\","
+     " nearest_mode=\"round_prefer_ceil\"}\n"
+     " d = Resize(x, _, s2) {mode=\"linear\"}\n"
+     " e = Resize(x, _, sd) {mode=\"linear\", coordinate_transformation_mode=\"pytorch_half_pixel\"}\n"
+     " f = Resize(x, _, _, z) {mode=\"cubic\"}\n"
+     " g = Resize(x, _, _, z) {mode=\"cubic\", exclude_outside=1, cubic_coeff_a=-0.5}\n"
+     " h = Resize(x, r, _, z) {mode=\"linear\", coordinate_transformation_mode=\"tf_crop_and_resize\","
+     " extrapolation_value=7}\n"
+     " i = Resize(x, _, s2) {coordinate_transformation_mode=\"tf_half_pixel_for_nn\","
+     " nearest_mode=\"ceil\"}\n"
+     " j = Resize(x, _, _, z) {mode=\"linear\", coordinate_transformation_mode=\"half_pixel_symmetric\"}\n"
+     " k = Resize(x, _, _, w) {axes=[2,3], keep_aspect_ratio_policy=\"not_larger\", mode=\"linear\"}\n"
+     " l = Resize(x, _, s1) {axes=[-1], mode=\"cubic\", coordinate_transformation_mode=\"align_corners\"}\n"
+     " output a\n output b\n output c\n output d\n output e\n output f\n output g\n output h\n"
+     " output i\n output j\n output k\n output l\n}\n",
+     1e-6, 1e-7, "the CPU's double passes op for op (no FMA contraction): equal up to the last bit"},
+    {"onnx_resize_special_f16",
+     "graph t {\n const x : f16[1,1,3,4] = [1,nan,2,3,inf,0,-0.0,1,-inf,2,60000,60000]\n"
+     " const s : f32[4] = [1,1,1.7,2]\n a = Resize(x, _, s) {mode=\"linear\"}\n"
+     " b = Resize(x, _, s)\n c = Resize(x, _, s) {mode=\"cubic\"}\n output a\n output b\n"
+     " output c\n}\n", F16_ANY},
 };
 
 /* Compares one output; NaN/Inf must agree in class and sign before any tolerance applies. */
