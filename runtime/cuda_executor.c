@@ -1661,6 +1661,77 @@ static bool run_resize(executor *ex, ir_node *n)
     return kc_resize(ex->kc, &x, &y, &p) || cuda_failed(ex, n);
 }
 
+/* MaxPool with its Indices output: the geometry as for the plain pool (rt_pool_params). */
+static bool run_maxpool_indices(executor *ex, ir_node *n)
+{
+    kc_tensor x, out[2];
+    kc_pool_params p;
+    const char *err;
+    if (!device_inputs(ex, n, 1, &x) || !raw_outputs(ex, n, out))
+        return false;
+    if (!rt_pool_params(n, x.rank, x.dims, &p, &err))
+        return report(ex, n, "%s", err);
+    return kc_maxpool_indices(ex->kc, &x, &out[0], out[1].data, &p,
+                              ir_get_int(n, "storage_order") != 0) ||
+           cuda_failed(ex, n);
+}
+
+/* MaxUnpool: the default output's dims and every index checked on the host, as the CPU kernel
+ * checks them. */
+static bool run_maxunpool(executor *ex, ir_node *n)
+{
+    kc_tensor x, idx, y;
+    if (!device_inputs(ex, n, 1, &x) || !raw_tensor(ex, n, n->inputs[1], &idx) ||
+        !alloc_outputs(ex, n, &y))
+        return false;
+    if (idx.numel != x.numel || x.rank < 3 || y.rank != x.rank)
+        return report(ex, n, "X must be float [N, C, ...] and I hold one index per element of X");
+    const int64_t *kernel, *strides, *pads;
+    int spatial = x.rank - 2;
+    uint32_t nk = ir_get_ints(n, "kernel_shape", &kernel);
+    uint32_t ns = ir_get_ints(n, "strides", &strides);
+    uint32_t np = ir_get_ints(n, "pads", &pads);
+    if (nk != (uint32_t)spatial)
+        return report(ex, n, "kernel_shape must have %d values", spatial);
+    int64_t def[IR_MAX_RANK] = {x.dims[0], x.dims[1]}, def_numel = x.dims[0] * x.dims[1];
+    for (int k = 0; k < spatial; k++) {
+        def[k + 2] = (x.dims[k + 2] - 1) * (ns ? strides[k] : 1) + kernel[k] -
+                     (np ? pads[k] + pads[spatial + k] : 0);
+        if (def[k + 2] > y.dims[k + 2] || def[k + 2] < 0)
+            return report(ex, n, "the output is smaller than the unpooled input");
+        def_numel *= def[k + 2];
+    }
+    if (y.dims[0] != x.dims[0] || y.dims[1] != x.dims[1])
+        return report(ex, n, "output_shape must keep N and C");
+    const int64_t *host = ensure_host(ex, n->inputs[1], n);
+    if (!host)
+        return false;
+    for (int64_t i = 0; i < idx.numel; i++)
+        if (host[i] < 0 || host[i] >= def_numel)
+            return report(ex, n, "index %lld is outside the unpooled output's %lld elements",
+                          (long long)host[i], (long long)def_numel);
+    return kc_maxunpool(ex->kc, &x, idx.data, def, &y) || cuda_failed(ex, n);
+}
+
+static bool run_grid_sample(executor *ex, ir_node *n)
+{
+    kc_tensor in[2], y;
+    if (!device_inputs(ex, n, 2, in) || !alloc_outputs(ex, n, &y))
+        return false;
+    if (in[0].rank != 4 || in[1].rank != 4 || in[1].dims[3] != 2 || in[1].dims[0] != in[0].dims[0])
+        return report(ex, n, "X must be [N, C, H, W] and grid [N, Ho, Wo, 2]");
+    const char *mode = ir_get_string(n, "mode"), *pad = ir_get_string(n, "padding_mode");
+    kc_grid_mode m = strcmp(mode, "nearest") == 0 ? KC_GRID_NEAREST
+                     : strcmp(mode, "bilinear") == 0 || strcmp(mode, "linear") == 0
+                         ? KC_GRID_BILINEAR
+                         : KC_GRID_BICUBIC;
+    kc_grid_pad p = strcmp(pad, "border") == 0       ? KC_GRID_BORDER
+                    : strcmp(pad, "reflection") == 0 ? KC_GRID_REFLECTION
+                                                     : KC_GRID_ZEROS;
+    return kc_grid_sample(ex->kc, &in[0], &in[1], m, p, ir_get_int(n, "align_corners") != 0, &y) ||
+           cuda_failed(ex, n);
+}
+
 /* The cuda-b ops' runners; false in *handled when n is none of them. */
 static bool run_cuda_b_op(executor *ex, ir_node *n, bool *handled)
 {
@@ -1675,6 +1746,12 @@ static bool run_cuda_b_op(executor *ex, ir_node *n, bool *handled)
     case IR_OP_NegativeLogLikelihoodLoss:
     case IR_OP_SoftmaxCrossEntropyLoss: return run_loss(ex, n);
     case IR_OP_TopK: return run_topk(ex, n);
+    case IR_OP_MaxUnpool: return run_maxunpool(ex, n);
+    case IR_OP_GridSample: return run_grid_sample(ex, n);
+    case IR_OP_MaxPool:
+        if (n->noutputs > 1)
+            return run_maxpool_indices(ex, n);
+        break;
     case IR_OP_Resize: return run_resize(ex, n);
     case IR_OP_NonZero: return run_nonzero(ex, n);
     case IR_OP_Compress: return run_compress(ex, n);

@@ -409,6 +409,24 @@ typedef struct kc_resize_params {
  * separable passes in double, every axis, rounded once; no dim of x may be 0. */
 bool kc_resize(kc_context *ctx, const kc_tensor *x, kc_tensor *y, const kc_resize_params *p);
 
+/* ---- cuda-b: MaxPool's Indices and MaxUnpool (unpool.cu), GridSample (grid_sample.cu) ------- */
+
+/* MaxPool with its Indices output (int64, y's shape): the flat index of each window's first
+ * maximum, row-major over the input or with the spatial dims column-major (storage_order=1); -1
+ * for a window entirely in the padding. */
+bool kc_maxpool_indices(kc_context *ctx, const kc_tensor *x, kc_tensor *y, int64_t *indices,
+                        const kc_pool_params *p, bool column_major);
+/* MaxUnpool: y = zeros with x[i] at the position indices[i] (int64, already checked to lie in
+ * the default output of dims def_dims, x's rank) names, mapped into y's dims; the last i wins. */
+bool kc_maxunpool(kc_context *ctx, const kc_tensor *x, const int64_t *indices,
+                  const int64_t *def_dims, kc_tensor *y);
+
+typedef enum { KC_GRID_NEAREST, KC_GRID_BILINEAR, KC_GRID_BICUBIC } kc_grid_mode;
+typedef enum { KC_GRID_ZEROS, KC_GRID_BORDER, KC_GRID_REFLECTION } kc_grid_pad;
+/* GridSample, 2-D: x [N, C, H, W], grid [N, Ho, Wo, 2] (x's dtype), y [N, C, Ho, Wo]. */
+bool kc_grid_sample(kc_context *ctx, const kc_tensor *x, const kc_tensor *grid, kc_grid_mode mode,
+                    kc_grid_pad pad, bool align_corners, kc_tensor *y);
+
 /* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
 
 typedef enum {

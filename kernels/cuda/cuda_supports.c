@@ -365,8 +365,6 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_GlobalAveragePool: return same_float(n, 0, 1, why_not);
     case IR_OP_MaxPool:
     case IR_OP_AveragePool:
-        if (n->noutputs > 1)
-            return why(why_not, "MaxPool's Indices output has no CUDA kernel");
         return same_float(n, 0, 1, why_not) && rank_is(n, 0, 3, 5, "X", why_not);
     case IR_OP_Gather: {
         const ir_type *t = in_type(n, 1);
@@ -428,6 +426,15 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_MeanVarianceNormalization:
     case IR_OP_LRN: return same_float(n, 0, n->ninputs, why_not);
     case IR_OP_Resize: return same_float(n, 0, 1, why_not); /* resample.cu */
+    case IR_OP_GridSample: /* X and the grid of one float dtype (grid_sample.cu) */
+        return same_float(n, 0, 2, why_not) && rank_is(n, 0, 4, 4, "X", why_not);
+    case IR_OP_MaxUnpool: { /* unpool.cu */
+        const ir_type *t = in_type(n, 1);
+        if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64)
+            return why(why_not, "indices are %s; the CUDA MaxUnpool takes i64",
+                       ir_dtype_name(t->dtype));
+        return same_float(n, 0, 1, why_not);
+    }
     case IR_OP_NegativeLogLikelihoodLoss:
     case IR_OP_SoftmaxCrossEntropyLoss: /* the target (input 1) is i32/i64 by inference */
         return same_float(n, 0, 1, why_not) && same_float(n, 2, 3, why_not);

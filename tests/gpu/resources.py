@@ -96,6 +96,10 @@ def launch_table(c):
         (r"^nz_scan_kernel\(", 1, 0, False),
         (r"^nz_write_kernel<", grid, 0, False),
         (r"^resize_pass_kernel<", grid, 0, False),
+        (r"^maxpool_indices_kernel<", grid, 0, False),
+        (r"^unpool_claim_kernel\(", grid, 0, False),
+        (r"^unpool_write_kernel<", grid, 0, False),
+        (r"^grid_sample_kernel<", grid, 0, False),
     ]
 
 

@@ -589,6 +589,31 @@ static const gpu_case cases[] = {
      " const s : f32[4] = [1,1,1.7,2]\n a = Resize(x, _, s) {mode=\"linear\"}\n"
      " b = Resize(x, _, s)\n c = Resize(x, _, s) {mode=\"cubic\"}\n output a\n output b\n"
      " output c\n}\n", F16_ANY},
+    {"onnx_maxpool_indices_unpool",
+     "graph t {\n input x : f32[2,3,7,9]\n const h : f16[1,1,2,5] = [nan,1,2,2,-inf,3,nan,2,-0.0,0]\n"
+     " input r : f32[1,2,11]\n const os : i64[4] = [2,3,15,19]\n"
+     " y, i = MaxPool(x) {kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]}\n"
+     " a, j = MaxPool(x) {kernel_shape=[2,3], storage_order=1, dilations=[2,1]}\n"
+     " b, k = MaxPool(h) {kernel_shape=[2,2], strides=[1,2], ceil_mode=1}\n"
+     " c, l = MaxPool(r) {kernel_shape=[3], strides=[3], pads=[2,2]}\n"
+     " u = MaxUnpool(y, i) {kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]}\n"
+     " v = MaxUnpool(y, i, os) {kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]}\n"
+     " w = MaxUnpool(c, l) {kernel_shape=[3], strides=[3], pads=[2,2]}\n"
+     " output y\n output i\n output a\n output j\n output b\n output k\n output c\n"
+     " output l\n output u\n output v\n output w\n}\n", SAME},
+    {"onnx_grid_sample_f32",
+     "graph t {\n input x : f32[2,3,5,6]\n const g : f32[2,4,7,2] = random(seed=4, lo=-1.3, hi=1.3)\n"
+     " a = GridSample(x, g)\n b = GridSample(x, g) {mode=\"nearest\", padding_mode=\"border\","
+     " align_corners=1}\n c = GridSample(x, g) {mode=\"bicubic\", padding_mode=\"reflection\"}\n"
+     " d = GridSample(x, g) {padding_mode=\"reflection\", align_corners=1}\n"
+     " e = GridSample(x, g) {mode=\"bicubic\", padding_mode=\"border\"}\n"
+     " f = GridSample(x, g) {mode=\"nearest\"}\n output a\n output b\n output c\n output d\n"
+     " output e\n output f\n}\n",
+     1e-6, 1e-7, "the CPU's double arithmetic op for op (no FMA contraction): equal up to the last bit"},
+    {"onnx_grid_sample_f16",
+     "graph t {\n input x : f16[1,2,4,4]\n input g : f16[1,3,3,2]\n"
+     " a = GridSample(x, g) {mode=\"bicubic\"}\n b = GridSample(x, g) {padding_mode=\"border\"}\n"
+     " output a\n output b\n}\n", F16_ANY},
 };
 
 /* Compares one output; NaN/Inf must agree in class and sign before any tolerance applies. */
