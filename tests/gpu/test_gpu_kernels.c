@@ -714,6 +714,10 @@ static const char *const repeated[] = {
     "conv_bias_relu_residual_f32", "separable_mobilenet_f32", "qgemm_requant",
     "ewchain_f32_bcast",       "rope_half_table",        "swiglu_bf16_bcast",
     "onnx_matmul_gemm",        "onnx_binary_bcast_bf16",
+    /* cuda-b: the capturable ones (scatter plans are uploaded, NonZero's count and MaxUnpool's
+     * indices read back) */
+    "onnx_log_softmax_hardmax_f32", "onnx_layernorm_stats_f32", "onnx_group_mvn_lrn_f32",
+    "onnx_losses_f32", "onnx_topk", "onnx_resize_modes_f32", "onnx_grid_sample_f32",
 };
 
 static void test_repeated_and_replayed(void)
