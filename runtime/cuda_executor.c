@@ -1474,13 +1474,12 @@ static bool infer_counted(executor *ex, ir_node *n)
     int64_t count = 0;
     if (!kc_count_nonzero(ex->kc, et, src.data, src.numel, &count))
         return cuda_failed(ex, n);
-    ir_type y = *xt;
+    ir_type y = {.dtype = compress ? xt->dtype : IR_I64, .rank = compress ? xt->rank : 2};
     if (!compress) {
-        y.dtype = IR_I64;
-        y.rank = 2;
         y.dims[0] = xt->rank;
         y.dims[1] = count;
     } else {
+        memcpy(y.dims, xt->dims, sizeof y.dims);
         int64_t attr = ir_get_int(n, "axis");
         bool flat = attr == INT64_MIN;
         if (!flat && (attr < -xt->rank || attr >= xt->rank))
