@@ -614,6 +614,16 @@ static const gpu_case cases[] = {
      "graph t {\n input x : f16[1,2,4,4]\n input g : f16[1,3,3,2]\n"
      " a = GridSample(x, g) {mode=\"bicubic\"}\n b = GridSample(x, g) {padding_mode=\"border\"}\n"
      " output a\n output b\n}\n", F16_ANY},
+    {"onnx_cuda_b_empty",
+     "graph t {\n input e : f32[0,5]\n const s : f32[5] = random(seed=2)\n"
+     " input p : f32[0,2,3]\n input q : f32[2,0,3,3]\n const k0 : i64[1] = [0]\n"
+     " const i : i64[0,5] = 0\n input u : f32[0,5]\n const z : i64[2] = [6,6]\n"
+     " a = LogSoftmax(e)\n b = Hardmax(e) {axis=0}\n c, m, v = LayerNormalization(e, s)\n"
+     " d = GlobalMaxPool(p)\n f = MeanVarianceNormalization(q)\n g, gi = TopK(e, k0) {axis=0}\n"
+     " h = NonZero(e)\n j = ScatterElements(e, i, u) {reduction=\"add\"}\n"
+     " l = Resize(q, _, _, z) {axes=[2,3], mode=\"linear\"}\n o = LRN(q) {size=3}\n output a\n output b\n"
+     " output c\n output m\n output v\n output d\n output f\n output g\n output gi\n"
+     " output h\n output j\n output l\n output o\n}\n", SAME},
 };
 
 /* Compares one output; NaN/Inf must agree in class and sign before any tolerance applies. */
