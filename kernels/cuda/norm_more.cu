@@ -5,7 +5,8 @@
 //
 //   - LogSoftmax and Hardmax: one thread per line along the axis (the CPU's loop, so its double
 //     sums in its order): max (NaN wins), then log of the sum of exp(x - max) in double; Hardmax
-//     marks the first maximum (a NaN is never above anything).
+//     marks the first maximum (a NaN is never above anything). LogSoftmax of long contiguous rows
+//     (a classifier's or language model's last axis) takes one block per row instead.
 //   - GlobalMaxPool: one thread per (n, c) plane, NaN propagating.
 //   - LayerNormalization with Mean / InvStdDev: one block per row, mean and then the variance
 //     around it in double, the row normalized in float as the CPU does, the statistics written in
@@ -61,6 +62,46 @@ __global__ void log_softmax_kernel(const T *x, int64_t outer, int64_t n, int64_t
     }
 }
 
+// The maximum of v over the block (NM_THREADS threads), NaN winning; every thread gets it.
+__device__ double nm_block_max_nan(double v, double *shared)
+{
+    for (int o = 16; o > 0; o >>= 1) {
+        double w = __shfl_xor_sync(0xffffffffu, v, o);
+        v = w > v || w != w ? w : v;
+    }
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
+    __syncthreads();
+    if (lane == 0)
+        shared[warp] = v;
+    __syncthreads();
+    double r = lane < nwarps ? shared[lane] : -INFINITY;
+    for (int o = 16; o > 0; o >>= 1) {
+        double w = __shfl_xor_sync(0xffffffffu, r, o);
+        r = w > r || w != w ? w : r;
+    }
+    return r;
+}
+
+// LogSoftmax of contiguous rows (inner = 1) of at least NM_THREADS elements, one block per row:
+// the same maximum (order does not change it) and the sum of exp in double in another order
+// (a last-bit difference in double, below f32's rounding).
+template <typename T> __global__ void log_softmax_row_kernel(const T *x, int64_t n, T *y)
+{
+    __shared__ double shared[32];
+    const T *row = x + blockIdx.x * n;
+    double max = -INFINITY, sum = 0.0;
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x) {
+        double v = kc_to_f32(row[j]);
+        max = v > max || v != v ? v : max;
+    }
+    max = nm_block_max_nan(max, shared);
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+        sum += exp((double)kc_to_f32(row[j]) - max);
+    double lse = max + log(nm_block_sum(sum, shared));
+    for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
+        y[blockIdx.x * n + j] = kc_from_f32<T>((float)((double)kc_to_f32(row[j]) - lse));
+}
+
 template <typename T>
 __global__ void hardmax_kernel(const T *x, int64_t outer, int64_t n, int64_t inner, T *y)
 {
@@ -89,6 +130,9 @@ bool kc_log_softmax(kc_context *ctx, kc_dtype dt, const void *x, int64_t outer, 
         if (hardmax)
             hardmax_kernel<T><<<kc_blocks(outer * inner), KC_THREADS, 0, ctx->stream>>>(
                 (const T *)x, outer, n, inner, (T *)y);
+        else if (inner == 1 && n >= NM_THREADS && outer <= 2147483647)
+            log_softmax_row_kernel<T>
+                <<<(unsigned)outer, NM_THREADS, 0, ctx->stream>>>((const T *)x, n, (T *)y);
         else
             log_softmax_kernel<T, T><<<kc_blocks(outer * inner), KC_THREADS, 0, ctx->stream>>>(
                 (const T *)x, outer, n, inner, (T *)y);

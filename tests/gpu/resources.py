@@ -81,6 +81,7 @@ def launch_table(c):
         # cuda-b: norm_more.cu (grid-stride, or one block of NM_THREADS per row / group / loss),
         # topk.cu and scatter.cu (grid-stride).
         (r"^log_softmax_kernel<", grid, 0, False),
+        (r"^log_softmax_row_kernel<", c["NM_THREADS"], 0, False),
         (r"^hardmax_kernel<", grid, 0, False),
         (r"^plane_max_kernel<", grid, 0, False),
         (r"^layer_norm_stats_kernel<", c["NM_THREADS"], 0, False),

@@ -486,8 +486,8 @@ static const gpu_case cases[] = {
     {"onnx_log_softmax_hardmax_f32",
      "graph t {\n input x : f32[3,7,5]\n const s : f32[3,4] = [1,nan,3,-inf,2,2,-inf,inf,-0.0,0,-1,-1]\n"
      " a = LogSoftmax(x) {axis=1}\n b = Hardmax(x) {axis=-1}\n c = LogSoftmax(s) {axis=1}\n"
-     " d = Hardmax(s)\n e = Hardmax(x) {axis=0}\n output a\n output b\n output c\n output d\n"
-     " output e\n}\n", F32_REDUCE},
+     " d = Hardmax(s)\n e = Hardmax(x) {axis=0}\n input l : f32[3,3000]\n f = LogSoftmax(l)\n"
+     " output a\n output b\n output c\n output d\n output e\n output f\n}\n", F32_REDUCE},
     {"onnx_log_softmax_maxpool_f16",
      "graph t {\n input h : f16[4,1000]\n input p : f16[2,3,5,7]\n"
      " const q : f16[1,2,3] = [1,nan,2,-inf,-inf,-inf]\n a = LogSoftmax(h)\n b = Hardmax(h)\n"
