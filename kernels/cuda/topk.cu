@@ -4,8 +4,9 @@
 //
 // One thread per element of a line: its rank is the count of the line's elements ordered before
 // it (a strict total order, so the ranks are a permutation), and an element of rank below k is
-// written at that rank. O(n) work per element: simple and exact, meant for the lines of
-// inference graphs (detection scores, a vocabulary); not a sort for very long lines.
+// written at that rank. An element stops counting once k elements rank before it, so a line
+// costs about n k log(n / k) comparisons for a small k (detection scores, a vocabulary), n^2 when
+// k is close to n: simple and exact, not a sort for very long lines.
 #include "kernels/cuda/kc_common.cuh"
 
 // The key of one element: f for floats (nan flagged), v for integers.
