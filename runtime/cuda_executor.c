@@ -1152,7 +1152,7 @@ static int64_t host_index(const void *data, ir_dtype dt, int64_t j)
 static bool run_log_softmax(executor *ex, ir_node *n)
 {
     kc_tensor x, y;
-    int axis;
+    int axis = 0; /* set by axis_of before any use */
     if (!device_inputs(ex, n, 1, &x) || !axis_of(ex, n, x.rank, &axis) || !alloc_outputs(ex, n, &y))
         return false;
     return kc_log_softmax(ex->kc, x.dtype, x.data, dims_prod(x.dims, 0, axis), x.dims[axis],
@@ -1178,7 +1178,7 @@ static bool run_global_max_pool(executor *ex, ir_node *n)
 static bool run_layer_norm_stats(executor *ex, ir_node *n)
 {
     kc_tensor in[3], out[3] = {{0}};
-    int axis;
+    int axis = 0; /* set by axis_of before any use */
     if (!device_inputs(ex, n, 3, in) || !axis_of(ex, n, in[0].rank, &axis) ||
         !alloc_outputs(ex, n, out))
         return false;
@@ -1285,9 +1285,9 @@ static bool run_loss(executor *ex, ir_node *n)
 static bool run_topk(executor *ex, ir_node *n)
 {
     kc_tensor x, out[2];
-    kc_elem et;
-    const int64_t *k;
-    int nk;
+    kc_elem et = KC_E_F32; /* set by elem_of before any use */
+    const int64_t *k = NULL;
+    int nk = 0;
     if (!raw_tensor(ex, n, n->inputs[0], &x) || !host_ints(ex, n, 1, &k, &nk))
         return false;
     if (!elem_of(ex->slots[n->inputs[0]->id].type.dtype, &et) || et == KC_E_BOOL)
@@ -1394,7 +1394,7 @@ static scatter_hit *scatter_hits(executor *ex, ir_node *n, const kc_tensor *x, c
 static bool run_scatter_plan(executor *ex, ir_node *n)
 {
     kc_tensor x, idx, upd, y;
-    kc_elem et;
+    kc_elem et = KC_E_F32; /* set by elem_of before any use */
     if (!raw_tensor(ex, n, n->inputs[0], &x) || !raw_tensor(ex, n, n->inputs[1], &idx) ||
         !raw_tensor(ex, n, n->inputs[2], &upd) || !raw_output(ex, n, &y))
         return false;
@@ -1458,7 +1458,7 @@ static bool infer_counted(executor *ex, ir_node *n)
 {
     bool compress = n->op == IR_OP_Compress;
     kc_tensor x, src;
-    kc_elem et;
+    kc_elem et = KC_E_F32; /* set by elem_of before any use */
     if (ex->capturing)
         return report(ex, n,
                       "%s's output size is read back from the device, which a CUDA graph "
@@ -1505,7 +1505,7 @@ static bool infer_counted(executor *ex, ir_node *n)
 static bool run_nonzero(executor *ex, ir_node *n)
 {
     kc_tensor x, y;
-    kc_elem et;
+    kc_elem et = KC_E_F32; /* set by elem_of before any use */
     if (!raw_tensor(ex, n, n->inputs[0], &x) || !raw_output(ex, n, &y))
         return false;
     if (!elem_of(ex->slots[n->inputs[0]->id].type.dtype, &et))
@@ -1605,8 +1605,8 @@ static bool run_resize(executor *ex, ir_node *n)
         .extrapolation = ir_get_float(n, "extrapolation_value"),
         .exclude_outside = ir_get_int(n, "exclude_outside") != 0};
     double roi[2 * IR_MAX_RANK], sc[IR_MAX_RANK];
-    int nroi, nsc, nsz;
-    const int64_t *sz;
+    int nroi = -1, nsc = -1, nsz = 0;
+    const int64_t *sz = NULL;
     if (!host_doubles(ex, n, 1, roi, 2 * IR_MAX_RANK, &nroi) ||
         !host_doubles(ex, n, 2, sc, IR_MAX_RANK, &nsc) || !host_ints(ex, n, 3, &sz, &nsz))
         return false;
@@ -1664,8 +1664,8 @@ static bool run_resize(executor *ex, ir_node *n)
 static bool run_maxpool_indices(executor *ex, ir_node *n)
 {
     kc_tensor x, out[2];
-    kc_pool_params p;
-    const char *err;
+    kc_pool_params p = {0};
+    const char *err = "";
     if (!device_inputs(ex, n, 1, &x) || !raw_outputs(ex, n, out))
         return false;
     if (!rt_pool_params(n, x.rank, x.dims, &p, &err))
