@@ -310,7 +310,7 @@ bool kc_scatter_nd(kc_context *ctx, const void *updates, size_t esize, const voi
 bool kc_instance_norm(kc_context *ctx, const kc_tensor *x, const kc_tensor *scale,
                       const kc_tensor *bias, double eps, kc_tensor *y);
 
-/* ---- cuda-b: normalizations, windows and losses (norm_more.cu) ------------------------------ */
+/* ---- cuda-b: normalizations and windows (norm_more.cu), softmax and losses (softmax_loss.cu) - */
 
 /* LogSoftmax (or, with hardmax, Hardmax) of float x (dtype dt) along n of [outer, n, inner] into
  * y (same dtype and shape): the maximum (NaN wins) and the log-sum of exp(x - max) in double;

@@ -418,7 +418,7 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_SpaceToDepth: return true; /* raw strided copies: any dtype, any rank */
     case IR_OP_LayerNormalization:        /* with Mean and InvStdDev: kc_layer_norm_stats */
         return same_float(n, 0, n->ninputs, why_not);
-    /* cuda-b: norm_more.cu, topk.cu, scatter.cu */
+    /* cuda-b: norm_more.cu, softmax_loss.cu, topk.cu, scatter.cu */
     case IR_OP_LogSoftmax:
     case IR_OP_Hardmax:
     case IR_OP_GlobalMaxPool:

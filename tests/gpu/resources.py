@@ -78,10 +78,10 @@ def launch_table(c):
         (r"^gather_nd_kernel<", grid, 0, False),
         (r"^scatter_nd_kernel<", grid, 0, False),
         (r"^instance_norm_kernel<", grid, 0, False),
-        # cuda-b: norm_more.cu (grid-stride, or one block of NM_THREADS per row / group / loss),
-        # topk.cu and scatter.cu (grid-stride).
+        # cuda-b: norm_more.cu and softmax_loss.cu (grid-stride, or one block of NM_THREADS /
+        # LS_THREADS per row, group or loss); the others grid-stride (nz_scan_kernel one thread).
         (r"^log_softmax_kernel<", grid, 0, False),
-        (r"^log_softmax_row_kernel<", c["NM_THREADS"], 0, False),
+        (r"^log_softmax_row_kernel<", c["LS_THREADS"], 0, False),
         (r"^hardmax_kernel<", grid, 0, False),
         (r"^plane_max_kernel<", grid, 0, False),
         (r"^layer_norm_stats_kernel<", c["NM_THREADS"], 0, False),
@@ -89,7 +89,7 @@ def launch_table(c):
         (r"^mvn_kernel<", grid, 0, False),
         (r"^lrn_kernel<", grid, 0, False),
         (r"^nll_none_kernel<", grid, 0, False),
-        (r"^nll_reduce_kernel<", c["NM_THREADS"], 0, False),
+        (r"^nll_reduce_kernel<", c["LS_THREADS"], 0, False),
         (r"^convert_kernel<", grid, 0, False),
         (r"^topk_kernel<", grid, 0, False),
         (r"^scatter_plan_kernel<", grid, 0, False),
