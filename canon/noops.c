@@ -1,9 +1,11 @@
 /* No-ops removed: nodes whose first output is always their input (docs/canon.md, "No-ops"). A
  * table gives, per op, when it is one; the readers then read the input (cn_forward refuses a graph
- * output, whose name would change, and a change of type). Every other output must be unread. */
+ * output, whose name would change, and a change of type). Every other output must be unread.
+ * Also an Expand that a broadcasting reader would do anyway: that reader reads its input. */
 #include "canon/internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Whether every element of constant v is zero (false when v is not a readable constant). */
 static bool all_zero(ir_graph *g, ir_value *v)
@@ -147,9 +149,73 @@ static const noop_fn noop_table[IR_OP_COUNT] = {
     [IR_OP_Pad] = pad,
 };
 
+/* Numpy broadcasting of static t into dims/rank (false when t is not static or does not
+ * broadcast). */
+static bool broadcast_into(int64_t *dims, int *rank, const ir_type *t)
+{
+    if (!ir_type_is_static(t))
+        return false;
+    int r = t->rank > *rank ? t->rank : *rank;
+    int64_t out[IR_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        int ia = i - (r - *rank), ib = i - (r - t->rank);
+        int64_t a = ia >= 0 ? dims[ia] : 1, b = ib >= 0 ? t->dims[ib] : 1;
+        if (a != b && a != 1 && b != 1)
+            return false;
+        out[i] = a == 1 ? b : a;
+    }
+    memcpy(dims, out, (size_t)r * sizeof *out);
+    *rank = r;
+    return true;
+}
+
+/* Whether n's output has the shape its inputs broadcast to with input k read as v instead. */
+static bool same_broadcast(const ir_node *n, uint32_t k, const ir_value *v)
+{
+    int64_t dims[IR_MAX_RANK];
+    int rank = 0;
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        const ir_value *in = i == k ? v : n->inputs[i];
+        if (!in || !broadcast_into(dims, &rank, &in->type))
+            return false;
+    }
+    const ir_type *y = &n->outputs[0]->type;
+    return ir_type_is_static(y) && y->rank == rank &&
+           memcmp(y->dims, dims, (size_t)rank * sizeof *dims) == 0;
+}
+
+/* An Expand read by an op that broadcasts all its inputs (numpy style), whose output has its
+ * shape without the Expand too: that op reads the Expand's input instead, which it broadcasts
+ * the same (torch's masked_fill writes Where(m, a, Expand(0, Shape(m)))). Only that reader
+ * changes; the Expand goes when nothing else reads it. PRelu broadcasts one way and is left
+ * alone; static shapes only. */
+static uint32_t absorb_expands(cn_ctx *c)
+{
+    uint32_t absorbed = 0;
+    for (size_t i = 0; i < c->g->nodes.len; i++) {
+        ir_node *n = c->g->nodes.items[i];
+        if (n->dead || ir_op_info_get(n->op)->cls != IR_CLASS_BROADCAST || n->op == IR_OP_PRelu)
+            continue;
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            ir_value *v = cn_resolve(c, n->inputs[k]);
+            if (!v || v->kind != IR_VALUE_NODE || v->producer->op != IR_OP_Expand ||
+                !v->producer->inputs[0])
+                continue;
+            ir_value *e = cn_resolve(c, v->producer->inputs[0]);
+            if (e->type.dtype == v->type.dtype && same_broadcast(n, k, e)) {
+                n->inputs[k] = e;
+                if (e->id < c->nfwd) /* a reader more: no step may change it in place now */
+                    c->gained[e->id] = true;
+                absorbed++;
+            }
+        }
+    }
+    return absorbed;
+}
+
 uint32_t cn_noops(cn_ctx *c)
 {
-    uint32_t removed = 0;
+    uint32_t removed = absorb_expands(c);
     for (size_t i = 0; i < c->g->nodes.len; i++) {
         ir_node *n = c->g->nodes.items[i];
         noop_fn fn = noop_table[n->op];

@@ -164,6 +164,76 @@ static bool respell_axis_attr(ir_graph *g, ir_node *n)
     return true;
 }
 
+/* The producer of v when it is a node of op `op` that nothing else reads (now), else NULL. */
+static ir_node *sole_producer(const cn_ctx *c, ir_value *v, ir_op op)
+{
+    if (!v || v->kind != IR_VALUE_NODE || v->producer->op != op || cn_shared(c, v))
+        return NULL;
+    return v->producer;
+}
+
+/* A transpose of the last two dims written through a 3-D view (the dynamo exporter's K^T for
+ * scaled_dot_product_attention): Reshape(Transpose(x3, [0, 2, 1]), [..., D, T]), x3 [N, T, D] and
+ * the outer Reshape splitting N into its leading dims. That is Transpose(Reshape(x3, [..., T, D]),
+ * the last two dims swapped): the view first, then the transpose the rules know as K^T.
+ *
+ * - When x3 is a Reshape of x [..., T, D] that only merges x's leading dims (nothing else reads
+ *   it), that Reshape takes the outer one's leading dims instead, the Transpose gets the rank-r
+ *   permutation, and the outer Reshape keeps the shape it is given, a no-op that noops removes
+ *   (x's own leading dims make the inner Reshape one too).
+ * - Otherwise the two nodes trade places: the Transpose becomes the Reshape of x3, the outer
+ *   Reshape the Transpose (it keeps its output, so its readers and name stay).
+ * Static shapes only; the Transpose must have no other reader. */
+static bool respell_kt_view(cn_ctx *c, ir_node *outer)
+{
+    if (outer->op != IR_OP_Reshape)
+        return false;
+    ir_node *t = sole_producer(c, outer->inputs[0], IR_OP_Transpose);
+    const int64_t *perm;
+    if (!t || !t->inputs[0] || ir_get_ints(t, "perm", &perm) != 3 || perm[0] != 0 || perm[1] != 2 ||
+        perm[2] != 1)
+        return false;
+    const ir_type *m = &t->inputs[0]->type, *o = &outer->outputs[0]->type;
+    int r = o->rank;
+    if (!ir_type_is_static(m) || !ir_type_is_static(o) || m->rank != 3 || r < 3)
+        return false;
+    int64_t tdim = m->dims[1], d = m->dims[2], lead = 1;
+    for (int i = 0; i < r - 2; i++)
+        lead *= o->dims[i];
+    if (o->dims[r - 2] != d || o->dims[r - 1] != tdim || lead != m->dims[0])
+        return false;
+    int64_t shape[IR_MAX_RANK], kperm[IR_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        shape[i] = i < r - 2 ? o->dims[i] : i == r - 2 ? tdim : d;
+        kperm[i] = i < r - 2 ? i : i == r - 2 ? r - 1 : r - 2;
+    }
+    ir_node *inner = sole_producer(c, t->inputs[0], IR_OP_Reshape);
+    const ir_type *x = inner && inner->inputs[0] ? &inner->inputs[0]->type : NULL;
+    if (x && ir_type_is_static(x) && x->rank >= 3 && x->dims[x->rank - 2] == tdim &&
+        x->dims[x->rank - 1] == d) {
+        set_input(c->g, inner, 1, cn_new_ints(c->g, stem(inner, "shape"), shape, r));
+        ir_set_attr_ints(c->g, t, "perm", kperm, (uint32_t)r);
+        /* the types the round's inference would give, for the steps after this one */
+        inner->outputs[0]->type.rank = (int8_t)r;
+        memcpy(inner->outputs[0]->type.dims, shape, (size_t)r * sizeof *shape);
+        t->outputs[0]->type.rank = (int8_t)r;
+        memcpy(t->outputs[0]->type.dims, o->dims, (size_t)r * sizeof *shape);
+        return true;
+    }
+    ir_value *x3 = t->inputs[0], *view_shape = cn_new_ints(c->g, stem(t, "shape"), shape, r);
+    t->op = IR_OP_Reshape;
+    remove_attr(t, "perm");
+    set_input(c->g, t, 0, x3);
+    set_input(c->g, t, 1, view_shape);
+    t->outputs[0]->type.rank = (int8_t)r;
+    memcpy(t->outputs[0]->type.dims, shape, (size_t)r * sizeof *shape);
+    outer->op = IR_OP_Transpose;
+    remove_attr(outer, "allowzero");
+    outer->ninputs = 1;
+    ir_set_attr_ints(c->g, outer, "perm", kperm, (uint32_t)r);
+    return true;
+}
+
 uint32_t cn_spell(cn_ctx *c)
 {
     uint32_t respelled = 0;
@@ -175,6 +245,7 @@ uint32_t cn_spell(cn_ctx *c)
         changed |= drop_unit_steps(c->g, n);
         if (axis_attr[n->op])
             changed |= respell_axis_attr(c->g, n);
+        changed |= respell_kt_view(c, n);
         respelled += changed;
     }
     return respelled;

@@ -7,15 +7,8 @@
  * rule failed or could not be instantiated. */
 #include "cli/cli.h"
 #include "dsl/dsl.h"
-#if HAVE_FR_KERNELS
-#include "kernels/kernels.h"
-#endif
-#if HAVE_FR_REWRITE
-#include "rewrite/rewrite.h"
-#endif
-#if HAVE_FR_PROVE
 #include "prove/prove.h"
-#endif
+#include "rewrite/rewrite.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,43 +20,6 @@ static const char usage[] =
     "                      RULES...\n"
     "--prove tests every rule on small generated instances of its pattern: the pattern and its\n"
     "replacement run on the CPU and must agree within verify's tolerances (exit 1 if not).\n";
-
-#if HAVE_FR_KERNELS
-/* A target needs a kernel: plain ONNX ops all have a CPU reference; a fused op needs a backend. */
-static bool has_kernel(ir_op op, void *user)
-{
-    (void)user;
-    if (!kn_fused_entry_get(op))
-        return true;
-    for (int b = 0; b < KN_BACKEND_COUNT; b++)
-        if (kn_kernel_name(op, (kn_backend)b))
-            return true;
-    return false;
-}
-
-/* `{residual = @res}` in a replacement feeds the fused op's input port named so in the registry. */
-static int input_port(ir_op op, const char *name, void *user)
-{
-    (void)user;
-    const kn_fused_entry *e = kn_fused_entry_get(op);
-    if (!e || e->variadic_inputs)
-        return -2;
-    for (int i = 0; i < KN_MAX_PORTS && e->inputs[i].name; i++)
-        if (strcmp(e->inputs[i].name, name) == 0)
-            return i;
-    return -1;
-}
-#endif
-
-static dsl_options options(void)
-{
-    dsl_options opts = {0};
-#if HAVE_FR_KERNELS
-    opts.has_kernel = has_kernel;
-    opts.input_port = input_port;
-#endif
-    return opts;
-}
 
 /* The next rule file among the arguments (skipping options and the values of --seed and
  * --instances), or NULL at the end. */
@@ -86,7 +42,7 @@ static const char *plural(size_t n, const char *one, const char *many)
 /* Checks one file on its own (with its includes); prints its diagnostics and summary. */
 static bool check_file(const char *path, bool dump)
 {
-    dsl_options opts = options();
+    dsl_options opts = rw_dsl_options();
     dsl_ruleset *rs = dsl_ruleset_new(&opts);
     dg_context *dg = dg_new();
     dsl_load_file(rs, path, dg);
@@ -111,7 +67,7 @@ static bool check_file(const char *path, bool dump)
  * one file that would take part of every match of another file's larger rule reported. */
 static void check_across_files(int argc, char **argv)
 {
-    dsl_options opts = options();
+    dsl_options opts = rw_dsl_options();
     dsl_ruleset *rs = dsl_ruleset_new(&opts);
     dg_context *scratch = dg_new(), *dg = dg_new(); /* each file's own findings are printed */
     cli_args a = cli_args_start(argc, argv);
@@ -125,7 +81,6 @@ static void check_across_files(int argc, char **argv)
     dsl_ruleset_free(rs);
 }
 
-#if HAVE_FR_REWRITE
 /* --dump-automaton: every file's rules compiled together, as `apply -r FILES...` would, and the
  * table printed (docs/matcher.md, "The table"). */
 static bool dump_automaton(int argc, char **argv)
@@ -148,9 +103,7 @@ static bool dump_automaton(int argc, char **argv)
     free(paths);
     return ok;
 }
-#endif
 
-#if HAVE_FR_PROVE
 typedef struct {
     unsigned proved, failed, unproven;
 } prove_counts;
@@ -162,11 +115,10 @@ static bool prove_file(const char *path, const pv_options *opts, prove_counts *c
     dsl_ruleset *rs = dsl_ruleset_new(&dopts);
     dg_context *dg = dg_new();
     dsl_load_file(rs, path, dg);
-    bool ok = dsl_check(rs, dg) && !dg_has_errors(dg);
-    if (ok) { /* a rule the automaton cannot express is an error, as `apply` reports it */
-        mt_free(mt_compile(rs, dg));
-        ok = !dg_has_errors(dg);
-    }
+    /* a rule the automaton cannot express is an error, as `apply` reports it */
+    mt_automaton *m = rw_compile_rules(rs, dg);
+    bool ok = m != NULL;
+    mt_free(m);
     for (uint32_t i = 0; ok && i < rs->nrules; i++) {
         pv_result res;
         pv_prove(rs->rules[i], opts, &res);
@@ -195,7 +147,6 @@ static int prove_files(int argc, char **argv, const pv_options *opts)
     printf("%u proved, %u failed, %u unproven\n", counts.proved, counts.failed, counts.unproven);
     return counts.failed || counts.unproven ? EXIT_CHECK_FAILED : EXIT_OK;
 }
-#endif
 
 /* The value of --seed or --instances: a non-negative integer (instances: at least 1). */
 static bool parse_count(cli_args *a, const char *opt, uint64_t *out)
@@ -250,23 +201,13 @@ int cmd_check(int argc, char **argv)
         clean &= check_file(arg, dump);
     if (clean && nfiles > 1)
         check_across_files(argc, argv);
-#if HAVE_FR_REWRITE
     if (clean && dump_table)
         clean = dump_automaton(argc, argv);
-#else
-    if (dump_table)
-        return cli_usage_error("check", usage, "--dump-automaton needs the matcher in this build");
-#endif
     if (!clean)
         return EXIT_BAD_INPUT;
-#if HAVE_FR_PROVE
     if (prove) {
         pv_options opts = {.seed = seed, .instances = (uint32_t)instances};
         return prove_files(argc, argv, &opts);
     }
-#else
-    if (prove)
-        return cli_usage_error("check", usage, "--prove needs the prover in this build");
-#endif
     return EXIT_OK;
 }

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 
 #include "base/check.h"
+#include "base/path.h"
 #include "onnx/onnx_io.h"
 
 #include <errno.h>
@@ -36,15 +37,7 @@ static char *dup_checked(const char *s)
 /* The link's text resolved against the folder of the link itself. */
 static char *follow(const char *link_path, const char *text)
 {
-    const char *slash = strrchr(link_path, '/');
-    if (text[0] == '/' || !slash)
-        return dup_checked(text);
-    size_t dir = (size_t)(slash - link_path) + 1;
-    char *out = malloc(dir + strlen(text) + 1);
-    FR_CHECK(out != NULL);
-    memcpy(out, link_path, dir);
-    strcpy(out + dir, text);
-    return out;
+    return path_beside(NULL, link_path, text);
 }
 
 /* /dev/stdout is a link to /proc/self/fd/1, whose own text ("pipe:[123]") is no path: such links

@@ -14,6 +14,7 @@
 #include "canon/canon.h"
 
 #include "base/check.h"
+#include "base/path.h"
 #include "rewrite/rewrite.h"
 #include "runtime/runtime.h"
 
@@ -93,10 +94,7 @@ static bool parse_count(const char *s, long *out)
 /* A path written in a test is relative to the test file's folder. */
 static const char *resolve(rule_test *t, const char *path)
 {
-    const char *slash = strrchr(t->src.path, '/');
-    if (path[0] == '/' || !slash)
-        return path;
-    return ar_printf(t->arena, "%.*s/%s", (int)(slash - t->src.path), t->src.path, path);
+    return path_beside(t->arena, t->src.path, path);
 }
 
 /* Ends the section that started at `begin` (its text runs to `end`). */
@@ -247,14 +245,7 @@ static mt_automaton *load_rules(rule_test *t, dsl_ruleset **rs, dg_context *dg)
         dsl_load_file(*rs, t->rule_paths.items[i], dg);
     if (t->rules.text)
         dsl_load_text(*rs, t->src.path, t->rules.text, t->rules.len, dg);
-    if (!dsl_check(*rs, dg) || dg_has_errors(dg))
-        return NULL;
-    mt_automaton *a = mt_compile(*rs, dg);
-    if (dg_has_errors(dg)) {
-        mt_free(a);
-        return NULL;
-    }
-    return a;
+    return rw_compile_rules(*rs, dg);
 }
 
 static ir_graph *parse_graph(const dg_source *src, dg_context *dg)

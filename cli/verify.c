@@ -206,7 +206,7 @@ static void print_summary(const rt_result *orig, const rt_result *fused, const r
     for (size_t i = 0; i < orig->noutputs; i++) {
         if (!ir_dtype_is_float(orig->outputs[i].type.dtype))
             continue;
-        rt_tolerance none = {0, 0};
+        rt_tolerance none = {.rtol = 0, .atol = 0};
         double o = rt_compare_with(&orig->outputs[i], &ref->outputs[i], none, 0).worst_diff;
         double f = rt_compare_with(&fused->outputs[i], &ref->outputs[i], none, 0).worst_diff;
         worst_orig = o > worst_orig ? o : worst_orig;

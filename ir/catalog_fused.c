@@ -5,6 +5,7 @@
  * broadcastability, attribute values), so a validated graph never hands a kernel a shape it cannot
  * run. Dims that are symbolic or unknown are accepted wherever a static dim would be, and checked
  * again when the executor binds them. */
+#include "ir/acts.h"
 #include "ir/infer_util.h"
 
 #include "base/check.h"
@@ -17,8 +18,8 @@
 /* ---- attribute schemas ----------------------------------------------------------------------- */
 
 /* The activation epilogue shared by FusedConvAct and GemmEpilogue. act_alpha and act_beta default
- * to the activation's own ONNX defaults (LeakyRelu 0.01, HardSigmoid 0.2/0.5, Clip -inf/+inf)
- * when absent; the schema default (NaN) means exactly that "absent". */
+ * to the activation's own ONNX defaults (ir/acts.def) when absent; the schema default (NaN) means
+ * exactly that "absent". */
 #define ACT_ATTRS                                                                                  \
     {"act", IR_ATTR_STRING, false, 0, 0, "Identity", NULL, 0},                                     \
         {"act_alpha", IR_ATTR_FLOAT, false, 0, NAN, NULL, NULL, 0},                                \
@@ -75,6 +76,8 @@ const ir_attr_schema ir_attrs_Attention[] = {
     {"scale", IR_ATTR_FLOAT, false, 0, 0.0, NULL, NULL, 0},
     {"causal", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
     {"layout", IR_ATTR_STRING, false, 0, 0, "BHSD", NULL, 0},
+    /* 1: probabilities that are NaN become 0 (SDPA's Where(IsNaN(p), 0, p): fully masked rows) */
+    {"nan_to_zero", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
 };
 const uint32_t ir_nattrs_Attention = FR_COUNT_OF(ir_attrs_Attention);
 
@@ -156,22 +159,17 @@ static bool check_vector(ir_graph *g, const ir_node *n, dg_context *dg, uint32_t
     return true;
 }
 
-static const char *const activations[] = {
-    "Identity", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip",
-    "Gelu", "GeluTanh", "Silu", "HardSwish", "HardSigmoid",
-};
-
-/* The activation named by attribute `attr` ("act", or SeparableConv's "out_act"). */
+/* The activation named by attribute `attr` ("act", or SeparableConv's "out_act"): a row of
+ * ir/acts.def. */
 static bool check_act_named(ir_graph *g, const ir_node *n, dg_context *dg, const char *attr)
 {
     const char *act = ir_get_string(n, attr);
-    for (size_t i = 0; i < FR_COUNT_OF(activations); i++)
-        if (strcmp(act, activations[i]) == 0)
-            return true;
-    return ir_node_error(g, n, dg,
-                         "unknown activation \"%s\" (expected Identity, Relu, LeakyRelu, Sigmoid, "
-                         "Tanh, Clip, Gelu, GeluTanh, Silu, HardSwish or HardSigmoid)",
-                         act);
+    ir_act known;
+    if (ir_act_lookup(act, &known))
+        return true;
+    char names[IR_ACT_NAMES_SIZE];
+    ir_act_names(names, sizeof names);
+    return ir_node_error(g, n, dg, "unknown activation \"%s\" (expected %s)", act, names);
 }
 
 static bool check_act(ir_graph *g, const ir_node *n, dg_context *dg)
@@ -238,10 +236,10 @@ bool ir_infer_FusedConvAct(ir_graph *g, ir_node *n, dg_context *dg)
 
 /* ---- SeparableConv --------------------------------------------------------------------------- */
 
-/* SeparableConv(X[N,C,D...], W_dw[C*k,1,kernel...], W_pw[M,C*k,1...], B_dw[C*k]?, B_pw[M]?)
- * -> Y[N,M,D'...]: a depthwise conv (group = C, k output channels per input channel) with the
- * window attributes, act, then a 1x1 conv over all its channels, out_act. D' is the depthwise
- * conv's output size (the pointwise conv keeps it). */
+/* SeparableConv(X[N,C,D...], W_dw[C*k,1,kernel...], W_pw[M,C*k,1...], B_dw[C*k]?, B_pw[M]?,
+ * residual?) -> Y[N,M,D'...]: a depthwise conv (group = C, k output channels per input channel)
+ * with the window attributes, act, then a 1x1 conv over all its channels, plus the residual (of
+ * Y's shape), out_act. D' is the depthwise conv's output size (the pointwise conv keeps it). */
 bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!float_inputs(g, n, dg) || !check_act(g, n, dg) || !check_act_named(g, n, dg, "out_act"))
@@ -295,6 +293,15 @@ bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
     for (int k = 0; k < win.spatial; k++)
         if (!ir_window_out(g, n, dg, &win, k, x->dims[k + 2], &y.dims[k + 2]))
             return false;
+    const ir_type *z = ir_in(n, 5);
+    if (z) {
+        bool same = z->rank == y.rank;
+        for (int i = 0; same && i < y.rank; i++)
+            same = dims_agree(z->dims[i], y.dims[i]);
+        if (!same)
+            return ir_node_error(g, n, dg, "the residual has shape %s; the output has %s",
+                                 ir_shape_str(g, z), ir_shape_str(g, &y));
+    }
     n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
 }
@@ -448,169 +455,7 @@ bool ir_infer_FusedSoftmax(ir_graph *g, ir_node *n, dg_context *dg)
     return ir_infer_done(g, n, dg);
 }
 
-/* ---- ElementwiseChain ------------------------------------------------------------------------ */
-
-static const struct {
-    const char *name;
-    unsigned arity;
-} ew_funcs[] = {
-    [IR_EW_INPUT] = {"input", 0},
-    [IR_EW_CONST] = {"const", 0},
-#define IR_EW_ROW(fname, farity) [IR_EW_##fname] = {#fname, farity},
-    IR_EW_FUNCS(IR_EW_ROW)
-#undef IR_EW_ROW
-};
-
-const char *ir_ew_name(ir_ew_opcode op)
-{
-    FR_CHECK((unsigned)op < IR_EW_COUNT);
-    return ew_funcs[op].name;
-}
-
-enum { EW_MAX_NESTING = 64, EW_MAX_CODE = 4096 };
-
-typedef struct {
-    const char *text;
-    size_t pos;
-    uint32_t ninputs;
-    VEC(ir_ew_instr) code;
-    uint32_t depth, max_depth;
-    const char *err;
-    size_t err_at;
-} ew_parser;
-
-static bool ew_error(ew_parser *p, size_t at, const char *msg)
-{
-    if (!p->err) {
-        p->err = msg;
-        p->err_at = at;
-    }
-    return false;
-}
-
-static void ew_skip_space(ew_parser *p)
-{
-    while (p->text[p->pos] == ' ' || p->text[p->pos] == '\t' || p->text[p->pos] == '\n')
-        p->pos++;
-}
-
-static bool ew_emit(ew_parser *p, ir_ew_instr ins, unsigned pops)
-{
-    if (p->code.len >= EW_MAX_CODE)
-        return ew_error(p, p->pos, "expression is too long");
-    vec_push(&p->code, ins);
-    p->depth = p->depth - pops + 1;
-    if (p->depth > p->max_depth)
-        p->max_depth = p->depth;
-    return true;
-}
-
-static bool ew_number(ew_parser *p)
-{
-    const char *start = p->text + p->pos;
-    char *end;
-    double v = strtod(start, &end);
-    if (end == start || !isfinite(v))
-        return ew_error(p, p->pos, "expected a number");
-    p->pos += (size_t)(end - start);
-    return ew_emit(p, (ir_ew_instr){.op = IR_EW_CONST, .value = v}, 0);
-}
-
-static bool ew_expr(ew_parser *p, unsigned nesting);
-
-/* name '(' expr {',' expr} ')' with the function's exact arity. */
-static bool ew_call(ew_parser *p, size_t at, size_t len, unsigned nesting)
-{
-    unsigned op = IR_EW_COUNT;
-    for (unsigned i = IR_EW_CONST + 1; i < IR_EW_COUNT; i++)
-        if (strlen(ew_funcs[i].name) == len && memcmp(ew_funcs[i].name, p->text + at, len) == 0)
-            op = i;
-    if (op == IR_EW_COUNT)
-        return ew_error(p, at, "unknown function");
-    ew_skip_space(p);
-    if (p->text[p->pos] != '(')
-        return ew_error(p, p->pos, "expected '(' after the function name");
-    p->pos++;
-    unsigned nargs = 0;
-    for (;;) {
-        if (!ew_expr(p, nesting + 1))
-            return false;
-        nargs++;
-        ew_skip_space(p);
-        if (p->text[p->pos] == ',') {
-            p->pos++;
-            continue;
-        }
-        if (p->text[p->pos] != ')')
-            return ew_error(p, p->pos, "expected ',' or ')'");
-        p->pos++;
-        break;
-    }
-    if (nargs != ew_funcs[op].arity)
-        return ew_error(p, at, ew_funcs[op].arity == 1   ? "this function takes 1 argument"
-                               : ew_funcs[op].arity == 2 ? "this function takes 2 arguments"
-                                                         : "this function takes 3 arguments");
-    return ew_emit(p, (ir_ew_instr){.op = (ir_ew_opcode)op}, nargs);
-}
-
-/* xN: an input reference. */
-static bool ew_input(ew_parser *p, size_t at, size_t len)
-{
-    uint64_t index = 0;
-    for (size_t i = 1; i < len; i++) {
-        if (!isdigit((unsigned char)p->text[at + i]) || index > UINT32_MAX / 10)
-            return ew_error(p, at, "bad input reference");
-        index = index * 10 + (uint64_t)(p->text[at + i] - '0');
-    }
-    if (len < 2 || index >= p->ninputs)
-        return ew_error(p, at, "input index out of range");
-    return ew_emit(p, (ir_ew_instr){.op = IR_EW_INPUT, .index = (uint32_t)index}, 0);
-}
-
-static bool ew_expr(ew_parser *p, unsigned nesting)
-{
-    ew_skip_space(p);
-    if (nesting > EW_MAX_NESTING)
-        return ew_error(p, p->pos, "expression is nested too deeply");
-    char c = p->text[p->pos];
-    if (isdigit((unsigned char)c) || c == '-' || c == '+' || c == '.')
-        return ew_number(p);
-    size_t at = p->pos;
-    while (isalnum((unsigned char)p->text[p->pos]) || p->text[p->pos] == '_')
-        p->pos++;
-    size_t len = p->pos - at;
-    if (len == 0)
-        return ew_error(p, at, "expected an input, a number or a function");
-    ew_skip_space(p);
-    if (p->text[p->pos] == '(')
-        return ew_call(p, at, len, nesting);
-    if (p->text[at] == 'x')
-        return ew_input(p, at, len);
-    return ew_error(p, at, "unknown name");
-}
-
-bool ir_ew_parse(ar_arena *arena, const char *text, uint32_t ninputs, ir_ew_program *out,
-                 const char **err, size_t *err_at)
-{
-    ew_parser p = {.text = text, .ninputs = ninputs};
-    bool ok = ew_expr(&p, 0);
-    if (ok) {
-        ew_skip_space(&p);
-        if (text[p.pos] != '\0')
-            ok = ew_error(&p, p.pos, "unexpected text after the expression");
-    }
-    if (ok) {
-        out->len = (uint32_t)p.code.len;
-        out->depth = p.max_depth;
-        out->code = ar_alloc_array(arena, p.code.len, sizeof *out->code);
-        memcpy(out->code, p.code.items, p.code.len * sizeof *out->code);
-    } else {
-        *err = p.err;
-        *err_at = p.err_at;
-    }
-    vec_free(&p.code);
-    return ok;
-}
+/* ---- ElementwiseChain (the expression language: ir/ewchain.c) ----------------------------- */
 
 /* Reports an error at byte `at` of the expression: under the offending character when the
  * expression is written in the graph's text as a plain string, else naming the column. */

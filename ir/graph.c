@@ -77,9 +77,9 @@ ir_node *ir_add_node(ir_graph *g, ir_op op, uint32_t ninputs, const char *const 
     FR_CHECK(g->nodes.len < UINT32_MAX);
     n->id = (uint32_t)g->nodes.len;
     n->ninputs = ninputs;
-    n->inputs = ar_alloc_array(g->arena, ninputs ? ninputs : 1, sizeof *n->inputs);
+    n->inputs = ar_alloc_array(g->arena, ninputs, sizeof *n->inputs);
     n->noutputs = noutputs;
-    n->outputs = ar_alloc_array(g->arena, noutputs ? noutputs : 1, sizeof *n->outputs);
+    n->outputs = ar_alloc_array(g->arena, noutputs, sizeof *n->outputs);
     for (uint32_t i = 0; i < noutputs; i++) {
         ir_value *v = new_value(g, out_names[i], IR_VALUE_NODE);
         FR_CHECK(v != NULL); /* names were checked above; a repeated name in out_names is a bug */
@@ -184,7 +184,7 @@ void ir_set_attr_string(ir_graph *g, ir_node *n, const char *name, const char *v
 
 void ir_set_attr_ints(ir_graph *g, ir_node *n, const char *name, const int64_t *v, uint32_t count)
 {
-    int64_t *copy = ar_alloc_array(g->arena, count ? count : 1, sizeof *copy);
+    int64_t *copy = ar_alloc_array(g->arena, count, sizeof *copy);
     if (count)
         memcpy(copy, v, count * sizeof *copy);
     ir_attr a = {.name = ar_strdup(g->arena, name), .kind = IR_ATTR_INTS, .count = count,
@@ -194,7 +194,7 @@ void ir_set_attr_ints(ir_graph *g, ir_node *n, const char *name, const int64_t *
 
 void ir_set_attr_floats(ir_graph *g, ir_node *n, const char *name, const double *v, uint32_t count)
 {
-    double *copy = ar_alloc_array(g->arena, count ? count : 1, sizeof *copy);
+    double *copy = ar_alloc_array(g->arena, count, sizeof *copy);
     if (count)
         memcpy(copy, v, count * sizeof *copy);
     ir_attr a = {.name = ar_strdup(g->arena, name), .kind = IR_ATTR_FLOATS, .count = count,
@@ -281,7 +281,7 @@ void ir_compute_uses(ir_graph *g)
     }
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
-        v->uses = ar_alloc_array(g->arena, v->nuses ? v->nuses : 1, sizeof *v->uses);
+        v->uses = ar_alloc_array(g->arena, v->nuses, sizeof *v->uses);
         v->nuses = 0;
     }
     for (size_t i = 0; i < g->nodes.len; i++) {

@@ -1,6 +1,6 @@
 /* Internal to ir/: the pieces of the .graph text parser shared by the lexer (grammar/graph.re),
- * the grammar (grammar/graph.y) and the builders its actions call (ir/parse.c), plus the
- * "did you mean" helper that the parser and the validator share.
+ * the grammar (grammar/graph.y), the builders its actions call (ir/parse_build.c) and the driver
+ * (ir/parse.c), plus the "did you mean" helper that the parser and the validator share.
  *
  * Memory: the syntax pieces below (lists of names, attributes, literals) live on the malloc heap
  * only while the grammar assembles one line; the grammar's actions hand them to a builder, which
@@ -149,7 +149,11 @@ static inline gp_token gp_none(void)
     return (gp_token){0, 0};
 }
 
-/* Syntax errors. expected is a bit set of token codes the parser could have shifted. */
+/* Once the whole file is read: every operand and output name bound to its value (ir/parse_build.c),
+ * undefined ones reported with a "did you mean". */
+void gp_resolve_names(gp_state *st);
+
+/* Syntax errors (ir/parse.c). expected is a bit set of token codes the parser could have shifted. */
 void gp_syntax_error(gp_state *st, int code, gp_token tok, uint64_t expected);
 void gp_nesting_too_deep(gp_state *st);
 

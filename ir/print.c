@@ -5,9 +5,11 @@
 #include "ir/ir.h"
 
 #include "base/check.h"
+#include "base/utf8.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -39,28 +41,6 @@ static bool needs_quotes(const char *name)
     return false;
 }
 
-/* Length of the valid UTF-8 sequence of two or more bytes at p, or 0 (the rules of the lexer). */
-static size_t utf8_length(const unsigned char *p)
-{
-    unsigned char c = p[0];
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xbf; /* range of the second byte */
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-    else
-        return 0;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    return n;
-}
-
 /* A string in double quotes; what would not read back as itself (quotes, backslashes, control
  * characters, bytes that are not UTF-8) is escaped. */
 static void print_quoted(FILE *out, const char *s)
@@ -68,7 +48,7 @@ static void print_quoted(FILE *out, const char *s)
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
         unsigned char c = *p;
-        size_t n = c >= 0x80 ? utf8_length(p) : 1;
+        size_t n = utf8_sequence(p, SIZE_MAX); /* the rules of the lexer */
         if (c == '"' || c == '\\')
             fprintf(out, "\\%c", c);
         else if (c == '\n')

@@ -1,4 +1,5 @@
-/* safetensors reader and writer (see ir/safetensors.h and docs/safetensors.md).
+/* The safetensors reader (see ir/safetensors.h and docs/safetensors.md); the writer is
+ * ir/safetensors_write.c.
  *
  * Reading is three steps over the mapped file: the framing (length prefix, size limits, UTF-8), a
  * strict recursive-descent parser that reads the JSON header straight into the tensor table, and
@@ -8,6 +9,7 @@
 #include "base/arena.h"
 #include "base/check.h"
 #include "base/strmap.h"
+#include "base/utf8.h"
 #include "base/vec.h"
 
 #include <errno.h>
@@ -58,61 +60,12 @@ static int find_dtype(const char *name)
     return -1;
 }
 
-static const char *dtype_name_of(ir_dtype dt)
+const char *st_dtype_name(ir_dtype dt)
 {
     for (size_t i = 0; i < FR_COUNT_OF(dtypes); i++)
         if (dtypes[i].ir == dt && dt != IR_DTYPE_UNKNOWN)
             return dtypes[i].name;
     return NULL;
-}
-
-/* ---- UTF-8 ----------------------------------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at s[0..len), or 0 when it is invalid (overlong forms,
- * surrogates and code points above U+10FFFF are invalid). */
-static size_t utf8_sequence(const unsigned char *s, size_t len)
-{
-    unsigned char c = s[0];
-    if (c < 0x80)
-        return 1;
-    size_t n;
-    unsigned char lo = 0x80, hi = 0xbf; /* the allowed range of the second byte */
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        if (c == 0xe0)
-            lo = 0xa0; /* overlong */
-        else if (c == 0xed)
-            hi = 0x9f; /* surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        if (c == 0xf0)
-            lo = 0x90; /* overlong */
-        else if (c == 0xf4)
-            hi = 0x8f; /* above U+10FFFF */
-    } else {
-        return 0;
-    }
-    if (len < n || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < n; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    return n;
-}
-
-/* Offset of the first invalid byte, or len when all of s is valid UTF-8. */
-static size_t utf8_invalid_at(const unsigned char *s, size_t len)
-{
-    size_t i = 0;
-    while (i < len) {
-        size_t n = utf8_sequence(s + i, len - i);
-        if (n == 0)
-            return i;
-        i += n;
-    }
-    return len;
 }
 
 /* ---- the header: a strict JSON parser for exactly the safetensors schema ---------------------- *
@@ -527,7 +480,7 @@ static bool read_shape(reader *r, st_tensor *t)
     }
     if (more < 0)
         return false;
-    int64_t *dims = ar_alloc_array(r->file->arena, r->dims.len ? r->dims.len : 1, sizeof *dims);
+    int64_t *dims = ar_alloc_array(r->file->arena, r->dims.len, sizeof *dims);
     if (r->dims.len)
         memcpy(dims, r->dims.items, r->dims.len * sizeof *dims);
     t->rank = (uint32_t)r->dims.len;
@@ -870,7 +823,7 @@ st_file *st_open_memory(const void *bytes, size_t len, const char *path, dg_cont
                 .data = b + 8 + header_len, .data_len = len - 8 - header_len};
     bool ok = read_header(&r);
     f->count = r.tensors.len;
-    f->tensors = ar_alloc_array(arena, f->count ? f->count : 1, sizeof *f->tensors);
+    f->tensors = ar_alloc_array(arena, f->count, sizeof *f->tensors);
     if (f->count)
         memcpy(f->tensors, r.tensors.items, f->count * sizeof *f->tensors);
     vec_free(&r.tensors);
@@ -953,177 +906,4 @@ const st_tensor *st_find(const st_file *f, const char *name)
 const char *st_metadata(const st_file *f, const char *key)
 {
     return sm_get(&f->metadata, key, strlen(key));
-}
-
-/* ---- writing --------------------------------------------------------------------------------- */
-
-typedef VEC(char) char_buf;
-
-static void put_str(char_buf *b, const char *s)
-{
-    size_t n = strlen(s);
-    vec_reserve(b, b->len + n);
-    memcpy(b->items + b->len, s, n);
-    b->len += n;
-}
-
-static void put_u64(char_buf *b, uint64_t v)
-{
-    char num[24];
-    snprintf(num, sizeof num, "%" PRIu64, v);
-    put_str(b, num);
-}
-
-/* A JSON string: quotes, backslashes and control characters escaped, UTF-8 passed through. */
-static void put_json_string(char_buf *b, const char *s)
-{
-    vec_push(b, '"');
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') {
-            vec_push(b, '\\');
-            vec_push(b, (char)c);
-        } else if (c < 0x20) {
-            char esc[8];
-            snprintf(esc, sizeof esc, "\\u%04x", c);
-            put_str(b, esc);
-        } else {
-            vec_push(b, (char)c);
-        }
-    }
-    vec_push(b, '"');
-}
-
-static int compare_names(const void *a, const void *b)
-{
-    const st_entry *x = *(const st_entry *const *)a, *y = *(const st_entry *const *)b;
-    return strcmp(x->name, y->name);
-}
-
-/* Data layout order: wider elements first so that every tensor stays aligned, then by name. */
-static int compare_layout(const void *a, const void *b)
-{
-    const st_entry *x = *(const st_entry *const *)a, *y = *(const st_entry *const *)b;
-    size_t sx = ir_dtype_size(x->dtype), sy = ir_dtype_size(y->dtype);
-    if (sx != sy)
-        return sx > sy ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
-
-static bool check_entry(const st_entry *e, const char *path, dg_context *dg)
-{
-    size_t len = strlen(e->name);
-    if (len == 0 || strcmp(e->name, "__metadata__") == 0 ||
-        utf8_invalid_at((const unsigned char *)e->name, len) != len) {
-        dg_error_path(dg, path, "cannot write a tensor named \"%s\"", e->name);
-        return false;
-    }
-    if (!dtype_name_of(e->dtype)) {
-        dg_error_path(dg, path, "tensor '%s': cannot write dtype %s", e->name,
-                      ir_dtype_name(e->dtype));
-        return false;
-    }
-    uint64_t numel = 1;
-    bool ok = true;
-    for (uint32_t i = 0; i < e->rank && ok; i++) {
-        ok = e->dims[i] >= 0 && (e->dims[i] == 0 || numel <= UINT64_MAX / (uint64_t)e->dims[i]);
-        numel *= ok ? (uint64_t)e->dims[i] : 1;
-    }
-    if (!ok || numel > UINT64_MAX / ir_dtype_size(e->dtype) ||
-        numel * ir_dtype_size(e->dtype) != e->nbytes || (e->nbytes && !e->data)) {
-        dg_error_path(dg, path, "tensor '%s': %zu bytes of data do not match its shape",
-                      e->name, e->nbytes);
-        return false;
-    }
-    return true;
-}
-
-/* The header text of `sorted` (by name), given each entry's offset, padded to 8 bytes. */
-static void build_header(char_buf *h, const st_entry **sorted, const uint64_t *begin, size_t n)
-{
-    vec_push(h, '{');
-    for (size_t i = 0; i < n; i++) {
-        const st_entry *e = sorted[i];
-        if (i)
-            vec_push(h, ',');
-        put_json_string(h, e->name);
-        put_str(h, ":{\"dtype\":\"");
-        put_str(h, dtype_name_of(e->dtype));
-        put_str(h, "\",\"shape\":[");
-        for (uint32_t d = 0; d < e->rank; d++) {
-            if (d)
-                vec_push(h, ',');
-            put_u64(h, (uint64_t)e->dims[d]);
-        }
-        put_str(h, "],\"data_offsets\":[");
-        put_u64(h, begin[i]);
-        vec_push(h, ',');
-        put_u64(h, begin[i] + e->nbytes);
-        put_str(h, "]}");
-    }
-    vec_push(h, '}');
-    while (h->len % 8 != 0)
-        vec_push(h, ' ');
-}
-
-static bool write_all(FILE *out, char_buf *header, const st_entry **layout, size_t n)
-{
-    unsigned char len[8];
-    for (int i = 0; i < 8; i++)
-        len[i] = (unsigned char)((uint64_t)header->len >> (8 * i));
-    bool ok = fwrite(len, 1, 8, out) == 8 &&
-              fwrite(header->items, 1, header->len, out) == header->len;
-    for (size_t i = 0; i < n && ok; i++)
-        if (layout[i]->nbytes)
-            ok = fwrite(layout[i]->data, 1, layout[i]->nbytes, out) == layout[i]->nbytes;
-    return ok && !ferror(out);
-}
-
-bool st_write(FILE *out, const char *path, const st_entry *entries, size_t n, dg_context *dg)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!check_entry(&entries[i], path, dg))
-            return false;
-    size_t slots = n ? n : 1;
-    const st_entry **sorted = malloc(slots * sizeof *sorted);
-    const st_entry **layout = malloc(slots * sizeof *layout);
-    uint64_t *begin = malloc(slots * sizeof *begin);
-    FR_CHECK(sorted && layout && begin);
-    for (size_t i = 0; i < n; i++)
-        sorted[i] = layout[i] = &entries[i];
-    qsort(sorted, n, sizeof *sorted, compare_names);
-    qsort(layout, n, sizeof *layout, compare_layout);
-    bool ok = true;
-    for (size_t i = 1; i < n && ok; i++) {
-        if (strcmp(sorted[i]->name, sorted[i - 1]->name) == 0) {
-            dg_error_path(dg, path, "two tensors are named \"%s\"", sorted[i]->name);
-            ok = false;
-        }
-    }
-    char_buf header = {0};
-    if (ok) {
-        /* begin[] follows `sorted`; offsets accumulate in layout order */
-        uint64_t offset = 0;
-        for (size_t i = 0; i < n; i++) {
-            const st_entry *e = layout[i];
-            const st_entry **at = bsearch(&e, sorted, n, sizeof *sorted, compare_names);
-            FR_CHECK(at != NULL);
-            begin[at - sorted] = offset;
-            offset += e->nbytes;
-        }
-        build_header(&header, sorted, begin, n);
-        ok = header.len <= ST_MAX_HEADER_BYTES;
-        if (!ok)
-            dg_error_path(dg, path, "too many tensors: the header would exceed %u bytes",
-                          ST_MAX_HEADER_BYTES);
-    }
-    if (ok && !write_all(out, &header, layout, n)) {
-        dg_error_path(dg, path, "write failed: %s", strerror(errno));
-        ok = false;
-    }
-    vec_free(&header);
-    free(sorted);
-    free(layout);
-    free(begin);
-    return ok;
 }

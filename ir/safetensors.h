@@ -72,6 +72,9 @@ typedef struct st_entry {
     size_t nbytes; /* must equal the shape's element count times the dtype's size */
 } st_entry;
 
+/* The format's name of an IR dtype ("F32", "BF16", ...); NULL when the format has none. */
+const char *st_dtype_name(ir_dtype dt);
+
 /* Writes a safetensors file to `out`. Header entries are sorted by name; the data is laid out by
  * element size (largest first), then by name, so that every tensor's data is aligned to its
  * element size; the header is padded with spaces to a multiple of 8 bytes. The same entries give

@@ -13,6 +13,7 @@
 #include "ir/ir.h"
 
 #include "base/check.h"
+#include "base/path.h"
 #include "ir/safetensors.h"
 
 #include <errno.h>
@@ -40,13 +41,6 @@ typedef struct {
 
 /* ---- paths ----------------------------------------------------------------------------------- */
 
-static char *dup_or_die(const char *s)
-{
-    char *copy = strdup(s);
-    FR_CHECK(copy != NULL);
-    return copy;
-}
-
 /* graph_path with ".graph" replaced by ".safetensors" (appended when it has another name). */
 static char *safetensors_path(const char *graph_path)
 {
@@ -60,24 +54,6 @@ static char *safetensors_path(const char *graph_path)
     memcpy(out, graph_path, n);
     strcpy(out + n, ".safetensors");
     return out;
-}
-
-static char *folder_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return dup_or_die(".");
-    if (slash == path)
-        return dup_or_die("/");
-    char *dir = dup_or_die(path);
-    dir[slash - path] = '\0';
-    return dir;
-}
-
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
 }
 
 /* The path of canonical absolute file `to` relative to canonical absolute folder `from`. */
@@ -193,7 +169,7 @@ static bool relocate_files(saver *s)
 /* Stored constants become file() constants naming the new safetensors file. */
 static void point_at_new_file(saver *s)
 {
-    const char *file = ar_strdup(s->g->arena, base_name(s->st_path));
+    const char *file = ar_strdup(s->g->arena, path_base(s->st_path));
     for (size_t i = 0; i < s->stored.len; i++) {
         ir_value *v = s->stored.items[i];
         change(s, v->konst);
@@ -336,7 +312,7 @@ bool ir_save(ir_graph *g, const char *graph_path, dg_context *dg)
 {
     saver s = {.g = g, .dg = dg, .graph_path = graph_path};
     s.st_path = safetensors_path(graph_path);
-    s.out_dir = folder_of(graph_path);
+    s.out_dir = path_dir(NULL, graph_path);
     bool ok = collect_stored(&s) && relocate_files(&s);
     if (ok) {
         point_at_new_file(&s);

@@ -321,7 +321,7 @@ static bool widen_attr(ir_graph *g, ir_attr *a, ir_attr_kind want)
         return true;
     }
     if (want == IR_ATTR_FLOATS && a->kind == IR_ATTR_INTS) {
-        double *floats = ar_alloc_array(g->arena, a->count ? a->count : 1, sizeof *floats);
+        double *floats = ar_alloc_array(g->arena, a->count, sizeof *floats);
         for (uint32_t i = 0; i < a->count; i++)
             floats[i] = (double)a->v.ints[i];
         a->v.floats = floats;

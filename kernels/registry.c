@@ -179,8 +179,10 @@ static const kn_fused_entry entries[] = {
      {{"A", false}, {"a_scale", false}, {"B", false}, {"b_scale", false}, {"bias", true},
       {"y_scale", true}},
      {{"Y", false}}, false, CPU(QGemm, cpu_qgemm), CUDA(QGemm)},
-    {IR_OP_SeparableConv, "out_act(pointwise(act(depthwise(X, W_dw) + B_dw), W_pw) + B_pw)",
-     {{"X", false}, {"W_dw", false}, {"W_pw", false}, {"B_dw", true}, {"B_pw", true}},
+    {IR_OP_SeparableConv,
+     "out_act(pointwise(act(depthwise(X, W_dw) + B_dw), W_pw) + B_pw + residual)",
+     {{"X", false}, {"W_dw", false}, {"W_pw", false}, {"B_dw", true}, {"B_pw", true},
+      {"residual", true}},
      {{"Y", false}}, false, CPU(SeparableConv, cpu_conv), CUDA(SeparableConv)},
 };
 

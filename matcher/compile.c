@@ -254,7 +254,7 @@ static void emit_kids(compiler *C, mt_tnode **kids, size_t n)
 static void lower_all(compiler *C, dsl_rule *const *rules, uint32_t nrules, dg_context *dg)
 {
     mt_automaton *a = C->a;
-    a->rules = ar_alloc_array(a->arena, nrules ? nrules : 1, sizeof *a->rules);
+    a->rules = ar_alloc_array(a->arena, nrules, sizeof *a->rules);
     for (uint32_t i = 0; i < nrules; i++) {
         if (!rules[i]->checked)
             continue;
@@ -269,7 +269,7 @@ static void lower_all(compiler *C, dsl_rule *const *rules, uint32_t nrules, dg_c
     a->stats.rules = a->nrules;
     a->stats.variants = (uint32_t)C->variants.len;
     a->nvariants = (uint32_t)C->variants.len;
-    a->variants = ar_alloc_array(a->arena, a->nvariants ? a->nvariants : 1, sizeof *a->variants);
+    a->variants = ar_alloc_array(a->arena, a->nvariants, sizeof *a->variants);
     if (a->nvariants)
         memcpy(a->variants, C->variants.items, a->nvariants * sizeof *a->variants);
     vec_free(&C->variants);
@@ -308,7 +308,7 @@ static void emit_all(compiler *C)
 /* Moves the compiler's growing vectors into the automaton's arena. */
 static void *keep(ar_arena *arena, const void *items, size_t n, size_t size)
 {
-    void *copy = ar_alloc_array(arena, n ? n : 1, size);
+    void *copy = ar_alloc_array(arena, n, size);
     if (n)
         memcpy(copy, items, n * size);
     return copy;

@@ -22,52 +22,62 @@ static void text_ops(const uint32_t *ops, uint32_t n, char *buf, size_t size)
                                  ir_op_name((ir_op)ops[i]));
 }
 
-/* The instruction at pc without its annotation. */
-static void text_instr(const mt_automaton *a, uint32_t pc, char *buf, size_t size)
+/* The operands of the instruction at pc. */
+static void text_operands(const mt_automaton *a, uint32_t pc, char *buf, size_t size)
 {
     const uint32_t *x = a->code + pc + 2;
     char tmp[200];
     switch (mt_word_op(a->code[pc])) {
-    case MI_OP: snprintf(buf, size, "op     r%u is %s", x[0], ir_op_name((ir_op)x[1])); break;
+    case MI_OP: snprintf(buf, size, "r%u is %s", x[0], ir_op_name((ir_op)x[1])); break;
     case MI_OPSET:
         text_ops(x + 2, x[1], tmp, sizeof tmp);
-        snprintf(buf, size, "op     r%u in [%s]", x[0], tmp);
+        snprintf(buf, size, "r%u in [%s]", x[0], tmp);
         break;
-    case MI_ARITY_EQ: snprintf(buf, size, "arity  r%u == %u", x[0], x[1]); break;
-    case MI_ARITY_GE: snprintf(buf, size, "arity  r%u >= %u", x[0], x[1]); break;
-    case MI_LOAD: snprintf(buf, size, "load   r%u = r%u.in[%u]", x[0], x[1], x[2]); break;
-    case MI_CONST: snprintf(buf, size, "const  r%u", x[0]); break;
-    case MI_DTYPE: snprintf(buf, size, "dtype  r%u == %s", x[0], ir_dtype_name((ir_dtype)x[1])); break;
-    case MI_LAYOUT:
-        snprintf(buf, size, "layout r%u == %s", x[0], ir_layout_name((ir_layout)x[1]));
-        break;
-    case MI_RANK: snprintf(buf, size, "rank   r%u == %u", x[0], x[1]); break;
+    case MI_ARITY_EQ: snprintf(buf, size, "r%u == %u", x[0], x[1]); break;
+    case MI_ARITY_GE: snprintf(buf, size, "r%u >= %u", x[0], x[1]); break;
+    case MI_LOAD: snprintf(buf, size, "r%u = r%u.in[%u]", x[0], x[1], x[2]); break;
+    case MI_CONST: snprintf(buf, size, "r%u", x[0]); break;
+    case MI_DTYPE: snprintf(buf, size, "r%u == %s", x[0], ir_dtype_name((ir_dtype)x[1])); break;
+    case MI_LAYOUT: snprintf(buf, size, "r%u == %s", x[0], ir_layout_name((ir_layout)x[1])); break;
+    case MI_RANK: snprintf(buf, size, "r%u == %u", x[0], x[1]); break;
     case MI_ATTR:
         mt_attr_text(a->attrs[x[1]], tmp, sizeof tmp);
-        snprintf(buf, size, "attr   r%u %s == %s", x[0], a->attrs[x[1]]->name, tmp);
+        snprintf(buf, size, "r%u %s == %s", x[0], a->attrs[x[1]]->name, tmp);
         break;
-    case MI_EQ: snprintf(buf, size, "same   r%u == r%u", x[0], x[1]); break;
+    case MI_EQ: snprintf(buf, size, "r%u == r%u", x[0], x[1]); break;
     case MI_JOIN: {
-        size_t used = (size_t)snprintf(buf, size, "join   r%u = consumer of r%u, loop %u", x[0],
-                                       x[1], x[2]);
+        size_t used =
+            (size_t)snprintf(buf, size, "r%u = consumer of r%u, loop %u", x[0], x[1], x[2]);
         for (uint32_t e = 0; e < x[3] && used < size; e++)
             used += (size_t)snprintf(buf + used, size - used, "%s r%u", e ? "," : ", not", x[4 + e]);
         break;
     }
-    case MI_GUARD: snprintf(buf, size, "guard  of %s", a->variants[x[0]].rule->name); break;
-    case MI_ACCEPT: snprintf(buf, size, "accept %s", a->accepts[x[0]].v->rule->name); break;
+    case MI_GUARD: snprintf(buf, size, "of %s", a->variants[x[0]].rule->name); break;
+    case MI_ACCEPT: snprintf(buf, size, "%s", a->accepts[x[0]].v->rule->name); break;
     case MI_SWITCH: {
-        size_t used = (size_t)snprintf(buf, size, "switch r%u:", x[0]);
+        size_t used = (size_t)snprintf(buf, size, "r%u:", x[0]);
         for (uint32_t i = 0; i < x[1] && used < size; i++)
             used += (size_t)snprintf(buf + used, size - used, " %s->%u", ir_op_name((ir_op)x[2 + 2 * i]),
                                      x[3 + 2 * i]);
         break;
     }
-    case MI_NEXT: snprintf(buf, size, "next   loop at %u", a->code[pc + 1]); break;
-    case MI_JUMP: snprintf(buf, size, "jump   %u", a->code[pc + 1]); break;
-    case MI_END: snprintf(buf, size, "end"); break;
+    case MI_NEXT: snprintf(buf, size, "loop at %u", a->code[pc + 1]); break;
+    case MI_JUMP: snprintf(buf, size, "%u", a->code[pc + 1]); break;
+    case MI_END: buf[0] = 0; break;
     case MI_COUNT: FR_UNREACHABLE();
     }
+}
+
+/* The instruction at pc without its annotation: its mnemonic, then its operands. */
+static void text_instr(const mt_automaton *a, uint32_t pc, char *buf, size_t size)
+{
+    const char *name = mt_opcode_name(mt_word_op(a->code[pc]));
+    char operands[512];
+    text_operands(a, pc, operands, sizeof operands);
+    if (operands[0])
+        snprintf(buf, size, "%-6s %s", name, operands);
+    else
+        snprintf(buf, size, "%s", name);
 }
 
 static uint32_t instr_len(const uint32_t *code, uint32_t pc)

@@ -21,7 +21,7 @@
  * rule under its op), so the end of a block is simply where its next sibling starts. */
 #define MT_OPCODES(X)                                                                              \
     X(OP, "op")           /* reg op: the value is output 0 of a node of this op */               \
-    X(OPSET, "opset")     /* reg n op...: ... of one of these ops */                             \
+    X(OPSET, "op")        /* reg n op...: ... of one of these ops */                             \
     X(ARITY_EQ, "arity")  /* reg n: its node has exactly n inputs */                             \
     X(ARITY_GE, "arity+") /* reg n: ... at least n inputs */                                     \
     X(LOAD, "load")       /* dst src i: dst = input i of src's node, which must be present */    \
@@ -47,6 +47,7 @@ typedef enum {
         MI_COUNT
 } mt_opcode;
 
+/* The mnemonic the automaton dump prints (fuserule check --dump-automaton). */
 const char *mt_opcode_name(mt_opcode op);
 
 static inline uint32_t mt_word(mt_opcode op, uint32_t nargs)

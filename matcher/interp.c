@@ -378,9 +378,9 @@ static void add_match(mt_matcher *m, ir_node *n, const solution *s)
 {
     const dsl_rule *r = s->v->rule;
     mt_match match = {.rule = r, .rule_index = s->v->rule_index, .root = n, .nkey = s->v->nkey};
-    match.values = ar_alloc_array(m->arena, r->nnodes ? r->nnodes : 1, sizeof *match.values);
-    match.nodes = ar_alloc_array(m->arena, r->nnodes ? r->nnodes : 1, sizeof *match.nodes);
-    uint32_t *key = ar_alloc_array(m->arena, match.nkey ? match.nkey : 1, sizeof *key);
+    match.values = ar_alloc_array(m->arena, r->nnodes, sizeof *match.values);
+    match.nodes = ar_alloc_array(m->arena, r->nnodes, sizeof *match.nodes);
+    uint32_t *key = ar_alloc_array(m->arena, match.nkey, sizeof *key);
     if (match.nkey) /* a rule without a key has s->key NULL, which memcpy may not be given */
         memcpy(key, s->key, match.nkey * sizeof *key);
     match.key = key;

@@ -115,7 +115,7 @@ static const dsl_pattern *effective(const lowering *L, const dsl_pattern *p)
 static mt_check *add_check(lowering *L, mt_opcode op, const dsl_pattern *pat, uint32_t nargs)
 {
     mt_check c = {.op = op, .nargs = nargs, .pat = pat};
-    c.args = ar_alloc_array(L->arena, nargs ? nargs : 1, sizeof *c.args);
+    c.args = ar_alloc_array(L->arena, nargs, sizeof *c.args);
     vec_push(&L->checks, c);
     return &L->checks.items[L->checks.len - 1];
 }
@@ -407,14 +407,14 @@ static mt_variant save_variant(lowering *L, uint32_t rule_index)
     v.checks = ar_alloc_array(L->arena, v.nchecks, sizeof *v.checks);
     if (v.nchecks)
         memcpy(v.checks, L->checks.items, v.nchecks * sizeof *v.checks);
-    v.reg_of = ar_alloc_array(L->arena, r->nnodes ? r->nnodes : 1, sizeof *v.reg_of);
-    v.present = ar_alloc_array(L->arena, r->nnodes ? r->nnodes : 1, sizeof *v.present);
+    v.reg_of = ar_alloc_array(L->arena, r->nnodes, sizeof *v.reg_of);
+    v.present = ar_alloc_array(L->arena, r->nnodes, sizeof *v.present);
     memcpy(v.reg_of, L->reg_of, r->nnodes * sizeof *v.reg_of);
     memcpy(v.present, L->present, r->nnodes);
     for (uint32_t i = 0; i < r->nnodes; i++)
         if (v.reg_of[i] < 0)
             v.present[i] = 0; /* not reached: binds nothing */
-    v.key = ar_alloc_array(L->arena, v.nkey ? v.nkey : 1, sizeof *v.key);
+    v.key = ar_alloc_array(L->arena, v.nkey, sizeof *v.key);
     if (v.nkey) /* an empty vector's items are NULL, which memcpy may not be given */
         memcpy(v.key, L->key.items, v.nkey * sizeof *v.key);
     return v;

@@ -111,8 +111,70 @@ static const contrib_form *form_of(const Onnx__NodeProto *np)
     return find_form(np->op_type);
 }
 
+/* com.microsoft ops with no fused op of their semantics: each becomes a subgraph of catalog ops
+ * (its own file). define makes an Identity for each named output, which import turns into the op
+ * that computes it. */
+static const struct {
+    const char *op_type;
+    uint8_t max_outputs;
+    /* NULL: an Identity placeholder per named output */
+    ir_node *(*define)(ox_importer *im, const Onnx__NodeProto *np, const char *label);
+    bool (*import)(ox_importer *im, ox_pending *p);
+} subgraph_ops[] = {
+    {"BiasDropout", 2, ox_contrib_dropout_define, ox_contrib_dropout_import},
+    {"BitmaskDropout", 2, ox_contrib_dropout_define, ox_contrib_dropout_import},
+    {"DropoutGrad", 1, NULL, ox_contrib_dropout_import},
+    {"BitmaskDropoutGrad", 1, NULL, ox_contrib_dropout_import},
+    {"EmbedLayerNormalization", 3, NULL, ox_contrib_embed_import},
+};
+
+static int find_subgraph_op(const char *op_type)
+{
+    for (size_t i = 0; i < FR_COUNT_OF(subgraph_ops); i++)
+        if (strcmp(subgraph_ops[i].op_type, op_type) == 0)
+            return (int)i;
+    return -1;
+}
+
+static ir_node *define_subgraph_op(ox_importer *im, const Onnx__NodeProto *np, int which,
+                                   const char *label)
+{
+    bool named = false;
+    for (size_t k = 0; k < np->n_output; k++) {
+        if (!np->output[k][0])
+            continue;
+        if (k >= subgraph_ops[which].max_outputs) {
+            ox_unsupported(ox_importer_report(im), "%s: output %zu of %s is outside the catalog",
+                           label, k, np->op_type);
+            return NULL;
+        }
+        named = true;
+    }
+    if (!named) {
+        ox_invalid(ox_importer_report(im), "%s has no named output", label);
+        return NULL;
+    }
+    if (subgraph_ops[which].define)
+        return subgraph_ops[which].define(im, np, label);
+    ir_node *first = NULL;
+    for (size_t k = 0; k < np->n_output; k++) {
+        if (!np->output[k][0])
+            continue;
+        const char *name = np->output[k];
+        ir_node *n = ox_importer_add_node(im, IR_OP_Identity, 1, &name, 1, label);
+        if (!n)
+            return NULL;
+        first = first ? first : n;
+    }
+    return first;
+}
+
 bool ox_contrib_lookup(const char *op_type, ir_op *out)
 {
+    if (find_subgraph_op(op_type) >= 0) {
+        *out = IR_OP_Identity; /* until import builds the subgraph */
+        return true;
+    }
     const contrib_form *f = find_form(op_type);
     if (f)
         *out = f->op;
@@ -124,16 +186,22 @@ bool ox_contrib_lookup(const char *op_type, ir_op *out)
 /* ---- activations ---------------------------------------------------------------------------- */
 
 /* The activations of FusedConv and FusedGemm with the catalog's act names and their parameter
- * defaults (the act's ONNX defaults, which the catalog assumes when act_alpha/act_beta are absent). */
+ * defaults (the act's ONNX defaults, which the catalog assumes when act_alpha/act_beta are absent):
+ * the rows of ir/acts.def that FusedConv takes. */
 static const struct {
     const char *name;
     unsigned nparams;
     double alpha, beta;
     bool in_gemm; /* FusedGemm takes it too */
 } acts[] = {
-    {"Relu", 0, 0, 0, true},          {"Tanh", 0, 0, 0, true},
-    {"Sigmoid", 0, 0, 0, true},       {"LeakyRelu", 1, 0.01, 0, true},
-    {"Clip", 2, -INFINITY, INFINITY, false}, {"HardSigmoid", 2, 0.2, 0.5, true},
+#define ORT_ACT_0(NAME, NP, D0, D1, GEMM)
+#define ORT_ACT_1(NAME, NP, D0, D1, GEMM) {#NAME, NP, D0, D1, GEMM},
+#define ACT(NAME, ENUM, OP, APPROX, FROM, NP, P0, D0, P1, D1, CONV, GEMM)                          \
+    ORT_ACT_##CONV(NAME, NP, D0, D1, GEMM)
+#include "ir/acts.def"
+#undef ACT
+#undef ORT_ACT_0
+#undef ORT_ACT_1
 };
 
 static int find_act(const char *name)
@@ -151,6 +219,9 @@ ir_node *ox_contrib_define(ox_importer *im, const Onnx__NodeProto *np, ir_op op,
 {
     if (ox_contrib_is_attention(np->op_type))
         return ox_contrib_attention_define(im, np, label);
+    int which = find_subgraph_op(np->op_type);
+    if (which >= 0)
+        return define_subgraph_op(im, np, which, label);
     const contrib_form *f = form_of(np);
     ox_report *r = ox_importer_report(im);
     FR_CHECK(f && (f->op == op || f == &fast_gelu_bias));
@@ -442,8 +513,16 @@ bool ox_contrib_import(ox_importer *im, ox_pending *p)
 {
     if (ox_contrib_is_attention(p->proto->op_type))
         return ox_contrib_attention_import(im, p);
+    int which = find_subgraph_op(p->proto->op_type);
+    if (which >= 0)
+        return subgraph_ops[which].import(im, p);
     const contrib_form *f = form_of(p->proto);
     FR_CHECK(f != NULL);
+    bool decomposed = false;
+    if (strcmp(f->op_type, "FusedMatMul") == 0 && !ox_contrib_fused_matmul(im, p, &decomposed))
+        return false;
+    if (decomposed)
+        return true;
     if (!set_inputs(im, p, f))
         return false;
     if (!import_attrs(im, p, f)) {

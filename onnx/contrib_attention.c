@@ -18,16 +18,18 @@
  * mask (mask_index or key_padding_mask) is ONNX Runtime's 2-D raw mask [B, T]: a key whose entry
  * is not > 0 gets mask_filter_value (-10000 by default) added to its scores, which is what
  * Where(Greater(mask, 0), 0, mask_filter_value) unsqueezed to [B, 1, 1, T] adds; attention_bias
- * is added as it is. Because their constants take the data's element type, the mask is built
- * after the first validation (an after-validation fixup), as are the checks of ranks that only
- * inference knows.
+ * is added as it is. Attention's mask_index may also be Megatron's 4-D mask [B, 1, M, M] (ONNX
+ * Runtime's CUDA kernel): query s after P cached tokens reads row P + s, keys 0 .. P + S - 1, an
+ * entry of 0 adding mask_filter_value. Because their constants take the data's element type, the
+ * mask is built after the first validation (an after-validation fixup), as are the checks of ranks
+ * that only inference knows.
  *
  * A KV cache (Attention's past [2, B, H, P, D], MHA's past_key/past_value [B, H, P, D]) puts its
  * keys and values before the new ones: the operands are transposed to BHSD, concatenated along
  * the sequence (the present outputs), and Attention runs in BHSD, its causal mask aligned to the
  * bottom right as ONNX Runtime's (query i sees keys up to P + i). Everything else ONNX Runtime's
- * ops take (past_sequence_length and cache_indirection, a shared buffer; 1-D, 3-D or 4-D
- * mask_index; packed QKV; rotary attributes; the qk output) is refused by name. */
+ * ops take (past_sequence_length and cache_indirection, a shared buffer; 1-D and 3-D mask_index;
+ * packed QKV; rotary attributes; the qk output) is refused by name. */
 #include "onnx/onnx_internal.h"
 
 #include "base/check.h"
@@ -49,6 +51,7 @@ typedef struct {
     ir_node *reshape[3]; /* MHA: the head reshapes of q, k, v (bias goes before them) */
     bool key_in_heads;   /* MHA: key and value arrived as [B, H, T, D] */
     ir_value *kv[2];     /* MHA: key and value as they came */
+    ir_value *past;      /* Attention: the cache [2, B, H, P, D], or NULL */
     double filter;       /* mask_filter_value */
 } mha_fixup;
 
@@ -61,14 +64,17 @@ bool ox_contrib_is_attention(const char *op_type)
 
 /* ---- building nodes ------------------------------------------------------------------------- */
 
+/* A node over `in` (subgraph.c's builder); FusedQKV's three outputs are named <stem>q, k, v. */
 static ir_node *add(ox_importer *im, ir_op op, const char *stem, uint32_t nin, ir_value *const *in,
                     uint32_t nout)
 {
+    if (nout == 1)
+        return ox_build(im, op, stem, nin, in, 1);
     ir_graph *g = ox_importer_graph(im);
     const char *names[3];
-    FR_CHECK(nout <= 3);
+    FR_CHECK(nout == 3);
     for (uint32_t i = 0; i < nout; i++)
-        names[i] = ir_fresh_name(g, nout == 1 ? stem : ar_printf(g->arena, "%s%c", stem, "qkv"[i]));
+        names[i] = ir_fresh_name(g, ar_printf(g->arena, "%s%c", stem, "qkv"[i]));
     ir_node *n = ir_add_node(g, op, nin, names, nout);
     FR_CHECK(n != NULL); /* the names are fresh */
     for (uint32_t i = 0; i < nin; i++)
@@ -79,7 +85,7 @@ static ir_node *add(ox_importer *im, ir_op op, const char *stem, uint32_t nin, i
 static ir_value *add1(ox_importer *im, ir_op op, const char *stem, uint32_t nin,
                       ir_value *const *in)
 {
-    return add(im, op, stem, nin, in, 1)->outputs[0];
+    return ox_build1(im, op, stem, nin, in);
 }
 
 /* Sets input `index` of n, growing its input list (Attention's optional mask slot). */
@@ -358,6 +364,7 @@ static bool import_attention(ox_importer *im, ox_pending *p, const mha_attrs *a,
                       .attention = att,
                       .x = x,
                       .mask = mask,
+                      .past = past,
                       .filter = a->filter};
     return true;
 }
@@ -514,29 +521,79 @@ static bool split_bias(ox_importer *im, mha_fixup *fx)
     return true;
 }
 
-/* The raw mask [B, T] as scores to add, [B, 1, 1, T], plus attention_bias when there is one. */
+/* Dims [from, from + 1) of v's shape: a one-element i64 vector. */
+static ir_value *dim_of(ox_importer *im, const char *stem, ir_value *v, int64_t from)
+{
+    ir_graph *g = ox_importer_graph(im);
+    int64_t to = from + 1;
+    ir_value *sin[] = {add1(im, IR_OP_Shape, ar_printf(g->arena, "%s_shape", stem), 1, &v),
+                       i64s(im, ar_printf(g->arena, "%s_from", stem), &from, 1),
+                       i64s(im, ar_printf(g->arena, "%s_to", stem), &to, 1)};
+    return add1(im, IR_OP_Slice, stem, 3, sin);
+}
+
+/* Megatron's 4-D mask [B, 1, M, M] (M the longest sequence): query s of S new tokens after P
+ * cached ones reads row P + s, keys 0 .. P + S - 1 (ONNX Runtime's CUDA kernel; its CPU kernel
+ * has none). Returns the rows and keys used, [B, 1, S, P + S]. */
+static ir_value *megatron_rows(ox_importer *im, mha_fixup *fx)
+{
+    ir_graph *g = ox_importer_graph(im);
+    const char *stem = fx->mask->name;
+    static const int64_t zero[] = {0}, axes[] = {2, 3};
+    ir_value *s = dim_of(im, ar_printf(g->arena, "%s_queries", stem), fx->x, 1);
+    ir_value *p = fx->past ? dim_of(im, ar_printf(g->arena, "%s_cached", stem), fx->past, 3)
+                           : i64s(im, ar_printf(g->arena, "%s_cached", stem), zero, 1);
+    ir_value *tin[] = {p, s};
+    ir_value *t = add1(im, IR_OP_Add, ar_printf(g->arena, "%s_keys", stem), 2, tin);
+    ir_value *bin[] = {p, i64s(im, ar_printf(g->arena, "%s_first_key", stem), zero, 1)};
+    ir_value *ein[] = {t, t};
+    ir_node *begin = add(im, IR_OP_Concat, ar_printf(g->arena, "%s_starts", stem), 2, bin, 1);
+    ir_node *end = add(im, IR_OP_Concat, ar_printf(g->arena, "%s_ends", stem), 2, ein, 1);
+    ir_set_attr_int(g, begin, "axis", 0);
+    ir_set_attr_int(g, end, "axis", 0);
+    ir_value *sin[] = {fx->mask, begin->outputs[0], end->outputs[0],
+                       i64s(im, ar_printf(g->arena, "%s_axes", stem), axes, 2)};
+    return add1(im, IR_OP_Slice, ar_printf(g->arena, "%s_rows", stem), 4, sin);
+}
+
+/* The raw mask as scores to add, plus attention_bias when there is one: a 2-D [B, T] mask (a key
+ * whose entry is not > 0 is masked) unsqueezed to [B, 1, 1, T], or Megatron's 4-D mask (an entry
+ * of 0 is masked) at the rows and keys of megatron_rows. */
 static bool build_mask(ox_importer *im, mha_fixup *fx)
 {
     ir_graph *g = ox_importer_graph(im);
     const ir_type *mt = &fx->mask->type;
-    if (mt->rank != 2 || (mt->dtype != IR_I32 && mt->dtype != IR_I64)) {
+    bool megatron = mt->rank == 4 && fx->kind == KIND_ATTENTION;
+    if ((mt->rank != 2 && !megatron) || (mt->dtype != IR_I32 && mt->dtype != IR_I64)) {
         ox_unsupported(ox_importer_report(im),
                        "%s: mask '%s' is %s of rank %d; import converts ONNX Runtime's 2-D "
-                       "[batch, keys] raw mask (int32) only",
+                       "[batch, keys] raw mask and Attention's 4-D Megatron mask (int32) only",
                        fx->label, fx->mask->name, ir_dtype_name(mt->dtype), mt->rank);
+        return false;
+    }
+    if (megatron && ((ir_dim_is_static(mt->dims[1]) && mt->dims[1] != 1) ||
+                     !ir_dim_is_static(mt->dims[2]) || mt->dims[2] != mt->dims[3])) {
+        ox_invalid(ox_importer_report(im),
+                   "%s: 4-D mask '%s' must be [batch, 1, max_sequence_length, "
+                   "max_sequence_length]",
+                   fx->label, fx->mask->name);
         return false;
     }
     const char *stem = fx->mask->name;
     ir_dtype dt = fx->x->type.dtype;
-    ir_value *gin[] = {fx->mask,
+    ir_value *gin[] = {megatron ? megatron_rows(im, fx) : fx->mask,
                        ox_const_scalar(im, ar_printf(g->arena, "%s_zero", stem), mt->dtype, 0)};
-    ir_value *keep = add1(im, IR_OP_Greater, ar_printf(g->arena, "%s_keep", stem), 2, gin);
-    ir_value *win[] = {keep, ox_const_scalar(im, ar_printf(g->arena, "%s_open", stem), dt, 0),
-                       ox_const_scalar(im, ar_printf(g->arena, "%s_filter", stem), dt, fx->filter)};
-    ir_value *scores = add1(im, IR_OP_Where, ar_printf(g->arena, "%s_scores", stem), 3, win);
-    static const int64_t axes[] = {1, 2};
-    ir_value *uin[] = {scores, i64s(im, ar_printf(g->arena, "%s_axes", stem), axes, 2)};
-    ir_value *add_mask = add1(im, IR_OP_Unsqueeze, ar_printf(g->arena, "%s_4d", stem), 2, uin);
+    ir_value *keep = add1(im, megatron ? IR_OP_Equal : IR_OP_Greater,
+                          ar_printf(g->arena, "%s_%s", stem, megatron ? "masked" : "keep"), 2, gin);
+    ir_value *open = ox_const_scalar(im, ar_printf(g->arena, "%s_open", stem), dt, 0);
+    ir_value *filter = ox_const_scalar(im, ar_printf(g->arena, "%s_filter", stem), dt, fx->filter);
+    ir_value *win[] = {keep, megatron ? filter : open, megatron ? open : filter};
+    ir_value *add_mask = add1(im, IR_OP_Where, ar_printf(g->arena, "%s_scores", stem), 3, win);
+    if (!megatron) {
+        static const int64_t axes[] = {1, 2};
+        ir_value *uin[] = {add_mask, i64s(im, ar_printf(g->arena, "%s_axes", stem), axes, 2)};
+        add_mask = add1(im, IR_OP_Unsqueeze, ar_printf(g->arena, "%s_4d", stem), 2, uin);
+    }
     ir_node *att = fx->attention;
     if (att->ninputs > 3 && att->inputs[3]) {
         ir_value *ain[] = {att->inputs[3], add_mask};

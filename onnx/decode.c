@@ -8,6 +8,7 @@
 #include "onnx/onnx_internal.h"
 
 #include "base/check.h"
+#include "base/utf8.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -94,25 +95,7 @@ static bool corrupt(walker *w, const uint8_t *at, const char *what)
  * them over as C strings (a NUL would cut a name short), and the text form prints names. */
 static bool clean_utf8(const uint8_t *p, size_t n)
 {
-    for (size_t i = 0; i < n;) {
-        uint8_t c = p[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                                   : (c & 0xf8) == 0xf0 ? 4 : 0;
-        if (c == 0 || len == 0 || len > n - i || (len == 2 && c < 0xc2))
-            return false;
-        uint32_t cp = len == 1 ? c : c & (0x7f >> len);
-        for (size_t k = 1; k < len; k++) {
-            if ((p[i + k] & 0xc0) != 0x80)
-                return false;
-            cp = cp << 6 | (p[i + k] & 0x3f);
-        }
-        /* overlong forms, surrogates, and beyond U+10FFFF */
-        if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-            (cp >= 0xd800 && cp <= 0xdfff))
-            return false;
-        i += len;
-    }
-    return true;
+    return memchr(p, 0, n) == NULL && utf8_invalid_at(p, n) == n;
 }
 
 static bool walk_message(walker *w, const ProtobufCMessageDescriptor *desc, const uint8_t *p,

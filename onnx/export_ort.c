@@ -24,7 +24,7 @@
  * Activations (act) are the ONNX ops of the same name; Silu is x * Sigmoid(x), Gelu and GeluTanh
  * are com.microsoft Gelu and FastGelu (float32) or ONNX Gelu at opset 20.
  *
- *   SeparableConv                    out_act(Conv(act(Conv(X, W_dw, B_dw)), W_pw, B_pw))
+ *   SeparableConv                    out_act(Conv(act(Conv(X, W_dw, B_dw)), W_pw, B_pw) [+ res])
  *   QGemm                            QuantizeLinear(DequantizeLinear(A) @ DequantizeLinear(B) +
  *                                    bias) (the last only with y_scale)
  *
@@ -295,7 +295,7 @@ static void fused_conv(sub *s)
     activation(s, y, "act", n->outputs[0]->name);
 }
 
-/* out_act(Conv(act(Conv(X, W_dw, B_dw) {the node's window, group}), W_pw, B_pw)) */
+/* out_act(Conv(act(Conv(X, W_dw, B_dw) {the node's window, group}), W_pw, B_pw) + residual) */
 static void separable_conv(sub *s)
 {
     static const char *const conv_attrs[] = {"auto_pad", "dilations", "group", "kernel_shape",
@@ -309,6 +309,8 @@ static void separable_conv(sub *s)
     y = activation(s, y, "act", NULL);
     const char *pw_in[] = {y, name_of(n->inputs[2]), n->ninputs > 4 ? name_of(n->inputs[4]) : ""};
     y = emit(s, "", "Conv", pw_in, pw_in[2][0] ? 3 : 2, NULL, NULL);
+    if (n->ninputs > 5 && n->inputs[5])
+        y = op2(s, "Add", y, name_of(n->inputs[5]), NULL);
     activation(s, y, "out_act", n->outputs[0]->name);
 }
 
@@ -634,6 +636,10 @@ static void attention(sub *s)
     Onnx__NodeProto *np;
     const char *p = emit(s, "", "Softmax", &scores, 1, NULL, &np);
     ox_emit_attr_int(s->ex, np, "axis", -1);
+    if (ir_get_int(n, "nan_to_zero")) { /* NaN probabilities (fully masked rows) become 0 */
+        const char *in[] = {op1(s, "IsNaN", p, NULL), scalar(s, "zero", 0.0), p};
+        p = emit(s, "", "Where", in, 3, NULL, NULL);
+    }
     if (!bshd) {
         op2(s, "MatMul", p, v, n->outputs[0]->name);
         return;

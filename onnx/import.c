@@ -13,6 +13,7 @@
 
 #include "base/check.h"
 #include "base/half.h"
+#include "base/path.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -54,8 +55,7 @@ static const char *graph_name(ar_arena *a, const char *onnx_name, const char *pa
 {
     if (onnx_name && onnx_name[0])
         return ar_strdup(a, onnx_name);
-    const char *base = strrchr(path, '/');
-    base = base ? base + 1 : path;
+    const char *base = path_base(path);
     size_t n = strlen(base);
     if (n > 5 && strcmp(base + n - 5, ".onnx") == 0)
         n -= 5;
@@ -883,16 +883,6 @@ static void order_constants(ir_graph *g)
     free(placed);
 }
 
-static char *folder_of(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash)
-        return strdup(".");
-    if (slash == path)
-        return strdup("/");
-    return strndup(path, (size_t)(slash - path));
-}
-
 static void importer_free(ox_importer *im)
 {
     vec_free(&im->pending);
@@ -909,8 +899,7 @@ static ir_graph *import_model(ox_report *r, const Onnx__ModelProto *m, const cha
         ox_invalid(r, "the model has no graph");
         return NULL;
     }
-    char *dir = folder_of(path);
-    FR_CHECK(dir != NULL);
+    char *dir = path_dir(NULL, path);
     ox_importer im = {.r = r, .model_dir = dir};
     im.g = ir_graph_new("model");
     im.g->name = graph_name(im.g->arena, m->graph->name, path);

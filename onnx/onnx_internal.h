@@ -178,8 +178,42 @@ bool ox_contrib_is_attention(const char *op_type);
 ir_node *ox_contrib_attention_define(ox_importer *im, const Onnx__NodeProto *np,
                                      const char *label);
 bool ox_contrib_attention_import(ox_importer *im, ox_pending *p);
+/* com.microsoft ops imported as subgraphs of catalog ops (contrib_dropout.c, contrib_embed.c): the
+ * nodes that carry the ONNX outputs exist (Identity placeholders, unless the op defines its own);
+ * import builds the rest and turns each into the op that computes its output. False after
+ * reporting. */
+bool ox_contrib_dropout_import(ox_importer *im, ox_pending *p);
+/* BiasDropout and BitmaskDropout: the Dropout node first (the pending node), then the Add of the
+ * residual or the Cast of the packed mask that carry the other ONNX outputs. */
+ir_node *ox_contrib_dropout_define(ox_importer *im, const Onnx__NodeProto *np, const char *label);
+bool ox_contrib_embed_import(ox_importer *im, ox_pending *p);
+/* FusedMatMul forms GemmEpilogue cannot hold (transBatchA/B, a B not known to be 2-D) as
+ * Transpose, MatMul and Mul (contrib_matmul.c); *decomposed says whether it did. False after
+ * reporting. */
+bool ox_contrib_fused_matmul(ox_importer *im, ox_pending *p, bool *decomposed);
 /* Sets the inputs and attributes of a contrib node's IR node; false after reporting. */
 bool ox_contrib_import(ox_importer *im, ox_pending *p);
+
+/* ---- subgraphs made by import (subgraph.c) --------------------------------------------------- */
+
+/* A node of op over `in` whose outputs get fresh names from stem (`stem_0`, ... for several). */
+ir_node *ox_build(ox_importer *im, ir_op op, const char *stem, uint32_t nin, ir_value *const *in,
+                  uint32_t nout);
+ir_value *ox_build1(ox_importer *im, ir_op op, const char *stem, uint32_t nin, ir_value *const *in);
+ir_value *ox_binary(ox_importer *im, ir_op op, const char *stem, ir_value *a, ir_value *b);
+ir_value *ox_cast(ox_importer *im, const char *stem, ir_value *x, ir_dtype to);
+/* x in like's element type: a Cast when import knows that type (like is a graph input or a
+ * constant), else a CastLike. */
+ir_value *ox_cast_like(ox_importer *im, const char *stem, ir_value *x, ir_value *like);
+/* A scalar constant in like's element type (an f32 constant through CastLike when import does
+ * not know that type); value is exact in float32. */
+ir_value *ox_number_like(ox_importer *im, const char *stem, double value, ir_value *like);
+/* Turns n (a node that carries an ONNX output) into op over `in`, without attributes. */
+void ox_become(ox_importer *im, ir_node *n, ir_op op, uint32_t nin, ir_value *const *in);
+/* The node that carries ONNX output `slot` of p; NULL when the model leaves it unnamed. */
+ir_node *ox_output_node(ox_importer *im, const ox_pending *p, size_t slot);
+/* The value of a one-element constant (any numeric type), when v is one. */
+bool ox_const_number(ox_importer *im, ir_value *v, double *out);
 
 /* ---- export helpers (export.c, contrib.c) --------------------------------------------------- */
 

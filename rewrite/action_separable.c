@@ -1,7 +1,7 @@
 /* separable: a depthwise conv whose output is the data input of a pointwise (1x1) conv, each a
  * matched Conv or FusedConvAct, becomes one SeparableConv:
  *
- *     pw(dw(X, W_dw, B_dw?), W_pw, B_pw?)  =>  SeparableConv(X, W_dw, W_pw, B_dw?, B_pw?)
+ *     pw(dw(X, W_dw, B_dw?), W_pw, B_pw?, res?)  =>  SeparableConv(X, W_dw, W_pw, B_dw?, B_pw?, res?)
  *
  * Its window attributes (auto_pad, dilations, group, kernel_shape, pads, strides) are the
  * depthwise conv's, its act the depthwise conv's activation (a FusedConvAct's; Identity for a
@@ -10,9 +10,11 @@
  * one nearest the root (the pointwise) would otherwise win.
  *
  * Exact only when the first conv is depthwise (group = its input channels, one input channel per
- * group) and the second a plain channel mix (1x1, stride 1, no padding, group 1), and neither adds
- * a residual; anything else refuses the fusion with its reason. The rules' guards say the same,
- * so a refusal here means a rule without them. */
+ * group) and the second a plain channel mix (1x1, stride 1, no padding, group 1); the pointwise
+ * conv's residual (MobileNetV2's inverted residual) becomes SeparableConv's, added before its
+ * out_act as FusedConvAct adds it before its act, but the depthwise conv must add none (it would
+ * sit between the two convs). Anything else refuses the fusion with its reason. The rules' guards
+ * say the same, so a refusal here means a rule without them. */
 #include "rewrite/internal.h"
 
 #include <string.h>
@@ -87,9 +89,6 @@ static bool check_pointwise(const separable *s, char *why)
                       "separable: '%s' is not a pointwise conv (1x1, stride 1, no pads, "
                       "group 1)",
                       pw->outputs[0]->name);
-    if (has_residual(pw))
-        return rw_why(why, "separable: the pointwise conv '%s' adds a residual",
-                      pw->outputs[0]->name);
     return true;
 }
 
@@ -130,16 +129,19 @@ static rw_input entry_of(const rw_plan *p, ir_value *v)
     return (rw_input){v, NULL};
 }
 
-/* X, W_dw, W_pw, B_dw?, B_pw?: SeparableConv's ports, trailing omitted ones left out. */
+/* X, W_dw, W_pw, B_dw?, B_pw?, residual?: SeparableConv's ports, trailing omitted ones left out. */
 static void set_inputs(rw_plan *p, const separable *s)
 {
     const ir_node *dw = s->dw, *pw = s->pw;
-    ir_value *ports[5] = {dw->inputs[0], dw->inputs[1], pw->inputs[1],
+    ir_value *ports[6] = {dw->inputs[0],
+                          dw->inputs[1],
+                          pw->inputs[1],
                           dw->ninputs > 2 ? dw->inputs[2] : NULL,
-                          pw->ninputs > 2 ? pw->inputs[2] : NULL};
-    rw_input seated[5];
+                          pw->ninputs > 2 ? pw->inputs[2] : NULL,
+                          has_residual(pw) ? pw->inputs[3] : NULL};
+    rw_input seated[6];
     uint32_t count = 0;
-    for (uint32_t k = 0; k < 5; k++) {
+    for (uint32_t k = 0; k < 6; k++) {
         seated[k] = entry_of(p, ports[k]);
         if (ports[k])
             count = k + 1;

@@ -309,8 +309,8 @@ static void report_init(rw_report *rep, const mt_automaton *a, const ir_graph *g
     memset(rep, 0, sizeof *rep);
     rep->arena = ar_new();
     dsl_rule *const *rules = mt_rules(a, &rep->nrules);
-    rep->rule_names = ar_alloc_array(rep->arena, rep->nrules ? rep->nrules : 1, sizeof(char *));
-    rep->fired = ar_alloc_array(rep->arena, rep->nrules ? rep->nrules : 1, sizeof(uint32_t));
+    rep->rule_names = ar_alloc_array(rep->arena, rep->nrules, sizeof(char *));
+    rep->fired = ar_alloc_array(rep->arena, rep->nrules, sizeof(uint32_t));
     for (uint32_t i = 0; i < rep->nrules; i++)
         rep->rule_names[i] = ar_strdup(rep->arena, rules[i]->name);
     ir_compute_stats(g, &rep->before);

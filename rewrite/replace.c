@@ -15,6 +15,7 @@
 #include "rewrite/internal.h"
 
 #include "base/check.h"
+#include "ir/acts.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -424,70 +425,40 @@ static bool scalar_const(rw_plan *p, ir_value *v, double *out, char *why)
     return ok || rw_why(why, "act: '%s' must be one value", v->name);
 }
 
-/* The epilogue activation a matched node computes: act, act_alpha, act_beta. Clip's bounds leave
- * the fused node's inputs (they become attributes). */
+/* The epilogue activation a matched node computes (its row of ir/acts.def): act, act_alpha,
+ * act_beta. Parameters kept as inputs (Clip's bounds) leave the fused node's inputs (they become
+ * attributes). */
 static bool act_from_node(rw_plan *p, ir_node *n, char *why)
 {
-    const char *name = NULL;
-    bool alpha = false, beta = false;
-    double a = 0, b = 0;
-    switch (n->op) {
-    case IR_OP_Relu: name = "Relu"; break;
-    case IR_OP_Sigmoid: name = "Sigmoid"; break;
-    case IR_OP_Tanh: name = "Tanh"; break;
-    case IR_OP_HardSwish: name = "HardSwish"; break;
-    case IR_OP_LeakyRelu:
-        name = "LeakyRelu";
-        alpha = true;
-        a = ir_get_float(n, "alpha");
-        break;
-    case IR_OP_HardSigmoid:
-        name = "HardSigmoid";
-        alpha = beta = true;
-        a = ir_get_float(n, "alpha");
-        b = ir_get_float(n, "beta");
-        break;
-    case IR_OP_Gelu:
-        /* erf and tanh GELU are different functions: the kernel gets the one the graph computes */
-        name = strcmp(ir_get_string(n, "approximate"), "tanh") == 0 ? "GeluTanh" : "Gelu";
-        break;
-    case IR_OP_Clip:
-        name = "Clip";
-        alpha = n->ninputs > 1 && n->inputs[1];
-        beta = n->ninputs > 2 && n->inputs[2];
-        if ((alpha && !scalar_const(p, n->inputs[1], &a, why)) ||
-            (beta && !scalar_const(p, n->inputs[2], &b, why)))
-            return false;
-        for (uint32_t k = 1; k < n->ninputs; k++)
-            rw_plan_remove_input(p, n->inputs[k]);
-        break;
-    default:
+    ir_act act;
+    /* erf and tanh GELU are different functions: the kernel gets the one the graph computes */
+    if (!ir_act_of_node(n, &act))
         return rw_why(why, "act: %s is not an activation the fused kernels apply",
                       ir_op_name(n->op));
+    const ir_act_info *info = ir_act_get(act);
+    bool set[2] = {false, false};
+    double v[2] = {0, 0};
+    for (unsigned k = 0; k < info->nparams; k++) {
+        if (info->from == IR_ACT_FROM_ATTRS) {
+            set[k] = true;
+            v[k] = ir_get_float(n, info->param[k]);
+        } else if (n->ninputs > k + 1 && n->inputs[k + 1]) {
+            set[k] = true;
+            if (!scalar_const(p, n->inputs[k + 1], &v[k], why))
+                return false;
+        }
     }
-    rw_plan_set_attr(p, &(ir_attr){.name = "act", .kind = IR_ATTR_STRING, .v.s = name});
+    if (info->from == IR_ACT_FROM_INPUTS)
+        for (uint32_t k = 1; k < n->ninputs; k++)
+            rw_plan_remove_input(p, n->inputs[k]);
+    rw_plan_set_attr(p, &(ir_attr){.name = "act", .kind = IR_ATTR_STRING, .v.s = info->name});
     drop_attr(p, "act_alpha");
     drop_attr(p, "act_beta");
-    if (alpha)
-        rw_plan_set_attr(p, &(ir_attr){.name = "act_alpha", .kind = IR_ATTR_FLOAT, .v.f = a});
-    if (beta)
-        rw_plan_set_attr(p, &(ir_attr){.name = "act_beta", .kind = IR_ATTR_FLOAT, .v.f = b});
+    if (set[0])
+        rw_plan_set_attr(p, &(ir_attr){.name = "act_alpha", .kind = IR_ATTR_FLOAT, .v.f = v[0]});
+    if (set[1])
+        rw_plan_set_attr(p, &(ir_attr){.name = "act_beta", .kind = IR_ATTR_FLOAT, .v.f = v[1]});
     return true;
-}
-
-static bool is_activation(ir_op op)
-{
-    switch (op) {
-    case IR_OP_Relu:
-    case IR_OP_LeakyRelu:
-    case IR_OP_Sigmoid:
-    case IR_OP_Tanh:
-    case IR_OP_Clip:
-    case IR_OP_Gelu:
-    case IR_OP_HardSigmoid:
-    case IR_OP_HardSwish: return true;
-    default: return false;
-    }
 }
 
 static const dsl_rattr *rule_attr(const rw_plan *p, const char *name)
@@ -541,13 +512,13 @@ static bool attr_from_const(rw_plan *p, const dsl_rattr *a, char *why)
         case IR_ATTR_INT: out.v.i = (int64_t)x[0]; break;
         case IR_ATTR_FLOAT: out.v.f = x[0]; break;
         case IR_ATTR_INTS:
-            out.v.ints = ar_alloc_array(p->ctx->scratch, n ? (size_t)n : 1, sizeof *out.v.ints);
+            out.v.ints = ar_alloc_array(p->ctx->scratch, (size_t)n, sizeof *out.v.ints);
             for (int64_t i = 0; i < n; i++)
                 out.v.ints[i] = (int64_t)x[i];
             out.count = (uint32_t)n;
             break;
         case IR_ATTR_FLOATS:
-            out.v.floats = ar_alloc_array(p->ctx->scratch, n ? (size_t)n : 1, sizeof *out.v.floats);
+            out.v.floats = ar_alloc_array(p->ctx->scratch, (size_t)n, sizeof *out.v.floats);
             memcpy(out.v.floats, x, (size_t)n * sizeof *x);
             out.count = (uint32_t)n;
             break;
@@ -569,7 +540,7 @@ static bool build_attrs(rw_plan *p, char *why)
     bool has_act = ir_op_attr_schema(repl->op, "act") != NULL;
     const dsl_rattr *act = rule_attr(p, "act");
     ir_node *root = p->roots.items[0];
-    bool root_act = has_act && !act && p->rule->nroots == 1 && is_activation(root->op);
+    bool root_act = has_act && !act && p->rule->nroots == 1 && ir_act_is_op(root->op);
     carry_attrs(p, has_act && !act && !root_act);
     if (root_act && !act_from_node(p, root, why))
         return false;
@@ -643,11 +614,11 @@ static ir_node *tentative(rw_plan *p)
     t->op = p->rule->repl.op;
     t->id = RW_TENTATIVE_ID;
     t->ninputs = (uint32_t)p->inputs.len;
-    t->inputs = ar_alloc_array(arena, t->ninputs ? t->ninputs : 1, sizeof *t->inputs);
+    t->inputs = ar_alloc_array(arena, t->ninputs, sizeof *t->inputs);
     for (uint32_t i = 0; i < t->ninputs; i++)
         t->inputs[i] = p->inputs.items[i].v;
     t->nattrs = (uint32_t)p->attrs.len;
-    t->attrs = ar_alloc_array(arena, t->nattrs ? t->nattrs : 1, sizeof *t->attrs);
+    t->attrs = ar_alloc_array(arena, t->nattrs, sizeof *t->attrs);
     if (t->nattrs) /* an empty vector's items are NULL, which memcpy may not be given */
         memcpy(t->attrs, p->attrs.items, t->nattrs * sizeof *t->attrs);
     t->noutputs = (uint32_t)p->outputs.len;
@@ -755,7 +726,7 @@ static ir_attr copy_attr(ir_graph *g, const ir_attr *a)
         c.v.s = ar_strdup(g->arena, a->v.s);
     } else if (a->kind == IR_ATTR_INTS || a->kind == IR_ATTR_FLOATS) {
         size_t size = a->kind == IR_ATTR_INTS ? sizeof *a->v.ints : sizeof *a->v.floats;
-        void *items = ar_alloc_array(g->arena, a->count ? a->count : 1, size);
+        void *items = ar_alloc_array(g->arena, a->count, size);
         if (a->count)
             memcpy(items, a->kind == IR_ATTR_INTS ? (const void *)a->v.ints : (const void *)a->v.floats,
                    a->count * size);
@@ -871,7 +842,7 @@ static void add_helpers(rw_plan *p)
         FR_CHECK(n != NULL);
         ir_set_input(n, 0, t->inputs[0]);
         n->nattrs = t->nattrs;
-        n->attrs = ar_alloc_array(p->g->arena, n->nattrs ? n->nattrs : 1, sizeof *n->attrs);
+        n->attrs = ar_alloc_array(p->g->arena, n->nattrs, sizeof *n->attrs);
         for (uint32_t k = 0; k < n->nattrs; k++)
             n->attrs[k] = copy_attr(p->g, &t->attrs[k]);
         n->outputs[0]->type = t->outputs[0]->type;
@@ -895,7 +866,7 @@ ir_node *rw_commit(rw_plan *p)
     for (uint32_t i = 0; i < n->ninputs; i++)
         ir_set_input(n, i, p->inputs.items[i].v);
     n->nattrs = (uint32_t)p->attrs.len;
-    n->attrs = ar_alloc_array(g->arena, n->nattrs ? n->nattrs : 1, sizeof *n->attrs);
+    n->attrs = ar_alloc_array(g->arena, n->nattrs, sizeof *n->attrs);
     for (uint32_t i = 0; i < n->nattrs; i++)
         n->attrs[i] = copy_attr(g, &p->attrs.items[i]);
     n->noutputs = (uint32_t)p->outputs.len;

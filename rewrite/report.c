@@ -2,6 +2,7 @@
 #include "rewrite/internal.h"
 
 #include "base/check.h"
+#include "base/json.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -9,21 +10,9 @@
 
 static void json_string(FILE *out, const char *s)
 {
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*p < 0x20)
-                fprintf(out, "\\u%04x", *p);
-            else
-                fputc(*p, out);
-        }
-    }
-    fputc('"', out);
+    char *quoted = json_quote(s);
+    fputs(quoted, out);
+    free(quoted);
 }
 
 static void json_list(FILE *out, const char *key, const rw_refusal *items, size_t n)

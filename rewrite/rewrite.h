@@ -97,6 +97,9 @@ dsl_options rw_dsl_options(void);
  * automaton. NULL after errors, which are in dg (*rs is set either way: the diagnostics point into
  * it, so print them before dsl_ruleset_free). */
 mt_automaton *rw_load_rules(const char *const *paths, size_t n, dsl_ruleset **rs, dg_context *dg);
+/* The second half of rw_load_rules, for a rule set loaded otherwise (a rule test's own rules):
+ * checks it and compiles the automaton; NULL after errors, which are in dg. */
+mt_automaton *rw_compile_rules(dsl_ruleset *rs, dg_context *dg);
 
 /* ---- actions ------------------------------------------------------------------------------------ */
 

@@ -39,9 +39,14 @@ mt_automaton *rw_load_rules(const char *const *paths, size_t n, dsl_ruleset **rs
     *rs = dsl_ruleset_new(&opts);
     for (size_t i = 0; i < n; i++)
         dsl_load_file(*rs, paths[i], dg);
-    if (!dsl_check(*rs, dg) || dg_has_errors(dg))
+    return rw_compile_rules(*rs, dg);
+}
+
+mt_automaton *rw_compile_rules(dsl_ruleset *rs, dg_context *dg)
+{
+    if (!dsl_check(rs, dg) || dg_has_errors(dg))
         return NULL;
-    mt_automaton *a = mt_compile(*rs, dg);
+    mt_automaton *a = mt_compile(rs, dg);
     if (dg_has_errors(dg)) {
         mt_free(a);
         return NULL;

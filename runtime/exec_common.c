@@ -77,8 +77,7 @@ bool rt_collect_outputs(ir_graph *g, rt_result *res, const rt_value_source *src,
                         const ir_value **oom)
 {
     res->noutputs = g->outputs.len;
-    res->outputs =
-        ar_alloc_array(res->arena, g->outputs.len ? g->outputs.len : 1, sizeof *res->outputs);
+    res->outputs = ar_alloc_array(res->arena, g->outputs.len, sizeof *res->outputs);
     for (size_t k = 0; k < g->outputs.len; k++) {
         ir_value *v = g->outputs.items[k];
         size_t nbytes = 0;
@@ -124,7 +123,7 @@ void rt_collect_times(rt_result *res, const rt_op_time times[IR_OP_COUNT])
     size_t n = 0;
     for (unsigned op = 0; op < IR_OP_COUNT; op++)
         n += times[op].calls > 0;
-    res->times = ar_alloc_array(res->arena, n ? n : 1, sizeof *res->times);
+    res->times = ar_alloc_array(res->arena, n, sizeof *res->times);
     res->ntimes = 0;
     for (unsigned op = 0; op < IR_OP_COUNT; op++)
         if (times[op].calls > 0)

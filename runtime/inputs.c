@@ -180,8 +180,7 @@ bool rt_bind_inputs(ir_graph *g, dg_context *dg, const rt_options *opts, int64_t
     if (!bind_dims(ex))
         return false;
     ex->res->ninputs = g->inputs.len;
-    ex->res->inputs = ar_alloc_array(ex->res->arena, g->inputs.len ? g->inputs.len : 1,
-                                     sizeof *ex->res->inputs);
+    ex->res->inputs = ar_alloc_array(ex->res->arena, g->inputs.len, sizeof *ex->res->inputs);
     for (size_t k = 0; k < g->inputs.len; k++) {
         const rt_tensor *t = find_given(given, ngiven, g->inputs.items[k]->name);
         if (t && !bind_given(ex, g->inputs.items[k], t))

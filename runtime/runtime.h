@@ -132,13 +132,13 @@ size_t rt_tensor_numel(const rt_tensor *t);
  * bf16 0.02 + 0.01|x|, f64 1e-7 + 1e-7|x|, integers and bool exactly (runtime/compare.c has the
  * table and its sources). */
 typedef struct rt_tolerance {
-    double atol, rtol;
+    double rtol, atol; /* PyTorch's assert_close order, as the tests write theirs */
 } rt_tolerance;
 
 rt_tolerance rt_tolerance_of(ir_dtype dt);
 
 /* How `got` differs from `want` (same type): NaN and infinities (with their sign) must sit at the
- * same places, then every element must be within want's dtype tolerance. */
+ * same places, then every element must be within the tolerance. */
 typedef struct rt_comparison {
     size_t bad;         /* elements out of tolerance */
     size_t special;     /* NaN / infinity disagreements */
@@ -147,10 +147,9 @@ typedef struct rt_comparison {
     size_t at;          /* the first NaN/Inf disagreement, else where worst_ratio is */
 } rt_comparison;
 
-rt_comparison rt_compare(const rt_tensor *got, const rt_tensor *want);
-/* The same with tolerance `tol` and `slack` added to every element's allowance (verify's reference
- * mode: the original run's own distance from the f64 reference). want may be f64 where got is a
- * narrower float type. */
+/* Compared with tolerance `tol` (rt_tolerance_of the dtype, or the user's) and `slack` added to
+ * every element's allowance (verify's reference mode: the original run's own distance from the f64
+ * reference). want may be f64 where got is a narrower float type. */
 rt_comparison rt_compare_with(const rt_tensor *got, const rt_tensor *want, rt_tolerance tol,
                               double slack);
 /* How a fused run's output is judged (verify, `fuserule test`): NaN and infinities must sit where

@@ -214,4 +214,31 @@ static inline int64_t kn_quantize(double v, int64_t zero_point, int64_t lo, int6
     return q > (double)hi ? hi : (int64_t)q;
 }
 
+/* ---- geometry the CUDA executor shares (defined beside the CPU kernels that use it) -------- */
+
+/* ConvTranspose's geometry padded to 3 spatial dims by leading dims of size 1: output size and
+ * the pads before it resolved from pads, auto_pad, output_padding and output_shape
+ * (kernels/cpu/onnx_conv.c). */
+typedef struct kn_tconv_geom {
+    int64_t batch, in_channels, out_channels, group;
+    int64_t in[3], out[3], k[3], s[3], d[3], pad[3];
+} kn_tconv_geom;
+/* Reads ConvTranspose's attributes for x [N, C, spatial...] and w [C, M/group, kernel...] and
+ * checks the result against output 0's shape; reports as the CPU kernel does. */
+bool kn_tconv_geom_init(const kn_call *call, const kn_tensor *x, const kn_tensor *w,
+                        kn_tconv_geom *t);
+
+/* Maps an element of QuantizeLinear's / DequantizeLinear's x to its scale / zero-point element
+ * (kernels/cpu/onnx_quant.c). */
+typedef struct kn_qmap {
+    int64_t axis_dim, inner; /* x's size along the axis, and the product of the dims after it */
+    int64_t block;           /* block size along the axis; 0 unless blocked */
+    int64_t scale_axis_dim;  /* blocked: the scale's size along the axis */
+    int kind;                /* 0 per tensor, 1 per axis, 2 per block */
+} kn_qmap;
+/* Reads axis and block_size and checks the scale's (and zero point's, NULL when absent) shape
+ * against x; reports as the CPU kernel does. */
+bool kn_qmap_init(const kn_call *call, const kn_tensor *x, const kn_tensor *scale,
+                  const kn_tensor *zp, kn_qmap *m);
+
 #endif

@@ -1,5 +1,6 @@
-/* SeparableConv: y = out_act(pointwise(act(depthwise(X, W_dw) + B_dw), W_pw) + B_pw), the
- * depthwise-separable convolution of MobileNet and of the Conformer's conv module.
+/* SeparableConv: y = out_act(pointwise(act(depthwise(X, W_dw) + B_dw), W_pw) + B_pw + residual),
+ * the depthwise-separable convolution of MobileNet (with MobileNetV2's residual) and of the
+ * Conformer's conv module.
  *
  * One fused loop: per image and per tile of about TILE output positions, the depthwise conv
  * computes every channel at those positions into a buffer of C' x tile values (C' = the
@@ -141,6 +142,7 @@ bool kn_cpu_SeparableConv(const kn_call *call)
     const kn_tensor *x = &call->inputs[0], *wd = &call->inputs[1], *wp = &call->inputs[2];
     const float *bd = call->ninputs > 3 ? call->inputs[3].data : NULL;
     const float *bp = call->ninputs > 4 ? call->inputs[4].data : NULL;
+    const float *res = call->ninputs > 5 ? call->inputs[5].data : NULL; /* Y's shape */
     kn_tensor *y = &call->outputs[0];
     separable_geom s;
     fused_act act, out_act;
@@ -165,6 +167,7 @@ bool kn_cpu_SeparableConv(const kn_call *call)
     for (int64_t n = 0; n < s.geom.batch; n++) {
         const float *xn = (const float *)x->data + n * s.geom.in_channels * s.in_size;
         float *yn = (float *)y->data + n * m * positions;
+        const float *rn = res ? res + n * m * positions : NULL;
         tile t = {.r0 = 0, .nrows = 0, .w0 = 0, .width = 0};
         while (next_tile(&s, &t)) {
             int64_t count = t.nrows * t.width, p0 = t.r0 * s.out_w + t.w0;
@@ -180,6 +183,9 @@ bool kn_cpu_SeparableConv(const kn_call *call)
                 float *row = yn + j * positions + p0;
                 for (int64_t p = 0; bp && p < count; p++)
                     row[p] += bp[j];
+                /* after the bias, as Add(Conv(., W_pw, B_pw), residual) adds it */
+                for (int64_t p = 0; rn && p < count; p++)
+                    row[p] += rn[j * positions + p0 + p];
                 fused_act_apply(&out_act, row, count);
             }
         }

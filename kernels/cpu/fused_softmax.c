@@ -78,6 +78,7 @@ typedef struct {
     heads q, k, v, y;
     float scale;
     bool causal;
+    bool nan_to_zero; /* NaN probabilities (a row of -inf or NaN scores) become 0 */
     const float *mask;
     int64_t mask_strides[4]; /* the mask broadcast to [B, Hq, S, T] */
 } attention;
@@ -103,6 +104,9 @@ static void attention_scores(const attention *at, const float *q, const float *k
                 p[i * t + j] = -INFINITY;
         }
     kn_softmax_f32(p, p, s, t, 1);
+    if (at->nan_to_zero)
+        for (int64_t i = 0; i < s * t; i++)
+            p[i] = isnan(p[i]) ? 0.0f : p[i];
 }
 
 /* A rotated copy of x (viewed as v) by the rotate-half RoPE with tables cos/sin broadcasting to
@@ -159,6 +163,7 @@ bool kn_cpu_Attention(const kn_call *call)
         .y = heads_of(&call->outputs[0], bshd),
         .scale = (float)ir_get_float(call->node, "scale"),
         .causal = ir_get_int(call->node, "causal") != 0,
+        .nan_to_zero = ir_get_int(call->node, "nan_to_zero") != 0,
         .mask = mask ? mask->data : NULL,
     };
     if (at.k.h < 1 || at.q.h % at.k.h != 0)

@@ -9,43 +9,20 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct {
-    const char *name;
-    fused_act_kind kind;
-    float alpha, beta; /* the ONNX defaults when act_alpha / act_beta are absent */
-} acts[] = {
-    {"Identity", ACT_IDENTITY, 0, 0},
-    {"Relu", ACT_RELU, 0, 0},
-    {"LeakyRelu", ACT_LEAKY_RELU, 0.01f, 0},
-    {"Sigmoid", ACT_SIGMOID, 0, 0},
-    {"Tanh", ACT_TANH, 0, 0},
-    {"Clip", ACT_CLIP, -INFINITY, INFINITY},
-    {"Gelu", ACT_GELU, 0, 0},
-    {"GeluTanh", ACT_GELU_TANH, 0, 0},
-    {"Silu", ACT_SILU, 0, 0},
-    {"HardSwish", ACT_HARD_SWISH, 0, 0},
-    {"HardSigmoid", ACT_HARD_SIGMOID, 0.2f, 0.5f},
-};
-
 bool fused_act_read_named(const kn_call *call, const char *attr, fused_act *out)
 {
     char alpha[32], beta[32];
     snprintf(alpha, sizeof alpha, "%s_alpha", attr);
     snprintf(beta, sizeof beta, "%s_beta", attr);
     const char *name = ir_get_string(call->node, attr);
-    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++) {
-        if (strcmp(name, acts[i].name) != 0)
-            continue;
-        out->kind = acts[i].kind;
-        out->alpha = acts[i].alpha;
-        out->beta = acts[i].beta;
-        if (ir_node_attr(call->node, alpha))
-            out->alpha = (float)ir_get_float(call->node, alpha);
-        if (ir_node_attr(call->node, beta))
-            out->beta = (float)ir_get_float(call->node, beta);
-        return true;
-    }
-    return kn_fail(call, "unknown activation '%s'", name);
+    if (!ir_act_lookup(name, &out->kind))
+        return kn_fail(call, "unknown activation '%s'", name);
+    const ir_act_info *info = ir_act_get(out->kind);
+    out->alpha = ir_node_attr(call->node, alpha) ? (float)ir_get_float(call->node, alpha)
+                                                 : (float)info->dflt[0];
+    out->beta = ir_node_attr(call->node, beta) ? (float)ir_get_float(call->node, beta)
+                                               : (float)info->dflt[1];
+    return true;
 }
 
 bool fused_act_read(const kn_call *call, fused_act *out)
@@ -57,44 +34,44 @@ void fused_act_apply(const fused_act *act, float *y, int64_t n)
 {
     const float a = act->alpha, b = act->beta;
     switch (act->kind) {
-    case ACT_IDENTITY: break;
-    case ACT_RELU:
+    case IR_ACT_IDENTITY: break;
+    case IR_ACT_RELU:
         for (int64_t i = 0; i < n; i++)
             y[i] = y[i] < 0 ? 0.0f : y[i]; /* NaN stays NaN, as in ONNX Relu */
         break;
-    case ACT_LEAKY_RELU:
+    case IR_ACT_LEAKY_RELU:
         for (int64_t i = 0; i < n; i++)
             y[i] = kn_leaky_relu(y[i], a);
         break;
-    case ACT_SIGMOID:
+    case IR_ACT_SIGMOID:
         for (int64_t i = 0; i < n; i++)
             y[i] = kn_sigmoid(y[i]);
         break;
-    case ACT_TANH:
+    case IR_ACT_TANH:
         for (int64_t i = 0; i < n; i++)
             y[i] = tanhf(y[i]);
         break;
-    case ACT_CLIP:
+    case IR_ACT_CLIP:
         for (int64_t i = 0; i < n; i++)
             y[i] = kn_clip(y[i], a, b);
         break;
-    case ACT_GELU:
+    case IR_ACT_GELU:
         for (int64_t i = 0; i < n; i++)
             y[i] = kn_gelu_erf(y[i]);
         break;
-    case ACT_GELU_TANH:
+    case IR_ACT_GELU_TANH:
         for (int64_t i = 0; i < n; i++)
             y[i] = kn_gelu_tanh(y[i]);
         break;
-    case ACT_SILU:
+    case IR_ACT_SILU:
         for (int64_t i = 0; i < n; i++)
             y[i] = y[i] * kn_sigmoid(y[i]);
         break;
-    case ACT_HARD_SWISH:
+    case IR_ACT_HARD_SWISH:
         for (int64_t i = 0; i < n; i++)
             y[i] = kn_hard_swish(y[i]);
         break;
-    case ACT_HARD_SIGMOID:
+    case IR_ACT_HARD_SIGMOID:
         for (int64_t i = 0; i < n; i++)
             y[i] = kn_hard_sigmoid(y[i], a, b);
         break;

@@ -3,32 +3,20 @@
 #ifndef FUSERULE_KERNELS_CPU_FUSED_UTIL_H
 #define FUSERULE_KERNELS_CPU_FUSED_UTIL_H
 
+#include "ir/acts.h"
 #include "kernels/kernels.h"
 
 #include <stdint.h>
 
 /* ---- the activation epilogue (FusedConvAct, GemmEpilogue) --------------------------------- */
 
-typedef enum {
-    ACT_IDENTITY,
-    ACT_RELU,
-    ACT_LEAKY_RELU,
-    ACT_SIGMOID,
-    ACT_TANH,
-    ACT_CLIP,
-    ACT_GELU,
-    ACT_GELU_TANH,
-    ACT_SILU,
-    ACT_HARD_SWISH,
-    ACT_HARD_SIGMOID,
-} fused_act_kind;
-
 typedef struct fused_act {
-    fused_act_kind kind;
+    ir_act kind;       /* a row of ir/acts.def */
     float alpha, beta; /* LeakyRelu alpha; Clip min, max; HardSigmoid alpha, beta */
 } fused_act;
 
-/* Reads the node's activation; false (after reporting) for a name the catalog does not know,
+/* Reads the node's activation, its parameters defaulting to the table's; false (after reporting)
+ * for a name ir/acts.def does not know,
  * which inference has already refused, so only a built-but-unvalidated node gets there. */
 bool fused_act_read(const kn_call *call, fused_act *out);
 /* The same for the activation named by attribute `attr`, with `attr`_alpha and `attr`_beta

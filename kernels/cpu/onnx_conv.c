@@ -26,11 +26,7 @@ bool kn_cpu_Conv(const kn_call *call)
 
 /* ---- ConvTranspose ------------------------------------------------------------------------- */
 
-/* Geometry padded to 3 spatial dims by leading dims of size 1. */
-typedef struct {
-    int64_t batch, in_channels, out_channels, group;
-    int64_t in[3], out[3], k[3], s[3], d[3], pad[3];
-} tgeom;
+typedef kn_tconv_geom tgeom;
 
 /* One spatial axis: out = s*(in-1) + output_padding + extent - pads; or, when an output size is
  * requested (output_shape, or in*s for SAME_*), the pads that give it. ONNX splits an odd total
@@ -129,6 +125,12 @@ static bool tgeom_init(const kn_call *call, const kn_tensor *x, const kn_tensor 
     if (!fits)
         return kn_fail(call, "the output was allocated with another shape than the result's");
     return true;
+}
+
+bool kn_tconv_geom_init(const kn_call *call, const kn_tensor *x, const kn_tensor *w,
+                        kn_tconv_geom *t)
+{
+    return tgeom_init(call, x, w, t);
 }
 
 static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }

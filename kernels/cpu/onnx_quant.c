@@ -9,13 +9,7 @@
  * except dims[axis] = ceil(x.dims[axis] / block_size) (per block). */
 #include "kernels/cpu/cpu_util.h"
 
-/* Maps an element of x to its scale / zero-point element. */
-typedef struct {
-    int64_t axis_dim, inner; /* x's size along the axis, and the product of the dims after it */
-    int64_t block;           /* block size along the axis; 0 unless blocked */
-    int64_t scale_axis_dim;  /* blocked: the scale's size along the axis */
-    int kind;                /* 0 per tensor, 1 per axis, 2 per block */
-} qmap;
+typedef kn_qmap qmap;
 
 static int64_t qindex(const qmap *m, int64_t i)
 {
@@ -63,6 +57,12 @@ static bool qmap_init(const kn_call *call, const kn_tensor *x, const kn_tensor *
                            (long long)scale->dims[d], (long long)want);
     }
     return true;
+}
+
+bool kn_qmap_init(const kn_call *call, const kn_tensor *x, const kn_tensor *scale,
+                  const kn_tensor *zp, kn_qmap *m)
+{
+    return qmap_init(call, x, scale, zp, m);
 }
 
 static const kn_tensor *optional_input(const kn_call *call, uint32_t i)

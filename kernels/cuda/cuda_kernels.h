@@ -35,19 +35,13 @@ typedef struct kc_tensor {
     void *data; /* device memory; NULL for an omitted optional operand */
 } kc_tensor;
 
-/* The activations of FusedConvAct and GemmEpilogue, as docs/kernels.md defines them. */
+/* The activations of FusedConvAct and GemmEpilogue, as docs/kernels.md defines them: the rows of
+ * ir/acts.def in its order (KC_ACT_GELU is erf GELU, KC_ACT_GELU_TANH the tanh approximation, the
+ * only GELU cuBLASLt computes). */
 typedef enum {
-    KC_ACT_IDENTITY,
-    KC_ACT_RELU,
-    KC_ACT_LEAKY_RELU,
-    KC_ACT_SIGMOID,
-    KC_ACT_TANH,
-    KC_ACT_CLIP,
-    KC_ACT_GELU,      /* erf */
-    KC_ACT_GELU_TANH, /* the tanh approximation: the only GELU cuBLASLt computes */
-    KC_ACT_SILU,
-    KC_ACT_HARD_SWISH,
-    KC_ACT_HARD_SIGMOID,
+#define ACT(NAME, ENUM, ...) KC_ACT_##ENUM,
+#include "ir/acts.def"
+#undef ACT
 } kc_act_kind;
 
 typedef struct kc_act {
@@ -426,6 +420,125 @@ typedef enum { KC_GRID_ZEROS, KC_GRID_BORDER, KC_GRID_REFLECTION } kc_grid_pad;
 /* GridSample, 2-D: x [N, C, H, W], grid [N, Ho, Wo, 2] (x's dtype), y [N, C, Ho, Wo]. */
 bool kc_grid_sample(kc_context *ctx, const kc_tensor *x, const kc_tensor *grid, kc_grid_mode mode,
                     kc_grid_pad pad, bool align_corners, kc_tensor *y);
+/* ---- quantized and integer linear algebra (quant.cu) ---------------------------------------- */
+
+/* Maps element i of a QuantizeLinear / DequantizeLinear input to its scale and zero-point
+ * element, as the CPU kernel does (kernels/cpu/onnx_quant.c): kind 0 per tensor, 1 per axis
+ * ((i / inner) % axis_dim), 2 per block of `block` along the axis (the scale's axis dim
+ * scale_axis_dim). */
+typedef struct kc_qmap {
+    int kind;
+    int64_t axis_dim, inner, block, scale_axis_dim;
+} kc_qmap;
+/* QuantizeLinear: y = saturate(rint(x / scale) + zp) (f32 division, round half to even, NaN to
+ * the zero point), y and zp i8 or u8 (yt), zp NULL for 0. */
+bool kc_quantize_linear(kc_context *ctx, const float *x, const float *scale, const void *zp,
+                        kc_elem yt, const kc_qmap *m, int64_t n, void *y);
+/* DequantizeLinear: y = (float)(x - zp) * scale, x and zp i8, u8 or i32 (xt), zp NULL for 0. */
+bool kc_dequantize_linear(kc_context *ctx, const void *x, kc_elem xt, const float *scale,
+                          const void *zp, const kc_qmap *m, int64_t n, float *y);
+/* DynamicQuantizeLinear of n f32 values into u8 y, the scale and the zero point, with ONNX's
+ * formula as the CPU kernel computes it. When range is not NULL the range [lo, hi] the kernel
+ * found is copied there (synchronizing), so that the caller can report an infinity as the CPU
+ * does. */
+bool kc_dynamic_quantize(kc_context *ctx, const float *x, int64_t n, void *y, float *scale,
+                         void *zero_point, float *range);
+
+/* An integer operand of MatMulInteger / ConvInteger / the QLinear ops: i8 or u8 elements, and its
+ * zero point (NULL for 0) with zp_n values (1: per tensor; else per row of A, per column of B,
+ * per output channel of W). */
+typedef struct kc_qoperand {
+    const void *data;
+    kc_elem type;
+    const void *zp;
+    int64_t zp_n;
+} kc_qoperand;
+/* The QLinear ops' requantization of the int32 accumulator, as the CPU's: scale = a_scale[row] *
+ * b_scale[col] / y_scale in f32, y = saturate(rint(acc * scale) + y_zp) into yt (i8 or u8), with
+ * row = i / row_div % rows and col = i / col_div % cols; a scale of one value is per tensor.
+ * bias (QLinearConv, i32, NULL for none) is added to the accumulator at col first, wrapping. */
+typedef struct kc_requant {
+    const float *a_scale, *b_scale, *y_scale;
+    int64_t a_scale_n, b_scale_n;
+    const void *y_zp;
+    kc_elem yt;
+    const int32_t *bias;
+    int64_t row_div, rows, col_div, cols;
+} kc_requant;
+/* y = (A - a_zp) @ (B - b_zp), numpy batch broadcasting: `batches` products of [m, k] @ [k, n],
+ * batch t's operands at a_off(t) / b_off(t) = sum over batch dims of pos_d * stride_d (a stride 0
+ * where the operand broadcasts). Summed in int64 and wrapped to int32 (MatMulInteger, into y as
+ * i32), or requantized when rq is not NULL (QLinearMatMul, into y of rq->yt). */
+typedef struct kc_int_matmul {
+    int64_t m, n, k, batches;
+    int batch_rank;
+    int64_t batch_dims[KC_MAX_RANK], a_strides[KC_MAX_RANK], b_strides[KC_MAX_RANK];
+} kc_int_matmul;
+bool kc_int_matmul_run(kc_context *ctx, const kc_qoperand *a, const kc_qoperand *b,
+                       const kc_int_matmul *p, const kc_requant *rq, void *y);
+/* A convolution's geometry padded to 3 spatial dims by leading dims of 1 (kn_conv_geom's). */
+typedef struct kc_conv3d {
+    int64_t batch, in_channels, out_channels, group;
+    int64_t in[3], out[3], kernel[3], strides[3], dilations[3], pad_begin[3];
+} kc_conv3d;
+/* y = conv(x - x_zp, w - w_zp), one thread per output, the padding contributing 0; int32 into y
+ * (ConvInteger) or requantized with rq (QLinearConv). */
+bool kc_int_conv_run(kc_context *ctx, const kc_qoperand *x, const kc_qoperand *w,
+                     const kc_conv3d *g, const kc_requant *rq, void *y);
+
+/* ---- linear algebra and signal (linalg.cu) ------------------------------------------------- */
+
+/* ConvTranspose of f32/f16/bf16 x [N, C, in...] with w [C, M/group, k...] (+ bias [M]) into y
+ * [N, M, out...], geometry as the CPU resolves it (pad_begin the pads before, out the output
+ * size); each output the sum over the input positions i with i * stride - pad + k * dilation = o,
+ * accumulated in fp32. */
+bool kc_conv_transpose(kc_context *ctx, const kc_tensor *x, const kc_tensor *w,
+                       const kc_tensor *bias, const kc_conv3d *g, kc_tensor *y);
+/* Det of `count` f32 m x m matrices: the CPU's Gaussian elimination with partial pivoting in
+ * double, the same operations in the same order, one thread per matrix (its copy in the
+ * context's workspace); m = 0 gives 1. */
+bool kc_det(kc_context *ctx, const float *x, int64_t count, int64_t m, float *y);
+/* DFT of f32 x viewed as [outer, len, inner, comp] (comp 1 real, 2 complex) into y [outer,
+ * outlen, inner, 2]: y[k] = sum_{j < min(n, len)} x[j] e^(sign 2 pi i (j k mod n) / n), in
+ * double, divided by n when inverse (sign +1). */
+bool kc_dft(kc_context *ctx, const float *x, int64_t outer, int64_t len, int64_t inner,
+            int64_t comp, int64_t n, int64_t outlen, bool inverse, float *y);
+
+/* Einsum of float inputs (one dtype T: f32, f16 or bf16) as the CPU kernel computes it: for each
+ * output element, every combination of the summed labels in label order (the last fastest), the
+ * product of the inputs' elements in double added into a double accumulator, rounded to f32 and
+ * then to T. An input's stride along a label is 0 where it broadcasts, the sum of its dims'
+ * strides where the label repeats (a diagonal). */
+enum { KC_EINSUM_MAX_INPUTS = 4, KC_EINSUM_MAX_SUM = 32 };
+typedef struct kc_einsum {
+    int ninputs, out_rank, nsum;
+    int64_t out_dims[KC_MAX_RANK], sum_dims[KC_EINSUM_MAX_SUM];
+    int64_t out_strides[KC_EINSUM_MAX_INPUTS][KC_MAX_RANK];
+    int64_t sum_strides[KC_EINSUM_MAX_INPUTS][KC_EINSUM_MAX_SUM];
+} kc_einsum;
+bool kc_einsum_run(kc_context *ctx, kc_dtype dt, const void *const *inputs, const kc_einsum *p,
+                   int64_t out_numel, void *y);
+
+/* ---- RNN, GRU, LSTM (rnn.cu) -------------------------------------------------------------- */
+
+/* The recurrence as the CPU kernel computes it (kernels/cpu/onnx_rnn.c): ONNX's default
+ * activations, in double; kind 1 RNN (gate i), 3 GRU (z, r, h), 4 LSTM (i, o, f, c). Steps at
+ * and after an entry's sequence length leave Y zero and the state as it was; the reverse
+ * direction runs from its last valid step down. */
+typedef struct kc_rnn_params {
+    int kind;
+    int64_t seq, batch, input, hidden, dirs;
+    bool batch_first, lbr, input_forget, reverse_only;
+    double clip; /* 0: none */
+} kc_rnn_params;
+/* Device operands, all f32 (lens i32 or i64, already checked to lie in [0, seq]); NULL for an
+ * absent optional one. */
+typedef struct kc_rnn_operands {
+    const void *x, *w, *r, *b, *lens, *h0, *c0, *p;
+    bool lens64;
+    void *y, *yh, *yc;
+} kc_rnn_operands;
+bool kc_rnn(kc_context *ctx, const kc_rnn_params *p, const kc_rnn_operands *o);
 
 /* ---- reductions (reduce.cu) ---------------------------------------------------------------- */
 

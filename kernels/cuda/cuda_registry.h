@@ -31,6 +31,14 @@ const char *kn_cuda_ewchain_source(ar_arena *arena, const ir_ew_program *prog);
  * known yet is not refused: the executor asks again on the run's shapes. */
 bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not);
 
+/* The checks of quant.cu's and linalg.cu's kernels (QuantizeLinear, DequantizeLinear,
+ * DynamicQuantizeLinear, MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv, ConvTranspose,
+ * Det, DFT, Einsum, RNN, GRU, LSTM), in kernels/cuda/cuda_supports_linalg.c;
+ * kn_cuda_onnx_supports calls it. */
+bool kn_cuda_linalg_supports(const ir_graph *g, const ir_node *n, char *why_not);
+/* Inputs and summed labels the CUDA Einsum takes (KC_EINSUM_MAX_INPUTS, KC_EINSUM_MAX_SUM). */
+enum { KN_CUDA_EINSUM_MAX_INPUTS = 4, KN_CUDA_EINSUM_MAX_SUM = 32 };
+
 enum { KN_CUDA_EW_MAX_INPUTS = 32 };
 
 /* A plain elementwise op as an ElementwiseChain expression. */

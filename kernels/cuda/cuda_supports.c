@@ -120,6 +120,8 @@ bool kn_cuda_supports_SeparableConv(const ir_graph *g, const ir_node *n, char *w
 {
     if (!same_float(n, 0, 5, why_not))
         return false;
+    if (n->ninputs > 5 && n->inputs[5])
+        return why(why_not, "a residual: the CUDA kernel adds none");
     const ir_type *x = in_type(n, 0);
     if (x && x->rank >= 0 && x->rank != 3 && x->rank != 4)
         return why(why_not, "the CUDA kernel runs 1-D or 2-D convolutions; X has rank %d", x->rank);
@@ -195,6 +197,8 @@ bool kn_cuda_supports_Attention(const ir_graph *g, const ir_node *n, char *why_n
 {
     if (!same_float(n, 0, 6, why_not))
         return false;
+    if (ir_get_int(n, "nan_to_zero"))
+        return why(why_not, "nan_to_zero: the CUDA kernel keeps NaN probabilities");
     for (uint32_t i = 0; i < 3; i++)
         if (!rank_is(n, i, 4, 4, i == 0 ? "Q" : i == 1 ? "K" : "V", why_not))
             return false;
@@ -461,6 +465,21 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
                        ir_dtype_name(t->dtype));
         return true;
     }
+    /* cuda-c: quantized and integer linear algebra, ConvTranspose, Det, DFT, Einsum, RNNs */
+    case IR_OP_QuantizeLinear:
+    case IR_OP_DequantizeLinear:
+    case IR_OP_DynamicQuantizeLinear:
+    case IR_OP_MatMulInteger:
+    case IR_OP_ConvInteger:
+    case IR_OP_QLinearMatMul:
+    case IR_OP_QLinearConv:
+    case IR_OP_ConvTranspose:
+    case IR_OP_Det:
+    case IR_OP_DFT:
+    case IR_OP_Einsum:
+    case IR_OP_RNN:
+    case IR_OP_GRU:
+    case IR_OP_LSTM: return kn_cuda_linalg_supports(g, n, why_not);
     default: return why(why_not, "%s has no CUDA kernel", ir_op_name(n->op));
     }
 }

@@ -101,6 +101,18 @@ def launch_table(c):
         (r"^unpool_claim_kernel\(", grid, 0, False),
         (r"^unpool_write_kernel<", grid, 0, False),
         (r"^grid_sample_kernel<", grid, 0, False),
+        # cuda-c: quant.cu, linalg.cu and rnn.cu, KC_THREADS per block
+        (r"^quantize_kernel\(", grid, 0, False),
+        (r"^dequantize_kernel\(", grid, 0, False),
+        (r"^range_kernel\(", grid, 0, False),
+        (r"^dynamic_quantize_kernel\(", grid, 0, False),
+        (r"^int_matmul_kernel<", grid, 0, False),
+        (r"^int_conv_kernel<", grid, 0, False),
+        (r"^conv_transpose_kernel<", grid, 0, False),
+        (r"^det_kernel\(", grid, 0, False),
+        (r"^dft_kernel\(", grid, 0, False),
+        (r"^einsum_kernel<", grid, 0, False),
+        (r"^rnn_kernel\(", grid, 0, False),  # one block of KC_THREADS per (direction, batch)
     ]
 
 

@@ -345,9 +345,8 @@ static void test_onnx_ops(void)
     CHECK(!supported("graph t {\n input x : i64[4]\n y = Relu(x)\n output y\n}\n", why));
     CHECK_STR(why, "i64: the CUDA elementwise kernels take f32, f16 or bf16");
     CHECK(supported("graph t {\n input x : i64[4,3]\n y = Transpose(x)\n output y\n}\n", why));
-    CHECK(!supported("graph t {\n input x : i8[4,3]\n const s : f32[] = 0.5\n"
-                     " y = DequantizeLinear(x, s)\n output y\n}\n", why));
-    CHECK_STR(why, "DequantizeLinear has no CUDA kernel");
+    CHECK(supported("graph t {\n input x : i8[4,3]\n const s : f32[] = 0.5\n"
+                    " y = DequantizeLinear(x, s)\n output y\n}\n", why));
     CHECK(supported("graph t {\n input a : f16[2,4,64]\n input b : f16[64,8]\n"
                     " y = MatMul(a, b)\n output y\n}\n", why));
     CHECK(supported("graph t {\n input a : f32[2,3,4,64]\n input b : f32[2,3,64,8]\n"
@@ -368,6 +367,56 @@ static void test_onnx_ops(void)
     ar_free(a);
 }
 
+/* cuda-c: the checks of quant.cu's, linalg.cu's and rnn.cu's kernels (cuda_supports_linalg.c):
+ * what each takes beside what it refuses, with the reason. */
+static void test_linalg_supports(void)
+{
+    char why[KN_WHY_SIZE];
+    CHECK(supported("graph t {\n input x : f32[4,6]\n const s : f32[6] = 0.5\n"
+                    " const z : i8[6] = 1\n y = QuantizeLinear(x, s, z) {axis=1}\n output y\n}\n",
+                    why));
+    CHECK(!supported("graph t {\n input x : f16[4,6]\n const s : f16[] = 0.5\n"
+                     " y = QuantizeLinear(x, s)\n output y\n}\n", why));
+    CHECK_STR(why, "x is f16; the CUDA QuantizeLinear takes f32");
+    CHECK(supported("graph t {\n input x : i32[4]\n const s : f32[] = 0.5\n"
+                    " y = DequantizeLinear(x, s)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input x : f32[4]\n y, s, z = DynamicQuantizeLinear(x)\n"
+                    " output y\n}\n", why));
+    CHECK(supported("graph t {\n input a : u8[3,8]\n input b : i8[8,5]\n"
+                    " y = MatMulInteger(a, b)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input x : u8[1,2,5,5]\n input w : u8[3,2,3,3]\n"
+                    " y = ConvInteger(x, w)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input a : i8[3,8]\n const s : f32[] = 0.1\n const z : i8[] = 0\n"
+                    " input b : i8[8,5]\n const u : u8[] = 3\n"
+                    " y = QLinearMatMul(a, s, z, b, s, z, s, u)\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input x : f32[4]\n const s : f32[] = 0.5\n"
+                     " const z : i16[] = 1\n y = QuantizeLinear(x, s, z)\n output y\n}\n",
+                     why));
+    CHECK_STR(why, "the output is i16; the CUDA QuantizeLinear takes i8 or u8");
+    CHECK(supported("graph t {\n input x : bf16[1,4,5,5]\n input w : bf16[4,2,3,3]\n"
+                    " y = ConvTranspose(x, w)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input x : f32[2,3,3]\n y = Det(x)\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input x : f16[2,3,3]\n y = Det(x)\n output y\n}\n", why));
+    CHECK_STR(why, "the input is f16; the CUDA Det takes f32");
+    CHECK(supported("graph t {\n input x : f32[2,8,1]\n y = DFT(x)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input a : f16[2,3]\n input b : f16[3,4]\n"
+                    " y = Einsum(a, b) {equation=\"ij,jk->ik\"}\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input a : i32[2,3]\n input b : i32[3,4]\n"
+                     " y = Einsum(a, b) {equation=\"ij,jk->ik\"}\n output y\n}\n", why));
+    CHECK_STR(why, "an operand is i32; the CUDA Einsum takes f32, f16 or bf16");
+    CHECK(!supported("graph t {\n input a : f32[2]\n"
+                     " y = Einsum(a, a, a, a, a) {equation=\"i,i,i,i,i->i\"}\n output y\n}\n",
+                     why));
+    CHECK_STR(why, "5 inputs; the CUDA Einsum takes at most 4");
+    CHECK(supported("graph t {\n input x : f32[5,2,3]\n input w : f32[1,20,3]\n"
+                    " input r : f32[1,20,5]\n const l : i32[2] = [5,3]\n"
+                    " y, h, c = LSTM(x, w, r, _, l) {hidden_size=5}\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input x : f16[5,2,3]\n input w : f16[1,15,3]\n"
+                     " input r : f16[1,15,5]\n y, h = GRU(x, w, r) {hidden_size=5}\n"
+                     " output y\n}\n", why));
+    CHECK_STR(why, "X is f16; the CUDA GRU takes f32");
+}
+
 int main(void)
 {
     RUN(test_source_text);
@@ -376,5 +425,6 @@ int main(void)
     RUN(test_supports);
     RUN(test_onnx_ops);
     RUN(test_catalog_rows_compile);
+    RUN(test_linalg_supports);
     return unit_finish();
 }

@@ -624,6 +624,131 @@ static const gpu_case cases[] = {
      " l = Resize(q, _, _, z) {axes=[2,3], mode=\"linear\"}\n o = LRN(q) {size=3}\n output a\n output b\n"
      " output c\n output m\n output v\n output d\n output f\n output g\n output gi\n"
      " output h\n output j\n output l\n output o\n}\n", SAME},
+
+    /* ---- cuda-c: quantized and integer linear algebra, ConvTranspose, Det, DFT, Einsum
+     * (quant.cu, linalg.cu), RNN, GRU, LSTM (rnn.cu) against their CPU kernels: per tensor, per
+     * axis and blocked scales, u8 and i8, ties, NaN, ±inf and saturation, batch broadcasting, 1-D
+     * operands, groups, pads, strides, dilations, auto_pad and output_shape, diagonals and
+     * ellipses, every direction, both layouts, sequence lengths (0 too, more than 16 of them),
+     * states, peepholes, clip ---- */
+    {"onnx_quantize_linear",
+     "graph t {\n input x : f32[4,6,5]\n const s : f32[] = 0.01\n const z : u8[] = 128\n"
+     " a = QuantizeLinear(x, s, z)\n const sc : f32[6] = random(seed=2, lo=0.002, hi=0.02)\n"
+     " const zc : i8[6] = [0,1,-1,5,-5,127]\n b = QuantizeLinear(x, sc, zc) {axis=1}\n"
+     " const sb : f32[4,2,5] = random(seed=3, lo=0.005, hi=0.02)\n"
+     " const zb : i8[4,2,5] = random(seed=4, lo=-10, hi=10)\n"
+     " c = QuantizeLinear(x, sb, zb) {axis=1, block_size=4}\n"
+     " const sp : f32[12] = [0.5,1.5,2.5,-0.5,-1.5,-2.5,nan,inf,-inf,300,-300,-0.0]\n"
+     " const one : f32[] = 1\n d = QuantizeLinear(sp, one)\n const zi : i8[] = 3\n"
+     " e = QuantizeLinear(sp, one, zi)\n output a\n output b\n output c\n output d\n"
+     " output e\n}\n", EXACT},
+    {"onnx_dequantize_linear",
+     "graph t {\n input q : u8[3,8,5]\n const s : f32[] = 0.02\n const z : u8[] = 100\n"
+     " a = DequantizeLinear(q, s, z)\n input r : i8[3,8,5]\n"
+     " const sc : f32[8] = random(seed=2, lo=0.01, hi=0.1)\n"
+     " const zc : i8[8] = random(seed=3, lo=-20, hi=20)\n"
+     " b = DequantizeLinear(r, sc, zc) {axis=1}\n"
+     " const sb : f32[3,2,5] = random(seed=4, lo=0.01, hi=0.1)\n"
+     " c = DequantizeLinear(r, sb) {axis=1, block_size=4}\n"
+     " const w : i32[7] = [2147483647,-2147483648,16777217,-16777217,0,1,-1]\n"
+     " const sw : f32[] = 0.5\n const zw : i32[] = -5\n d = DequantizeLinear(w, sw)\n"
+     " e = DequantizeLinear(w, sw, zw)\n output a\n output b\n output c\n output d\n"
+     " output e\n}\n", 0, 0, "one f32 product of the same integer and scale, as on the CPU"},
+    {"onnx_dynamic_quantize",
+     "graph t {\n input x : f32[7,33]\n y, s, z = DynamicQuantizeLinear(x)\n"
+     " const c : f32[6] = [0,0,0,-0.0,0,0]\n y2, s2, z2 = DynamicQuantizeLinear(c)\n"
+     " const p : f32[5] = [nan,1,2,3,0.5]\n y3, s3, z3 = DynamicQuantizeLinear(p)\n output y\n"
+     " output s\n output z\n output y2\n output s2\n output z2\n output y3\n output s3\n"
+     " output z3\n}\n", EXACT},
+    {"onnx_matmul_integer",
+     "graph t {\n input a : u8[2,3,5,40]\n input b : i8[40,7]\n const az : u8[] = 128\n"
+     " const bz : i8[7] = random(seed=2, lo=-5, hi=5)\n y = MatMulInteger(a, b, az, bz)\n"
+     " const ar : u8[5] = [0,1,128,200,255]\n h = MatMulInteger(a, b, ar)\n"
+     " input c : i8[1,5,16]\n input d : i8[3,16,9]\n e = MatMulInteger(c, d)\n"
+     " input f : u8[16]\n g = MatMulInteger(f, d)\n output y\n output h\n output e\n"
+     " output g\n}\n", 0, 0, "int32 accumulation: exact"},
+    {"onnx_qlinear_matmul",
+     "graph t {\n input a : u8[2,6,32]\n const as : f32[] = 0.02\n const az : u8[] = 120\n"
+     " const b : i8[32,10] = random(seed=2, lo=-128, hi=128)\n"
+     " const bs : f32[10] = random(seed=3, lo=0.005, hi=0.02)\n const bz : i8[] = 0\n"
+     " const ys : f32[] = 2\n const yz : u8[] = 128\n"
+     " y = QLinearMatMul(a, as, az, b, bs, bz, ys, yz)\n const yi : i8[] = -3\n"
+     " const ar : f32[6] = random(seed=4, lo=0.01, hi=0.03)\n"
+     " w = QLinearMatMul(a, ar, az, b, bs, bz, ys, yi)\n output y\n output w\n}\n", EXACT},
+    {"onnx_conv_integer",
+     "graph t {\n input x : u8[2,4,9,11]\n"
+     " const w : i8[6,2,3,3] = random(seed=2, lo=-128, hi=128)\n"
+     " const xz : u8[] = 128\n const wz : i8[6] = random(seed=3, lo=-5, hi=5)\n"
+     " y = ConvInteger(x, w, xz, wz) {kernel_shape=[3,3], pads=[1,0,1,2], strides=[2,1],"
+     " group=2}\n input v : i8[1,3,20]\n const k : u8[5,3,4] = random(seed=4, lo=0, hi=256)\n"
+     " z = ConvInteger(v, k) {dilations=[2], auto_pad=\"SAME_UPPER\"}\n output y\n"
+     " output z\n}\n", 0, 0, "int32 accumulation: exact"},
+    {"onnx_qlinear_conv",
+     "graph t {\n input x : u8[1,8,7,7]\n const xs : f32[] = 0.02\n const xz : u8[] = 128\n"
+     " const w : i8[12,4,3,3] = random(seed=2, lo=-128, hi=128)\n"
+     " const ws : f32[12] = random(seed=3, lo=0.005, hi=0.02)\n const wz : i8[] = 0\n"
+     " const ys : f32[] = 0.5\n const yz : i8[] = -10\n"
+     " const b : i32[12] = random(seed=4, lo=-5000, hi=5000)\n"
+     " y = QLinearConv(x, xs, xz, w, ws, wz, ys, yz, b) {kernel_shape=[3,3], pads=[1,1,1,1],"
+     " group=2}\n const yu : u8[] = 5\n"
+     " u = QLinearConv(x, xs, xz, w, ws, wz, ys, yu) {strides=[2,2], group=2}\n output y\n"
+     " output u\n}\n", EXACT},
+    {"onnx_conv_transpose_f32",
+     "graph t {\n input x : f32[2,4,5,6]\n const w : f32[4,3,3,3] = random(seed=2)\n"
+     " const b : f32[6] = random(seed=3)\n y = ConvTranspose(x, w, b) {group=2, strides=[2,2],"
+     " pads=[1,0,1,1], output_padding=[1,0], dilations=[1,2]}\n input v : f32[1,3,10]\n"
+     " const k : f32[3,2,4] = random(seed=4)\n a = ConvTranspose(v, k) {strides=[3],"
+     " auto_pad=\"SAME_UPPER\"}\n c = ConvTranspose(v, k) {strides=[2], output_shape=[25]}\n"
+     " input u : f32[1,2,3,3,3]\n const k3 : f32[2,2,2,2,2] = random(seed=5)\n"
+     " d = ConvTranspose(u, k3) {strides=[2,2,2], pads=[0,1,0,1,0,1]}\n output y\n output a\n"
+     " output c\n output d\n}\n", F32_GEMM},
+    {"onnx_conv_transpose_f16",
+     "graph t {\n input x : f16[1,6,4,4]\n const w : f16[6,2,2,2] = random(seed=2)\n"
+     " const b : f16[4] = random(seed=3)\n y = ConvTranspose(x, w, b) {group=2, strides=[2,2]}\n"
+     " output y\n}\n", F16_ANY},
+    {"onnx_det",
+     "graph t {\n input x : f32[3,4,4]\n y = Det(x)\n const s : f32[2,2] = [1,2,2,4]\n"
+     " z = Det(s)\n input b : f32[6,6]\n w = Det(b)\n output y\n output z\n output w\n}\n",
+     1e-6, 1e-7, "the CPU's elimination in double, operation for operation; one f32 rounding"},
+    {"onnx_dft",
+     "graph t {\n input x : f32[2,10,3,1]\n a = DFT(x) {axis=1}\n b = DFT(x) {axis=1, onesided=1}\n"
+     " input c : f32[3,8,2]\n d = DFT(c) {axis=1, inverse=1}\n const n : i64[] = 12\n"
+     " e = DFT(c, n) {axis=1}\n const m : i64[] = 5\n f = DFT(c, m) {axis=1}\n output a\n"
+     " output b\n output d\n output e\n output f\n}\n",
+     1e-6, 1e-6, "double sums; the device's cos/sin within an ulp of glibc's; one f32 rounding"},
+    {"onnx_einsum",
+     "graph t {\n input a : f32[2,3,5]\n input b : f32[2,5,4]\n"
+     " y = Einsum(a, b) {equation=\"bij,bjk->bik\"}\n input c : f32[4,4]\n"
+     " t = Einsum(c) {equation=\"ii->\"}\n d = Einsum(c) {equation=\"ii->i\"}\n"
+     " input u : f32[3]\n input v : f32[7]\n o = Einsum(u, v) {equation=\"i,j->ij\"}\n"
+     " e = Einsum(a) {equation=\"...j->...\"}\n input w : f32[1,5]\n"
+     " f = Einsum(a, w, u) {equation=\"bij,xj,i->bx\"}\n output y\n output t\n output d\n"
+     " output o\n output e\n output f\n}\n",
+     1e-6, 1e-7, "products and sums in double in the CPU's order; one f32 rounding"},
+    {"onnx_einsum_f16",
+     "graph t {\n input h : f16[3,8]\n input g : f16[8,5]\n"
+     " z = Einsum(h, g) {equation=\"ij,jk->ki\"}\n output z\n}\n", F16_ANY},
+    {"onnx_lstm_bidirectional",
+     "graph t {\n input x : f32[5,3,4]\n const w : f32[2,24,4] = random(seed=2)\n"
+     " const r : f32[2,24,6] = random(seed=3)\n const b : f32[2,48] = random(seed=4)\n"
+     " const l : i32[3] = [5,2,0]\n input h : f32[2,3,6]\n input c : f32[2,3,6]\n"
+     " const p : f32[2,18] = random(seed=5)\n"
+     " y, yh, yc = LSTM(x, w, r, b, l, h, c, p) {direction=\"bidirectional\", hidden_size=6,"
+     " clip=3}\n const w1 : f32[1,8,4] = random(seed=6)\n const r1 : f32[1,8,2] = random(seed=7)\n"
+     " q, qh = LSTM(x, w1, r1) {hidden_size=2, input_forget=1, direction=\"reverse\"}\n"
+     " output y\n output yh\n output yc\n output q\n output qh\n}\n",
+     1e-5, 1e-6, "double on both sides; the device's exp/tanh within an ulp; one f32 rounding"},
+    {"onnx_gru_rnn",
+     "graph t {\n input x : f32[2,7,3]\n const w : f32[1,15,3] = random(seed=2)\n"
+     " const r : f32[1,15,5] = random(seed=3)\n const b : f32[1,30] = random(seed=4)\n"
+     " y, yh = GRU(x, w, r, b) {layout=1, hidden_size=5}\n"
+     " z, zh = GRU(x, w, r, b) {layout=1, hidden_size=5, linear_before_reset=1,"
+     " direction=\"reverse\"}\n input s : f32[4,18,3]\n const wr : f32[2,5,3] = random(seed=5)\n"
+     " const rr : f32[2,5,5] = random(seed=6)\n"
+     " const l : i32[18] = [3,4,0,1,2,3,4,4,4,1,2,3,0,0,4,2,1,3]\n"
+     " v, vh = RNN(s, wr, rr, _, l) {hidden_size=5, direction=\"bidirectional\", clip=0.5}\n"
+     " output y\n output yh\n output z\n output zh\n output v\n output vh\n}\n",
+     1e-5, 1e-6, "double on both sides; the device's exp/tanh within an ulp; one f32 rounding"},
 };
 
 /* Compares one output; NaN/Inf must agree in class and sign before any tolerance applies. */
@@ -728,6 +853,7 @@ static const char *const repeated[] = {
      * indices read back) */
     "onnx_log_softmax_hardmax_f32", "onnx_layernorm_stats_f32", "onnx_group_mvn_lrn_f32",
     "onnx_losses_f32", "onnx_topk", "onnx_resize_modes_f32", "onnx_grid_sample_f32",
+    "onnx_dynamic_quantize", /* cuda-c: a memset, an atomic range, a read-back */
 };
 
 static void test_repeated_and_replayed(void)
@@ -749,8 +875,8 @@ static void test_repeated_and_replayed(void)
  * moved across agree with the CPU run. */
 static void test_fallback_is_listed(void)
 {
-    const char *text = "graph t {\n input x : i8[4,3]\n const s : f32[] = 0.5\n"
-                       " y = DequantizeLinear(x, s)\n z = Relu(y)\n output z\n}\n";
+    const char *text = "graph t {\n input x : f16[4,3,3]\n y = Det(x)\n z = Relu(y)\n"
+                       " output z\n}\n";
     dg_context *dg = dg_new();
     dg_source src = {"fallback", text, strlen(text)};
     ir_graph *g = ir_parse(&src, dg);
@@ -762,7 +888,7 @@ static void test_fallback_is_listed(void)
     if (ok) {
         CHECK(got.nfallbacks == 1);
         CHECK_STR(got.fallbacks[0].node, "y");
-        CHECK_STR(got.fallbacks[0].why, "DequantizeLinear has no CUDA kernel");
+        CHECK_STR(got.fallbacks[0].why, "the input is f16; the CUDA Det takes f32");
         double a = 0, b = 0;
         CHECK(compare("fallback", &want.outputs[0], &got.outputs[0], 0, 0, &a, &b));
     }

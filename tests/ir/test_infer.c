@@ -95,7 +95,7 @@ static ir_value *literal(const char *spec, size_t count, const double *vals)
 {
     ir_type t = parse_type(spec);
     ir_const *c = ir_const_new(G, IR_CONST_LITERAL);
-    c->literal = ar_alloc_array(G->arena, count ? count : 1, sizeof *c->literal);
+    c->literal = ar_alloc_array(G->arena, count, sizeof *c->literal);
     if (count)
         memcpy(c->literal, vals, count * sizeof *vals);
     c->literal_count = count;

@@ -66,7 +66,7 @@ static void check_exact(ir_graph *fused, ir_graph *ref, const char *what)
     CHECK(ran_fused);
     CHECK(ran_ref);
     if (ran_fused && ran_ref) {
-        bool same = rtt_compare(&got, &want, (rtt_tol){0, 0}, what);
+        bool same = rtt_compare(&got, &want, (rt_tolerance){.rtol = 0, .atol = 0}, what);
         if (!same)
             fprintf(stderr, "  in case: %s\n", what);
         CHECK(same);

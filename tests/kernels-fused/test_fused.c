@@ -21,18 +21,18 @@
 #include <math.h>
 #include <string.h>
 
-static rtt_tol tol_for(ir_dtype dt)
+static rt_tolerance tol_for(ir_dtype dt)
 {
     switch (dt) {
-    case IR_F16: return (rtt_tol){4e-3, 2e-3};
-    case IR_BF16: return (rtt_tol){3e-2, 1e-2};
-    case IR_I8: return (rtt_tol){0, 1};
-    default: return (rtt_tol){1e-5, 1e-5};
+    case IR_F16: return (rt_tolerance){.rtol = 4e-3, .atol = 2e-3};
+    case IR_BF16: return (rt_tolerance){.rtol = 3e-2, .atol = 1e-2};
+    case IR_I8: return (rt_tolerance){.rtol = 0, .atol = 1};
+    default: return (rt_tolerance){.rtol = 1e-5, .atol = 1e-5};
     }
 }
 
 /* Runs both graphs with the same seed, compares them, frees them. */
-static void check_pair(ir_graph *fused, ir_graph *ref, rtt_tol tol, const char *what)
+static void check_pair(ir_graph *fused, ir_graph *ref, rt_tolerance tol, const char *what)
 {
     rt_result got, want;
     bool ran_fused = rtt_run(fused, 11, &got), ran_ref = rtt_run(ref, 11, &want);

@@ -245,11 +245,11 @@ static void complete(naive *s)
     if (!holds)
         return;
     found f = {.nkey = s->nkey};
-    f.key = ar_alloc_array(s->arena, s->nkey ? s->nkey : 1, sizeof *f.key);
+    f.key = ar_alloc_array(s->arena, s->nkey, sizeof *f.key);
     if (s->nkey)
         memcpy(f.key, s->key, s->nkey * sizeof *f.key);
-    f.values = ar_alloc_array(s->arena, r->nnodes ? r->nnodes : 1, sizeof *f.values);
-    f.present = ar_alloc_array(s->arena, r->nnodes ? r->nnodes : 1, 1);
+    f.values = ar_alloc_array(s->arena, r->nnodes, sizeof *f.values);
+    f.present = ar_alloc_array(s->arena, r->nnodes, 1);
     memcpy(f.values, s->val, r->nnodes * sizeof *f.values);
     memcpy(f.present, s->present, r->nnodes);
     vec_push(&s->results, f);

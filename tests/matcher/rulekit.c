@@ -105,7 +105,7 @@ static dsl_pattern *make_op(rk_kit *k, const ir_op *ops, uint32_t nops, int open
     for (uint32_t i = 0; i < unique; i++)
         p->commutative &= (ir_op_info_get(sorted[i])->flags & IR_OPF_COMMUTATIVE) != 0;
     p->noperands = n;
-    p->operands = ar_alloc_array(k->arena, n ? n : 1, sizeof *p->operands);
+    p->operands = ar_alloc_array(k->arena, n, sizeof *p->operands);
     for (uint32_t i = 0; i < n; i++)
         p->operands[i] = va_arg(ap, dsl_pattern *);
     return p;
@@ -171,7 +171,7 @@ dsl_pattern *rk_attr_string(rk_kit *k, dsl_pattern *p, const char *name, const c
 dsl_pattern *rk_attr_ints(rk_kit *k, dsl_pattern *p, const char *name, const int64_t *v,
                           uint32_t n)
 {
-    int64_t *copy = ar_alloc_array(k->arena, n ? n : 1, sizeof *copy);
+    int64_t *copy = ar_alloc_array(k->arena, n, sizeof *copy);
     memcpy(copy, v, n * sizeof *copy);
     return add_attr(k, p, &(ir_attr){.name = ar_strdup(k->arena, name), .kind = IR_ATTR_INTS,
                                      .count = n, .v.ints = copy});
@@ -223,7 +223,7 @@ dsl_rule *rk_rule(rk_kit *k, const char *name, uint32_t nroots, ...)
     vec_free(&nodes);
     r->priority = r->nops;
     r->ncaptures = (uint32_t)k->names.len;
-    r->captures = ar_alloc_array(k->arena, k->names.len ? k->names.len : 1, sizeof *r->captures);
+    r->captures = ar_alloc_array(k->arena, k->names.len, sizeof *r->captures);
     for (size_t i = 0; i < k->names.len; i++)
         r->captures[i] = k->names.items[i].cap;
     k->names.len = 0; /* the next rule has names of its own */
@@ -288,7 +288,7 @@ dsl_expr *rk_ref(rk_kit *k, dsl_capture *c)
 
 static dsl_expr **args(rk_kit *k, uint32_t n)
 {
-    return ar_alloc_array(k->arena, n ? n : 1, sizeof(dsl_expr *));
+    return ar_alloc_array(k->arena, n, sizeof(dsl_expr *));
 }
 
 dsl_expr *rk_call(rk_kit *k, dsl_function fn, dsl_expr *a, dsl_expr *b)
@@ -417,7 +417,7 @@ void rk_operands(rk_kit *k, dsl_rule *r, uint32_t n, ...)
 {
     r->repl.operands_explicit = true;
     r->repl.noperands = n;
-    r->repl.operands = ar_alloc_array(k->arena, n ? n : 1, sizeof *r->repl.operands);
+    r->repl.operands = ar_alloc_array(k->arena, n, sizeof *r->repl.operands);
     va_list ap;
     va_start(ap, n);
     for (uint32_t i = 0; i < n; i++) {

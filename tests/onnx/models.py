@@ -170,7 +170,7 @@ def unsupported():
          h.make_node("Relu", ["x"], ["r"]),
          h.make_node("Unique", ["r"], ["b"]),
          h.make_node("StringNormalizer", ["r"], ["hm"]),
-         h.make_node("EmbedLayerNormalization", ["r"], ["att"], domain="com.microsoft")]
+         h.make_node("WordConvEmbedding", ["r"], ["att"], domain="com.microsoft")]
     return model(n, "unsupported", [x], outs, [], 17, [("com.microsoft", 1)])
 
 

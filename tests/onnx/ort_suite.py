@@ -4,12 +4,11 @@ it) through `run.py FUSERULE rules`, its summary line printed, then checked:
 
     ort_suite.py FUSERULE
 
-- every model that fails to import is either one of the invalid models below, refused with a
-  message naming its defect (docs/onnx.md lists them), or valid ONNX outside the catalog or the IR
-  (an op, an element type, a form of a contrib op such as a KV cache: "outside the catalog",
-  "does not hold", "outside what the catalog's ... expresses"), which is reported and counted,
-  not failed: the catalog grows elsewhere;
-- every invalid model below is refused, with its message;
+- the models that fail to import are exactly those of ort_suite_refusals.tsv (beside this script:
+  the model's path in the suite, a tab, a fragment of the message naming why), each refused with
+  its message: models outside the ONNX spec, named by their defect, and models refused by design
+  (a STRING tensor). Any other import failure fails the test, and so does a listed model that
+  imports or is refused for another reason (docs/onnx.md lists them all);
 - no wrong fusion, other than the known ones below (each with its cause); one that no longer
   happens is reported so that it leaves the list.
 
@@ -17,7 +16,6 @@ Skipped (77) without ../shared/ort-suite or without numpy (run.py needs it).
 """
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -25,54 +23,27 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SUITE = os.path.join(os.path.dirname(ROOT), "shared", "ort-suite")
-
-# Models outside the ONNX spec: (file name, what the message must say).
-INVALID = [
-    ("matmul_integer_to_float_large_tensor.onnx", "has no outputs"),
-    ("bias_softmax_fusion_allleadingones.onnx", "has rank 9"),
-    ("bias_softmax_fusion_middleones.onnx", "has rank 9"),
-    ("bias_softmax_fusion_middleones_badaxis.onnx", "has rank 9"),
-    ("bias_softmax_fusion_middleones_reversed.onnx", "has rank 9"),
-    ("bias_softmax_fusion_noleadingones.onnx", "has rank 9"),
-    ("bias_softmax_fusion_someleadingones.onnx", "has rank 9"),
-    ("embed_layer_norm_format8.onnx", "has a negative dim -1"),
-    ("embed_layer_norm_format8_opset13.onnx", "has a negative dim -1"),
-    ("embed_layer_norm_format9.onnx", "has a negative dim -1"),
-    ("embed_layer_norm_format9_opset13.onnx", "has a negative dim -1"),
-    ("fuse-conv-bn-mul-add-unsqueeze.onnx", "'fused_result' is listed as an output twice"),
-    ("fuse-conv-bn-mul-add-unsqueeze.negative_axes.onnx",
-     "'fused_result' is listed as an output twice"),
-    ("fuse-matmul-bn-directly-dont-fuse.onnx", "scale has 5 values but the input has 1 channels"),
-    ("fuse-matmul-bn-only-reshape.onnx", "scale has 5 values but the input has 1 channels"),
-    ("fuse-matmul-bn-only-transpose.onnx", "scale has 5 values but the input has 1 channels"),
-] + [(name + ".onnx", "attribute 'epsion' is not one of LayerNormalization's (a misspelling "
-         "of 'epsilon'?)") for name in [
-    "attention_distilbert", "attention_mask_no_cast", "skip_layer_norm_no_beta",
-    "skip_layer_norm_no_beta_with_cast", "gpt2_attention_add_opt_no_skiplayernorm",
-    "gpt2_attention_opt_no_skiplayernorm", "embed_layer_norm_multiple",
-    "embed_layer_norm_multiple_opset13", "embed_layer_norm_format3_no_cast",
-    "embed_layer_norm_format3_no_cast_opset13"] + [
-    f"embed_layer_norm_format{k}{v}" for k in (3, 5, 6, 7) for v in ("", "_opset13")]] + [
-    ("gpt2_past.onnx", "value '284' is defined twice"),
-    # com.microsoft Attention with num_heads 12 over a hidden size of 3
-    ("embed_layer_norm_format1.onnx", "do not split into 12 heads"),
-    ("embed_layer_norm_format2.onnx", "do not split into 12 heads"),
-    ("embed_layer_norm_format4.onnx", "do not split into 12 heads"),
-]
-
-# Valid models whose refusal names a form the catalog's op cannot express (not an unknown op).
-UNEXPRESSED = [
-    ("transpose_matmul_trans_batch_fusion3.onnx", "attributes outside what the catalog's"),
-    ("transpose_matmul_trans_batch_fusion_invalid_case3.onnx",
-     "attributes outside what the catalog's"),
-    ("matmul_scale_transposescalematmul_in0_in1_out.onnx", "GemmEpilogue: input"),
-]
+REFUSALS = os.path.join(HERE, "ort_suite_refusals.tsv")
 
 # Wrong fusions known today, with their cause (not import's): (file name, cause).
 KNOWN_WRONG = [
 ]
 
-OUTSIDE = re.compile(r"outside (what )?the catalog|does not hold|outside the IR")
+
+def expected_refusals():
+    """{path in the suite: message fragment} from ort_suite_refusals.tsv ('#' starts a comment)."""
+    out = {}
+    with open(REFUSALS) as f:
+        for number, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            path, sep, want = line.partition("\t")
+            if not sep or not want or path in out:
+                raise SystemExit(f"{REFUSALS}:{number}: want 'path<TAB>message fragment', once "
+                                 f"per path")
+            out[path] = want
+    return out
 
 
 def main(binary):
@@ -96,35 +67,27 @@ def main(binary):
             return 1
         print(lines[-1])
         results = json.load(open(out))
-    failures, outside, fixed = [], {}, []
-    by_name = {os.path.basename(r["path"]): r for r in results}
-    expected = {name: ("invalid", want) for name, want in INVALID}
-    expected.update({name: ("unexpressed", want) for name, want in UNEXPRESSED})
+    failures, fixed = [], []
+    by_path = {r["path"]: r for r in results}
+    expected = expected_refusals()
     known_wrong = dict(KNOWN_WRONG)
-    for name, (kind, want) in expected.items():
-        r = by_name.get(name)
+    for path, want in expected.items():
+        r = by_path.get(path)
         if r is None:
-            failures.append(f"{name}: not in the suite's manifest")
+            failures.append(f"{path}: not in the suite's manifest")
         elif r["class"] != "import failure":
-            failures.append(f"{name} ({kind}) imports; expected the refusal '{want}'")
+            failures.append(f"{path} imports; expected the refusal '{want}'")
         elif want not in r["why"]:
-            failures.append(f"{name} ({kind}): refused with '{r['why']}', expected '{want}'")
+            failures.append(f"{path}: refused with '{r['why']}', expected '{want}'")
     for r in results:
         name = os.path.basename(r["path"])
-        if r["class"] == "import failure" and name not in expected:
-            if OUTSIDE.search(r["why"]):
-                outside[name] = r["why"]
-            else:
-                failures.append(f"{name}: import failed: {r['why']}")
+        if r["class"] == "import failure" and r["path"] not in expected:
+            failures.append(f"{r['path']}: import failed: {r['why']}")
         if r["class"] == "wrong fusion" and name not in known_wrong:
             failures.append(f"{name}: wrong fusion: {r['why']}")
         if name in known_wrong and r["class"] != "wrong fusion":
             fixed.append(name)
-    print(f"{len(INVALID)} invalid models refused naming the defect, {len(UNEXPRESSED)} valid "
-          f"forms the catalog's ops cannot express, {len(outside)} models outside the catalog "
-          f"or the IR:")
-    for name, why in sorted(outside.items()):
-        print(f"  {name}: {why}")
+    print(f"{len(expected)} models refused as expected (outside the spec, or by design)")
     for name in fixed:
         print(f"NOTE {name} is no longer a wrong fusion: remove it from KNOWN_WRONG")
     for f in failures:

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """ONNX Runtime as the judge of import: models in the forms that ONNX Runtime runs but the catalog
 does not have as such (com.microsoft Attention, MultiHeadAttention, SkipLayerNormalization with a
-bias, QuickGelu; Clip-6, Pad-2, Slice-1; ONNX 23's Attention, RMSNormalization and
-RotaryEmbedding) run in onnxruntime and in `fuserule run`
-(which imports them) and must agree within ONNX Runtime's f32 tolerance.
+bias, QuickGelu, EmbedLayerNormalization, FusedMatMul with batch transposes or a 3-D B; Clip-6,
+Pad-2, Slice-1; ONNX 23's Attention, RMSNormalization and RotaryEmbedding) run in onnxruntime and
+in `fuserule run` (which imports them) and must agree within ONNX Runtime's f32 tolerance.
 
     test_ort_import.py FUSERULE
 
@@ -147,7 +147,7 @@ def attention_cases(binary, tmp):
             (h.make_node("Attention", ["x", "w", "", "lens"], ["y"], domain="com.microsoft",
                          num_heads=H), [x, f32("lens", [B], T.INT32)],
              "mask 'lens' is i32 of rank 1; import converts ONNX Runtime's 2-D [batch, keys] "
-             "raw mask (int32) only"),
+             "raw mask and Attention's 4-D Megatron mask (int32) only"),
             (h.make_node("Attention", ["x", "w"], ["y"], domain="com.microsoft", num_heads=H,
                          do_rotary=1), [x],
              "attribute 'do_rotary' (this value) is outside what the catalog's Attention "
@@ -230,7 +230,54 @@ def other_cases(binary, tmp):
                   [f32("c", [2, 3, 4]), f32("p", [2, 4, 6]), f32("s", [2, 2, 2])], [], 9, [])
         agree(binary, tmp, "legacy9", m, {"x": x})
 
-    return [skip_layer_norm_bias, quick_gelu, legacy9]
+    def embed_layer_norm():
+        """EmbedLayerNormalization, with and without its optional inputs (and the default
+        epsilon, 1e-12, which a near-constant embedding shows)."""
+        V, P = 10, 16
+        ids = RNG.integers(0, V, (B, S)).astype(np.int32)
+        seg = RNG.integers(0, 2, (B, S)).astype(np.int32)
+        pos = RNG.integers(0, P, (B, S)).astype(np.int32)
+        mask = np.array([[1, 1, 2, 0, -1], [1, 1, 1, 1, 0]], np.int32)
+        flat = (1 + RNG.standard_normal((V, HID)) * 1e-2).astype(np.float32)
+        flat = nh.from_array(flat, "fw")
+        nodes = [h.make_node("EmbedLayerNormalization", ["ids", "seg", "words", "positions",
+                                                         "segments", "g", "beta", "mask", "pos"],
+                             ["y", "mi", "sum"], domain="com.microsoft", epsilon=1e-5),
+                 h.make_node("EmbedLayerNormalization", ["ids", "", "fw", "zeros", "", "g", "beta"],
+                             ["y2", "mi2"], domain="com.microsoft")]
+        ints = [f32(n, [B, S], T.INT32) for n in ("ids", "seg", "mask", "pos")]
+        outs = [f32("y", [B, S, HID]), f32("mi", [B], T.INT32), f32("sum", [B, S, HID]),
+                f32("y2", [B, S, HID]), f32("mi2", [B], T.INT32)]
+        inits = [w("words", (V, HID)), w("positions", (P, HID)), w("segments", (2, HID)),
+                 w("g", (HID,)), w("beta", (HID,)), flat,
+                 nh.from_array(np.zeros((P, HID), np.float32), "zeros")]
+        text = agree(binary, tmp, "embed_ln", model(nodes, ints, outs, inits),
+                     {"ids": ids, "seg": seg, "mask": mask, "pos": pos})
+        check("EmbedLayerNormalization" not in text and "LayerNormalization(" in text, text)
+
+    def fused_matmul_forms():
+        """FusedMatMul with transBatchA/B and alpha, and with a 3-D B: Transpose, MatMul, Mul."""
+        a = RNG.standard_normal((2, 3, 7, 4)).astype(np.float32)
+        b = RNG.standard_normal((7, 2, 3, 5)).astype(np.float32)
+        c = RNG.standard_normal((4, 2, 5, 3)).astype(np.float32)
+        nodes = [h.make_node("FusedMatMul", ["a", "b"], ["y"], domain="com.microsoft",
+                             alpha=3.0, transA=1, transBatchB=1),
+                 h.make_node("FusedMatMul", ["c", "b2"], ["z"], domain="com.microsoft",
+                             transBatchA=1, transA=1, alpha=0.5),
+                 h.make_node("Relu", ["b3"], ["b3r"]),
+                 h.make_node("FusedMatMul", ["a3", "b3r"], ["u"], domain="com.microsoft",
+                             alpha=2.0)]
+        b2 = RNG.standard_normal((2, 5, 4, 6)).astype(np.float32)
+        a3 = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+        b3 = RNG.standard_normal((2, 4, 5)).astype(np.float32)
+        m = model(nodes, [f32("a", [2, 3, 7, 4]), f32("b", [7, 2, 3, 5]), f32("c", [4, 2, 5, 3]),
+                          f32("b2", [2, 5, 4, 6]), f32("a3", [2, 3, 4]), f32("b3", [2, 4, 5])],
+                  [f32("y", [2, 3, 4, 5]), f32("z", [2, 5, 3, 6]), f32("u", [2, 3, 5])], [])
+        text = agree(binary, tmp, "fused_matmul", m,
+                     {"a": a, "b": b, "c": c, "b2": b2, "a3": a3, "b3": b3})
+        check("GemmEpilogue" not in text, text)
+
+    return [skip_layer_norm_bias, quick_gelu, legacy9, embed_layer_norm, fused_matmul_forms]
 
 
 def onnx23_cases(binary, tmp):

@@ -122,7 +122,7 @@ def make_cases(binary, tmp):
         status, _, err = run([binary, "import", model, "-o", out])
         check(status == 2, f"exit status {status}")
         want = (f"{model}: error: 3 op types outside the catalog: Unique (2), "
-                "StringNormalizer (1), com.microsoft.EmbedLayerNormalization (1)\n")
+                "StringNormalizer (1), com.microsoft.WordConvEmbedding (1)\n")
         check(err == want, f"stderr:\n{err}expected:\n{want}")
         check(not os.path.exists(out), "a graph was written")
 

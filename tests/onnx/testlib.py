@@ -14,7 +14,8 @@ SKIPPED = 77
 
 # safetensors dtype names <-> numpy (bf16 is carried as its uint16 bit pattern)
 ST_DTYPES = {"F32": np.float32, "F16": np.float16, "BF16": np.uint16, "I8": np.int8,
-             "U8": np.uint8, "I32": np.int32, "I64": np.int64, "BOOL": np.bool_}
+             "U8": np.uint8, "I32": np.int32, "I64": np.int64, "BOOL": np.bool_,
+             "F64": np.float64, "I16": np.int16, "U32": np.uint32, "U64": np.uint64}
 
 
 class Failure(Exception):
@@ -56,13 +57,15 @@ def read_safetensors(path):
     return tensors
 
 
-def write_safetensors(path, tensors):
+def write_safetensors(path, tensors, bf16=()):
+    """tensors by name; those named in bf16 are uint16 arrays of bfloat16 bit patterns."""
     names = {np.dtype(v): k for k, v in ST_DTYPES.items() if k != "BF16"}
     header, chunks, offset = {}, [], 0
     for name in sorted(tensors):
-        array = np.ascontiguousarray(tensors[name])
+        array = np.require(tensors[name], requirements="C")  # keeps rank 0
         raw = array.tobytes()
-        header[name] = {"dtype": names[array.dtype], "shape": list(array.shape),
+        dtype = "BF16" if name in bf16 else names[array.dtype]
+        header[name] = {"dtype": dtype, "shape": list(array.shape),
                         "data_offsets": [offset, offset + len(raw)]}
         chunks.append(raw)
         offset += len(raw)

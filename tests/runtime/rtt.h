@@ -134,12 +134,8 @@ static inline bool rtt_run_fails(ir_graph *g, char *buf, size_t size)
     return !ok;
 }
 
-typedef struct rtt_tol {
-    double rtol, atol;
-} rtt_tol;
-
 /* Whether a and b agree: NaN with NaN, infinities by sign, numbers within atol + rtol * |b|. */
-static inline bool rtt_close(double a, double b, rtt_tol tol)
+static inline bool rtt_close(double a, double b, rt_tolerance tol)
 {
     if (isnan(a) || isnan(b))
         return isnan(a) && isnan(b);
@@ -151,7 +147,7 @@ static inline bool rtt_close(double a, double b, rtt_tol tol)
 /* Compares output `index` of two runs element by element; reports the first few mismatches
  * and the largest error. Returns whether all agree. */
 static inline bool rtt_compare_output(const rt_result *got, const rt_result *want, size_t index,
-                                      rtt_tol tol, const char *what)
+                                      rt_tolerance tol, const char *what)
 {
     const rt_tensor *a = &got->outputs[index], *b = &want->outputs[index];
     if (!ir_type_equal(&a->type, &b->type) && !(a->type.dtype == b->type.dtype &&
@@ -177,7 +173,7 @@ static inline bool rtt_compare_output(const rt_result *got, const rt_result *wan
 }
 
 /* Compares every output of two runs of graphs with the same outputs. */
-static inline bool rtt_compare(const rt_result *got, const rt_result *want, rtt_tol tol,
+static inline bool rtt_compare(const rt_result *got, const rt_result *want, rt_tolerance tol,
                                const char *what)
 {
     if (got->noutputs != want->noutputs) {

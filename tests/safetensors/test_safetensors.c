@@ -188,7 +188,7 @@ static ir_value *add_literal(ir_graph *g, const char *name, ir_dtype dt, int ran
                              const int64_t *dims, const double *values, size_t count)
 {
     ir_const *c = ir_const_new(g, IR_CONST_LITERAL);
-    c->literal = ar_alloc_array(g->arena, count ? count : 1, sizeof(double));
+    c->literal = ar_alloc_array(g->arena, count, sizeof(double));
     if (count)
         memcpy(c->literal, values, count * sizeof(double));
     c->literal_count = count;

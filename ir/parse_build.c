@@ -1,0 +1,881 @@
+/* The builders the .graph grammar's actions call (ir/parse_internal.h; the driver is ir/parse.c).
+ * They create the graph with the ir.h builders as lines are read; operand and output names are
+ * resolved once the whole file is read (gp_resolve_names), since a value may be used before the
+ * line that defines it. Every error is reported at the byte range it concerns. */
+#include "ir/parse_internal.h"
+
+#include "base/check.h"
+#include "grammar/graph_grammar.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* "Did you mean" searches are capped per parse: each one scans every value name. */
+enum { MAX_SUGGESTIONS = 20 };
+
+/* Integers that a double (a literal constant's element) holds exactly. */
+#define EXACT_INT_LIMIT ((int64_t)1 << 53)
+
+static void *xcalloc(size_t size)
+{
+    void *p = calloc(1, size);
+    FR_CHECK(p != NULL);
+    return p;
+}
+
+/* ---- token text ---------------------------------------------------------------------------- */
+
+static const char *tok_text(const gp_state *st, gp_token t)
+{
+    return st->src->text + t.offset;
+}
+
+static bool tok_is(const gp_state *st, gp_token t, const char *s)
+{
+    return t.len == strlen(s) && memcmp(tok_text(st, t), s, t.len) == 0;
+}
+
+static bool tok_quoted(const gp_state *st, gp_token t)
+{
+    return t.len > 0 && tok_text(st, t)[0] == '"';
+}
+
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* The text a quoted token (`"..."`, starting at `s`, `len` bytes) stands for, with escapes
+ * decoded, in the graph's arena. The lexer reported anything wrong inside; what is left of a bad
+ * escape or a missing closing quote is kept as written. */
+static char *decode_quoted(gp_state *st, const char *s, size_t len)
+{
+    size_t n = len - 1; /* without the opening quote */
+    s++;
+    if (n > 0 && s[n - 1] == '"')
+        n--;
+    char *out = ar_alloc(st->g->arena, n + 1);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] == '\\' && i + 1 < n) {
+            char e = s[i + 1];
+            if (e == 'n' || e == 't' || e == '"' || e == '\\') {
+                out[k++] = e == 'n' ? '\n' : e == 't' ? '\t' : e;
+                i++;
+                continue;
+            }
+            if (e == 'x' && i + 3 < n && hex_digit(s[i + 2]) >= 0 && hex_digit(s[i + 3]) >= 0) {
+                out[k++] = (char)(hex_digit(s[i + 2]) * 16 + hex_digit(s[i + 3]));
+                i += 3;
+                continue;
+            }
+        }
+        out[k++] = s[i];
+    }
+    out[k] = '\0';
+    return out;
+}
+
+/* A name token's text: as written, or decoded when quoted. */
+static char *name_of(gp_state *st, gp_token t)
+{
+    if (tok_quoted(st, t))
+        return decode_quoted(st, tok_text(st, t), t.len);
+    return ar_strndup(st->g->arena, tok_text(st, t), t.len);
+}
+
+/* The name of a value being defined; NULL (reported) when empty. */
+static char *value_name(gp_state *st, gp_token t)
+{
+    char *name = name_of(st, t);
+    if (name[0] == '\0') {
+        dg_error(st->dg, st->src, t.offset, t.len, "a name cannot be empty");
+        return NULL;
+    }
+    return name;
+}
+
+/* ---- numbers ------------------------------------------------------------------------------- */
+
+static bool parse_int(gp_state *st, gp_token t, int64_t *out)
+{
+    char buf[32];
+    if (t.len < sizeof buf) {
+        memcpy(buf, tok_text(st, t), t.len);
+        buf[t.len] = '\0';
+        errno = 0;
+        long long v = strtoll(buf, NULL, 10);
+        if (errno == 0) {
+            *out = v;
+            return true;
+        }
+    }
+    dg_error(st->dg, st->src, t.offset, t.len, "integer out of range (the limit is 2^63-1)");
+    return false;
+}
+
+/* A seed: an integer from 0 to 2^64-1. */
+static bool parse_seed(gp_state *st, gp_token t, uint64_t *out)
+{
+    char buf[32];
+    if (t.len < sizeof buf && tok_text(st, t)[0] != '-') {
+        memcpy(buf, tok_text(st, t), t.len);
+        buf[t.len] = '\0';
+        errno = 0;
+        unsigned long long v = strtoull(buf, NULL, 10);
+        if (errno == 0) {
+            *out = v;
+            return true;
+        }
+    }
+    dg_error(st->dg, st->src, t.offset, t.len, "a seed is an integer from 0 to 2^64-1");
+    return false;
+}
+
+static bool parse_float(gp_state *st, gp_token t, double *out)
+{
+    char small[64]; /* most numbers; a longer one (many digits) gets a buffer of its own */
+    char *buf = t.len < sizeof small ? small : malloc((size_t)t.len + 1);
+    FR_CHECK(buf != NULL);
+    memcpy(buf, tok_text(st, t), t.len);
+    buf[t.len] = '\0';
+    errno = 0;
+    double v = strtod(buf, NULL);
+    bool overflow = errno == ERANGE && isinf(v);
+    if (buf != small)
+        free(buf);
+    if (overflow) {
+        dg_error(st->dg, st->src, t.offset, t.len, "number out of range");
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+/* A literal number (INT or FLOAT) as a double. Integers are read as text too, so that `-0` stays
+ * negative zero and integers beyond 64 bits become the nearest double. */
+static bool lit_number(gp_state *st, const gp_lit *lit, double *out)
+{
+    return parse_float(st, lit->tok, out);
+}
+
+/* ---- syntax pieces ------------------------------------------------------------------------- */
+
+gp_results *gp_results_push(gp_results *list, const gp_result *r)
+{
+    if (!list)
+        list = xcalloc(sizeof *list);
+    vec_push(&list->items, *r);
+    return list;
+}
+
+gp_names *gp_names_push(gp_names *list, gp_token name)
+{
+    if (!list)
+        list = xcalloc(sizeof *list);
+    vec_push(&list->items, name);
+    return list;
+}
+
+gp_attrs *gp_attrs_push(gp_attrs *list, gp_token name, gp_lit *value)
+{
+    if (!list)
+        list = xcalloc(sizeof *list);
+    gp_attr_syntax a = {name, value};
+    vec_push(&list->items, a);
+    return list;
+}
+
+gp_lit *gp_lit_new(gp_lit_kind kind, gp_token tok)
+{
+    gp_lit *lit = xcalloc(sizeof *lit);
+    lit->kind = kind;
+    lit->tok = tok;
+    return lit;
+}
+
+gp_lit *gp_lit_push(gp_lit *list, gp_lit *item)
+{
+    vec_push(&list->items, item);
+    return list;
+}
+
+void gp_results_free(gp_results *list)
+{
+    if (list)
+        vec_free(&list->items);
+    free(list);
+}
+
+void gp_names_free(gp_names *list)
+{
+    if (list)
+        vec_free(&list->items);
+    free(list);
+}
+
+void gp_attrs_free(gp_attrs *list)
+{
+    if (!list)
+        return;
+    for (size_t i = 0; i < list->items.len; i++)
+        gp_lit_free(list->items.items[i].value);
+    vec_free(&list->items);
+    free(list);
+}
+
+/* Recursion is bounded by the parser's stack: lists cannot nest deeper than it. */
+void gp_lit_free(gp_lit *lit)
+{
+    if (!lit)
+        return;
+    for (size_t i = 0; i < lit->items.len; i++)
+        gp_lit_free(lit->items.items[i]);
+    vec_free(&lit->items);
+    free(lit);
+}
+
+gp_result gp_result_make(gp_token name, const gp_type *type)
+{
+    gp_result r = {.name = name, .typed = type != NULL};
+    if (type)
+        r.type = *type;
+    return r;
+}
+
+/* ---- types --------------------------------------------------------------------------------- */
+
+gp_type gp_dims_empty(void)
+{
+    gp_type t = {.ok = true};
+    t.type.rank = 0;
+    return t;
+}
+
+static bool parse_dim(gp_state *st, gp_token t, int64_t *dim)
+{
+    char c = tok_text(st, t)[0];
+    if (c == '?') {
+        *dim = IR_DIM_UNKNOWN;
+        return true;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        int64_t v;
+        if (!parse_int(st, t, &v))
+            return false;
+        if (v < 0 || v > IR_MAX_NUMEL) {
+            dg_error(st->dg, st->src, t.offset, t.len,
+                     v < 0 ? "a dim is a size (0 or more), a name, or '?'"
+                           : "dim too large (the limit is 2^40)");
+            return false;
+        }
+        *dim = v;
+        return true;
+    }
+    char *name = name_of(st, t);
+    if (name[0] == '\0') {
+        dg_error(st->dg, st->src, t.offset, t.len, "a dim name cannot be empty");
+        return false;
+    }
+    *dim = ir_symbol(st->g, name, strlen(name));
+    return true;
+}
+
+void gp_dims_push(gp_state *st, gp_type *dims, gp_token dim)
+{
+    if (dims->ndims < UINT32_MAX)
+        dims->ndims++;
+    if (dims->ndims == IR_MAX_RANK + 1) {
+        dg_error(st->dg, st->src, dim.offset, dim.len, "too many dims (a type has at most %d)",
+                 IR_MAX_RANK);
+        dims->ok = false;
+    }
+    if (dims->ndims > IR_MAX_RANK)
+        return;
+    int64_t d = IR_DIM_UNKNOWN;
+    if (!parse_dim(st, dim, &d))
+        dims->ok = false;
+    dims->type.dims[dims->type.rank++] = d;
+}
+
+static int layout_rank(ir_layout layout)
+{
+    switch (layout) {
+    case IR_LAYOUT_NC:
+        return 2;
+    case IR_LAYOUT_NCW:
+    case IR_LAYOUT_NWC:
+        return 3;
+    case IR_LAYOUT_NCHW:
+    case IR_LAYOUT_NHWC:
+        return 4;
+    case IR_LAYOUT_NCDHW:
+    case IR_LAYOUT_NDHWC:
+        return 5;
+    default:
+        return -1;
+    }
+}
+
+/* The static dims of t multiply to at most IR_MAX_NUMEL (symbols and `?` count as 1). */
+static bool size_possible(const ir_type *t)
+{
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        int64_t d = t->dims[i];
+        if (!ir_dim_is_static(d) || d == 0)
+            continue;
+        if (n > IR_MAX_NUMEL / d)
+            return false;
+        n *= d;
+    }
+    return true;
+}
+
+static void check_layout(gp_state *st, gp_type *t, gp_token layout)
+{
+    ir_layout l;
+    if (!ir_layout_parse(tok_text(st, layout), layout.len, &l)) {
+        dg_error(st->dg, st->src, layout.offset, layout.len,
+                 "unknown layout '%.*s' (known: NCHW, NHWC, NCW, NWC, NCDHW, NDHWC, NC)",
+                 (int)layout.len, tok_text(st, layout));
+        t->ok = false;
+        return;
+    }
+    if (t->type.rank >= 0 && t->ok && layout_rank(l) != t->type.rank) {
+        dg_error(st->dg, st->src, layout.offset, layout.len, "layout %s needs %d dims, not %d",
+                 ir_layout_name(l), layout_rank(l), t->type.rank);
+        t->ok = false;
+        return;
+    }
+    t->type.layout = (uint8_t)l;
+}
+
+gp_type gp_type_make(gp_state *st, gp_token dtype, const gp_type *dims, gp_token end,
+                     gp_token layout)
+{
+    gp_type t = {.ok = true};
+    t.type.rank = -1;
+    if (dims)
+        t = *dims;
+    gp_token last = layout.len ? layout : end;
+    t.tok = (gp_token){dtype.offset, last.offset + last.len - dtype.offset};
+    ir_dtype dt;
+    if (ir_dtype_parse(tok_text(st, dtype), dtype.len, &dt)) {
+        t.type.dtype = dt;
+    } else {
+        dg_error(st->dg, st->src, dtype.offset, dtype.len,
+                 "unknown element type '%.*s' (known: f32, f16, bf16, i8, u8, i32, i64, bool)",
+                 (int)dtype.len, tok_text(st, dtype));
+        t.ok = false;
+    }
+    if (layout.len)
+        check_layout(st, &t, layout);
+    if (t.ok && !size_possible(&t.type)) {
+        dg_error(st->dg, st->src, t.tok.offset, t.tok.len,
+                 "too many elements: the dims multiply to more than 2^40");
+        t.ok = false;
+    }
+    return t;
+}
+
+/* ---- defining values ----------------------------------------------------------------------- */
+
+/* Where a name was first defined: by a value, or by a line that had errors. */
+static bool first_definition(gp_state *st, const char *name, uint32_t *offset, uint32_t *len)
+{
+    ir_value *v = ir_find_value(st->g, name);
+    if (v) {
+        *offset = v->src_offset;
+        *len = v->src_len;
+        return true;
+    }
+    gp_token *bad = sm_get(&st->poisoned, name, strlen(name));
+    if (bad) {
+        *offset = bad->offset;
+        *len = bad->len;
+        return true;
+    }
+    return false;
+}
+
+/* Reports a second definition of name; true when the name is new. */
+static bool check_new_name(gp_state *st, const char *name, gp_token t)
+{
+    uint32_t offset, len;
+    if (!first_definition(st, name, &offset, &len))
+        return true;
+    dg_error(st->dg, st->src, t.offset, t.len, "duplicate definition of '%s'", name);
+    dg_note(st->dg, st->src, offset, len, "'%s' is first defined here", name);
+    return false;
+}
+
+/* Remembers a name that a line with errors meant to define, so that its uses are not reported as
+ * undefined as well. */
+static void poison(gp_state *st, const char *name, gp_token t)
+{
+    uint32_t offset, len;
+    if (first_definition(st, name, &offset, &len))
+        return;
+    gp_token *where = ar_alloc(st->g->arena, sizeof *where);
+    *where = t;
+    sm_put(&st->poisoned, name, strlen(name), where);
+}
+
+static void set_location(ir_value *v, gp_token name)
+{
+    v->src_offset = name.offset;
+    v->src_len = name.len;
+}
+
+void gp_graph_header(gp_state *st, gp_token name, gp_token brace)
+{
+    st->g->name = name_of(st, name);
+    st->body_open = brace.offset;
+    st->has_body = true;
+}
+
+void gp_input(gp_state *st, gp_token name, const gp_type *type)
+{
+    char *n = value_name(st, name);
+    if (!n || !check_new_name(st, n, name))
+        return;
+    ir_value *v = ir_add_input(st->g, n, &type->type);
+    set_location(v, name);
+    v->type_declared = true;
+}
+
+/* Defines the constant a `const NAME : TYPE =` line names; NULL when its name is unusable. The
+ * caller fills in the constant, checking the type only when *usable. */
+static ir_const *define_const(gp_state *st, const gp_result *head, ir_const_kind kind,
+                              bool *usable)
+{
+    char *n = value_name(st, head->name);
+    if (!n || !check_new_name(st, n, head->name))
+        return NULL;
+    *usable = head->type.ok;
+    if (head->type.ok && !ir_type_is_static(&head->type.type)) {
+        dg_error(st->dg, st->src, head->type.tok.offset, head->type.tok.len,
+                 "a constant needs a static shape (sizes, not names or '?')");
+        *usable = false;
+    }
+    ir_const *c = ir_const_new(st->g, kind);
+    ir_value *v = ir_add_const(st->g, n, &head->type.type, c);
+    set_location(v, head->name);
+    v->type_declared = true;
+    return c;
+}
+
+/* ---- literal constants --------------------------------------------------------------------- */
+
+/* The values an element of dtype dt can take exactly, for integer and bool dtypes. */
+static bool integer_range(ir_dtype dt, double *lo, double *hi)
+{
+    switch (dt) {
+    case IR_BOOL:
+        *lo = 0, *hi = 1;
+        return true;
+    case IR_I8:
+        *lo = -128, *hi = 127;
+        return true;
+    case IR_U8:
+        *lo = 0, *hi = 255;
+        return true;
+    case IR_I32:
+        *lo = -2147483648.0, *hi = 2147483647.0;
+        return true;
+    case IR_I64:
+        *lo = -(double)EXACT_INT_LIMIT, *hi = (double)EXACT_INT_LIMIT;
+        return true;
+    case IR_I16:
+        *lo = -32768, *hi = 32767;
+        return true;
+    case IR_U16:
+        *lo = 0, *hi = 65535;
+        return true;
+    case IR_U32:
+        *lo = 0, *hi = 4294967295.0;
+        return true;
+    case IR_U64:
+        *lo = 0, *hi = (double)EXACT_INT_LIMIT;
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* One element of a literal constant of dtype dt. */
+static bool literal_element(gp_state *st, const gp_lit *lit, ir_dtype dt, double *out)
+{
+    if (lit->kind == GP_LIT_LIST) {
+        dg_error(st->dg, st->src, lit->tok.offset, lit->tok.len,
+                 "nested lists are not allowed: list the elements flat, in row-major order");
+        return false;
+    }
+    if (lit->kind == GP_LIT_STRING) {
+        dg_error(st->dg, st->src, lit->tok.offset, lit->tok.len, "a constant holds numbers");
+        return false;
+    }
+    if (lit->kind == GP_LIT_INT && dt == IR_I64) {
+        int64_t i;
+        if (!parse_int(st, lit->tok, &i))
+            return false;
+        if (i > EXACT_INT_LIMIT || i < -EXACT_INT_LIMIT) {
+            dg_error(st->dg, st->src, lit->tok.offset, lit->tok.len,
+                     "a literal i64 value must lie within +-2^53 (use file() for larger values)");
+            return false;
+        }
+    }
+    double v;
+    if (!lit_number(st, lit, &v))
+        return false;
+    double lo, hi;
+    if (integer_range(dt, &lo, &hi) && (!(v >= lo && v <= hi) || v != floor(v))) {
+        dg_error(st->dg, st->src, lit->tok.offset, lit->tok.len, "%.*s is not a valid %s value",
+                 (int)lit->tok.len, tok_text(st, lit->tok), ir_dtype_name(dt));
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+void gp_const_literal(gp_state *st, const gp_result *head, gp_lit *value)
+{
+    bool usable = false;
+    ir_const *c = define_const(st, head, IR_CONST_LITERAL, &usable);
+    if (!c || !usable) {
+        gp_lit_free(value);
+        return;
+    }
+    const ir_type *t = &head->type.type;
+    bool list = value->kind == GP_LIT_LIST;
+    size_t count = list ? value->items.len : 1;
+    c->literal = ar_alloc_array(st->g->arena, count, sizeof *c->literal);
+    c->literal_count = count;
+    bool ok = true;
+    for (size_t i = 0; i < count; i++)
+        ok &= literal_element(st, list ? value->items.items[i] : value, t->dtype, &c->literal[i]);
+    int64_t numel = 0;
+    if (ok && ir_type_numel(t, &numel) && count != (size_t)numel && count != 1)
+        dg_error(st->dg, st->src, value->tok.offset, value->tok.len,
+                 "%zu values for a constant of %lld elements (give all of them, or one for all)",
+                 count, (long long)numel);
+    gp_lit_free(value);
+}
+
+/* ---- random and file constants ------------------------------------------------------------- */
+
+/* Applies one `seed=`, `lo=` or `hi=` argument of random(...). */
+static void random_arg(gp_state *st, ir_const *c, const char *name, const gp_attr_syntax *a)
+{
+    const gp_lit *v = a->value;
+    bool is_seed = strcmp(name, "seed") == 0;
+    if (is_seed && v->kind == GP_LIT_INT) {
+        parse_seed(st, v->tok, &c->seed);
+        return;
+    }
+    if (!is_seed && (v->kind == GP_LIT_INT || v->kind == GP_LIT_FLOAT)) {
+        double x;
+        if (!lit_number(st, v, &x))
+            return;
+        if (!isfinite(x))
+            dg_error(st->dg, st->src, v->tok.offset, v->tok.len, "%s must be finite", name);
+        *(strcmp(name, "lo") == 0 ? &c->lo : &c->hi) = x;
+        return;
+    }
+    dg_error(st->dg, st->src, v->tok.offset, v->tok.len, "%s takes %s", name,
+             is_seed ? "an integer" : "a number");
+}
+
+void gp_const_random(gp_state *st, const gp_result *head, gp_token kw, gp_attrs *args)
+{
+    static const char *const arg_names[] = {"seed", "lo", "hi"};
+    bool usable = false, given[3] = {false, false, false};
+    ir_const *c = define_const(st, head, IR_CONST_RANDOM, &usable);
+    size_t n = args ? args->items.len : 0;
+    for (size_t i = 0; c && i < n; i++) {
+        const gp_attr_syntax *a = &args->items.items[i];
+        char *name = name_of(st, a->name);
+        size_t k = 0;
+        while (k < 3 && strcmp(name, arg_names[k]) != 0)
+            k++;
+        if (k < 3 && !given[k]) {
+            given[k] = true;
+            random_arg(st, c, name, a);
+        } else {
+            dg_error(st->dg, st->src, a->name.offset, a->name.len,
+                     k < 3 ? "'%s' is given twice" : "random() takes seed, lo and hi, not '%s'",
+                     name);
+        }
+    }
+    if (c && !(c->lo < c->hi))
+        dg_error(st->dg, st->src, kw.offset, kw.len, "random() needs lo < hi");
+    gp_attrs_free(args);
+}
+
+void gp_const_file(gp_state *st, const gp_result *head, gp_token path, gp_token key)
+{
+    bool usable = false;
+    ir_const *c = define_const(st, head, IR_CONST_FILE, &usable);
+    if (!c)
+        return;
+    c->file = name_of(st, path);
+    c->key = name_of(st, key);
+    if (c->file[0] == '\0')
+        dg_error(st->dg, st->src, path.offset, path.len, "the file name cannot be empty");
+}
+
+/* ---- nodes --------------------------------------------------------------------------------- */
+
+static bool lookup_op(gp_state *st, gp_token t, ir_op *op)
+{
+    if (ir_op_lookup(tok_text(st, t), t.len, op))
+        return true;
+    char *name = name_of(st, t);
+    ir_suggester s;
+    ir_suggest_init(&s, name);
+    for (unsigned i = 0; i < IR_OP_COUNT; i++)
+        ir_suggest_offer(&s, ir_op_name((ir_op)i));
+    const char *best = ir_suggest_result(&s);
+    if (best)
+        dg_error(st->dg, st->src, t.offset, t.len, "unknown op '%s'; did you mean '%s'?", name,
+                 best);
+    else
+        dg_error(st->dg, st->src, t.offset, t.len, "unknown op '%s'", name);
+    return false;
+}
+
+/* The names a node line defines, checked to be new; false (reported) when one is not. */
+static bool result_names(gp_state *st, const gp_results *results, const char **names)
+{
+    bool ok = true;
+    sm_map line = {0}; /* names defined earlier in this line */
+    for (size_t i = 0; i < results->items.len; i++) {
+        gp_token t = results->items.items[i].name;
+        names[i] = value_name(st, t);
+        if (!names[i]) {
+            ok = false;
+        } else if (sm_get(&line, names[i], strlen(names[i]))) {
+            dg_error(st->dg, st->src, t.offset, t.len, "'%s' is named twice in this line",
+                     names[i]);
+            ok = false;
+            names[i] = NULL;
+        } else if (!check_new_name(st, names[i], t)) {
+            ok = false;
+            names[i] = NULL;
+        } else {
+            sm_put(&line, names[i], strlen(names[i]), (void *)names[i]);
+        }
+    }
+    sm_free(&line);
+    return ok;
+}
+
+/* A list attribute: INTS unless an element is a float or the schema wants FLOATS. */
+static bool list_attr(gp_state *st, const ir_attr_schema *schema, const gp_lit *lit, ir_attr *out)
+{
+    bool floats = schema && schema->kind == IR_ATTR_FLOATS;
+    for (size_t i = 0; i < lit->items.len; i++) {
+        const gp_lit *item = lit->items.items[i];
+        if (item->kind == GP_LIT_LIST || item->kind == GP_LIT_STRING) {
+            dg_error(st->dg, st->src, item->tok.offset, item->tok.len,
+                     item->kind == GP_LIT_LIST ? "nested lists are not allowed in attributes"
+                                               : "attribute lists hold numbers, not strings");
+            return false;
+        }
+        floats |= item->kind == GP_LIT_FLOAT;
+    }
+    size_t n = lit->items.len;
+    out->kind = floats ? IR_ATTR_FLOATS : IR_ATTR_INTS;
+    out->count = (uint32_t)n;
+    if (floats)
+        out->v.floats = ar_alloc_array(st->g->arena, n, sizeof(double));
+    else
+        out->v.ints = ar_alloc_array(st->g->arena, n, sizeof(int64_t));
+    for (size_t i = 0; i < n; i++) {
+        const gp_lit *item = lit->items.items[i];
+        bool ok = floats ? lit_number(st, item, &out->v.floats[i])
+                         : parse_int(st, item->tok, &out->v.ints[i]);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* An attribute value from its literal. The schema decides what the text cannot: an integer for a
+ * float attribute is a float, and `[]` is a list of the schema's kind. A kind that disagrees with
+ * the schema is left for ir_validate to report. */
+static bool attr_from_literal(gp_state *st, const ir_attr_schema *schema, const gp_lit *lit,
+                              ir_attr *out)
+{
+    switch (lit->kind) {
+    case GP_LIT_INT:
+        if (schema && schema->kind == IR_ATTR_FLOAT) {
+            out->kind = IR_ATTR_FLOAT;
+            return lit_number(st, lit, &out->v.f);
+        }
+        out->kind = IR_ATTR_INT;
+        return parse_int(st, lit->tok, &out->v.i);
+    case GP_LIT_FLOAT:
+        out->kind = IR_ATTR_FLOAT;
+        return parse_float(st, lit->tok, &out->v.f);
+    case GP_LIT_STRING:
+        out->kind = IR_ATTR_STRING;
+        out->v.s = name_of(st, lit->tok);
+        return true;
+    case GP_LIT_LIST:
+        return list_attr(st, schema, lit, out);
+    }
+    FR_UNREACHABLE();
+    return false;
+}
+
+/* The node's attributes, built as one array (ir_set_attr would copy the array for each one). */
+static void set_attrs(gp_state *st, ir_node *n, const gp_attrs *attrs)
+{
+    size_t count = attrs ? attrs->items.len : 0;
+    if (count == 0 || count > UINT32_MAX)
+        return;
+    n->attrs = ar_alloc_array(st->g->arena, count, sizeof *n->attrs);
+    sm_map seen = {0}; /* attribute name -> its syntax, to find repeats */
+    for (size_t i = 0; i < count; i++) {
+        const gp_attr_syntax *a = &attrs->items.items[i];
+        char *name = name_of(st, a->name);
+        const gp_attr_syntax *first = sm_get(&seen, name, strlen(name));
+        if (first) {
+            dg_error(st->dg, st->src, a->name.offset, a->name.len,
+                     "attribute '%s' is given twice", name);
+            dg_note(st->dg, st->src, first->name.offset, first->name.len, "first given here");
+            continue;
+        }
+        sm_put(&seen, name, strlen(name), (void *)a);
+        ir_attr attr = {.name = name, .src_offset = a->name.offset};
+        if (attr_from_literal(st, ir_op_attr_schema(n->op, name), a->value, &attr))
+            n->attrs[n->nattrs++] = attr;
+    }
+    sm_free(&seen);
+}
+
+static void set_operands(gp_state *st, ir_node *n, const gp_names *operands)
+{
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        gp_token t = operands->items.items[i];
+        if (!tok_is(st, t, "_")) /* `_` (unquoted) is an omitted optional input */
+            vec_push(&st->refs, ((gp_ref){n, i, t}));
+    }
+}
+
+static const char *kernel_name(gp_state *st, gp_token t)
+{
+    if (t.len > 1 && tok_text(st, t)[1] == '"')
+        return decode_quoted(st, tok_text(st, t) + 1, t.len - 1);
+    return ar_strndup(st->g->arena, tok_text(st, t) + 1, t.len - 1);
+}
+
+static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
+                       const gp_names *operands, const gp_attrs *attrs, gp_token kernel)
+{
+    size_t nresults = results->items.len;
+    const char **names = xcalloc(nresults * sizeof *names);
+    ir_op op;
+    bool op_ok = lookup_op(st, op_tok, &op);
+    bool names_ok = result_names(st, results, names);
+    size_t noperands = operands ? operands->items.len : 0;
+    if (!op_ok || !names_ok || noperands > UINT32_MAX || nresults > UINT32_MAX) {
+        for (size_t i = 0; i < nresults; i++)
+            if (names[i])
+                poison(st, names[i], results->items.items[i].name);
+        free(names);
+        return;
+    }
+    ir_node *n = ir_add_node(st->g, op, (uint32_t)noperands, names, (uint32_t)nresults);
+    FR_CHECK(n != NULL); /* result_names checked every name */
+    free(names);
+    n->src_offset = op_tok.offset;
+    n->src_len = op_tok.len;
+    for (size_t i = 0; i < nresults; i++) {
+        const gp_result *r = &results->items.items[i];
+        set_location(n->outputs[i], r->name);
+        if (r->typed && r->type.ok) {
+            n->outputs[i]->type = r->type.type;
+            n->outputs[i]->type_declared = true;
+        }
+    }
+    if (noperands)
+        set_operands(st, n, operands);
+    set_attrs(st, n, attrs);
+    if (kernel.len)
+        n->kernel = kernel_name(st, kernel);
+}
+
+void gp_node(gp_state *st, gp_results *results, gp_token op, gp_names *operands, gp_attrs *attrs,
+             gp_token kernel)
+{
+    build_node(st, results, op, operands, attrs, kernel);
+    gp_results_free(results);
+    gp_names_free(operands);
+    gp_attrs_free(attrs);
+}
+
+void gp_output(gp_state *st, gp_token name)
+{
+    vec_push(&st->outputs, name);
+}
+
+/* ---- resolving names once the file is read ------------------------------------------------- */
+
+static void report_undefined(gp_state *st, gp_token t, const char *name, unsigned *suggestions)
+{
+    const char *best = NULL;
+    if (*suggestions < MAX_SUGGESTIONS) {
+        ++*suggestions;
+        ir_suggester s;
+        ir_suggest_init(&s, name);
+        for (size_t i = 0; i < st->g->values.len; i++)
+            ir_suggest_offer(&s, st->g->values.items[i]->name);
+        best = ir_suggest_result(&s);
+    }
+    if (best)
+        dg_error(st->dg, st->src, t.offset, t.len, "undefined value '%s'; did you mean '%s'?",
+                 name, best);
+    else
+        dg_error(st->dg, st->src, t.offset, t.len, "undefined value '%s'", name);
+}
+
+/* The value a name refers to; NULL after reporting it (or, for a name whose definition had
+ * errors, silently). */
+static ir_value *resolve(gp_state *st, gp_token t, unsigned *suggestions)
+{
+    char *name = name_of(st, t);
+    ir_value *v = ir_find_value(st->g, name);
+    if (!v && !sm_get(&st->poisoned, name, strlen(name)))
+        report_undefined(st, t, name, suggestions);
+    return v;
+}
+
+void gp_resolve_names(gp_state *st)
+{
+    unsigned suggestions = 0;
+    for (size_t i = 0; i < st->refs.len; i++) {
+        gp_ref *r = &st->refs.items[i];
+        ir_value *v = resolve(st, r->tok, &suggestions);
+        if (v)
+            ir_set_input(r->node, r->index, v);
+    }
+    for (size_t i = 0; i < st->outputs.len; i++) {
+        gp_token t = st->outputs.items[i];
+        ir_value *v = resolve(st, t, &suggestions);
+        if (v && v->is_output)
+            dg_error(st->dg, st->src, t.offset, t.len, "'%s' is already an output", v->name);
+        else if (v)
+            ir_add_output(st->g, v);
+    }
+}
