@@ -304,6 +304,122 @@ bool kc_scatter_nd(kc_context *ctx, const void *updates, size_t esize, const voi
 bool kc_instance_norm(kc_context *ctx, const kc_tensor *x, const kc_tensor *scale,
                       const kc_tensor *bias, double eps, kc_tensor *y);
 
+/* ---- cuda-b: normalizations and windows (norm_more.cu), softmax and losses (softmax_loss.cu) - */
+
+/* LogSoftmax (or, with hardmax, Hardmax) of float x (dtype dt) along n of [outer, n, inner] into
+ * y (same dtype and shape): the maximum (NaN wins) and the log-sum of exp(x - max) in double;
+ * Hardmax 1 at the first maximum, 0 elsewhere. */
+bool kc_log_softmax(kc_context *ctx, kc_dtype dt, const void *x, int64_t outer, int64_t n,
+                    int64_t inner, bool hardmax, void *y);
+/* GlobalMaxPool: y[p] = the maximum of plane p of `size` elements (NaN propagates); size >= 1. */
+bool kc_plane_max(kc_context *ctx, kc_dtype dt, const void *x, int64_t planes, int64_t size,
+                  void *y);
+/* LayerNormalization over dims [axis, rank) with its Mean and InvStdDev outputs (either may be
+ * NULL or have NULL data; their dtype is the stash type): statistics in double, the row in float
+ * as the CPU kernel computes it. scale and bias (optional) broadcast to the normalized dims. */
+bool kc_layer_norm_stats(kc_context *ctx, const kc_tensor *x, const kc_tensor *scale,
+                         const kc_tensor *bias, int axis, float epsilon, kc_tensor *y,
+                         kc_tensor *mean, kc_tensor *inv_std);
+/* GroupNormalization of x [N, C, ...] in `groups` groups (C a multiple); scale and bias [C]. */
+bool kc_group_norm(kc_context *ctx, const kc_tensor *x, const kc_tensor *scale,
+                   const kc_tensor *bias, int64_t groups, double eps, kc_tensor *y);
+/* MeanVarianceNormalization over the dims d with reduced[d] (x->rank flags). */
+bool kc_mvn(kc_context *ctx, const kc_tensor *x, const bool *reduced, kc_tensor *y);
+/* LRN across the channels of x [N, C, ...]. */
+bool kc_lrn(kc_context *ctx, const kc_tensor *x, int64_t size, double alpha, double beta,
+            double bias, kc_tensor *y);
+/* NegativeLogLikelihoodLoss of x [N, C, d...] (softmax: SoftmaxCrossEntropyLoss, x the scores,
+ * log_prob its optional second output) with targets [N, d...] (i64 when target64, else i32,
+ * already checked on the host to lie in [0, C) unless equal to ignore_index), weight [C]?;
+ * reduction 0 none, 1 sum, 2 mean. */
+bool kc_nll_loss(kc_context *ctx, const kc_tensor *x, bool softmax, const void *target,
+                 bool target64, const kc_tensor *weight, int reduction, int64_t ignore_index,
+                 kc_tensor *y, kc_tensor *log_prob);
+
+/* ---- cuda-b: TopK (topk.cu) and scatter with reductions (scatter.cu) ------------------------- */
+
+/* TopK of x (element type t: the floats, i8, u8, i32, i64) along n of [outer, n, inner]: the k
+ * first of each line in the CPU's order (largest or smallest first, NaN above everything, equal
+ * values by lower index) into values (x's type) and indices, both [outer, k, inner]. */
+bool kc_topk(kc_context *ctx, kc_elem t, const void *x, int64_t outer, int64_t n, int64_t inner,
+             int64_t k, bool largest, void *values, int64_t *indices);
+
+typedef enum {
+    KC_SCATTER_NONE,
+    KC_SCATTER_ADD,
+    KC_SCATTER_MUL,
+    KC_SCATTER_MAX,
+    KC_SCATTER_MIN
+} kc_scatter_red;
+/* ScatterElements and ScatterND into y (already holding data), from a plan made on the host:
+ * `plan` (host memory) holds targets[ngroups] (element offsets in y), starts[ngroups + 1] and
+ * members[nmembers] (update rows, in the order the CPU applies them); group g folds updates
+ * [members[m] * slice + e] for m in [starts[g], starts[g + 1]) into y[targets[g] + e], e in
+ * [0, slice): floats in f32 rounded once, integers in int64 wrapped to their width, none the last
+ * update. The plan is uploaded (so the call cannot be captured into a CUDA graph). */
+bool kc_scatter_plan(kc_context *ctx, kc_elem t, kc_scatter_red r, const void *updates,
+                     int64_t slice, const int64_t *plan, int64_t ngroups, int64_t nmembers,
+                     void *y);
+
+/* ---- cuda-b: NonZero and Compress (nonzero.cu) ---------------------------------------------- */
+
+/* The count of the n elements of x (element type t) whose value != 0 (NaN counts, -0 does not),
+ * counted on the device; only the count is copied to the host (so not inside a capture). */
+bool kc_count_nonzero(kc_context *ctx, kc_elem t, const void *x, int64_t n, int64_t *count);
+/* NonZero: y [rank, count] (int64) = the coordinates of x's `count` non-zero elements in
+ * row-major order (a rank-0 x writes one row of 0s); `count` as kc_count_nonzero gave it. */
+bool kc_nonzero(kc_context *ctx, kc_elem t, const void *x, int rank, const int64_t *dims,
+                int64_t count, int64_t *y);
+
+/* ---- cuda-b: Resize (resample.cu) ------------------------------------------------------------ */
+
+typedef enum { KC_RESIZE_NEAREST, KC_RESIZE_LINEAR, KC_RESIZE_CUBIC } kc_resize_mode;
+typedef enum {
+    KC_COORD_HALF_PIXEL,
+    KC_COORD_ALIGN_CORNERS,
+    KC_COORD_ASYMMETRIC,
+    KC_COORD_PYTORCH_HALF_PIXEL,
+    KC_COORD_TF_HALF_PIXEL_FOR_NN,
+    KC_COORD_TF_CROP_AND_RESIZE,
+    KC_COORD_HALF_PIXEL_SYMMETRIC,
+} kc_coord_mode;
+typedef enum {
+    KC_NEAREST_ROUND_PREFER_FLOOR,
+    KC_NEAREST_ROUND_PREFER_CEIL,
+    KC_NEAREST_FLOOR,
+    KC_NEAREST_CEIL,
+} kc_nearest_mode;
+/* The attributes, and per axis of x the scale and roi, resolved on the host as the CPU kernel
+ * resolves them (every axis: 1 and [0, 1] for the ones not resized). */
+typedef struct kc_resize_params {
+    kc_resize_mode mode;
+    kc_coord_mode coord;
+    kc_nearest_mode nearest;
+    double cubic_a, extrapolation;
+    bool exclude_outside;
+    double scale[KC_MAX_RANK], roi_start[KC_MAX_RANK], roi_end[KC_MAX_RANK];
+} kc_resize_params;
+/* Resize of float x into y (same dtype and rank, y's dims the output's): the CPU kernel's
+ * separable passes in double, every axis, rounded once; no dim of x may be 0. */
+bool kc_resize(kc_context *ctx, const kc_tensor *x, kc_tensor *y, const kc_resize_params *p);
+
+/* ---- cuda-b: MaxPool's Indices and MaxUnpool (unpool.cu), GridSample (grid_sample.cu) ------- */
+
+/* MaxPool with its Indices output (int64, y's shape): the flat index of each window's first
+ * maximum, row-major over the input or with the spatial dims column-major (storage_order=1); -1
+ * for a window entirely in the padding. */
+bool kc_maxpool_indices(kc_context *ctx, const kc_tensor *x, kc_tensor *y, int64_t *indices,
+                        const kc_pool_params *p, bool column_major);
+/* MaxUnpool: y = zeros with x[i] at the position indices[i] (int64, already checked to lie in
+ * the default output of dims def_dims, x's rank) names, mapped into y's dims; the last i wins. */
+bool kc_maxunpool(kc_context *ctx, const kc_tensor *x, const int64_t *indices,
+                  const int64_t *def_dims, kc_tensor *y);
+
+typedef enum { KC_GRID_NEAREST, KC_GRID_BILINEAR, KC_GRID_BICUBIC } kc_grid_mode;
+typedef enum { KC_GRID_ZEROS, KC_GRID_BORDER, KC_GRID_REFLECTION } kc_grid_pad;
+/* GridSample, 2-D: x [N, C, H, W], grid [N, Ho, Wo, 2] (x's dtype), y [N, C, Ho, Wo]. */
+bool kc_grid_sample(kc_context *ctx, const kc_tensor *x, const kc_tensor *grid, kc_grid_mode mode,
+                    kc_grid_pad pad, bool align_corners, kc_tensor *y);
 /* ---- quantized and integer linear algebra (quant.cu) ---------------------------------------- */
 
 /* Maps element i of a QuantizeLinear / DequantizeLinear input to its scale and zero-point

@@ -451,8 +451,6 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_GlobalAveragePool: return same_float(n, 0, 1, why_not);
     case IR_OP_MaxPool:
     case IR_OP_AveragePool:
-        if (n->noutputs > 1)
-            return why(why_not, "MaxPool's Indices output has no CUDA kernel");
         return same_float(n, 0, 1, why_not) && rank_is(n, 0, 3, 5, "X", why_not);
     case IR_OP_Gather: {
         const ir_type *t = in_type(n, 1);
@@ -464,9 +462,6 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_ScatterND:
     case IR_OP_GatherND:
     case IR_OP_GatherElements: {
-        if (n->op == IR_OP_ScatterND && strcmp(ir_get_string(n, "reduction"), "none") != 0)
-            return why(why_not, "ScatterND with reduction %s has no CUDA kernel",
-                       ir_get_string(n, "reduction"));
         const ir_type *t = in_type(n, 1);
         if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64 && t->dtype != IR_I32)
             return why(why_not, "indices are %s; the CUDA %s takes i32 or i64",
@@ -507,11 +502,51 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_Split:
     case IR_OP_DepthToSpace:              /* rank 4, checked by inference */
     case IR_OP_SpaceToDepth: return true; /* raw strided copies: any dtype, any rank */
-    case IR_OP_LayerNormalization:
-        if (n->noutputs > 1)
-            return why(why_not, "LayerNormalization's Mean and InvStdDev outputs have no CUDA "
-                                "kernel");
+    case IR_OP_LayerNormalization:        /* with Mean and InvStdDev: kc_layer_norm_stats */
         return same_float(n, 0, n->ninputs, why_not);
+    /* cuda-b: norm_more.cu, softmax_loss.cu, topk.cu, scatter.cu */
+    case IR_OP_LogSoftmax:
+    case IR_OP_Hardmax:
+    case IR_OP_GlobalMaxPool:
+    case IR_OP_GroupNormalization:
+    case IR_OP_MeanVarianceNormalization:
+    case IR_OP_LRN: return same_float(n, 0, n->ninputs, why_not);
+    case IR_OP_Resize: return same_float(n, 0, 1, why_not); /* resample.cu */
+    case IR_OP_GridSample: /* X and the grid of one float dtype (grid_sample.cu) */
+        return same_float(n, 0, 2, why_not) && rank_is(n, 0, 4, 4, "X", why_not);
+    case IR_OP_MaxUnpool: { /* unpool.cu */
+        const ir_type *t = in_type(n, 1);
+        if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64)
+            return why(why_not, "indices are %s; the CUDA MaxUnpool takes i64",
+                       ir_dtype_name(t->dtype));
+        return same_float(n, 0, 1, why_not);
+    }
+    case IR_OP_NegativeLogLikelihoodLoss:
+    case IR_OP_SoftmaxCrossEntropyLoss: /* the target (input 1) is i32/i64 by inference */
+        return same_float(n, 0, 1, why_not) && same_float(n, 2, 3, why_not);
+    case IR_OP_TopK: {
+        const ir_type *x = in_type(n, 0);
+        if (x && x->dtype != IR_DTYPE_UNKNOWN && (!typed_dtype(x->dtype) || x->dtype == IR_BOOL))
+            return why(why_not, "%s: no CUDA TopK takes it", ir_dtype_name(x->dtype));
+        return true;
+    }
+    case IR_OP_NonZero: /* counted on the device, the count read back (nonzero.cu) */
+    case IR_OP_Compress: {
+        const ir_type *x = in_type(n, 0);
+        if (x && x->dtype != IR_DTYPE_UNKNOWN && !typed_dtype(x->dtype))
+            return why(why_not, "%s: no CUDA %s takes it", ir_dtype_name(x->dtype),
+                       ir_op_name(n->op));
+        return true;
+    }
+    case IR_OP_ScatterElements: {
+        const ir_type *x = in_type(n, 0), *t = in_type(n, 1);
+        if (x && x->dtype != IR_DTYPE_UNKNOWN && !typed_dtype(x->dtype))
+            return why(why_not, "%s: no CUDA scatter takes it", ir_dtype_name(x->dtype));
+        if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64 && t->dtype != IR_I32)
+            return why(why_not, "indices are %s; the CUDA ScatterElements takes i32 or i64",
+                       ir_dtype_name(t->dtype));
+        return true;
+    }
     /* cuda-c: quantized and integer linear algebra, ConvTranspose, Det, DFT, Einsum, RNNs */
     case IR_OP_QuantizeLinear:
     case IR_OP_DequantizeLinear:

@@ -321,9 +321,31 @@ static void test_onnx_ops(void)
     CHECK_STR(why, "input 0 is i32; the CUDA kernel takes f32, f16 or bf16");
     CHECK(supported("graph t {\n input x : i64[4,3]\n input i : i32[4,2]\n"
                     " y = GatherElements(x, i) {axis=1}\n output y\n}\n", why));
-    CHECK(!supported("graph t {\n input x : f32[4,3]\n input i : i64[2,1]\n input u : f32[2,3]\n"
-                     " y = ScatterND(x, i, u) {reduction=\"add\"}\n output y\n}\n", why));
-    CHECK_STR(why, "ScatterND with reduction add has no CUDA kernel");
+    /* cuda-b: scatter reductions, TopK, NonZero, the normalizations and losses */
+    CHECK(supported("graph t {\n input x : f32[4,3]\n input i : i64[2,1]\n input u : f32[2,3]\n"
+                    " y = ScatterND(x, i, u) {reduction=\"add\"}\n output y\n}\n",
+                    why));
+    CHECK(supported("graph t {\n input x : i8[4,3]\n input i : i32[2,3]\n input u : i8[2,3]\n"
+                    " y = ScatterElements(x, i, u) {reduction=\"mul\"}\n output y\n}\n",
+                    why));
+    CHECK(!supported("graph t {\n input x : f64[4,3]\n input i : i64[2,3]\n input u : f64[2,3]\n"
+                     " y = ScatterElements(x, i, u)\n output y\n}\n",
+                     why));
+    CHECK_STR(why, "f64: no CUDA scatter takes it");
+    CHECK(supported("graph t {\n input x : i64[4,9]\n const k : i64[1] = [3]\n"
+                    " y, i = TopK(x, k)\n output y\n output i\n}\n",
+                    why));
+    CHECK(!supported("graph t {\n input x : f64[4,9]\n const k : i64[1] = [3]\n"
+                     " y, i = TopK(x, k)\n output y\n output i\n}\n",
+                     why));
+    CHECK_STR(why, "f64: no CUDA TopK takes it");
+    CHECK(supported("graph t {\n input x : bool[4,9]\n y = NonZero(x)\n output y\n}\n", why));
+    CHECK(supported("graph t {\n input x : f16[2,8]\n input s : f16[8]\n"
+                    " y, m, v = LayerNormalization(x, s)\n output y\n output m\n output v\n}\n",
+                    why));
+    CHECK(supported("graph t {\n input x : bf16[2,5,3]\n input t : i32[2,3]\n"
+                    " y, p = SoftmaxCrossEntropyLoss(x, t)\n output y\n output p\n}\n",
+                    why));
     CHECK(!supported("graph t {\n input x : i64[4]\n y = Pow(x, x)\n output y\n}\n", why));
     CHECK_STR(why, "i64: the CUDA elementwise kernels take f32, f16 or bf16");
     /* cuda-a: the new functions' expansions; the integer kernel; the generators */

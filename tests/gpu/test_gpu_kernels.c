@@ -497,6 +497,149 @@ static const gpu_case cases[] = {
      " a = IsNaN(x)\n b = IsInf(x)\n c = IsInf(x) {detect_negative=0}\n"
      " d = IsInf(x) {detect_positive=0}\n e = IsNaN(h)\n output a\n output b\n output c\n"
      " output d\n output e\n}\n", SAME},
+    /* ---- cuda-b: normalizations, windows, losses (norm_more.cu), TopK (topk.cu), scatter
+     * reductions (scatter.cu), each against its CPU kernel ---- */
+    {"onnx_log_softmax_hardmax_f32",
+     "graph t {\n input x : f32[3,7,5]\n const s : f32[3,4] = [1,nan,3,-inf,2,2,-inf,inf,-0.0,0,-1,-1]\n"
+     " a = LogSoftmax(x) {axis=1}\n b = Hardmax(x) {axis=-1}\n c = LogSoftmax(s) {axis=1}\n"
+     " d = Hardmax(s)\n e = Hardmax(x) {axis=0}\n input l : f32[3,3000]\n f = LogSoftmax(l)\n"
+     " output a\n output b\n output c\n output d\n output e\n output f\n}\n", F32_REDUCE},
+    {"onnx_log_softmax_maxpool_f16",
+     "graph t {\n input h : f16[4,1000]\n input p : f16[2,3,5,7]\n"
+     " const q : f16[1,2,3] = [1,nan,2,-inf,-inf,-inf]\n a = LogSoftmax(h)\n b = Hardmax(h)\n"
+     " c = GlobalMaxPool(p)\n d = GlobalMaxPool(q)\n output a\n output b\n output c\n"
+     " output d\n}\n", F16_ANY},
+    {"onnx_layernorm_stats_f32",
+     "graph t {\n input x : f32[3,5,131]\n const s : f32[131] = random(seed=2)\n"
+     " const b : f32[131] = random(seed=3)\n const w : f32[5,1] = random(seed=4)\n"
+     " y, m, v = LayerNormalization(x, s, b)\n z, n = LayerNormalization(x, w) {axis=1}\n"
+     " output y\n output m\n output v\n output z\n output n\n}\n", F32_REDUCE},
+    {"onnx_layernorm_stats_bf16",
+     "graph t {\n input x : bf16[4,300]\n const s : bf16[300] = random(seed=2)\n"
+     " y, m, v = LayerNormalization(x, s) {epsilon=1e-3}\n output y\n output m\n output v\n}\n",
+     BF16_ANY},
+    {"onnx_group_mvn_lrn_f32",
+     "graph t {\n input x : f32[2,6,5,7]\n const s : f32[6] = random(seed=2)\n"
+     " const b : f32[6] = random(seed=3)\n a = GroupNormalization(x, s, b) {num_groups=3}\n"
+     " c = GroupNormalization(x, s, b) {num_groups=6, epsilon=1e-2}\n"
+     " d = MeanVarianceNormalization(x)\n e = MeanVarianceNormalization(x) {axes=[1,3]}\n"
+     " f = LRN(x) {size=3}\n g = LRN(x) {size=4, alpha=0.01, beta=0.5, bias=2}\n output a\n"
+     " output c\n output d\n output e\n output f\n output g\n}\n", F32_REDUCE},
+    {"onnx_group_norm_lrn_f16",
+     "graph t {\n input x : f16[1,8,33]\n const s : f16[8] = random(seed=2)\n"
+     " const b : f16[8] = random(seed=3)\n a = GroupNormalization(x, s, b) {num_groups=2}\n"
+     " f = LRN(x) {size=5}\n output a\n output f\n}\n", F16_ANY},
+    {"onnx_losses_f32",
+     "graph t {\n input x : f32[4,5,3]\n const t : i64[4,3] = [0,4,-1,2,2,1,3,-1,0,4,4,4]\n"
+     " const w : f32[5] = [0.5,1,2,1.5,0.25]\n const u : i32[4,3] = [1,1,1,0,0,0,2,2,2,3,3,3]\n"
+     " a = NegativeLogLikelihoodLoss(x, t, w) {ignore_index=-1, reduction=\"none\"}\n"
+     " b = NegativeLogLikelihoodLoss(x, t, w) {ignore_index=-1, reduction=\"sum\"}\n"
+     " c = NegativeLogLikelihoodLoss(x, u)\n"
+     " d, lp = SoftmaxCrossEntropyLoss(x, t, w) {ignore_index=-1}\n"
+     " e = SoftmaxCrossEntropyLoss(x, u) {reduction=\"none\"}\n"
+     " f = NegativeLogLikelihoodLoss(x, u) {ignore_index=2, reduction=\"mean\"}\n"
+     " output a\n output b\n output c\n output d\n output lp\n output e\n output f\n}\n",
+     F32_REDUCE},
+    {"onnx_losses_all_ignored_f16",
+     "graph t {\n input x : f16[2,3]\n const t : i64[2] = [7,7]\n"
+     " a = NegativeLogLikelihoodLoss(x, t) {ignore_index=7}\n"
+     " b, lp = SoftmaxCrossEntropyLoss(x, t) {ignore_index=7, reduction=\"sum\"}\n"
+     " output a\n output b\n output lp\n}\n", F16_ANY},
+    {"onnx_topk",
+     "graph t {\n input x : f32[3,40,5]\n const s : f32[2,6] = [1,nan,3,-0.0,0,3,nan,-inf,inf,2,2,-1]\n"
+     " input i : i64[4,9]\n input h : f16[2,3,17]\n const k1 : i64[1] = [7]\n"
+     " const k2 : i64[1] = [6]\n const k3 : i64[1] = [3]\n const k0 : i64[1] = [0]\n"
+     " a, ai = TopK(x, k1) {axis=1}\n b, bi = TopK(x, k3) {largest=0}\n"
+     " c, ci = TopK(s, k2)\n d, di = TopK(s, k2) {largest=0}\n e, ei = TopK(i, k3)\n"
+     " f, fi = TopK(h, k3) {axis=1, largest=0}\n g, gi = TopK(x, k0)\n output a\n output ai\n"
+     " output b\n output bi\n output c\n output ci\n output d\n output di\n output e\n"
+     " output ei\n output f\n output fi\n output g\n output gi\n}\n", SAME},
+    {"onnx_scatter_reductions",
+     "graph t {\n input x : f32[4,5]\n const i : i64[3,5] = [0,1,2,3,-1,0,1,2,3,-1,1,1,1,1,1]\n"
+     " input u : f32[3,5]\n input z : i32[2,6]\n const j : i32[1,4] = [1,1,-1,1]\n"
+     " input v : i32[1,4]\n const r : i64[3,1] = [2,0,2]\n input w : f32[3,5]\n"
+     " input h : bf16[5,2]\n const q : i64[4,1] = [4,4,0,4]\n input g : bf16[4,2]\n"
+     " const nn : f32[4] = [nan,1,-inf,2]\n const ni : i64[3] = [1,1,2]\n"
+     " const nu : f32[3] = [nan,5,-inf]\n"
+     " a = ScatterElements(x, i, u)\n b = ScatterElements(x, i, u) {reduction=\"add\"}\n"
+     " c = ScatterElements(x, i, u) {axis=0, reduction=\"mul\"}\n"
+     " d = ScatterElements(z, j, v) {reduction=\"add\"}\n e = ScatterND(x, r, w) {reduction=\"add\"}\n"
+     " f = ScatterND(x, r, w) {reduction=\"max\"}\n g2 = ScatterND(h, q, g) {reduction=\"min\"}\n"
+     " k = ScatterND(h, q, g) {reduction=\"mul\"}\n m = ScatterElements(nn, ni, nu) {reduction=\"max\"}\n"
+     " o = ScatterElements(nn, ni, nu) {reduction=\"min\"}\n output a\n output b\n output c\n"
+     " output d\n output e\n output f\n output g2\n output k\n output m\n output o\n}\n",
+     SAME},
+    {"onnx_nonzero_compress",
+     "graph t {\n const s : f32[2,4] = [nan,0,-0.0,1,0,-inf,0,2]\n input x : f32[3,1100]\n"
+     " input i : i64[2,3,5]\n const z : f16[7] = 0\n input h : bf16[4,6]\n"
+     " const c : bool[3] = [1,0,1]\n const f : bool[2] = [0,0]\n const e : bool[5] = [0,1,1,0,1]\n"
+     " a = NonZero(s)\n b = NonZero(x)\n d = NonZero(i)\n g = NonZero(z)\n"
+     " k = Compress(h, c) {axis=1}\n l = Compress(h, f) {axis=0}\n m = Compress(h, e)\n"
+     " o = Compress(i, c) {axis=-2}\n output a\n output b\n output d\n output g\n"
+     " output k\n output l\n output m\n output o\n}\n", SAME},
+    {"onnx_resize_modes_f32",
+     "graph t {\n input x : f32[1,2,5,7]\n const s2 : f32[4] = [1,1,2,1.5]\n"
+     " const sd : f32[4] = [1,1,0.6,0.5]\n const z : i64[4] = [1,2,9,4]\n"
+     " const r : f32[8] = [0,0,0.1,-0.2,1,1,0.9,1.3]\n const w : i64[2] = [10,10]\n"
+     " const s1 : f32[1] = [3]\n"
+     " a = Resize(x, _, s2)\n"
+     " b = Resize(x, _, s2) {coordinate_transformation_mode=\"asymmetric\", nearest_mode=\"floor\"}\n"
+     " c = Resize(x, _, s2) {coordinate_transformation_mode=\"align_corners\","
+     " nearest_mode=\"round_prefer_ceil\"}\n"
+     " d = Resize(x, _, s2) {mode=\"linear\"}\n"
+     " e = Resize(x, _, sd) {mode=\"linear\", coordinate_transformation_mode=\"pytorch_half_pixel\"}\n"
+     " f = Resize(x, _, _, z) {mode=\"cubic\"}\n"
+     " g = Resize(x, _, _, z) {mode=\"cubic\", exclude_outside=1, cubic_coeff_a=-0.5}\n"
+     " h = Resize(x, r, _, z) {mode=\"linear\", coordinate_transformation_mode=\"tf_crop_and_resize\","
+     " extrapolation_value=7}\n"
+     " i = Resize(x, _, s2) {coordinate_transformation_mode=\"tf_half_pixel_for_nn\","
+     " nearest_mode=\"ceil\"}\n"
+     " j = Resize(x, _, _, z) {mode=\"linear\", coordinate_transformation_mode=\"half_pixel_symmetric\"}\n"
+     " k = Resize(x, _, _, w) {axes=[2,3], keep_aspect_ratio_policy=\"not_larger\", mode=\"linear\"}\n"
+     " l = Resize(x, _, s1) {axes=[-1], mode=\"cubic\", coordinate_transformation_mode=\"align_corners\"}\n"
+     " output a\n output b\n output c\n output d\n output e\n output f\n output g\n output h\n"
+     " output i\n output j\n output k\n output l\n}\n",
+     1e-6, 1e-7, "the CPU's double passes op for op (no FMA contraction): equal up to the last bit"},
+    {"onnx_resize_special_f16",
+     "graph t {\n const x : f16[1,1,3,4] = [1,nan,2,3,inf,0,-0.0,1,-inf,2,60000,60000]\n"
+     " const s : f32[4] = [1,1,1.7,2]\n a = Resize(x, _, s) {mode=\"linear\"}\n"
+     " b = Resize(x, _, s)\n c = Resize(x, _, s) {mode=\"cubic\"}\n output a\n output b\n"
+     " output c\n}\n", F16_ANY},
+    {"onnx_maxpool_indices_unpool",
+     "graph t {\n input x : f32[2,3,7,9]\n const h : f16[1,1,2,5] = [nan,1,2,2,-inf,3,nan,2,-0.0,0]\n"
+     " input r : f32[1,2,11]\n const os : i64[4] = [2,3,15,19]\n"
+     " y, i = MaxPool(x) {kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]}\n"
+     " a, j = MaxPool(x) {kernel_shape=[2,3], storage_order=1, dilations=[2,1]}\n"
+     " b, k = MaxPool(h) {kernel_shape=[2,2], strides=[1,2], ceil_mode=1}\n"
+     " c, l = MaxPool(r) {kernel_shape=[3], strides=[3], pads=[2,2]}\n"
+     " u = MaxUnpool(y, i) {kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]}\n"
+     " v = MaxUnpool(y, i, os) {kernel_shape=[3,3], strides=[2,2], pads=[1,1,1,1]}\n"
+     " w = MaxUnpool(c, l) {kernel_shape=[3], strides=[3], pads=[2,2]}\n"
+     " output y\n output i\n output a\n output j\n output b\n output k\n output c\n"
+     " output l\n output u\n output v\n output w\n}\n", SAME},
+    {"onnx_grid_sample_f32",
+     "graph t {\n input x : f32[2,3,5,6]\n const g : f32[2,4,7,2] = random(seed=4, lo=-1.3, hi=1.3)\n"
+     " a = GridSample(x, g)\n b = GridSample(x, g) {mode=\"nearest\", padding_mode=\"border\","
+     " align_corners=1}\n c = GridSample(x, g) {mode=\"bicubic\", padding_mode=\"reflection\"}\n"
+     " d = GridSample(x, g) {padding_mode=\"reflection\", align_corners=1}\n"
+     " e = GridSample(x, g) {mode=\"bicubic\", padding_mode=\"border\"}\n"
+     " f = GridSample(x, g) {mode=\"nearest\"}\n output a\n output b\n output c\n output d\n"
+     " output e\n output f\n}\n",
+     1e-6, 1e-7, "the CPU's double arithmetic op for op (no FMA contraction): equal up to the last bit"},
+    {"onnx_grid_sample_f16",
+     "graph t {\n input x : f16[1,2,4,4]\n input g : f16[1,3,3,2]\n"
+     " a = GridSample(x, g) {mode=\"bicubic\"}\n b = GridSample(x, g) {padding_mode=\"border\"}\n"
+     " output a\n output b\n}\n", F16_ANY},
+    {"onnx_cuda_b_empty",
+     "graph t {\n input e : f32[0,5]\n const s : f32[5] = random(seed=2)\n"
+     " input p : f32[0,2,3]\n input q : f32[2,0,3,3]\n const k0 : i64[1] = [0]\n"
+     " const i : i64[0,5] = 0\n input u : f32[0,5]\n const z : i64[2] = [6,6]\n"
+     " a = LogSoftmax(e)\n b = Hardmax(e) {axis=0}\n c, m, v = LayerNormalization(e, s)\n"
+     " d = GlobalMaxPool(p)\n f = MeanVarianceNormalization(q)\n g, gi = TopK(e, k0) {axis=0}\n"
+     " h = NonZero(e)\n j = ScatterElements(e, i, u) {reduction=\"add\"}\n"
+     " l = Resize(q, _, _, z) {axes=[2,3], mode=\"linear\"}\n o = LRN(q) {size=3}\n output a\n output b\n"
+     " output c\n output m\n output v\n output d\n output f\n output g\n output gi\n"
+     " output h\n output j\n output l\n output o\n}\n", SAME},
 
     /* ---- cuda-c: quantized and integer linear algebra, ConvTranspose, Det, DFT, Einsum
      * (quant.cu, linalg.cu), RNN, GRU, LSTM (rnn.cu) against their CPU kernels: per tensor, per
@@ -801,6 +944,10 @@ static const char *const repeated[] = {
     "conv_bias_relu_residual_f32", "separable_mobilenet_f32", "qgemm_requant",
     "ewchain_f32_bcast",       "rope_half_table",        "swiglu_bf16_bcast",
     "onnx_matmul_gemm",        "onnx_binary_bcast_bf16",
+    /* cuda-b: the capturable ones (scatter plans are uploaded, NonZero's count and MaxUnpool's
+     * indices read back) */
+    "onnx_log_softmax_hardmax_f32", "onnx_layernorm_stats_f32", "onnx_group_mvn_lrn_f32",
+    "onnx_losses_f32", "onnx_topk", "onnx_resize_modes_f32", "onnx_grid_sample_f32",
     "onnx_dynamic_quantize", /* cuda-c: a memset, an atomic range, a read-back */
     /* cuda-a */
     "onnx_int_arith_i32",      "onnx_shape_generators",  "onnx_random_uniform",
