@@ -1,11 +1,16 @@
 /* Internal to rewrite/: the driver's state, a replacement plan, and the action interface.
  *
- * driver.c    rounds: match, sort, commit; keeping a topological order; renumbering; validation
- * legality.c  overlap, interior values (fan-out, graph outputs), convexity, precision
- * replace.c   the fused node: inputs, attributes, tentative inference and kernel support, commit
- * weights.c   reading and writing constants as doubles
- * actions.c   the action table; action_*.c one action each
- * report.c    text and JSON reports */
+ * driver.c      rounds: match, sort, commit; keeping a topological order; renumbering; validation
+ * legality.c    overlap, interior values (fan-out, graph outputs), convexity, precision
+ * plan.c        the replacement plan's API (what the replacement and the actions edit)
+ * plan_inputs.c the fused node's inputs: operands, external inputs, ports, arity
+ * plan_attrs.c  its attributes: carried over, the activation epilogue, literals, schema check
+ * plan_check.c  the tentative node: inference, output types, kernel support, actions, constants
+ * commit.c      committing a checked plan into the graph
+ * forward.c     forwarding replacements (`=> @x`)
+ * weights.c     reading and writing constants as doubles
+ * actions.c     the action table; action_*.c one action each
+ * report.c      text and JSON reports */
 #ifndef FUSERULE_REWRITE_INTERNAL_H
 #define FUSERULE_REWRITE_INTERNAL_H
 
@@ -100,7 +105,15 @@ bool rw_check_precision(rw_plan *p, char *why);
 /* The tentative fused node's inputs carry only layout tags its kernels read (kn_layouts). */
 bool rw_check_layout(const ir_node *fused, char *why);
 
-/* ---- the replacement (replace.c) ---- */
+/* ---- the replacement (plan*.c, commit.c, forward.c) ----
+ *
+ * The fused node is planned, checked tentatively, then committed. Inputs: the replacement's
+ * explicit operands, or else the match's external inputs; then the actions rewrite that list; then
+ * port attributes put their values at their port. Attributes: carried over from the matched ops,
+ * then the activation, then the rule's literals, then the actions. Outputs: the roots' values, then
+ * the exported ones. Before anything changes, the planned node is built aside: its arity is
+ * checked, the op's type inference runs on it and must give exactly the types it replaces, and the
+ * target backend must have a kernel that supports it. */
 
 /* Fills the plan from the match: members, roots, outputs. */
 void rw_plan_init(rw_plan *p, rw_ctx *ctx, const mt_match *m);
@@ -133,6 +146,21 @@ rw_newconst *rw_plan_new_const(rw_plan *p, const char *stem, const ir_type *t, r
  * returns its tentative output (typed by the op's inference), or NULL with why. */
 ir_value *rw_plan_helper(rw_plan *p, ir_op op, ir_value *input, const ir_attr *attr,
                          ir_node *replaces, char *why);
+/* The first error dg holds, quoted into out (a generic reason when it holds none). */
+void rw_first_error(dg_context *dg, char *out, size_t size);
+
+/* The plan's steps, in the order rw_plan_replacement runs them (plan_inputs.c, plan_attrs.c). */
+void rw_build_inputs(rw_plan *p);
+bool rw_build_attrs(rw_plan *p, char *why);
+bool rw_place_ports(rw_plan *p, char *why);
+bool rw_check_inputs(rw_plan *p, char *why);
+bool rw_check_attrs(rw_plan *p, char *why);
+/* Equal dtype, rank, dims, and layout where both carry one (plan_check.c). */
+bool rw_same_type(const ir_type *a, const ir_type *b);
+/* Marks the members removed (replaced by `by`); their places in the order emptied when
+ * clear_order (commit.c). */
+void rw_kill_members(rw_plan *p, ir_node *by, bool clear_order);
+
 /* The value a capture of the rule stands for in the match, NULL when unbound. */
 ir_value *rw_capture_value(const rw_plan *p, const dsl_capture *c);
 ir_node *rw_capture_node(const rw_plan *p, const dsl_capture *c);

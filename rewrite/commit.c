@@ -1,0 +1,198 @@
+/* Committing a checked plan: new constants and helper nodes enter the graph, the fused node takes
+ * the members' place in the order, values keep their names, their consumers and their place among
+ * the graph's outputs, and the members are marked removed. */
+#include "rewrite/internal.h"
+
+#include "base/check.h"
+
+#include <string.h>
+
+/* A copy of a plan attribute in the graph's arena (names and lists may live in the rule set or the
+ * plan's scratch). */
+static ir_attr copy_attr(ir_graph *g, const ir_attr *a)
+{
+    ir_attr c = *a;
+    c.name = ar_strdup(g->arena, a->name);
+    c.src_offset = 0;
+    if (a->kind == IR_ATTR_STRING) {
+        c.v.s = ar_strdup(g->arena, a->v.s);
+    } else if (a->kind == IR_ATTR_INTS || a->kind == IR_ATTR_FLOATS) {
+        size_t size = a->kind == IR_ATTR_INTS ? sizeof *a->v.ints : sizeof *a->v.floats;
+        void *items = ar_alloc_array(g->arena, a->count, size);
+        if (a->count)
+            memcpy(items, a->kind == IR_ATTR_INTS ? (const void *)a->v.ints : (const void *)a->v.floats,
+                   a->count * size);
+        if (a->kind == IR_ATTR_INTS)
+            c.v.ints = items;
+        else
+            c.v.floats = items;
+    }
+    return c;
+}
+
+/* A name for a new constant: its stem ("w1_folded"), else the stem and the root's name
+ * ("w_folded_r12": unique when one weight is folded in many places, found without probing). */
+static const char *const_name(rw_plan *p, const char *stem)
+{
+    if (!ir_find_value(p->g, stem))
+        return ar_strdup(p->g->arena, stem);
+    const char *root = p->outputs.items[0]->name;
+    char *name = ar_printf(p->g->arena, "%s_%s", stem, root);
+    return ir_find_value(p->g, name) ? ir_fresh_name(p->g, name) : name;
+}
+
+/* The new constants join the graph (named after what they replace) and take their tentative
+ * values' places among the inputs. */
+static void add_consts(rw_plan *p)
+{
+    for (size_t i = 0; i < p->consts.len; i++) {
+        rw_newconst *c = p->consts.items[i];
+        const char *name = const_name(p, c->value->name);
+        ir_value *v = ir_add_const(p->g, name, &c->value->type, ir_const_new(p->g, IR_CONST_DATA));
+        FR_CHECK(v != NULL);
+        ir_const_set_data(p->g, v, c->data, c->nbytes);
+        for (size_t k = 0; k < p->inputs.len; k++)
+            if (p->inputs.items[k].v == c->value)
+                p->inputs.items[k].v = v;
+    }
+    p->ctx->budget_left -= p->new_bytes;
+}
+
+/* Marks the members removed; their places in the order empty, unless the order was rebuilt. */
+void rw_kill_members(rw_plan *p, ir_node *by, bool clear_order)
+{
+    int32_t rule = (int32_t)p->m->rule_index;
+    for (size_t i = 0; i < p->members.len; i++) {
+        ir_node *n = p->members.items[i];
+        rw_node_state *s = rw_state(p->ctx, n);
+        n->dead = true;
+        s->claimed_by = rule;
+        s->replaced_by = by;
+        if (clear_order)
+            p->ctx->order.items[s->pos] = NULL;
+    }
+}
+
+/* A topological place for a node replacing members that are not all ancestors of one root (several
+ * roots, or exports): within the members' span, the nodes that depend on the members move after
+ * it, the others before it. */
+static void reorder_span(rw_plan *p, ir_node *fused)
+{
+    rw_ctx *ctx = p->ctx;
+    uint32_t lo = UINT32_MAX, hi = 0;
+    for (size_t i = 0; i < p->members.len; i++) {
+        uint32_t pos = rw_state(ctx, p->members.items[i])->pos;
+        lo = pos < lo ? pos : lo;
+        hi = pos > hi ? pos : hi;
+    }
+    uint32_t below = rw_new_stamp(ctx);
+    VEC(ir_node *) before = {0}, after = {0};
+    for (uint32_t i = lo; i <= hi; i++) {
+        ir_node *x = ctx->order.items[i];
+        if (!x || rw_is_member(p, x))
+            continue;
+        bool depends = false;
+        for (uint32_t k = 0; k < x->ninputs && !depends; k++) {
+            const ir_value *v = x->inputs[k];
+            /* the members' outputs are the fused node's by now */
+            depends = v && v->kind == IR_VALUE_NODE &&
+                      (v->producer == fused || rw_is_member(p, v->producer) ||
+                       rw_state(ctx, v->producer)->visit == below);
+        }
+        if (depends) {
+            rw_state(ctx, x)->visit = below;
+            vec_push(&after, x);
+        } else {
+            vec_push(&before, x);
+        }
+    }
+    uint32_t at = lo;
+    for (size_t i = 0; i < before.len; i++, at++) {
+        ctx->order.items[at] = before.items[i];
+        rw_state(ctx, before.items[i])->pos = at;
+    }
+    ctx->order.items[at] = fused;
+    rw_state(ctx, fused)->pos = at++;
+    for (size_t i = 0; i < after.len; i++, at++) {
+        ctx->order.items[at] = after.items[i];
+        rw_state(ctx, after.items[i])->pos = at;
+    }
+    for (; at <= hi; at++)
+        ctx->order.items[at] = NULL;
+    vec_free(&before);
+    vec_free(&after);
+}
+
+/* Helper nodes join the graph before the fused node, each in the place of the member it replaces
+ * (which the fused node's single root follows). */
+static void add_helpers(rw_plan *p)
+{
+    for (size_t i = 0; i < p->helpers.len; i++) {
+        const ir_node *t = p->helpers.items[i].node;
+        const char *name = const_name(p, t->outputs[0]->name);
+        ir_node *n = ir_add_node(p->g, t->op, 1, &name, 1);
+        FR_CHECK(n != NULL);
+        ir_set_input(n, 0, t->inputs[0]);
+        n->nattrs = t->nattrs;
+        n->attrs = ar_alloc_array(p->g->arena, n->nattrs, sizeof *n->attrs);
+        for (uint32_t k = 0; k < n->nattrs; k++)
+            n->attrs[k] = copy_attr(p->g, &t->attrs[k]);
+        n->outputs[0]->type = t->outputs[0]->type;
+        n->src_offset = t->src_offset;
+        n->src_len = t->src_len;
+        for (size_t k = 0; k < p->inputs.len; k++)
+            if (p->inputs.items[k].v == t->outputs[0])
+                p->inputs.items[k].v = n->outputs[0];
+        p->helpers.items[i].node = n; /* now the graph's */
+        rw_state(p->ctx, n)->claimed_by = (int32_t)p->m->rule_index;
+    }
+}
+
+ir_node *rw_commit(rw_plan *p)
+{
+    ir_graph *g = p->g;
+    add_consts(p);
+    add_helpers(p);
+    ir_op op = p->rule->repl.op;
+    ir_node *n = ir_add_node(g, op, (uint32_t)p->inputs.len, NULL, 0);
+    for (uint32_t i = 0; i < n->ninputs; i++)
+        ir_set_input(n, i, p->inputs.items[i].v);
+    n->nattrs = (uint32_t)p->attrs.len;
+    n->attrs = ar_alloc_array(g->arena, n->nattrs, sizeof *n->attrs);
+    for (uint32_t i = 0; i < n->nattrs; i++)
+        n->attrs[i] = copy_attr(g, &p->attrs.items[i]);
+    n->noutputs = (uint32_t)p->outputs.len;
+    n->outputs = ar_alloc_array(g->arena, n->noutputs, sizeof *n->outputs);
+    for (uint32_t i = 0; i < n->noutputs; i++) {
+        ir_value *v = p->outputs.items[i];
+        v->producer = n;
+        v->out_index = i;
+        n->outputs[i] = v;
+    }
+    if (kn_fused_entry_get(op))
+        n->kernel = kn_kernel_name(op, p->ctx->opts.target);
+    n->src_offset = p->roots.items[0]->src_offset;
+    n->src_len = p->roots.items[0]->src_len;
+
+    rw_node_state *s = rw_state(p->ctx, n);
+    s->claimed_by = (int32_t)p->m->rule_index;
+    if (p->outputs.len == 1) {
+        /* every member is an ancestor of the root: the root's place is a topological one */
+        uint32_t pos = rw_state(p->ctx, p->roots.items[0])->pos;
+        rw_kill_members(p, n, true);
+        for (size_t i = 0; i < p->helpers.len; i++) {
+            /* the helper reads what the member it replaces read */
+            rw_node_state *replaced = rw_state(p->ctx, p->helpers.items[i].replaces);
+            replaced->replaced_by = p->helpers.items[i].node;
+            rw_state(p->ctx, p->helpers.items[i].node)->pos = replaced->pos;
+            p->ctx->order.items[replaced->pos] = p->helpers.items[i].node;
+        }
+        s = rw_state(p->ctx, n);
+        s->pos = pos;
+        p->ctx->order.items[pos] = n;
+    } else {
+        reorder_span(p, n); /* leaves the members out */
+        rw_kill_members(p, n, false);
+    }
+    return n;
+}
