@@ -152,6 +152,8 @@ enum {
                                     show its inputs' data to inference at run time */
     IR_OPF_RANDOM = 1 << 4,      /* draws random numbers (RandomUniform): its output is no
                                     computable reference, so it is never constant-folded */
+    IR_OPF_AXES_INPUT = 1 << 5,  /* a Reduce op whose axes, an attribute in older opsets, are its
+                                    optional second input (ReduceSum from 13, the others from 18) */
 };
 
 typedef struct ir_graph ir_graph;

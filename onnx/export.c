@@ -1,7 +1,7 @@
 /* ONNX export: a validated graph becomes a ModelProto.
  *
  * Catalog ops become standard ONNX at one opset: the lowest from 17 (the newest that Debian's onnx
- * checker knows) that expresses every node, or the one asked for. Attributes the catalog keeps in
+ * checker knows) that expresses every node (opset.c), or the one asked for. Attributes the catalog keeps in
  * an older form (Reduce axes, Clip bounds, ...) become whatever that opset wants, and back. Fused
  * ops become com.microsoft contrib ops where ONNX Runtime has one with the same semantics
  * (contrib.c), otherwise ops of the "fuserule" domain carrying the node's attributes, which import
@@ -62,7 +62,7 @@ static Onnx__TensorProto *new_tensor(ox_exporter *ex, const char *name, const ir
     tp->has_data_type = true;
     tp->data_type = ox_dtype_to_onnx(t->dtype);
     tp->n_dims = (size_t)t->rank;
-    tp->dims = ar_alloc_array(ex->a, t->rank ? (size_t)t->rank : 1, sizeof *tp->dims);
+    tp->dims = ar_alloc_array(ex->a, (size_t)t->rank, sizeof *tp->dims);
     memcpy(tp->dims, t->dims, (size_t)t->rank * sizeof *tp->dims);
     tp->has_raw_data = true;
     tp->raw_data.len = nbytes;
@@ -95,7 +95,7 @@ static Onnx__TensorProto **initializers(ox_exporter *ex, size_t *count)
     }
     for (size_t i = 0; i < ex->made_inits.len; i++)
         vec_push(&all, ex->made_inits.items[i]);
-    Onnx__TensorProto **out = ar_alloc_array(ex->a, all.len ? all.len : 1, sizeof *out);
+    Onnx__TensorProto **out = ar_alloc_array(ex->a, all.len, sizeof *out);
     if (all.len)
         memcpy(out, all.items, all.len * sizeof *out);
     *count = all.len;
@@ -118,7 +118,7 @@ static const char *made_initializer(ox_exporter *ex, const char *stem, ir_dtype 
                                     const void *values, uint32_t count, bool scalar)
 {
     size_t nbytes = count * ir_dtype_size(dt);
-    void *copy = ar_alloc(ex->a, nbytes ? nbytes : 1);
+    void *copy = ar_alloc(ex->a, nbytes);
     memcpy(copy, values, nbytes);
     ir_type t = {.dtype = dt, .rank = scalar ? 0 : 1, .dims = {count}};
     const char *name = made_name(ex, stem);
@@ -201,7 +201,7 @@ void ox_emit_attr_ints(ox_exporter *ex, Onnx__NodeProto *np, const char *name, c
 {
     Onnx__AttributeProto *a = add_attr(ex, np, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS);
     a->n_ints = count;
-    a->ints = ar_alloc_array(ex->a, count ? count : 1, sizeof *a->ints);
+    a->ints = ar_alloc_array(ex->a, count, sizeof *a->ints);
     if (count)
         memcpy(a->ints, v, count * sizeof *v);
 }
@@ -212,7 +212,7 @@ void ox_emit_attr_floats(ox_exporter *ex, Onnx__NodeProto *np, const char *name,
     Onnx__AttributeProto *a =
         add_attr(ex, np, name, ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS);
     a->n_floats = count;
-    a->floats = ar_alloc_array(ex->a, count ? count : 1, sizeof *a->floats);
+    a->floats = ar_alloc_array(ex->a, count, sizeof *a->floats);
     for (uint32_t i = 0; i < count; i++)
         a->floats[i] = (float)v[i];
 }
@@ -263,7 +263,7 @@ static Onnx__NodeProto *new_node(ox_exporter *ex, const char *domain, const char
     while (nin > 0 && !in[nin - 1])
         nin--;
     np->n_input = nin;
-    np->input = ar_alloc_array(ex->a, nin ? nin : 1, sizeof *np->input);
+    np->input = ar_alloc_array(ex->a, nin, sizeof *np->input);
     for (uint32_t i = 0; i < nin; i++) {
         np->input[i] = in[i] ? xstrdup(ex, in[i]->name) : "";
         use_value(ex, in[i]);
@@ -320,7 +320,7 @@ const char *ox_emit_const_float(ox_exporter *ex, const char *stem, ir_dtype dt, 
 const char *ox_emit_const_data(ox_exporter *ex, const char *stem, const ir_type *t,
                                const void *data, size_t nbytes)
 {
-    void *copy = ar_alloc(ex->a, nbytes ? nbytes : 1);
+    void *copy = ar_alloc(ex->a, nbytes);
     memcpy(copy, data, nbytes);
     const char *name = made_name(ex, stem);
     vec_push(&ex->made_inits, new_tensor(ex, name, t, copy, nbytes));
@@ -340,7 +340,7 @@ Onnx__NodeProto *ox_emit_raw(ox_exporter *ex, const char *domain, const char *op
     if (strcmp(domain, "com.microsoft") == 0)
         ex->uses_ms = true;
     np->n_input = nin;
-    np->input = ar_alloc_array(ex->a, nin ? nin : 1, sizeof *np->input);
+    np->input = ar_alloc_array(ex->a, nin, sizeof *np->input);
     for (uint32_t i = 0; i < nin; i++) {
         np->input[i] = xstrdup(ex, in[i] ? in[i] : "");
         if (in[i] && in[i][0])
@@ -431,7 +431,7 @@ static bool skipped(const std_form *f, const char *name)
     return false;
 }
 
-/* Reduce{Mean,Max,Min} axes: an attribute before opset 18, an input from 18. */
+/* Reduce axes: an attribute before ox_reduce_axes_input_since, an input from it. */
 static void reduce_axes(ox_exporter *ex, const ir_node *n, Onnx__NodeProto *np, std_form *f,
                         int64_t input_since)
 {
@@ -567,21 +567,12 @@ static void constant_of_shape(ox_exporter *ex, const ir_node *n, Onnx__NodeProto
 /* Rewrites the form of one standard node for the chosen opset. */
 static void adjust_form(ox_exporter *ex, const ir_node *n, Onnx__NodeProto *np, std_form *f)
 {
+    int64_t axes_since = ox_reduce_axes_input_since(n->op);
+    if (axes_since) {
+        reduce_axes(ex, n, np, f, axes_since);
+        return;
+    }
     switch (n->op) {
-    case IR_OP_ReduceMean:
-    case IR_OP_ReduceMax:
-    case IR_OP_ReduceMin:
-    case IR_OP_ReduceProd:
-    case IR_OP_ReduceL1:
-    case IR_OP_ReduceL2:
-    case IR_OP_ReduceSumSquare:
-    case IR_OP_ReduceLogSum:
-    case IR_OP_ReduceLogSumExp:
-        reduce_axes(ex, n, np, f, 18);
-        break;
-    case IR_OP_ReduceSum:
-        reduce_axes(ex, n, np, f, 13);
-        break;
     case IR_OP_Squeeze:
     case IR_OP_Unsqueeze:
         ints_attr_to_input(ex, n, "axes", f->in, 1, f->made);
@@ -642,7 +633,7 @@ static void set_inputs(ox_exporter *ex, Onnx__NodeProto *np, const std_form *f)
     while (nin > 0 && !f->in[nin - 1] && !f->made[nin - 1])
         nin--;
     np->n_input = nin;
-    np->input = ar_alloc_array(ex->a, nin ? nin : 1, sizeof *np->input);
+    np->input = ar_alloc_array(ex->a, nin, sizeof *np->input);
     for (uint32_t i = 0; i < nin; i++) {
         np->input[i] = f->made[i] ? (char *)f->made[i] : f->in[i] ? xstrdup(ex, f->in[i]->name) : "";
         if (!f->made[i])
@@ -667,97 +658,6 @@ static void export_standard(ox_exporter *ex, const ir_node *n, const char *domai
 
 /* ---- the opset ------------------------------------------------------------------------------ */
 
-static bool has_attr_not(const ir_node *n, const char *name, int64_t absent)
-{
-    const ir_attr *a = ir_node_attr(n, name);
-    return a && a->kind == IR_ATTR_INT && a->v.i != absent;
-}
-
-/* The lowest opset at which n can be written as a standard op (0: any). */
-/* 16-bit quantized integers: QuantizeLinear/DequantizeLinear take them since opset 21. */
-static bool is_16bit(ir_dtype dt) { return dt == IR_I16 || dt == IR_U16; }
-
-static int64_t node_needs(const ir_node *n)
-{
-    switch (n->op) {
-    case IR_OP_LayerNormalization:
-        return 17;
-    case IR_OP_HardSwish:
-    case IR_OP_Trilu:
-        return 14;
-    case IR_OP_Reshape:
-        return has_attr_not(n, "allowzero", 0) ? 14 : 0;
-    case IR_OP_BatchNormalization:
-        return has_attr_not(n, "training_mode", 0) ? 14 : 0;
-    case IR_OP_Shape:
-        return ir_node_attr(n, "start") || ir_node_attr(n, "end") ? 15 : 0;
-    case IR_OP_Gelu:
-        /* f32 Gelu goes to com.microsoft before opset 20 */
-        return n->inputs[0]->type.dtype == IR_F32 ? 0 : 20;
-    case IR_OP_ReduceMean:
-    case IR_OP_ReduceMax:
-    case IR_OP_ReduceMin:
-    case IR_OP_ReduceProd:
-    case IR_OP_ReduceL1:
-    case IR_OP_ReduceL2:
-    case IR_OP_ReduceSumSquare:
-    case IR_OP_ReduceLogSum:
-    case IR_OP_ReduceLogSumExp:
-        return n->ninputs > 1 && n->inputs[1] && n->inputs[1]->kind != IR_VALUE_CONST ? 18 : 0;
-    case IR_OP_CastLike:
-        return 15;
-    case IR_OP_ScatterND:
-    case IR_OP_ScatterElements: {
-        /* reduction add and mul came in opset 16, max and min in 18 */
-        const char *r = ir_get_string(n, "reduction");
-        if (strcmp(r, "max") == 0 || strcmp(r, "min") == 0)
-            return 18;
-        return strcmp(r, "none") == 0 ? 0 : 16;
-    }
-    case IR_OP_Resize:
-        /* axes, antialias and keep_aspect_ratio_policy came in 18, half_pixel_symmetric in 19 */
-        if (strcmp(ir_get_string(n, "coordinate_transformation_mode"), "half_pixel_symmetric") == 0)
-            return 19;
-        return ir_node_attr(n, "axes") || has_attr_not(n, "antialias", 0) ||
-                       strcmp(ir_get_string(n, "keep_aspect_ratio_policy"), "stretch") != 0
-                   ? 18
-                   : 0;
-    case IR_OP_Pad:
-        return n->ninputs > 3 && n->inputs[3] ? 18 : 0;
-    case IR_OP_Split: {
-        /* before 18, no split sizes means equal parts, which needs a divisible dim */
-        if (!has_attr_not(n, "num_outputs", 0) || (n->ninputs > 1 && n->inputs[1]))
-            return 0;
-        const ir_type *t = &n->inputs[0]->type;
-        int64_t axis = ir_get_int(n, "axis");
-        if (t->rank > 0 && axis < 0)
-            axis += t->rank;
-        bool divisible = t->rank > 0 && axis >= 0 && axis < t->rank &&
-                         ir_dim_is_static(t->dims[axis]) && t->dims[axis] % n->noutputs == 0;
-        return divisible ? 0 : 18;
-    }
-    case IR_OP_AveragePool: {
-        const int64_t *d;
-        uint32_t count = ir_get_ints(n, "dilations", &d);
-        for (uint32_t i = 0; i < count; i++)
-            if (d[i] != 1)
-                return 19;
-        return 0;
-    }
-    case IR_OP_QuantizeLinear:
-        if (has_attr_not(n, "output_dtype", 0) || has_attr_not(n, "block_size", 0) ||
-            is_16bit(n->outputs[0]->type.dtype))
-            return 21;
-        return n->inputs[1]->type.dtype != IR_F32 ? 19 : 0; /* an f16/bf16 scale: since 19 */
-    case IR_OP_DequantizeLinear:
-        if (has_attr_not(n, "block_size", 0) || is_16bit(n->inputs[0]->type.dtype))
-            return 21;
-        return n->inputs[1]->type.dtype != IR_F32 ? 19 : 0;
-    default:
-        return 0;
-    }
-}
-
 static bool choose_opset(ox_exporter *ex, int64_t asked)
 {
     if (asked && (asked < OX_EXPORT_MIN_OPSET || asked > OX_EXPORT_MAX_OPSET)) {
@@ -769,7 +669,7 @@ static bool choose_opset(ox_exporter *ex, int64_t asked)
     const ir_node *needy = NULL;
     for (size_t i = 0; i < ex->g->nodes.len; i++) {
         const ir_node *n = ex->g->nodes.items[i];
-        int64_t v = node_needs(n);
+        int64_t v = ox_opset_node_needs(n);
         if (ex->flavour == OX_FLAVOUR_ONNXRUNTIME && ox_ort_needs_opset(n) > v)
             v = ox_ort_needs_opset(n);
         if (v > need) {
@@ -784,12 +684,6 @@ static bool choose_opset(ox_exporter *ex, int64_t asked)
     }
     ex->opset = asked ? asked : need > OX_EXPORT_DEFAULT_OPSET ? need : OX_EXPORT_DEFAULT_OPSET;
     return true;
-}
-
-/* ONNX's IR version that goes with an opset. */
-static int64_t ir_version_for(int64_t opset)
-{
-    return opset >= 21 ? 10 : opset >= 19 ? 9 : 8;
 }
 
 /* ---- graph inputs and outputs --------------------------------------------------------------- */
@@ -819,7 +713,7 @@ static Onnx__ValueInfoProto *value_info(ox_exporter *ex, const ir_value *v)
         Onnx__TensorShapeProto *shape = ar_alloc(ex->a, sizeof *shape);
         onnx__tensor_shape_proto__init(shape);
         shape->n_dim = (size_t)t->rank;
-        shape->dim = ar_alloc_array(ex->a, t->rank ? (size_t)t->rank : 1, sizeof *shape->dim);
+        shape->dim = ar_alloc_array(ex->a, (size_t)t->rank, sizeof *shape->dim);
         for (int i = 0; i < t->rank; i++) {
             Onnx__TensorShapeProto__Dimension *d = ar_alloc(ex->a, sizeof *d);
             onnx__tensor_shape_proto__dimension__init(d);
@@ -849,7 +743,7 @@ static Onnx__ValueInfoProto *value_info(ox_exporter *ex, const ir_value *v)
 
 static Onnx__ValueInfoProto **value_infos(ox_exporter *ex, ir_value *const *values, size_t n)
 {
-    Onnx__ValueInfoProto **out = ar_alloc_array(ex->a, n ? n : 1, sizeof *out);
+    Onnx__ValueInfoProto **out = ar_alloc_array(ex->a, n, sizeof *out);
     for (size_t i = 0; i < n; i++) {
         out[i] = value_info(ex, values[i]);
         use_value(ex, values[i]); /* a constant output is an initializer too */
@@ -905,7 +799,7 @@ static Onnx__ModelProto *build_model(ox_exporter *ex)
     Onnx__ModelProto *m = ar_alloc(ex->a, sizeof *m);
     onnx__model_proto__init(m);
     m->has_ir_version = true;
-    m->ir_version = ir_version_for(ex->opset);
+    m->ir_version = ox_opset_ir_version(ex->opset);
     m->producer_name = "fuserule";
     m->producer_version = "0.1";
     m->graph = gp;

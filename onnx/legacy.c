@@ -34,85 +34,10 @@
 #include <math.h>
 #include <string.h>
 
-/* The oldest version of each op whose semantics (for every attribute the catalog takes) import
- * reads. Versions between it and 21 changed only types, defaults that import fills in, or
- * attributes that are converted below. */
-static const struct {
-    ir_op op;
-    int64_t first;
-} first_opsets[] = {
-    {IR_OP_Relu, 6}, {IR_OP_LeakyRelu, 6}, {IR_OP_Sigmoid, 6}, {IR_OP_Tanh, 6}, {IR_OP_Clip, 6},
-    {IR_OP_HardSigmoid, 6}, {IR_OP_HardSwish, 14}, {IR_OP_Gelu, 20}, {IR_OP_Elu, 6},
-    {IR_OP_Softplus, 1}, {IR_OP_Erf, 9}, {IR_OP_Exp, 6}, {IR_OP_Log, 6}, {IR_OP_Neg, 6},
-    {IR_OP_Abs, 6}, {IR_OP_Sqrt, 6}, {IR_OP_Reciprocal, 6}, {IR_OP_Floor, 6}, {IR_OP_Ceil, 6},
-    {IR_OP_Sin, 7}, {IR_OP_Cos, 7}, {IR_OP_Not, 1}, {IR_OP_Cast, 6}, {IR_OP_Dropout, 7},
-    {IR_OP_Add, 7}, {IR_OP_Sub, 7}, {IR_OP_Mul, 7}, {IR_OP_Div, 7}, {IR_OP_Pow, 7},
-    {IR_OP_PRelu, 7}, {IR_OP_Max, 6}, {IR_OP_Min, 6}, {IR_OP_Equal, 7}, {IR_OP_Less, 7},
-    {IR_OP_Greater, 7}, {IR_OP_Where, 9}, {IR_OP_Conv, 1}, {IR_OP_ConvTranspose, 1},
-    {IR_OP_MatMul, 1}, {IR_OP_Gemm, 7}, {IR_OP_BatchNormalization, 7},
-    {IR_OP_LayerNormalization, 1}, {IR_OP_Softmax, 1}, {IR_OP_MaxPool, 8},
-    {IR_OP_AveragePool, 7}, {IR_OP_GlobalAveragePool, 1}, {IR_OP_QuantizeLinear, 10},
-    {IR_OP_DequantizeLinear, 10}, {IR_OP_Range, 11}, {IR_OP_ReduceMean, 1},
-    {IR_OP_ReduceSum, 1}, {IR_OP_ReduceMax, 1}, {IR_OP_ReduceMin, 1}, {IR_OP_Transpose, 1},
-    {IR_OP_Reshape, 5}, {IR_OP_Flatten, 1}, {IR_OP_Squeeze, 1}, {IR_OP_Unsqueeze, 1},
-    {IR_OP_Identity, 1}, {IR_OP_Concat, 4}, {IR_OP_Split, 2}, {IR_OP_Slice, 1},
-    {IR_OP_Expand, 8}, {IR_OP_Tile, 6}, {IR_OP_Gather, 1}, {IR_OP_Pad, 2}, {IR_OP_Trilu, 14},
-    {IR_OP_Shape, 1}, {IR_OP_ConstantOfShape, 9}, {IR_OP_Constant, 1},
-    /* Ops whose semantics have not changed since (later versions widened types only, or added
-     * an attribute whose default is the earlier behaviour). */
-    {IR_OP_Softsign, 1}, {IR_OP_Size, 1}, {IR_OP_LRN, 1}, {IR_OP_GlobalMaxPool, 1},
-    {IR_OP_SpaceToDepth, 1}, {IR_OP_LogSoftmax, 1}, {IR_OP_Hardmax, 1}, {IR_OP_Sum, 6},
-    {IR_OP_Mean, 6}, {IR_OP_Selu, 6}, {IR_OP_InstanceNormalization, 6}, {IR_OP_And, 7},
-    {IR_OP_Or, 7}, {IR_OP_Xor, 7}, {IR_OP_Tan, 7}, {IR_OP_Asin, 7}, {IR_OP_Acos, 7},
-    {IR_OP_Atan, 7}, {IR_OP_IsNaN, 9}, {IR_OP_NonZero, 9}, {IR_OP_Sign, 9}, {IR_OP_Sinh, 9},
-    {IR_OP_Cosh, 9}, {IR_OP_Asinh, 9}, {IR_OP_Acosh, 9}, {IR_OP_Atanh, 9}, {IR_OP_Shrink, 9},
-    {IR_OP_EyeLike, 9}, {IR_OP_MeanVarianceNormalization, 9}, {IR_OP_IsInf, 10},
-    {IR_OP_Mod, 10}, {IR_OP_ThresholdedRelu, 10}, {IR_OP_ReverseSequence, 10},
-    {IR_OP_MatMulInteger, 10}, {IR_OP_ConvInteger, 10}, {IR_OP_QLinearConv, 10},
-    {IR_OP_QLinearMatMul, 10}, {IR_OP_GreaterOrEqual, 12}, {IR_OP_LessOrEqual, 12},
-    {IR_OP_Celu, 12}, {IR_OP_Einsum, 12},
-    /* Converted below: TopK's k an attribute before 10, Resize-10's scales-only form, axes
-     * attributes before 18. */
-    {IR_OP_TopK, 1}, {IR_OP_Resize, 10}, {IR_OP_ReduceProd, 1}, {IR_OP_ReduceL1, 1},
-    {IR_OP_ReduceL2, 1}, {IR_OP_ReduceSumSquare, 1}, {IR_OP_ReduceLogSum, 1},
-    {IR_OP_ReduceLogSumExp, 1}, {IR_OP_GroupNormalization, 18},
-};
-
-/* Op types that only older opsets have, and the catalog op each became; `last` is the last opset
- * of the type (the next one renamed or replaced it). */
-static const struct {
-    const char *type;
-    ir_op op;
-    int64_t first, last;
-} renamed_ops[] = {
-    {"Upsample", IR_OP_Resize, 7, 9},          /* Resize-10 replaced it */
-    {"Scatter", IR_OP_ScatterElements, 9, 10}, /* ScatterElements-11 is Scatter renamed */
-};
-
-bool ox_legacy_lookup(const char *op_type, int64_t opset, ir_op *out)
-{
-    for (size_t i = 0; i < FR_COUNT_OF(renamed_ops); i++) {
-        if (strcmp(renamed_ops[i].type, op_type) == 0 && opset >= renamed_ops[i].first &&
-            opset <= renamed_ops[i].last) {
-            *out = renamed_ops[i].op;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Whether the node was written as one of renamed_ops' types. */
 static bool is_renamed(const ox_pending *p, const char *type)
 {
     return p->proto->op_type && strcmp(p->proto->op_type, type) == 0;
-}
-
-int64_t ox_op_first_opset(ir_op op)
-{
-    for (size_t i = 0; i < FR_COUNT_OF(first_opsets); i++)
-        if (first_opsets[i].op == op)
-            return first_opsets[i].first;
-    return OX_MIN_OPSET;
 }
 
 /* ---- editing a node under construction ------------------------------------------------------ */
@@ -160,7 +85,7 @@ static bool attr_to_input(ox_importer *im, ox_pending *p, const char *attr, uint
     } else if (a->kind == IR_ATTR_INT) { /* TopK-1's k: a one-element tensor */
         v = ox_const_i64(im, stem, &a->v.i, 1, false);
     } else if (a->kind == IR_ATTR_FLOATS) { /* Upsample-7's scales */
-        float *f = ar_alloc_array(g->arena, a->count ? a->count : 1, sizeof *f);
+        float *f = ar_alloc_array(g->arena, a->count, sizeof *f);
         for (uint32_t i = 0; i < a->count; i++)
             f[i] = (float)a->v.floats[i];
         v = ox_const_f32s(im, stem, f, a->count);
@@ -189,27 +114,6 @@ static bool check_dtype_attr(ox_importer *im, ox_pending *p, const char *attr)
                    p->label, attr,
                    a->v.i >= INT32_MIN && a->v.i <= INT32_MAX ? ox_onnx_dtype_name((int32_t)a->v.i)
                                                               : "out of range");
-    return false;
-}
-
-/* Attributes of older forms that the catalog takes as inputs: copy_attr keeps them on the node
- * as they are, and ox_legacy_convert moves them. */
-static const struct {
-    ir_op op;
-    int64_t before; /* the opset that moved it */
-    const char *name;
-} moved_attrs[] = {
-    {IR_OP_Clip, 11, "min"},   {IR_OP_Clip, 11, "max"},     {IR_OP_Pad, 11, "pads"},
-    {IR_OP_Pad, 11, "value"},  {IR_OP_Slice, 10, "starts"}, {IR_OP_Slice, 10, "ends"},
-    {IR_OP_Slice, 10, "axes"}, {IR_OP_TopK, 10, "k"},       {IR_OP_Resize, 9, "scales"},
-};
-
-bool ox_legacy_attr(ir_op op, int64_t opset, const char *name)
-{
-    for (size_t i = 0; i < FR_COUNT_OF(moved_attrs); i++)
-        if (moved_attrs[i].op == op && opset < moved_attrs[i].before &&
-            strcmp(moved_attrs[i].name, name) == 0)
-            return true;
     return false;
 }
 

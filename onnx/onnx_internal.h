@@ -132,15 +132,15 @@ typedef struct ox_fixup {
 void ox_importer_after_validation(ox_importer *im, ox_fixup_fn fn, void *ctx);
 /* Makes the deferred inputs once validation has typed the graph (legacy.c). */
 bool ox_legacy_bounds_fixup(ox_importer *im, const ox_deferred_const *items, size_t count);
-/* Whether `name` is an attribute that an older form of op had and legacy.c moves to an input. */
+/* Whether `name` is an attribute that an older form of op had and legacy.c moves to an input (opset.c). */
 bool ox_legacy_attr(ir_op op, int64_t opset, const char *name);
 
 /* Opset conversions of a standard node (legacy.c): returns false after reporting. */
 bool ox_legacy_convert(ox_importer *im, ox_pending *p);
-/* The catalog op that an op type of older opsets only (Upsample, Scatter) is now (legacy.c);
+/* The catalog op that an op type of older opsets only (Upsample, Scatter) is now (opset.c);
  * false for another name or an opset outside the type's. */
 bool ox_legacy_lookup(const char *op_type, int64_t opset, ir_op *out);
-/* The lowest default-domain opset whose form of `op` import reads (legacy.c). */
+/* The lowest default-domain opset whose form of `op` import reads (opset.c). */
 int64_t ox_op_first_opset(ir_op op);
 /* Softmax before opset 13 works on the input flattened to 2-D at `axis`; after validation, nodes
  * whose axis is not the last are rewritten to Flatten > Softmax > Reshape (legacy.c). */
@@ -214,6 +214,16 @@ void ox_become(ox_importer *im, ir_node *n, ir_op op, uint32_t nin, ir_value *co
 ir_node *ox_output_node(ox_importer *im, const ox_pending *p, size_t slot);
 /* The value of a one-element constant (any numeric type), when v is one. */
 bool ox_const_number(ox_importer *im, ir_value *v, double *out);
+
+/* ---- which opset spells an op how (opset.c), for import and export ------------------------ */
+
+/* The opset from which a Reduce op (flagged IR_OPF_AXES_INPUT) takes its axes as an input rather
+ * than an attribute: 13 for ReduceSum, 18 for the others; 0 for any other op. */
+int64_t ox_reduce_axes_input_since(ir_op op);
+/* The lowest opset at which n can be written as a standard op (0: any). */
+int64_t ox_opset_node_needs(const ir_node *n);
+/* ONNX's IR version that goes with an opset. */
+int64_t ox_opset_ir_version(int64_t opset);
 
 /* ---- export helpers (export.c, contrib.c) --------------------------------------------------- */
 

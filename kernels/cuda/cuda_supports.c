@@ -433,21 +433,13 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
         return int_supports(n, why_not);
     if (kn_cuda_ew_op_listed(n->op))
         return ew_supports(n, why_not);
+    if (ir_op_info_get(n->op)->flags & IR_OPF_AXES_INPUT) /* every Reduce op */
+        return same_float(n, 0, 1, why_not);
     switch (n->op) {
     case IR_OP_MatMul: return gemm_supports(n, false, why_not);
     case IR_OP_Gemm: return gemm_supports(n, ir_get_int(n, "transB") != 0, why_not);
     case IR_OP_Conv: return kn_cuda_supports_FusedConvAct(g, n, why_not);
     case IR_OP_Softmax: return same_float(n, 0, 1, why_not);
-    case IR_OP_ReduceSum:
-    case IR_OP_ReduceMean:
-    case IR_OP_ReduceMax:
-    case IR_OP_ReduceMin:
-    case IR_OP_ReduceProd:
-    case IR_OP_ReduceL1:
-    case IR_OP_ReduceL2:
-    case IR_OP_ReduceSumSquare:
-    case IR_OP_ReduceLogSum:
-    case IR_OP_ReduceLogSumExp:
     case IR_OP_GlobalAveragePool: return same_float(n, 0, 1, why_not);
     case IR_OP_MaxPool:
     case IR_OP_AveragePool:
