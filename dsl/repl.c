@@ -36,8 +36,7 @@ static void check_operands(dsl_rule_check *rc, const dsl_repl_syntax *syn, dsl_r
 {
     r->operands_explicit = syn->operands_written;
     r->noperands = syn->noperands;
-    r->operands = ar_alloc_array(rc->rs->arena, syn->noperands ? syn->noperands : 1,
-                                 sizeof *r->operands);
+    r->operands = ar_alloc_array(rc->rs->arena, syn->noperands, sizeof *r->operands);
     for (uint32_t i = 0; i < syn->noperands; i++)
         r->operands[i] = dsl_rule_ref(rc, syn->operands[i]);
 }
@@ -113,7 +112,7 @@ static void check_attr(dsl_rule_check *rc, const dsl_attr_syntax *a, dsl_rattr *
 
 static void check_attrs(dsl_rule_check *rc, const dsl_repl_syntax *syn, dsl_replacement *r)
 {
-    r->attrs = ar_alloc_array(rc->rs->arena, syn->nattrs ? syn->nattrs : 1, sizeof *r->attrs);
+    r->attrs = ar_alloc_array(rc->rs->arena, syn->nattrs, sizeof *r->attrs);
     r->nattrs = syn->nattrs;
     for (uint32_t i = 0; i < syn->nattrs; i++) {
         for (uint32_t k = 0; k < i; k++)
@@ -127,8 +126,7 @@ static void check_attrs(dsl_rule_check *rc, const dsl_repl_syntax *syn, dsl_repl
 
 static void check_actions_named(dsl_rule_check *rc, const dsl_repl_syntax *syn, dsl_replacement *r)
 {
-    r->actions = ar_alloc_array(rc->rs->arena, syn->nactions ? syn->nactions : 1,
-                                sizeof *r->actions);
+    r->actions = ar_alloc_array(rc->rs->arena, syn->nactions, sizeof *r->actions);
     for (uint32_t i = 0; i < syn->nactions; i++) {
         dsl_token tok = syn->actions[i];
         const char *name = dsl_tok_text(rc->src, tok);
@@ -157,8 +155,7 @@ static void check_actions_named(dsl_rule_check *rc, const dsl_repl_syntax *syn, 
 
 static void check_exports(dsl_rule_check *rc, const dsl_repl_syntax *syn, dsl_replacement *r)
 {
-    r->exports = ar_alloc_array(rc->rs->arena, syn->nexports ? syn->nexports : 1,
-                                sizeof *r->exports);
+    r->exports = ar_alloc_array(rc->rs->arena, syn->nexports, sizeof *r->exports);
     for (uint32_t i = 0; i < syn->nexports; i++) {
         dsl_token tok = syn->exports[i];
         dsl_capture *cap = dsl_rule_ref(rc, tok);

@@ -2,7 +2,7 @@
  * operands against the target's arity, and an ElementwiseChain `expr` parsed against the number
  * of its operands. Both would otherwise fail only when the rule fires (or under --prove).
  *
- * Without a written operand list, the fused node takes the pattern's inputs (rewrite/replace.c,
+ * Without a written operand list, the fused node takes the pattern's inputs (rewrite/plan_inputs.c,
  * default_inputs_of): each leaf once, and each op's inputs that no written operand took. Their
  * number is known up to the ops' own arity ranges; an error is reported only when every match
  * would give a count outside the target's. Actions and input-port attributes (`residual = @r`)
@@ -71,8 +71,8 @@ static range replacement_inputs(dsl_rule_check *rc, const dsl_replacement *r)
         return out;
     }
     const dsl_rule *rule = rc->rule;
-    uint8_t *seen = ar_alloc(rc->rs->arena, rule->nnodes ? rule->nnodes : 1);
-    memset(seen, 0, rule->nnodes ? rule->nnodes : 1);
+    uint8_t *seen = ar_alloc(rc->rs->arena, rule->nnodes);
+    memset(seen, 0, rule->nnodes);
     for (uint32_t k = 0; k < rule->nroots; k++)
         count_inputs(rule->roots[k], seen, &out);
     return out;

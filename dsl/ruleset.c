@@ -70,7 +70,7 @@ static void resolve_set(dsl_ruleset *rs, const sm_map *sets, dsl_set_def *set, d
         }
     }
     set->nops = (uint32_t)ops.len;
-    set->ops = ar_alloc_array(rs->arena, ops.len ? ops.len : 1, sizeof *set->ops);
+    set->ops = ar_alloc_array(rs->arena, ops.len, sizeof *set->ops);
     if (ops.len)
         memcpy(set->ops, ops.items, ops.len * sizeof *ops.items);
     vec_free(&ops);

@@ -342,9 +342,9 @@ static bool convert_list(dsl_rule_check *rc, const dsl_value *v, ir_attr_kind wa
     out->kind = want;
     out->count = v->nitems;
     if (want == IR_ATTR_INTS)
-        out->v.ints = ar_alloc_array(rc->rs->arena, v->nitems ? v->nitems : 1, sizeof(int64_t));
+        out->v.ints = ar_alloc_array(rc->rs->arena, v->nitems, sizeof(int64_t));
     else
-        out->v.floats = ar_alloc_array(rc->rs->arena, v->nitems ? v->nitems : 1, sizeof(double));
+        out->v.floats = ar_alloc_array(rc->rs->arena, v->nitems, sizeof(double));
     for (uint32_t i = 0; i < v->nitems; i++) {
         const dsl_value *item = v->items[i];
         bool fits = item->kind == DSL_VAL_INT || (item->kind == DSL_VAL_FLOAT && want == IR_ATTR_FLOATS);
@@ -767,7 +767,7 @@ static void finish_rule(dsl_rule_check *rc)
     rule->roots = syn->roots;
     rule->nroots = syn->nroots;
     rule->nnodes = (uint32_t)rc->nodes.len;
-    rule->nodes = ar_alloc_array(arena, rule->nnodes ? rule->nnodes : 1, sizeof *rule->nodes);
+    rule->nodes = ar_alloc_array(arena, rule->nnodes, sizeof *rule->nodes);
     if (rule->nnodes)
         memcpy(rule->nodes, rc->nodes.items, rule->nnodes * sizeof *rule->nodes);
     rule->nops = 0;
@@ -781,8 +781,7 @@ static void finish_rule(dsl_rule_check *rc)
         qsort(rc->captures.items, rc->captures.len, sizeof *rc->captures.items,
               compare_captures);
     rule->ncaptures = (uint32_t)rc->captures.len;
-    rule->captures = ar_alloc_array(arena, rule->ncaptures ? rule->ncaptures : 1,
-                                    sizeof *rule->captures);
+    rule->captures = ar_alloc_array(arena, rule->ncaptures, sizeof *rule->captures);
     for (uint32_t i = 0; i < rule->ncaptures; i++) {
         dsl_capture *cap = rc->captures.items[i];
         rule->captures[i] = cap;

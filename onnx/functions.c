@@ -109,7 +109,7 @@ static const char *rename_value(renamer *rn, const char *name)
 
 static char **rename_all(renamer *rn, char **names, size_t n)
 {
-    char **out = ar_alloc_array(rn->arena, n ? n : 1, sizeof *out);
+    char **out = ar_alloc_array(rn->arena, n, sizeof *out);
     for (size_t i = 0; i < n; i++)
         out[i] = (char *)rename_value(rn, names[i]);
     return out;
@@ -127,8 +127,7 @@ static const Onnx__AttributeProto *call_attr(const Onnx__NodeProto *call, const 
 static bool resolve_attrs(inliner *in, const Onnx__FunctionProto *f, const Onnx__NodeProto *call,
                           Onnx__NodeProto *copy)
 {
-    Onnx__AttributeProto **attrs =
-        ar_alloc_array(in->arena, copy->n_attribute ? copy->n_attribute : 1, sizeof *attrs);
+    Onnx__AttributeProto **attrs = ar_alloc_array(in->arena, copy->n_attribute, sizeof *attrs);
     size_t n = 0;
     for (size_t i = 0; i < copy->n_attribute; i++) {
         const Onnx__AttributeProto *a = copy->attribute[i];
@@ -241,7 +240,7 @@ bool ox_inline_functions(ox_report *r, ar_arena *arena, const Onnx__ModelProto *
     bool ok = true;
     for (size_t i = 0; i < gp->n_node; i++)
         ok = expand(&in, gp->node[i]) && ok;
-    const Onnx__NodeProto **copy = ar_alloc_array(arena, in.out.len ? in.out.len : 1, sizeof *copy);
+    const Onnx__NodeProto **copy = ar_alloc_array(arena, in.out.len, sizeof *copy);
     if (in.out.len)
         memcpy(copy, in.out.items, in.out.len * sizeof *copy);
     *nodes = copy;

@@ -702,7 +702,7 @@ static bool copy_attr(ox_importer *im, ox_pending *p, const Onnx__AttributeProto
         break;
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS: {
         kind = IR_ATTR_FLOATS;
-        double *v = ar_alloc_array(g->arena, a->n_floats ? a->n_floats : 1, sizeof *v);
+        double *v = ar_alloc_array(g->arena, a->n_floats, sizeof *v);
         for (size_t i = 0; i < a->n_floats; i++)
             v[i] = ox_float_to_double(a->floats[i]);
         ir_set_attr_floats(g, n, name, v, (uint32_t)a->n_floats);

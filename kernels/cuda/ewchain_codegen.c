@@ -40,7 +40,7 @@ static const char *float_literal(ar_arena *arena, float v)
 
 const char *kn_cuda_ewchain_source(ar_arena *arena, const ir_ew_program *prog)
 {
-    const char **stack = ar_alloc_array(arena, prog->depth ? prog->depth : 1, sizeof *stack);
+    const char **stack = ar_alloc_array(arena, prog->depth, sizeof *stack);
     uint32_t sp = 0;
     for (uint32_t i = 0; i < prog->len; i++) {
         const ir_ew_instr *ins = &prog->code[i];
