@@ -4,6 +4,7 @@
 #include "dsl/parse.h"
 
 #include "base/check.h"
+#include "base/path.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -154,16 +155,10 @@ void dsl_define_pred(dsl_parse *ctx, dsl_token name, dsl_list *params, dsl_token
     vec_push(&ctx->rs->state->preds, def);
 }
 
-static const char *base_name(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? slash + 1 : path;
-}
-
 /* "file.rules:LINE" for an anonymous rule (the checks make clashes unique). */
 static const char *anonymous_name(dsl_parse *ctx, uint32_t line)
 {
-    return ar_printf(ctx->rs->arena, "%s:%u", base_name(ctx->src->path), line);
+    return ar_printf(ctx->rs->arena, "%s:%u", path_base(ctx->src->path), line);
 }
 
 void dsl_add_rule(dsl_parse *ctx, const dsl_token *name, dsl_token priority, dsl_token phase,

@@ -8,6 +8,7 @@
 #include "dsl/parse.h"
 
 #include "base/check.h"
+#include "base/path.h"
 #include "grammar/rules_grammar.h"
 
 #include <errno.h>
@@ -223,12 +224,6 @@ static void run(dsl_parse *ctx, void *parser)
     }
 }
 
-static const char *dir_of(ar_arena *arena, const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    return slash ? ar_strndup(arena, path, (size_t)(slash - path + 1)) : "";
-}
-
 void dsl_parse_range(const dsl_parse *outer, const dg_source *src, uint32_t start, uint32_t end,
                      uint32_t line)
 {
@@ -236,7 +231,7 @@ void dsl_parse_range(const dsl_parse *outer, const dg_source *src, uint32_t star
     ctx.rs = outer->rs;
     ctx.dg = outer->dg;
     ctx.src = src;
-    ctx.dir = outer->dir;
+    ctx.includer = outer->includer;
     ctx.parent = outer->parent;
     ctx.included_at = outer->included_at;
     ctx.identity = outer->identity;
@@ -268,7 +263,7 @@ static void parse_source(dsl_ruleset *rs, dg_context *dg, const dg_source *src, 
     ctx.rs = rs;
     ctx.dg = dg;
     ctx.src = src;
-    ctx.dir = dir_of(rs->arena, src->path);
+    ctx.includer = src->path;
     ctx.parent = parent;
     ctx.included_at = included_at;
     ctx.identity = identity;
@@ -400,7 +395,7 @@ void dsl_include(dsl_parse *ctx, dsl_token keyword, dsl_token path)
                  MAX_INCLUDE_DEPTH);
         return;
     }
-    const char *full = name[0] == '/' ? name : ar_printf(ctx->rs->arena, "%s%s", ctx->dir, name);
+    const char *full = path_beside(ctx->rs->arena, ctx->includer, name);
     load_file(ctx->rs, ctx->dg, ctx, path, full);
 }
 

@@ -170,7 +170,7 @@ typedef struct dsl_parse {
     dsl_ruleset *rs;
     dg_context *dg;
     const dg_source *src;
-    const char *dir;           /* the folder includes are relative to */
+    const char *includer;      /* the file includes are relative to (path_beside) */
     struct dsl_parse *parent;  /* the including file, for cycle detection */
     dsl_token included_at;     /* the path token of the `include` in parent */
     const char *identity;      /* "device:inode" of this file ("" for text in memory) */
