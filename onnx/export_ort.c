@@ -33,7 +33,9 @@
 #include "onnx/onnx_internal.h"
 
 #include "base/check.h"
+#include "ir/acts.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -104,54 +106,81 @@ static void fail(sub *s, const char *why)
 
 /* ---- activations ---------------------------------------------------------------------------- */
 
-/* act(x) into dst; act_alpha/act_beta (prefix "act" or "out_act") as the kernels read them. */
+/* The Gelu activations: com.microsoft's Gelu and FastGelu for float32, ONNX's Gelu from opset 20. */
+static const char *gelu(sub *s, const char *x, const ir_act_info *ai, const char *dst)
+{
+    bool tanh_form = ai->approximate && strcmp(ai->approximate, "tanh") == 0;
+    if (s->dt == IR_F32)
+        return emit(s, "com.microsoft", tanh_form ? "FastGelu" : "Gelu", &x, 1, dst, NULL);
+    if (ox_emit_opset(s->ex) >= 20) {
+        Onnx__NodeProto *np;
+        const char *out = emit(s, "", "Gelu", &x, 1, dst, &np);
+        if (tanh_form)
+            ox_emit_attr_string(s->ex, np, "approximate", "tanh");
+        return out;
+    }
+    fail(s, "Gelu of a non-float32 type needs opset 20 (--opset 20)");
+    return x;
+}
+
+/* act(x) into dst; act_alpha/act_beta (prefix "act" or "out_act") as the kernels read them. The
+ * ONNX op and where it keeps the parameters come from ir/acts.def; Identity, Silu (no ONNX op) and
+ * Gelu (contrib ops for float32) are spelled here. */
 static const char *activation(sub *s, const char *x, const char *prefix, const char *dst)
 {
     const ir_node *n = s->n;
-    char key[32], ka[40], kb[40];
+    char key[32], kp[2][40];
     snprintf(key, sizeof key, "%s", prefix);
-    snprintf(ka, sizeof ka, "%s_alpha", prefix);
-    snprintf(kb, sizeof kb, "%s_beta", prefix);
-    const char *act = ir_get_string(n, key);
-    bool has_a = ir_node_attr(n, ka) != NULL, has_b = ir_node_attr(n, kb) != NULL;
-    double alpha = has_a ? ir_get_float(n, ka) : 0, beta = has_b ? ir_get_float(n, kb) : 0;
-    Onnx__NodeProto *np;
-    if (strcmp(act, "Identity") == 0)
-        return dst ? op1(s, "Identity", x, dst) : x;
-    if (strcmp(act, "Relu") == 0 || strcmp(act, "Sigmoid") == 0 || strcmp(act, "Tanh") == 0 ||
-        strcmp(act, "HardSwish") == 0)
-        return op1(s, act, x, dst);
-    if (strcmp(act, "LeakyRelu") == 0 || strcmp(act, "HardSigmoid") == 0) {
-        const char *out = emit(s, "", act, &x, 1, dst, &np);
-        if (has_a)
-            ox_emit_attr_float(s->ex, np, "alpha", alpha);
-        if (has_b)
-            ox_emit_attr_float(s->ex, np, "beta", beta);
-        return out;
-    }
-    if (strcmp(act, "Clip") == 0) {
-        const char *in[] = {x, has_a ? scalar(s, "clip_min", alpha) : "",
-                            has_b ? scalar(s, "clip_max", beta) : ""};
-        return emit(s, "", "Clip", in, has_b ? 3 : has_a ? 2 : 1, dst, NULL);
-    }
-    if (strcmp(act, "Silu") == 0)
-        return op2(s, "Mul", x, op1(s, "Sigmoid", x, NULL), dst);
-    if (strcmp(act, "Gelu") == 0 || strcmp(act, "GeluTanh") == 0) {
-        bool tanh_form = strcmp(act, "GeluTanh") == 0;
-        if (s->dt == IR_F32)
-            return emit(s, "com.microsoft", tanh_form ? "FastGelu" : "Gelu", &x, 1, dst, NULL);
-        if (ox_emit_opset(s->ex) >= 20) {
-            const char *out = emit(s, "", "Gelu", &x, 1, dst, &np);
-            if (tanh_form)
-                ox_emit_attr_string(s->ex, np, "approximate", "tanh");
-            return out;
-        }
-        fail(s, "Gelu of a non-float32 type needs opset 20 (--opset 20)");
+    snprintf(kp[0], sizeof kp[0], "%s_alpha", prefix);
+    snprintf(kp[1], sizeof kp[1], "%s_beta", prefix);
+    const char *name = ir_get_string(n, key);
+    ir_act act;
+    bool spelled = ir_act_lookup(name, &act) && (ir_act_get(act)->op != IR_OP_COUNT ||
+                                                 act == IR_ACT_IDENTITY || act == IR_ACT_SILU);
+    if (!spelled) {
+        char why[96];
+        snprintf(why, sizeof why, "activation %s has no ONNX op here", name);
+        fail(s, why);
         return x;
     }
-    char why[96];
-    snprintf(why, sizeof why, "activation %s has no ONNX op here", act);
-    fail(s, why);
+    const ir_act_info *ai = ir_act_get(act);
+    bool has[2] = {ir_node_attr(n, kp[0]) != NULL, ir_node_attr(n, kp[1]) != NULL};
+    switch (act) {
+    case IR_ACT_IDENTITY: return dst ? op1(s, "Identity", x, dst) : x;
+    case IR_ACT_SILU: return op2(s, "Mul", x, op1(s, "Sigmoid", x, NULL), dst);
+    case IR_ACT_GELU:
+    case IR_ACT_GELU_TANH: return gelu(s, x, ai, dst);
+    default: break;
+    }
+    const char *op = ir_op_name(ai->op);
+    switch (ai->from) {
+    case IR_ACT_FROM_NONE: return op1(s, op, x, dst);
+    case IR_ACT_FROM_ATTRS: {
+        Onnx__NodeProto *np;
+        const char *out = emit(s, "", op, &x, 1, dst, &np);
+        for (unsigned i = 0; i < ai->nparams; i++)
+            if (has[i])
+                ox_emit_attr_float(s->ex, np, ai->param[i], ir_get_float(n, kp[i]));
+        return out;
+    }
+    case IR_ACT_FROM_INPUTS: {
+        /* optional inputs after x; an absent one before a present one is written empty */
+        const char *in[3] = {x, "", ""};
+        uint32_t nin = 1;
+        for (unsigned i = 0; i < ai->nparams; i++) {
+            if (!has[i])
+                continue;
+            char stem[64], *c;
+            snprintf(stem, sizeof stem, "%s_%s", op, ai->param[i]);
+            for (c = stem; *c; c++)
+                *c = (char)tolower((unsigned char)*c);
+            in[i + 1] = scalar(s, stem, ir_get_float(n, kp[i]));
+            nin = i + 2;
+        }
+        return emit(s, "", op, in, nin, dst, NULL);
+    }
+    }
+    FR_UNREACHABLE();
     return x;
 }
 
@@ -392,7 +421,7 @@ static void ew_chain(sub *s, ar_arena *arena)
         fail(s, err);
         return;
     }
-    ew_slot *stack = ar_alloc_array(arena, prog.depth ? prog.depth : 1, sizeof *stack);
+    ew_slot *stack = ar_alloc_array(arena, prog.depth, sizeof *stack);
     uint32_t sp = 0;
     for (uint32_t i = 0; i < prog.len && !s->failed; i++) {
         const ir_ew_instr *in = &prog.code[i];
