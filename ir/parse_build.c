@@ -5,6 +5,7 @@
 #include "ir/parse_internal.h"
 
 #include "base/check.h"
+#include "base/hex.h"
 #include "grammar/graph_grammar.h"
 
 #include <errno.h>
@@ -40,17 +41,6 @@ static bool tok_is(const gp_state *st, gp_token t, const char *s)
 static bool tok_quoted(const gp_state *st, gp_token t)
 {
     return t.len > 0 && tok_text(st, t)[0] == '"';
-}
-
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* The text a quoted token (`"..."`, starting at `s`, `len` bytes) stands for, with escapes

@@ -8,6 +8,7 @@
 
 #include "base/arena.h"
 #include "base/check.h"
+#include "base/hex.h"
 #include "base/strmap.h"
 #include "base/utf8.h"
 #include "base/vec.h"
@@ -153,17 +154,6 @@ static value_start peek_value(reader *r)
     else
         syntax_error(r, r->pos, "expected a value");
     return AT_NONE;
-}
-
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
 }
 
 /* The four hex digits of a \u escape at r->pos. */
