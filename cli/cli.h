@@ -90,6 +90,25 @@ typedef struct {
  * text only, with a warning); .onnx an ONNX model; any other name is an error naming the two. */
 bool cli_save_graph(ir_graph *g, const char *path, const cli_save_options *opts, dg_context *dg);
 
+/* ---- import and export (cli/convert.c): one input, `-o OUT`, `--format` ---- */
+
+typedef struct {
+    const char *cmd, *usage;
+    const char *noun;     /* "model": "one model at a time" */
+    const char *in_name;  /* "MODEL.onnx": "missing MODEL.onnx" */
+    const char *out_name; /* "OUT.graph": "missing -o OUT.graph" */
+    const char *in, *out; /* as given; NULL until then */
+    cli_format format;    /* --format */
+} cli_convert;
+
+/* Consumes argument `a` (and its value) when it is -o, --format or the input: returns 1; 0 when
+ * `a` is another option (the command's own, or unknown); EXIT_BAD_INPUT + 1 after a usage error. */
+int cli_convert_option(cli_args *args, const char *a, cli_convert *c);
+/* Checks that the input and -o were given, loads the input with `load` and saves it to -o in the
+ * format its name or --format says (stream_default for a stream); the exit status. */
+int cli_convert_run(const cli_convert *c, ir_graph *(*load)(const char *, dg_context *),
+                    cli_format stream_default, const struct ox_export_options *onnx);
+
 /* Parses a byte count (0 to 2^40) for --fold-budget; -1 when it is not one. */
 int cli_parse_budget(const char *s, int64_t *out);
 

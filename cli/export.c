@@ -32,18 +32,24 @@ static bool parse_opset(const char *s, int64_t *out)
 int cmd_export(int argc, char **argv)
 {
     cli_args args = cli_args_start(argc, argv);
-    const char *path = NULL, *out = NULL;
+    cli_convert c = {.cmd = "export",
+                     .usage = usage,
+                     .noun = "graph",
+                     .in_name = "GRAPH",
+                     .out_name = "OUT.onnx",
+                     .format = CLI_FORMAT_AUTO};
     ox_export_options opts = {0};
-    cli_format format = CLI_FORMAT_AUTO;
     for (const char *a; (a = cli_next(&args));) {
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             fputs(usage, stdout);
             return EXIT_OK;
         }
-        if (strcmp(a, "-o") == 0) {
-            if (!(out = cli_value(&args, a)))
-                return EXIT_BAD_INPUT;
-        } else if (strcmp(a, "--opset") == 0) {
+        int took = cli_convert_option(&args, a, &c);
+        if (took > 1)
+            return took - 1;
+        if (took)
+            continue;
+        if (strcmp(a, "--opset") == 0) {
             const char *v = cli_value(&args, a);
             if (!v)
                 return EXIT_BAD_INPUT;
@@ -57,31 +63,9 @@ int cmd_export(int argc, char **argv)
             if (!ox_flavour_parse(v, &opts.flavour))
                 return cli_usage_error("export", usage,
                                        "--for takes lossless or onnxruntime, not '%s'", v);
-        } else if (strcmp(a, "--format") == 0) {
-            const char *v = cli_value(&args, a);
-            if (!v)
-                return EXIT_BAD_INPUT;
-            if (!cli_parse_format(v, &format))
-                return cli_usage_error("export", usage, "unknown format '%s' (graph or onnx)", v);
-        } else if (a[0] == '-' && a[1]) {
-            return cli_usage_error("export", usage, "unknown option '%s'", a);
-        } else if (path) {
-            return cli_usage_error("export", usage, "one graph at a time");
         } else {
-            path = a;
+            return cli_usage_error("export", usage, "unknown option '%s'", a);
         }
     }
-    if (!path)
-        return cli_usage_error("export", usage, "missing GRAPH");
-    if (!out)
-        return cli_usage_error("export", usage, "missing -o OUT.onnx");
-
-    dg_context *dg = dg_new();
-    ir_graph *g = cli_output_overwrites(path, out, dg) ? NULL : cli_load_graph(path, dg);
-    if (g)
-        cli_save_graph(g, out, &(cli_save_options){format, CLI_FORMAT_ONNX, &opts, NULL}, dg);
-    int status = cli_finish_diagnostics(dg);
-    ir_graph_free(g);
-    dg_free(dg);
-    return status;
+    return cli_convert_run(&c, cli_load_graph, CLI_FORMAT_ONNX, &opts);
 }
