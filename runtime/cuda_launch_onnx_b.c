@@ -9,7 +9,6 @@
 
 #include "base/check.h"
 #include "base/half.h"
-#include "kernels/cpu/cpu_util.h"
 #include "runtime/cuda_movement.h"
 
 #include <math.h>
