@@ -1,0 +1,97 @@
+/* The CUDA executor's CPU fallback (runtime/cuda_internal.h): a node no CUDA kernel supports runs
+ * its CPU reference kernel on host copies of its operands, f16/bf16 widened to f32 and back. */
+#include "runtime/runtime.h"
+
+#ifdef FR_HAVE_CUDA
+
+#include "runtime/cuda_internal.h"
+
+#include "base/check.h"
+#include "base/half.h"
+
+#include <string.h>
+
+static bool is_half(ir_dtype dt)
+{
+    return dt == IR_F16 || dt == IR_BF16;
+}
+
+kn_tensor rt_cu_host_view(const ir_type *t, void *data)
+{
+    kn_tensor k = {
+        .dtype = ir_dtype_is_float(t->dtype) ? IR_F32 : t->dtype, .rank = t->rank, .data = data};
+    memcpy(k.dims, t->dims, sizeof k.dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
+    FR_CHECK(ir_type_numel(t, &k.numel));
+    return k;
+}
+
+static float *scratch_f32(executor *ex, const ir_node *n, int64_t numel)
+{
+    rt_buffer *b = rt_pool_get(&ex->hpool, (size_t)(numel ? numel : 1) * sizeof(float));
+    if (!b) {
+        rt_cu_report(ex, n, "out of memory for %lld f32 values", (long long)numel);
+        return NULL;
+    }
+    vec_push(&ex->scratch, b);
+    return b->data;
+}
+
+bool rt_cu_run_cpu_node(executor *ex, ir_node *n)
+{
+    ex->kin.len = ex->kout.len = 0;
+    vec_reserve(&ex->kin, n->ninputs);
+    vec_reserve(&ex->kout, n->noutputs);
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        kn_tensor t = {.dtype = IR_DTYPE_UNKNOWN};
+        if (v) {
+            const void *data = rt_cu_ensure_host(ex, v, n);
+            if (!data)
+                return false;
+            const slot *s = &ex->slots[v->id];
+            t = rt_cu_host_view(&s->type, (void *)data);
+            if (is_half(s->type.dtype)) {
+                float *w = scratch_f32(ex, n, t.numel);
+                if (!w)
+                    return false;
+                for (int64_t e = 0; e < t.numel; e++) {
+                    uint16_t h = ((const uint16_t *)data)[e];
+                    w[e] = s->type.dtype == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+                }
+                t.data = w;
+            }
+        }
+        ex->kin.items[ex->kin.len++] = t;
+    }
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        slot *s = &ex->slots[n->outputs[k]->id];
+        if (!(s->hbuf = rt_pool_get(&ex->hpool, s->nbytes ? s->nbytes : 1)))
+            return rt_cu_report(ex, n, "out of memory for '%s'", n->outputs[k]->name);
+        s->host = s->hbuf->data;
+        kn_tensor t = rt_cu_host_view(&s->type, s->hbuf->data);
+        if (is_half(s->type.dtype) && !(t.data = scratch_f32(ex, n, t.numel)))
+            return false;
+        ex->kout.items[ex->kout.len++] = t;
+    }
+    kn_call call = {.graph = ex->g,
+                    .node = n,
+                    .inputs = ex->kin.items,
+                    .ninputs = n->ninputs,
+                    .outputs = ex->kout.items,
+                    .noutputs = n->noutputs,
+                    .dg = ex->dg};
+    if (!kn_cpu_get(n->op)(&call))
+        return false;
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        slot *s = &ex->slots[n->outputs[k]->id];
+        if (!is_half(s->type.dtype))
+            continue;
+        const float *src = ex->kout.items[k].data;
+        uint16_t *dst = s->hbuf->data;
+        for (int64_t e = 0; e < ex->kout.items[k].numel; e++)
+            dst[e] = s->type.dtype == IR_F16 ? f32_to_f16(src[e]) : f32_to_bf16(src[e]);
+    }
+    return true;
+}
+
+#endif /* FR_HAVE_CUDA */

@@ -1,0 +1,146 @@
+/* What the CUDA executor's files share (runtime/cuda_*.c; not a public header): the executor's
+ * state, its device pool and slots, and the functions one file calls in another. The executor
+ * itself is described in runtime/cuda_executor.c; docs/cuda.md maps the files. Compiled only with
+ * FR_HAVE_CUDA. */
+#ifndef FUSERULE_RUNTIME_CUDA_INTERNAL_H
+#define FUSERULE_RUNTIME_CUDA_INTERNAL_H
+
+#include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/cuda_registry.h"
+#include "kernels/kernels.h"
+#include "runtime/pool.h"
+#include "runtime/runtime.h"
+
+/* With rt_options.sentinels, every device buffer has GUARD bytes of SENTINEL before it and right
+ * after the size its current value asked for (not after the pool's rounded capacity, where a write
+ * a few elements too far would land unseen), checked when it is freed. */
+enum { GUARD = 256, SENTINEL = 0xA5 };
+
+/* A device buffer; views share one through refs. */
+typedef struct dbuf {
+    void *base; /* what cudaMalloc returned: ptr - GUARD with sentinels */
+    void *ptr;
+    size_t cap;
+    size_t size; /* what the current value asked for; the trailing guard starts there */
+    unsigned refs;
+    const char *owner; /* the value it was last allocated for, for the sentinel report */
+} dbuf;
+
+typedef struct dpool {
+    VEC(dbuf *) free_list;
+    size_t held, peak, allocations, reuses;
+} dpool;
+
+typedef struct slot {
+    ir_type type; /* static once defined */
+    size_t nbytes;
+    const void *host; /* storage dtype; valid when not NULL */
+    rt_buffer *hbuf;  /* the host pool buffer behind host, NULL for inputs and constants */
+    dbuf *dev;        /* the device copy, NULL when none */
+    bool persistent;  /* a constant's or input's device copy: kept across runs */
+    uint32_t remaining;
+} slot;
+
+typedef struct executor {
+    ir_graph *g;
+    dg_context *dg;
+    const rt_options *opts;
+    rt_result *res;
+    kc_context *kc;
+    slot *slots;
+    ir_type *saved;
+    int64_t *symbols;
+    bool *on_gpu;         /* per node */
+    const char **cpu_why; /* per node: why it runs on the CPU (NULL on the GPU) */
+    bool *ran_on_cpu;     /* per node: a CPU kernel ran it in the last run (not a view) */
+    rt_pool hpool;
+    dpool dpool;
+    VEC(rt_buffer *) scratch;
+    VEC(kn_tensor) kin, kout;
+    ar_arena *scratch_arena; /* per-node strings (ElementwiseChain sources) */
+    const char *oob;         /* the first sentinel violation found, reported after the node */
+    bool capturing;          /* a run being captured as a CUDA graph: nothing synchronizes */
+    rt_op_time times[IR_OP_COUNT];
+} executor;
+
+/* The most inputs a node launched through the kernel table or the raw-operand paths has. */
+enum { MAX_NODE_IO = 64 };
+
+/* ---- errors (cuda_executor.c); both always return false ---- */
+
+/* An error located at node n (or at the graph when n is NULL). */
+bool rt_cu_report(executor *ex, const ir_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The kernels' last CUDA error, located at n. */
+bool rt_cu_failed(executor *ex, const ir_node *n);
+
+/* Runs n's inference on the run-time types of its inputs and sizes its outputs' slots
+ * (cuda_executor.c). */
+bool rt_cu_infer_node(executor *ex, ir_node *n);
+
+/* ---- the device pool (cuda_pool.c) ---- */
+
+/* A buffer of at least size bytes for the value named owner; NULL when cudaMalloc failed. */
+dbuf *rt_cu_dpool_get(executor *ex, size_t size, const char *owner);
+/* Drops one reference to b; the last returns it to the pool (its guards checked first). */
+void rt_cu_dpool_release(executor *ex, dbuf *b);
+/* Frees every pooled buffer. */
+void rt_cu_dpool_free(executor *ex);
+
+/* ---- values and device tensors (cuda_transfer.c) ---- */
+
+/* Binds the inputs (runtime/inputs.h) and makes each the host data of its slot. */
+bool rt_cu_bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven);
+/* The host copy of v (downloaded when only the device has it); NULL after reporting. */
+const void *rt_cu_ensure_host(executor *ex, ir_value *v, const ir_node *n);
+/* The device copy of v (uploaded when only the host has it); NULL after reporting. */
+void *rt_cu_ensure_dev(executor *ex, ir_value *v, const ir_node *n);
+/* The kernels' dtype of a storage dtype (false: no CUDA kernel takes it). */
+bool rt_cu_dtype_of(ir_dtype dt, kc_dtype *out);
+/* v's slot at ptr as a kc_tensor (all zero when v is NULL); false after reporting. */
+bool rt_cu_device_tensor(executor *ex, const ir_node *n, ir_value *v, void *ptr, kc_tensor *t);
+/* Device buffers for n's outputs, as device tensors in out. */
+bool rt_cu_alloc_outputs(executor *ex, ir_node *n, kc_tensor *out);
+
+/* ---- launches ---- */
+
+/* A GPU node: asks the groups below in order, then the kernel table (cuda_launch.c). */
+bool rt_cu_run_gpu_node(executor *ex, ir_node *n);
+/* The kernel table's launch of n, in/out device tensors (cuda_launch_fused.c). */
+bool rt_cu_run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out);
+/* The normalized axis of a rank-r tensor; false after reporting when out of range. */
+bool rt_cu_axis_of(executor *ex, const ir_node *n, int rank, int *out);
+
+/* Each group launches its ops and sets *handled; for another op *handled is false and nothing is
+ * reported: cuda-a (cuda_launch_onnx_a.c), cuda-b (cuda_launch_onnx_b.c), the shared plain ops
+ * (cuda_launch_onnx.c), cuda-c (cuda_launch_onnx_c.c). */
+bool rt_cu_run_cuda_a(executor *ex, ir_node *n, bool *handled);
+bool rt_cu_run_cuda_b(executor *ex, ir_node *n, bool *handled);
+bool rt_cu_run_common(executor *ex, ir_node *n, bool *handled);
+bool rt_cu_run_cuda_c(executor *ex, ir_node *n, bool *handled);
+
+/* What the groups share (cuda_launch_onnx.c). */
+/* Integer input i read on the host as int64 (NULL when absent). */
+bool rt_cu_host_ints(executor *ex, ir_node *n, uint32_t i, const int64_t **out, int *count);
+/* v's device copy as a kc_tensor of shape only (the raw-byte kernels do not read its dtype). */
+bool rt_cu_raw_tensor(executor *ex, const ir_node *n, ir_value *v, kc_tensor *t);
+/* A device buffer for n's only output as a kc_tensor of shape only. */
+bool rt_cu_raw_output(executor *ex, ir_node *n, kc_tensor *t);
+/* The product of dims [from, to). */
+int64_t rt_cu_dims_prod(const int64_t *dims, int from, int to);
+/* The typed kernels' element type of a storage dtype (false: none takes it). */
+bool rt_cu_elem_of(ir_dtype dt, kc_elem *out);
+
+/* NonZero and Compress on the GPU: whether n is one, and its inference from a count made on the
+ * device (cuda_launch_onnx_b.c). */
+bool rt_cu_counted_on_gpu(const executor *ex, const ir_node *n);
+bool rt_cu_infer_counted(executor *ex, ir_node *n);
+
+/* ---- the CPU fallback (cuda_fallback.c) ---- */
+
+/* A host tensor of type t at data as a CPU kernel sees it (float dtypes as f32). */
+kn_tensor rt_cu_host_view(const ir_type *t, void *data);
+/* Runs n's CPU reference kernel on host copies of its operands. */
+bool rt_cu_run_cpu_node(executor *ex, ir_node *n);
+
+#endif
