@@ -64,6 +64,9 @@ bool kn_backend_parse(const char *s, kn_backend *out);
 
 /* Room for the reason a backend cannot run a node. */
 enum { KN_WHY_SIZE = 200 };
+/* For supports checks: writes the formatted reason into why_not (KN_WHY_SIZE bytes; nothing when
+ * why_not is NULL) and returns false, so a check says `return kn_why(why_not, "...", ...)`. */
+bool kn_why(char *why_not, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Whether the backend can run node n with its input types and attributes; when not, writes why
  * into why_not (KN_WHY_SIZE bytes). Input types may be partly symbolic; what is not known yet is

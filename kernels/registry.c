@@ -23,9 +23,7 @@ enum { CPU_EW_MAX_INPUTS = 32 };
 /* QGemm accumulates int8 products (|a*b| <= 2^14) in int32: K up to 2^17 cannot overflow. */
 #define CPU_QGEMM_MAX_K ((int64_t)1 << 17)
 
-static bool why(char *why_not, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static bool why(char *why_not, const char *fmt, ...)
+bool kn_why(char *why_not, const char *fmt, ...)
 {
     if (why_not) {
         va_list ap;
@@ -47,8 +45,8 @@ static bool float_inputs(const ir_node *n, char *why_not)
     for (uint32_t i = 0; i < n->ninputs; i++) {
         const ir_type *t = in_type(n, i);
         if (t && t->dtype != IR_DTYPE_UNKNOWN && !ir_dtype_is_float(t->dtype))
-            return why(why_not, "input %u is %s; the CPU kernel takes f32, f16 or bf16", i,
-                       ir_dtype_name(t->dtype));
+            return kn_why(why_not, "input %u is %s; the CPU kernel takes f32, f16 or bf16", i,
+                          ir_dtype_name(t->dtype));
     }
     return true;
 }
@@ -64,7 +62,7 @@ static bool cpu_conv(const ir_graph *g, const ir_node *n, char *why_not)
         return false;
     const ir_type *x = in_type(n, 0);
     if (x && x->rank >= 0 && (x->rank < 3 || x->rank > 5))
-        return why(why_not, "the CPU conv handles 1 to 3 spatial dims, not %d", x->rank - 2);
+        return kn_why(why_not, "the CPU conv handles 1 to 3 spatial dims, not %d", x->rank - 2);
     return true;
 }
 
@@ -75,8 +73,8 @@ static bool rank_in(const ir_node *n, uint32_t i, int lo, int hi, const char *wh
     if (!t || t->rank < 0 || (t->rank >= lo && t->rank <= hi))
         return true;
     if (lo == hi)
-        return why(why_not, "%s has rank %d; the kernel takes rank %d", what, t->rank, lo);
-    return why(why_not, "%s has rank %d; the kernel takes rank %d or more", what, t->rank, lo);
+        return kn_why(why_not, "%s has rank %d; the kernel takes rank %d", what, t->rank, lo);
+    return kn_why(why_not, "%s has rank %d; the kernel takes rank %d or more", what, t->rank, lo);
 }
 
 /* GEMMs: A batched [..., M, K] (rank 2 or more), the weight a matrix, the bias a vector. */
@@ -95,8 +93,8 @@ static bool cpu_qkv(const ir_graph *g, const ir_node *n, char *why_not)
 static bool cpu_ewchain(const ir_graph *g, const ir_node *n, char *why_not)
 {
     if (n->ninputs > CPU_EW_MAX_INPUTS)
-        return why(why_not, "the CPU kernel takes at most %d inputs, not %u", CPU_EW_MAX_INPUTS,
-                   n->ninputs);
+        return kn_why(why_not, "the CPU kernel takes at most %d inputs, not %u", CPU_EW_MAX_INPUTS,
+                      n->ninputs);
     return float_inputs(n, why_not);
 }
 
@@ -107,7 +105,7 @@ static bool cpu_attention(const ir_graph *g, const ir_node *n, char *why_not)
     for (uint32_t i = 0; i < 3; i++) {
         const ir_type *t = in_type(n, i);
         if (t && t->rank >= 0 && t->rank != 4)
-            return why(why_not, "Q, K and V must have rank 4");
+            return kn_why(why_not, "Q, K and V must have rank 4");
     }
     return true;
 }
@@ -116,14 +114,14 @@ static bool cpu_qgemm(const ir_graph *g, const ir_node *n, char *why_not)
 {
     const ir_type *a = in_type(n, 0), *b = in_type(n, 2);
     if ((a && a->dtype != IR_I8) || (b && b->dtype != IR_I8))
-        return why(why_not, "the CPU QGemm takes i8 A and B");
+        return kn_why(why_not, "the CPU QGemm takes i8 A and B");
     if (!rank_in(n, 0, 2, IR_MAX_RANK, "A", why_not) || !rank_in(n, 2, 2, 2, "B", why_not))
         return false;
     if (a && a->rank >= 1) {
         int64_t k = a->dims[a->rank - 1];
         if (ir_dim_is_static(k) && k > CPU_QGEMM_MAX_K)
-            return why(why_not, "K = %lld could overflow the int32 accumulator (at most %lld)",
-                       (long long)k, (long long)CPU_QGEMM_MAX_K);
+            return kn_why(why_not, "K = %lld could overflow the int32 accumulator (at most %lld)",
+                          (long long)k, (long long)CPU_QGEMM_MAX_K);
     }
     return true;
 }
@@ -264,13 +262,13 @@ bool kn_supports(const ir_graph *g, const ir_node *n, kn_backend backend, char *
     if (!e) {
         if (backend == KN_BACKEND_CPU)
             return true;
-        return why(why_not, "no %s kernel is registered for %s", kn_backend_name(backend),
-                   ir_op_name(n->op));
+        return kn_why(why_not, "no %s kernel is registered for %s", kn_backend_name(backend),
+                      ir_op_name(n->op));
     }
     kn_supports_fn check = backend == KN_BACKEND_CPU ? e->cpu.supports : e->cuda.supports;
     if (!check)
-        return why(why_not, "no %s kernel is registered for %s", kn_backend_name(backend),
-                   ir_op_name(n->op));
+        return kn_why(why_not, "no %s kernel is registered for %s", kn_backend_name(backend),
+                      ir_op_name(n->op));
     return check(g, n, why_not);
 }
 

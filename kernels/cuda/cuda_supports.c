@@ -8,7 +8,6 @@
 
 #include "kernels/kernels.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -16,19 +15,6 @@
 enum { ROW_ALIGN = 16 };
 /* cuDNN's 4-D descriptors hold int dims. */
 #define INT_DIM_MAX ((int64_t)2147483647)
-
-static bool why(char *why_not, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static bool why(char *why_not, const char *fmt, ...)
-{
-    if (why_not) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why_not, KN_WHY_SIZE, fmt, ap);
-        va_end(ap);
-    }
-    return false;
-}
 
 static const ir_type *in_type(const ir_node *n, uint32_t i)
 {
@@ -56,11 +42,11 @@ static bool same_float(const ir_node *n, uint32_t first, uint32_t last, char *wh
         if (!t || t->dtype == IR_DTYPE_UNKNOWN)
             continue;
         if (!ir_dtype_is_float(t->dtype))
-            return why(why_not, "input %u is %s; the CUDA kernel takes f32, f16 or bf16", i,
-                       ir_dtype_name(t->dtype));
+            return kn_why(why_not, "input %u is %s; the CUDA kernel takes f32, f16 or bf16", i,
+                          ir_dtype_name(t->dtype));
         if (seen != IR_DTYPE_UNKNOWN && t->dtype != seen)
-            return why(why_not, "inputs mix %s and %s; the CUDA kernel takes one dtype",
-                       ir_dtype_name(seen), ir_dtype_name(t->dtype));
+            return kn_why(why_not, "inputs mix %s and %s; the CUDA kernel takes one dtype",
+                          ir_dtype_name(seen), ir_dtype_name(t->dtype));
         seen = t->dtype;
     }
     return true;
@@ -71,8 +57,8 @@ static bool rank_is(const ir_node *n, uint32_t i, int lo, int hi, const char *wh
     const ir_type *t = in_type(n, i);
     if (!t || t->rank < 0 || (t->rank >= lo && t->rank <= hi))
         return true;
-    return why(why_not, "%s has rank %d; the CUDA kernel takes rank %d to %d", what, t->rank, lo,
-               hi);
+    return kn_why(why_not, "%s has rank %d; the CUDA kernel takes rank %d to %d", what, t->rank, lo,
+                  hi);
 }
 
 /* A row of `elems` elements of input i's dtype is a multiple of ROW_ALIGN bytes. */
@@ -83,9 +69,9 @@ static bool row_aligned(const ir_node *n, uint32_t i, int64_t elems, const char 
     size_t esize = t ? ir_dtype_size(t->dtype) : 0;
     if (elems < 0 || esize == 0 || ((size_t)elems * esize) % ROW_ALIGN == 0)
         return true;
-    return why(why_not,
-               "%s = %lld: rows of %zu bytes are not %d-byte aligned, as cuBLASLt's kernels need",
-               what, (long long)elems, (size_t)elems * esize, ROW_ALIGN);
+    return kn_why(
+        why_not, "%s = %lld: rows of %zu bytes are not %d-byte aligned, as cuBLASLt's kernels need",
+        what, (long long)elems, (size_t)elems * esize, ROW_ALIGN);
 }
 
 bool kn_cuda_supports_FusedConvAct(const ir_graph *g, const ir_node *n, char *why_not)
@@ -94,21 +80,22 @@ bool kn_cuda_supports_FusedConvAct(const ir_graph *g, const ir_node *n, char *wh
         return false;
     const ir_type *x = in_type(n, 0);
     if (x && x->rank >= 0 && x->rank != 4)
-        return why(why_not, "the cuDNN kernel runs 2-D convolutions; X has rank %d", x->rank);
+        return kn_why(why_not, "the cuDNN kernel runs 2-D convolutions; X has rank %d", x->rank);
     const char *pad = ir_get_string(n, "auto_pad");
     if (strcmp(pad, "SAME_UPPER") == 0 || strcmp(pad, "SAME_LOWER") == 0)
-        return why(why_not, "auto_pad %s may pad asymmetrically; cuDNN pads symmetrically", pad);
+        return kn_why(why_not, "auto_pad %s may pad asymmetrically; cuDNN pads symmetrically", pad);
     const int64_t *pads;
     uint32_t np = ir_get_ints(n, "pads", &pads);
     if (np == 4 && (pads[0] != pads[2] || pads[1] != pads[3]))
-        return why(why_not, "pads [%lld,%lld,%lld,%lld] are asymmetric; cuDNN pads symmetrically",
-                   (long long)pads[0], (long long)pads[1], (long long)pads[2], (long long)pads[3]);
+        return kn_why(
+            why_not, "pads [%lld,%lld,%lld,%lld] are asymmetric; cuDNN pads symmetrically",
+            (long long)pads[0], (long long)pads[1], (long long)pads[2], (long long)pads[3]);
     for (uint32_t i = 0; i < 2; i++) {
         const ir_type *t = in_type(n, i);
         for (int d = 0; t && d < t->rank; d++)
             if (ir_dim_is_static(t->dims[d]) && t->dims[d] > INT_DIM_MAX)
-                return why(why_not, "a dim of %lld does not fit cuDNN's int dims",
-                           (long long)t->dims[d]);
+                return kn_why(why_not, "a dim of %lld does not fit cuDNN's int dims",
+                              (long long)t->dims[d]);
     }
     return true;
 }
@@ -122,17 +109,19 @@ bool kn_cuda_supports_SeparableConv(const ir_graph *g, const ir_node *n, char *w
         return false;
     const ir_type *x = in_type(n, 0);
     if (x && x->rank >= 0 && x->rank != 3 && x->rank != 4)
-        return why(why_not, "the CUDA kernel runs 1-D or 2-D convolutions; X has rank %d", x->rank);
+        return kn_why(why_not, "the CUDA kernel runs 1-D or 2-D convolutions; X has rank %d",
+                      x->rank);
     const char *pad = ir_get_string(n, "auto_pad");
     if (strcmp(pad, "SAME_UPPER") == 0 || strcmp(pad, "SAME_LOWER") == 0)
-        return why(why_not, "auto_pad %s: the CUDA kernel takes explicit pads", pad);
+        return kn_why(why_not, "auto_pad %s: the CUDA kernel takes explicit pads", pad);
     int64_t mid = static_dim(n, 1, 0), batch = static_dim(n, 0, 0);
     if (mid > KN_CUDA_SEPARABLE_MAX_CHANNELS)
-        return why(why_not, "%lld depthwise channels; the CUDA kernel keeps at most %d per tile "
-                            "position in shared memory",
-                   (long long)mid, (int)KN_CUDA_SEPARABLE_MAX_CHANNELS);
+        return kn_why(why_not,
+                      "%lld depthwise channels; the CUDA kernel keeps at most %d per tile "
+                      "position in shared memory",
+                      (long long)mid, (int)KN_CUDA_SEPARABLE_MAX_CHANNELS);
     if (batch > 65535)
-        return why(why_not, "batch %lld exceeds the CUDA grid (65535)", (long long)batch);
+        return kn_why(why_not, "batch %lld exceeds the CUDA grid (65535)", (long long)batch);
     return true;
 }
 
@@ -156,7 +145,7 @@ bool kn_cuda_supports_FusedQKV(const ir_graph *g, const ir_node *n, char *why_no
         !rank_is(n, 2, 1, 1, "the bias", why_not))
         return false;
     if (n->noutputs < 2 || n->noutputs > 3)
-        return why(why_not, "the CUDA kernel splits into 2 or 3 outputs, not %u", n->noutputs);
+        return kn_why(why_not, "the CUDA kernel splits into 2 or 3 outputs, not %u", n->noutputs);
     return row_aligned(n, 0, static_dim(n, 0, -1), "K", why_not) &&
            row_aligned(n, 1, static_dim(n, 1, -1), "the concatenated width", why_not);
 }
@@ -184,8 +173,8 @@ bool kn_cuda_supports_FusedSoftmax(const ir_graph *g, const ir_node *n, char *wh
 bool kn_cuda_supports_ElementwiseChain(const ir_graph *g, const ir_node *n, char *why_not)
 {
     if (n->ninputs > KN_CUDA_EW_MAX_INPUTS)
-        return why(why_not, "the CUDA kernel takes at most %d inputs, not %u",
-                   KN_CUDA_EW_MAX_INPUTS, n->ninputs);
+        return kn_why(why_not, "the CUDA kernel takes at most %d inputs, not %u",
+                      KN_CUDA_EW_MAX_INPUTS, n->ninputs);
     return same_float(n, 0, n->ninputs, why_not);
 }
 
@@ -200,13 +189,13 @@ bool kn_cuda_supports_Attention(const ir_graph *g, const ir_node *n, char *why_n
             return false;
     int64_t d = static_dim(n, 0, 3), dv = static_dim(n, 2, 3);
     if (d > KN_CUDA_ATTENTION_MAX_HEAD_DIM || dv > KN_CUDA_ATTENTION_MAX_HEAD_DIM)
-        return why(why_not, "head dims %lld and %lld; the CUDA kernel handles up to %d",
-                   (long long)d, (long long)dv, KN_CUDA_ATTENTION_MAX_HEAD_DIM);
+        return kn_why(why_not, "head dims %lld and %lld; the CUDA kernel handles up to %d",
+                      (long long)d, (long long)dv, KN_CUDA_ATTENTION_MAX_HEAD_DIM);
     bool bshd = strcmp(ir_get_string(n, "layout"), "BSHD") == 0;
     int64_t b = static_dim(n, 0, 0), h = static_dim(n, 0, bshd ? 2 : 1);
     if (b > 65535 || h > 65535)
-        return why(why_not, "batch %lld or heads %lld above the 65535 of the kernel's grid",
-                   (long long)b, (long long)h);
+        return kn_why(why_not, "batch %lld or heads %lld above the 65535 of the kernel's grid",
+                      (long long)b, (long long)h);
     return true;
 }
 
@@ -229,22 +218,23 @@ bool kn_cuda_supports_QGemm(const ir_graph *g, const ir_node *n, char *why_not)
 {
     const ir_type *a = in_type(n, 0), *b = in_type(n, 2);
     if ((a && a->dtype != IR_I8) || (b && b->dtype != IR_I8))
-        return why(why_not, "the CUDA QGemm takes i8 A and B");
+        return kn_why(why_not, "the CUDA QGemm takes i8 A and B");
     for (uint32_t i = 1; i < n->ninputs; i += (i == 1 ? 2 : 1)) {
         const ir_type *t = in_type(n, i);
         if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_F32)
-            return why(why_not, "input %u is %s; the CUDA QGemm takes f32 scales and bias", i,
-                       ir_dtype_name(t->dtype));
+            return kn_why(why_not, "input %u is %s; the CUDA QGemm takes f32 scales and bias", i,
+                          ir_dtype_name(t->dtype));
     }
     if (!rank_is(n, 0, 2, IR_MAX_RANK, "A", why_not) || !rank_is(n, 2, 2, 2, "B", why_not))
         return false;
     int64_t k = static_dim(n, 2, 0), nn = static_dim(n, 2, 1);
     if ((k >= 0 && k % 4) || (nn >= 0 && nn % 4))
-        return why(why_not, "K = %lld and N = %lld must be multiples of 4 for cuBLASLt's int8 GEMM",
-                   (long long)k, (long long)nn);
+        return kn_why(why_not,
+                      "K = %lld and N = %lld must be multiples of 4 for cuBLASLt's int8 GEMM",
+                      (long long)k, (long long)nn);
     if (k > QGEMM_MAX_K)
-        return why(why_not, "K = %lld could overflow the int32 accumulator (at most %lld)",
-                   (long long)k, (long long)QGEMM_MAX_K);
+        return kn_why(why_not, "K = %lld could overflow the int32 accumulator (at most %lld)",
+                      (long long)k, (long long)QGEMM_MAX_K);
     return true;
 }
 
@@ -255,11 +245,11 @@ bool kn_cuda_supports_QGemm(const ir_graph *g, const ir_node *n, char *why_not)
 static bool ew_supports(const ir_node *n, char *why_not)
 {
     if (n->op == IR_OP_Dropout && (n->noutputs > 1 || (n->ninputs > 2 && n->inputs[2])))
-        return why(why_not, "Dropout with a mask output or a training_mode input has no CUDA "
-                            "kernel (the CPU kernel checks the mode)");
+        return kn_why(why_not, "Dropout with a mask output or a training_mode input has no CUDA "
+                               "kernel (the CPU kernel checks the mode)");
     if (n->op == IR_OP_BatchNormalization &&
         (ir_get_int(n, "training_mode") != 0 || n->noutputs > 1))
-        return why(why_not, "BatchNormalization in training mode has no CUDA kernel");
+        return kn_why(why_not, "BatchNormalization in training mode has no CUDA kernel");
     ar_arena *arena = ar_new();
     kn_cuda_ew_expr e;
     bool ok = kn_cuda_ew_expand(arena, n, &e, why_not);
@@ -269,11 +259,11 @@ static bool ew_supports(const ir_node *n, char *why_not)
         if (!t || t->dtype == IR_DTYPE_UNKNOWN)
             continue;
         if (!ir_dtype_is_float(t->dtype))
-            ok = why(why_not, "%s: the CUDA elementwise kernels take f32, f16 or bf16",
-                     ir_dtype_name(t->dtype));
+            ok = kn_why(why_not, "%s: the CUDA elementwise kernels take f32, f16 or bf16",
+                        ir_dtype_name(t->dtype));
         else if (out != IR_DTYPE_UNKNOWN && t->dtype != out)
-            ok = why(why_not, "input %u is %s and the output %s; the CUDA kernel has one dtype",
-                     e.inputs[i], ir_dtype_name(t->dtype), ir_dtype_name(out));
+            ok = kn_why(why_not, "input %u is %s and the output %s; the CUDA kernel has one dtype",
+                        e.inputs[i], ir_dtype_name(t->dtype), ir_dtype_name(out));
     }
     ar_free(arena);
     return ok;
@@ -304,9 +294,10 @@ static bool gemm_supports(const ir_node *n, bool trans_b, char *why_not)
         int64_t ab = batch_of(n, 0), bb = batch_of(n, 1);
         int64_t y = ab > bb ? ab : bb;
         if (ab >= 0 && bb >= 0 && ((ab != y && ab != 1) || (bb != y && bb != 1)))
-            return why(why_not, "batch dims that broadcast in part (A's %lld batches, B's %lld); "
-                                "cuBLASLt's strided batches take all or one",
-                       (long long)ab, (long long)bb);
+            return kn_why(why_not,
+                          "batch dims that broadcast in part (A's %lld batches, B's %lld); "
+                          "cuBLASLt's strided batches take all or one",
+                          (long long)ab, (long long)bb);
     }
     int64_t a_last = static_dim(n, 0, -1), b_last = static_dim(n, 1, -1);
     int64_t nn = trans_b ? static_dim(n, 1, 0) : b_last;
@@ -338,7 +329,7 @@ static bool typed_supports(const ir_node *n, char *why_not)
     for (uint32_t i = 0; i <= n->ninputs; i++) {
         const ir_type *t = i < n->ninputs ? in_type(n, i) : &n->outputs[0]->type;
         if (t && !typed_dtype(t->dtype))
-            return why(why_not, "%s: no CUDA kernel takes it", ir_dtype_name(t->dtype));
+            return kn_why(why_not, "%s: no CUDA kernel takes it", ir_dtype_name(t->dtype));
     }
     return true;
 }
@@ -389,8 +380,8 @@ static bool int_supports(const ir_node *n, char *why_not)
         return true;
     bool fmod_float = n->op == IR_OP_Mod && ir_get_int(n, "fmod") != 0 && ir_dtype_is_float(dt);
     if (!int_dtype(dt) && !fmod_float)
-        return why(why_not, "%s: the CUDA integer kernel takes i8, u8, i32 or i64%s",
-                   ir_dtype_name(dt), n->op == IR_OP_Mod ? " (floats with fmod = 1)" : "");
+        return kn_why(why_not, "%s: the CUDA integer kernel takes i8, u8, i32 or i64%s",
+                      ir_dtype_name(dt), n->op == IR_OP_Mod ? " (floats with fmod = 1)" : "");
     return true;
 }
 
@@ -400,30 +391,30 @@ static bool gen_supports(const ir_node *n, char *why_not)
     ir_dtype out = n->outputs[0]->type.dtype;
     if (n->op == IR_OP_RandomUniform || n->op == IR_OP_RandomUniformLike) {
         if (out != IR_DTYPE_UNKNOWN && !ir_dtype_is_float(out))
-            return why(why_not, "%s: the generator writes f32, f16 or bf16", ir_dtype_name(out));
+            return kn_why(why_not, "%s: the generator writes f32, f16 or bf16", ir_dtype_name(out));
         return true;
     }
     if (n->op == IR_OP_Range && out == IR_BOOL)
-        return why(why_not, "Range is not defined on bool");
+        return kn_why(why_not, "Range is not defined on bool");
     if (n->op == IR_OP_EyeLike && !rank_is(n, 0, 2, 2, "the input", why_not))
         return false;
     if (n->op == IR_OP_ReverseSequence) {
         const ir_type *t = in_type(n, 1);
         if (t && t->dtype != IR_DTYPE_UNKNOWN && !int_dtype(t->dtype))
-            return why(why_not, "sequence_lens is %s; the CUDA kernel reads integers",
-                       ir_dtype_name(t->dtype));
+            return kn_why(why_not, "sequence_lens is %s; the CUDA kernel reads integers",
+                          ir_dtype_name(t->dtype));
         return true;
     }
     if (n->op == IR_OP_OneHot) {
         const ir_type *t = in_type(n, 0);
         if (t && !typed_dtype(t->dtype))
-            return why(why_not, "indices are %s: no CUDA kernel reads them",
-                       ir_dtype_name(t->dtype));
+            return kn_why(why_not, "indices are %s: no CUDA kernel reads them",
+                          ir_dtype_name(t->dtype));
     }
     if (n->op == IR_OP_CastLike)
         return typed_supports(n, why_not);
     if (!typed_dtype(out))
-        return why(why_not, "%s: no CUDA kernel takes it", ir_dtype_name(out));
+        return kn_why(why_not, "%s: no CUDA kernel takes it", ir_dtype_name(out));
     return true;
 }
 
@@ -447,8 +438,8 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_Gather: {
         const ir_type *t = in_type(n, 1);
         if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64 && t->dtype != IR_I32)
-            return why(why_not, "indices are %s; the CUDA Gather takes i32 or i64",
-                       ir_dtype_name(t->dtype));
+            return kn_why(why_not, "indices are %s; the CUDA Gather takes i32 or i64",
+                          ir_dtype_name(t->dtype));
         return true;
     }
     case IR_OP_ScatterND:
@@ -456,8 +447,8 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_GatherElements: {
         const ir_type *t = in_type(n, 1);
         if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64 && t->dtype != IR_I32)
-            return why(why_not, "indices are %s; the CUDA %s takes i32 or i64",
-                       ir_dtype_name(t->dtype), ir_op_name(n->op));
+            return kn_why(why_not, "indices are %s; the CUDA %s takes i32 or i64",
+                          ir_dtype_name(t->dtype), ir_op_name(n->op));
         return true;
     }
     case IR_OP_InstanceNormalization: return same_float(n, 0, 3, why_not);
@@ -470,7 +461,7 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_Pad: {
         const ir_type *x = in_type(n, 0);
         if (x && x->dtype != IR_DTYPE_UNKNOWN && !typed_dtype(x->dtype))
-            return why(why_not, "%s: no CUDA Pad takes it", ir_dtype_name(x->dtype));
+            return kn_why(why_not, "%s: no CUDA Pad takes it", ir_dtype_name(x->dtype));
         return true;
     }
     case IR_OP_Cast:
@@ -486,7 +477,7 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_IsNaN: return typed_supports(n, why_not);
     case IR_OP_IsInf:
         if (ir_get_int(n, "detect_negative") == 0 && ir_get_int(n, "detect_positive") == 0)
-            return why(why_not, "IsInf detecting neither infinity has no CUDA kernel");
+            return kn_why(why_not, "IsInf detecting neither infinity has no CUDA kernel");
         return typed_supports(n, why_not);
     case IR_OP_Transpose:
     case IR_OP_Slice:
@@ -509,8 +500,8 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_MaxUnpool: { /* unpool.cu */
         const ir_type *t = in_type(n, 1);
         if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64)
-            return why(why_not, "indices are %s; the CUDA MaxUnpool takes i64",
-                       ir_dtype_name(t->dtype));
+            return kn_why(why_not, "indices are %s; the CUDA MaxUnpool takes i64",
+                          ir_dtype_name(t->dtype));
         return same_float(n, 0, 1, why_not);
     }
     case IR_OP_NegativeLogLikelihoodLoss:
@@ -519,24 +510,24 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_TopK: {
         const ir_type *x = in_type(n, 0);
         if (x && x->dtype != IR_DTYPE_UNKNOWN && (!typed_dtype(x->dtype) || x->dtype == IR_BOOL))
-            return why(why_not, "%s: no CUDA TopK takes it", ir_dtype_name(x->dtype));
+            return kn_why(why_not, "%s: no CUDA TopK takes it", ir_dtype_name(x->dtype));
         return true;
     }
     case IR_OP_NonZero: /* counted on the device, the count read back (nonzero.cu) */
     case IR_OP_Compress: {
         const ir_type *x = in_type(n, 0);
         if (x && x->dtype != IR_DTYPE_UNKNOWN && !typed_dtype(x->dtype))
-            return why(why_not, "%s: no CUDA %s takes it", ir_dtype_name(x->dtype),
-                       ir_op_name(n->op));
+            return kn_why(why_not, "%s: no CUDA %s takes it", ir_dtype_name(x->dtype),
+                          ir_op_name(n->op));
         return true;
     }
     case IR_OP_ScatterElements: {
         const ir_type *x = in_type(n, 0), *t = in_type(n, 1);
         if (x && x->dtype != IR_DTYPE_UNKNOWN && !typed_dtype(x->dtype))
-            return why(why_not, "%s: no CUDA scatter takes it", ir_dtype_name(x->dtype));
+            return kn_why(why_not, "%s: no CUDA scatter takes it", ir_dtype_name(x->dtype));
         if (t && t->dtype != IR_DTYPE_UNKNOWN && t->dtype != IR_I64 && t->dtype != IR_I32)
-            return why(why_not, "indices are %s; the CUDA ScatterElements takes i32 or i64",
-                       ir_dtype_name(t->dtype));
+            return kn_why(why_not, "indices are %s; the CUDA ScatterElements takes i32 or i64",
+                          ir_dtype_name(t->dtype));
         return true;
     }
     /* cuda-c: quantized and integer linear algebra, ConvTranspose, Det, DFT, Einsum, RNNs */
@@ -568,6 +559,6 @@ bool kn_cuda_onnx_supports(const ir_graph *g, const ir_node *n, char *why_not)
     case IR_OP_ReverseSequence:
     case IR_OP_RandomUniform:
     case IR_OP_RandomUniformLike: return gen_supports(n, why_not);
-    default: return why(why_not, "%s has no CUDA kernel", ir_op_name(n->op));
+    default: return kn_why(why_not, "%s has no CUDA kernel", ir_op_name(n->op));
     }
 }

@@ -11,21 +11,7 @@
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/kernels.h"
 
-#include <stdarg.h>
 #include <stdio.h>
-
-static bool why(char *why_not, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static bool why(char *why_not, const char *fmt, ...)
-{
-    if (why_not) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(why_not, KN_WHY_SIZE, fmt, ap);
-        va_end(ap);
-    }
-    return false;
-}
 
 /* The dtype of input i (output -1 - i for negative i); IR_DTYPE_UNKNOWN when absent or unknown. */
 static ir_dtype dtype_of(const ir_node *n, int i)
@@ -46,8 +32,8 @@ static bool dtype_in(const ir_node *n, int i, const ir_dtype *ok, int count, con
     for (int k = 0; k < count; k++)
         if (ok[k] == dt)
             return true;
-    return why(why_not, "%s is %s; the CUDA %s takes %s", what, ir_dtype_name(dt),
-               ir_op_name(n->op), allowed);
+    return kn_why(why_not, "%s is %s; the CUDA %s takes %s", what, ir_dtype_name(dt),
+                  ir_op_name(n->op), allowed);
 }
 
 static const ir_dtype f32[] = {IR_F32}, i32[] = {IR_I32}, q8[] = {IR_I8, IR_U8};
@@ -62,7 +48,7 @@ static bool same_dtype(const ir_node *n, int i, int j, const char *what, char *w
     ir_dtype a = dtype_of(n, i), b = dtype_of(n, j);
     if (a == IR_DTYPE_UNKNOWN || b == IR_DTYPE_UNKNOWN || a == b)
         return true;
-    return why(why_not, "%s is %s and its tensor %s", what, ir_dtype_name(a), ir_dtype_name(b));
+    return kn_why(why_not, "%s is %s and its tensor %s", what, ir_dtype_name(a), ir_dtype_name(b));
 }
 
 static bool rank_in(const ir_node *n, int lo, int hi, char *why_not)
@@ -70,8 +56,8 @@ static bool rank_in(const ir_node *n, int lo, int hi, char *why_not)
     const ir_type *t = n->ninputs && n->inputs[0] ? &n->inputs[0]->type : NULL;
     if (!t || t->rank < 0 || (t->rank >= lo && t->rank <= hi))
         return true;
-    return why(why_not, "input 0 has rank %d; the CUDA %s takes rank %d to %d", t->rank,
-               ir_op_name(n->op), lo, hi);
+    return kn_why(why_not, "input 0 has rank %d; the CUDA %s takes rank %d to %d", t->rank,
+                  ir_op_name(n->op), lo, hi);
 }
 
 /* At most 4 inputs of rank 8 have at most 32 labels: every equation's summed labels fit the
@@ -115,23 +101,23 @@ bool kn_cuda_linalg_supports(const ir_graph *g, const ir_node *n, char *why_not)
                 return false;
             if (dtype_of(n, i) != IR_DTYPE_UNKNOWN && dtype_of(n, 0) != IR_DTYPE_UNKNOWN &&
                 dtype_of(n, i) != dtype_of(n, 0))
-                return why(why_not, "inputs mix %s and %s; the CUDA kernel takes one dtype",
-                           ir_dtype_name(dtype_of(n, 0)), ir_dtype_name(dtype_of(n, i)));
+                return kn_why(why_not, "inputs mix %s and %s; the CUDA kernel takes one dtype",
+                              ir_dtype_name(dtype_of(n, 0)), ir_dtype_name(dtype_of(n, i)));
         }
         return rank_in(n, 3, 5, why_not);
     case IR_OP_Einsum: {
         if (n->ninputs > KN_CUDA_EINSUM_MAX_INPUTS)
-            return why(why_not, "%u inputs; the CUDA Einsum takes at most %d", n->ninputs,
-                       KN_CUDA_EINSUM_MAX_INPUTS);
+            return kn_why(why_not, "%u inputs; the CUDA Einsum takes at most %d", n->ninputs,
+                          KN_CUDA_EINSUM_MAX_INPUTS);
         for (int i = -1; i < (int)n->ninputs; i++) {
             if (!dtype_in(n, i, floats, 3, "an operand", "f32, f16 or bf16", why_not))
                 return false;
             ir_dtype a = dtype_of(n, i), y = dtype_of(n, -1);
             if (i >= 0 && a != IR_DTYPE_UNKNOWN && y != IR_DTYPE_UNKNOWN && a != y)
-                return why(why_not,
-                           "input %d is %s and the output %s; the CUDA Einsum takes one "
-                           "dtype",
-                           i, ir_dtype_name(a), ir_dtype_name(y));
+                return kn_why(why_not,
+                              "input %d is %s and the output %s; the CUDA Einsum takes one "
+                              "dtype",
+                              i, ir_dtype_name(a), ir_dtype_name(y));
         }
         return true;
     }
@@ -146,6 +132,6 @@ bool kn_cuda_linalg_supports(const ir_graph *g, const ir_node *n, char *why_not)
     }
     case IR_OP_Det: return IS_F32(0, "the input");
     case IR_OP_DFT: return IS_F32(0, "the input");
-    default: return why(why_not, "%s has no CUDA kernel", ir_op_name(n->op));
+    default: return kn_why(why_not, "%s has no CUDA kernel", ir_op_name(n->op));
     }
 }
