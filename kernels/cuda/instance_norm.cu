@@ -4,22 +4,6 @@
 // shifted by the channel's scale and B. One block of KC_THREADS threads per plane.
 #include "kernels/cuda/kc_common.cuh"
 
-// The sum of v over the block, in double; every thread gets it.
-__device__ double block_sum_f64(double v, double *shared)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
-    __syncthreads(); // shared is reused by the next call
-    if (lane == 0)
-        shared[warp] = v;
-    __syncthreads();
-    double r = lane < nwarps ? shared[lane] : 0.0;
-    for (int o = 16; o > 0; o >>= 1)
-        r += __shfl_xor_sync(0xffffffffu, r, o);
-    return r;
-}
-
 template <typename T>
 __global__ void instance_norm_kernel(const T *x, const T *scale, const T *bias, int64_t channels,
                                      int64_t size, double eps, T *y)
@@ -30,13 +14,13 @@ __global__ void instance_norm_kernel(const T *x, const T *scale, const T *bias, 
     double part = 0.0;
     for (int64_t i = threadIdx.x; i < size; i += blockDim.x)
         part += kc_to_f32(row[i]);
-    double mean = block_sum_f64(part, shared) / (double)size;
+    double mean = kc_block_sum_f64(part, shared) / (double)size;
     part = 0.0;
     for (int64_t i = threadIdx.x; i < size; i += blockDim.x) {
         double d = kc_to_f32(row[i]) - mean;
         part += d * d;
     }
-    double var = block_sum_f64(part, shared) / (double)size;
+    double var = kc_block_sum_f64(part, shared) / (double)size;
     double k = kc_to_f32(scale[p % channels]) / sqrt(var + eps);
     double b = kc_to_f32(bias[p % channels]);
     for (int64_t i = threadIdx.x; i < size; i += blockDim.x)

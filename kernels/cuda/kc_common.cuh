@@ -196,6 +196,23 @@ template <bool is_max> __device__ float kc_block_reduce(float v, float *shared)
     return is_max ? kc_warp_max(r) : kc_warp_sum(r);
 }
 
+// Block-wide sum in double (the CPU kernels' accumulator); every thread gets it. `shared` holds
+// 32 doubles.
+__device__ __forceinline__ double kc_block_sum_f64(double v, double *shared)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
+    __syncthreads(); // shared may still be read by a previous reduction
+    if (lane == 0)
+        shared[warp] = v;
+    __syncthreads();
+    double r = lane < nwarps ? shared[lane] : 0.0;
+    for (int o = 16; o > 0; o >>= 1)
+        r += __shfl_xor_sync(0xffffffffu, r, o);
+    return r;
+}
+
 // ---- the activations (docs/kernels.md) ---------------------------------------------------------
 
 __device__ __forceinline__ float kc_apply_act(const kc_act &a, float x)

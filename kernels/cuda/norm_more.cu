@@ -15,22 +15,6 @@
 
 enum { NM_THREADS = 256 };
 
-// The sum of v over the block (NM_THREADS threads), in double; every thread gets it.
-__device__ double nm_block_sum(double v, double *shared)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
-    __syncthreads();
-    if (lane == 0)
-        shared[warp] = v;
-    __syncthreads();
-    double r = lane < nwarps ? shared[lane] : 0.0;
-    for (int o = 16; o > 0; o >>= 1)
-        r += __shfl_xor_sync(0xffffffffu, r, o);
-    return r;
-}
-
 // ---- GlobalMaxPool -----------------------------------------------------------------------------
 
 template <typename T>
@@ -77,13 +61,13 @@ __global__ void layer_norm_stats_kernel(const T *x, const T *scale, kc_bcast sb,
     double part = 0.0;
     for (int64_t i = threadIdx.x; i < cols; i += blockDim.x)
         part += kc_to_f32(row[i]);
-    double mu = cols ? nm_block_sum(part, shared) / (double)cols : 0.0;
+    double mu = cols ? kc_block_sum_f64(part, shared) / (double)cols : 0.0;
     part = 0.0;
     for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
         double d = kc_to_f32(row[i]) - mu;
         part += d * d;
     }
-    double var = cols ? nm_block_sum(part, shared) / (double)cols : 0.0;
+    double var = cols ? kc_block_sum_f64(part, shared) / (double)cols : 0.0;
     float m = (float)mu, is = (float)(1.0 / sqrt(var + (double)eps));
     for (int64_t i = threadIdx.x; i < cols; i += blockDim.x) {
         float v = __fmul_rn(__fmul_rn(__fsub_rn(kc_to_f32(row[i]), m), is),
@@ -140,13 +124,13 @@ __global__ void group_norm_kernel(const T *x, const T *scale, const T *bias, int
     double part = 0.0;
     for (int64_t i = threadIdx.x; i < per; i += blockDim.x)
         part += kc_to_f32(xb[i]);
-    double mean = nm_block_sum(part, shared) / (double)per;
+    double mean = kc_block_sum_f64(part, shared) / (double)per;
     part = 0.0;
     for (int64_t i = threadIdx.x; i < per; i += blockDim.x) {
         double d = kc_to_f32(xb[i]) - mean;
         part += d * d;
     }
-    double var = nm_block_sum(part, shared) / (double)per;
+    double var = kc_block_sum_f64(part, shared) / (double)per;
     double inv = 1.0 / sqrt(var + eps);
     for (int64_t i = threadIdx.x; i < per; i += blockDim.x) {
         int64_t ch = (blk % groups) * chans_per_group + i / plane;

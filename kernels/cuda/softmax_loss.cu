@@ -13,22 +13,6 @@
 
 enum { LS_THREADS = 256 };
 
-// The sum of v over the block (LS_THREADS threads), in double; every thread gets it.
-__device__ double ls_block_sum(double v, double *shared)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nwarps = (blockDim.x + 31) >> 5;
-    __syncthreads();
-    if (lane == 0)
-        shared[warp] = v;
-    __syncthreads();
-    double r = lane < nwarps ? shared[lane] : 0.0;
-    for (int o = 16; o > 0; o >>= 1)
-        r += __shfl_xor_sync(0xffffffffu, r, o);
-    return r;
-}
-
 // ---- LogSoftmax, Hardmax -----------------------------------------------------------------------
 
 // y[line] = x - (max + log(sum exp(x - max))) over one line of [outer, n, inner]; the result in
@@ -88,7 +72,7 @@ template <typename T> __global__ void log_softmax_row_kernel(const T *x, int64_t
     max = ls_block_max_nan(max, shared);
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
         sum += exp((double)kc_to_f32(row[j]) - max);
-    double lse = max + log(ls_block_sum(sum, shared));
+    double lse = max + log(kc_block_sum_f64(sum, shared));
     for (int64_t j = threadIdx.x; j < n; j += blockDim.x)
         y[blockIdx.x * n + j] = kc_from_f32<T>((float)((double)kc_to_f32(row[j]) - lse));
 }
