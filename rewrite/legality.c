@@ -204,11 +204,62 @@ static bool float_widens(ir_dtype from, ir_dtype to)
     return from == to || to == IR_F32;
 }
 
+/* Whether a Cast narrowing to `to` inside the match starts the match's tail in its output
+ * dtype: every output of the match has dtype `to`, and every member downstream of the Cast
+ * computes in `to` (none changes the dtype again). The matched ops after the Cast then round
+ * each step to the output's dtype, as a decomposition written in that dtype does, and the fused
+ * kernel computes that tail in f32 and rounds once at its output: the rounding it skips is the
+ * one it skips for the same ops written in `to` throughout (ONNX Runtime's LayerNorm test that
+ * casts the normalized values back to f16 before the scale and bias). */
+static bool narrows_to_tail(const rw_plan *p, const ir_node *cast, ir_dtype to)
+{
+    if (!p->outputs.len)
+        return false;
+    for (size_t i = 0; i < p->outputs.len; i++)
+        if (p->outputs.items[i]->type.dtype != to)
+            return false;
+    /* Mark the members downstream of the Cast (members hold a few dozen nodes: quadratic is
+     * fine); one that changes the dtype there refuses. */
+    size_t nm = p->members.len;
+    bool *down = calloc(nm ? nm : 1, sizeof *down);
+    if (!down)
+        return false;
+    bool ok = true, grew = true;
+    while (ok && grew) {
+        grew = false;
+        for (size_t i = 0; i < nm && ok; i++) {
+            const ir_node *n = p->members.items[i];
+            if (down[i] || n == cast)
+                continue;
+            bool reads = false;
+            for (uint32_t k = 0; k < n->ninputs && !reads; k++) {
+                const ir_value *v = n->inputs[k];
+                if (!v)
+                    continue;
+                if (v == cast->outputs[0])
+                    reads = true;
+                for (size_t j = 0; j < nm && !reads; j++)
+                    if (down[j] && p->members.items[j]->noutputs &&
+                        v == p->members.items[j]->outputs[0])
+                        reads = true;
+            }
+            if (!reads)
+                continue;
+            down[i] = grew = true;
+            for (uint32_t k = 0; k < n->noutputs && ok; k++)
+                ok = !n->outputs[k] || n->outputs[k]->type.dtype == to;
+        }
+    }
+    free(down);
+    return ok;
+}
+
 /* A Cast the rule names may still not fuse: the fused kernel computes in f32 (docs/kernels.md),
  * so a Cast that widens to f32 (an f16 model computing a LayerNorm in f32) only says what the
  * kernel does anyway, and a Cast that narrows the match's result back (to f16) is the rounding
- * of the fused node's own output. A Cast that narrows inside the match (an f32 model computing a
- * step in f16) is a rounding the fused kernel would skip, and a Cast from or to an integer or
+ * of the fused node's own output, as is one that narrows to the output's dtype for the rest of
+ * the match (narrows_to_tail). A Cast that narrows inside the match otherwise (an f32 model
+ * computing a step in f16) is a rounding the fused kernel would skip, and a Cast from or to an integer or
  * bool type is no float arithmetic at all: both change the numbers, and are refused. */
 static bool cast_fuses(rw_plan *p, const ir_node *n, ir_dtype in, ir_dtype out, char *why)
 {
@@ -222,6 +273,8 @@ static bool cast_fuses(rw_plan *p, const ir_node *n, ir_dtype in, ir_dtype out, 
     for (size_t i = 0; i < p->outputs.len; i++)
         if (p->outputs.items[i] == n->outputs[0])
             return true;
+    if (narrows_to_tail(p, n, out))
+        return true;
     return rw_why(why,
                   "precision: '%s' (Cast) narrows %s to %s inside the match; the fused kernel, "
                   "computing in f32, would skip that rounding",
