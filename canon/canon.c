@@ -199,6 +199,9 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
     n = cn_cse(c);
     rep->merged += n;
     *changed += n;
+    n = cn_output_noops(c);
+    rep->removed += n;
+    *changed += n;
     apply_forwards(c);
     n = drop_dead(c);
     rep->dead += n;

@@ -48,5 +48,7 @@ uint32_t cn_fold(cn_ctx *c);
 uint32_t cn_cse(cn_ctx *c);
 /* Readers that read through an exact Cast or a Not (through.c). */
 uint32_t cn_through(cn_ctx *c);
+/* After common subexpressions: no-ops whose output is a graph output (noops.c). */
+uint32_t cn_output_noops(cn_ctx *c);
 
 #endif
