@@ -189,6 +189,9 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
     n = cn_through(c);
     rep->respelled += n;
     *changed += n;
+    n = cn_qdq(c);
+    rep->removed += n;
+    *changed += n;
     n = cn_noops(c);
     rep->removed += n;
     *changed += n;
