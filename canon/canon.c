@@ -186,6 +186,12 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
     uint32_t n = cn_spell(c);
     rep->respelled += n;
     *changed += n;
+    n = cn_through(c);
+    rep->respelled += n;
+    *changed += n;
+    n = cn_qdq(c);
+    rep->removed += n;
+    *changed += n;
     n = cn_noops(c);
     rep->removed += n;
     *changed += n;
@@ -195,6 +201,9 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
     *changed += n;
     n = cn_cse(c);
     rep->merged += n;
+    *changed += n;
+    n = cn_output_noops(c);
+    rep->removed += n;
     *changed += n;
     apply_forwards(c);
     n = drop_dead(c);

@@ -4,7 +4,9 @@
  * spell.c   one spelling per op
  * noops.c   no-ops removed
  * fold.c    constant folding
- * cse.c     common subexpressions */
+ * cse.c     common subexpressions
+ * through.c reading through exact Casts and Nots
+ * qdq.c     quantize round trips */
 #ifndef FUSERULE_CANON_INTERNAL_H
 #define FUSERULE_CANON_INTERNAL_H
 
@@ -45,5 +47,10 @@ uint32_t cn_spell(cn_ctx *c);
 uint32_t cn_noops(cn_ctx *c);
 uint32_t cn_fold(cn_ctx *c);
 uint32_t cn_cse(cn_ctx *c);
+/* Readers that read through an exact Cast or a Not (through.c); quantize round trips (qdq.c). */
+uint32_t cn_through(cn_ctx *c);
+uint32_t cn_qdq(cn_ctx *c);
+/* After common subexpressions: no-ops whose output is a graph output (noops.c). */
+uint32_t cn_output_noops(cn_ctx *c);
 
 #endif

@@ -1,6 +1,8 @@
 /* No-ops removed: nodes whose first output is always their input (docs/canon.md, "No-ops"). A
  * table gives, per op, when it is one; the readers then read the input (cn_forward refuses a graph
  * output, whose name would change, and a change of type). Every other output must be unread.
+ * After the round's merges (cn_output_noops), a no-op that writes a graph output goes too when
+ * only it reads its input: the node before writes the graph output itself.
  * Also an Expand that a broadcasting reader would do anyway: that reader reads its input. */
 #include "canon/internal.h"
 
@@ -213,6 +215,28 @@ static uint32_t absorb_expands(cn_ctx *c)
     return absorbed;
 }
 
+/* A no-op n whose output is a graph output: when its input `to` is the output of another node
+ * that only n reads, that node writes the graph output itself (the output keeps its name and
+ * type; `to` is left unread). */
+static bool give_output(cn_ctx *c, ir_node *n, ir_value *to)
+{
+    ir_value *out = n->outputs[0];
+    if (!out->is_output || !to || to->kind != IR_VALUE_NODE || to->is_output || to->nuses != 1 ||
+        to->id >= c->nfwd || c->gained[to->id] || c->fwd[to->id] || to->producer->dead ||
+        !ir_type_equal(&to->type, &out->type))
+        return false;
+    bool read_once = false;
+    for (uint32_t k = 0; k < n->ninputs; k++)
+        read_once |= n->inputs[k] == to;
+    if (!read_once)
+        return false;
+    ir_node *p = to->producer;
+    p->outputs[to->out_index] = out;
+    out->producer = p;
+    out->out_index = to->out_index;
+    return true;
+}
+
 uint32_t cn_noops(cn_ctx *c)
 {
     uint32_t removed = absorb_expands(c);
@@ -226,6 +250,25 @@ uint32_t cn_noops(cn_ctx *c)
             others_unread &= n->outputs[k]->nuses == 0 && !n->outputs[k]->is_output;
         ir_value *to = others_unread ? fn(c->g, n) : NULL;
         if (to && cn_forward(c, n->outputs[0], cn_resolve(c, to))) {
+            n->dead = true;
+            removed++;
+        }
+    }
+    return removed;
+}
+
+uint32_t cn_output_noops(cn_ctx *c)
+{
+    uint32_t removed = 0;
+    for (size_t i = 0; i < c->g->nodes.len; i++) {
+        ir_node *n = c->g->nodes.items[i];
+        noop_fn fn = noop_table[n->op];
+        if (!fn || n->dead || !n->inputs[0] || !n->outputs[0]->is_output)
+            continue;
+        bool others_unread = true;
+        for (uint32_t k = 1; k < n->noutputs; k++)
+            others_unread &= n->outputs[k]->nuses == 0 && !n->outputs[k]->is_output;
+        if (others_unread && give_output(c, n, fn(c->g, n))) {
             n->dead = true;
             removed++;
         }

@@ -125,6 +125,9 @@ static void test_goldens(void)
     check_file("declared.graph", true);
     check_file("fold_stops.graph", false); /* nothing can run it: its Reshape does not fit */
     check_file("symbolic.graph", true);
+    check_file("through.graph", true);
+    check_file("output_noop.graph", true);
+    check_file("qdq.graph", true);
 }
 
 /* The printed canonical form parses back to a graph that canon leaves alone: literals (folded
@@ -132,7 +135,7 @@ static void test_goldens(void)
 static void test_text_round_trip(void)
 {
     /* symbolic.graph: dim expressions (`batch * 12`, `P + S`) print and parse back too */
-    static const char *const files[] = {"spell.graph", "symbolic.graph"};
+    static const char *const files[] = {"spell.graph", "symbolic.graph", "qdq.graph"};
     for (size_t i = 0; i < FR_COUNT_OF(files); i++) {
         ir_graph *g = load(files[i]);
         cn_report rep;
