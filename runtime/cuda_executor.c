@@ -21,7 +21,8 @@
  * placement, the run loop, release, timing) and the errors; cuda_pool.c the device pool;
  * cuda_transfer.c the values' host and device copies; cuda_launch.c picks a GPU node's launcher
  * among cuda_launch_onnx_a.c (cuda-a), cuda_launch_onnx_b.c (cuda-b), cuda_launch_onnx.c (the
- * shared plain ops), cuda_launch_onnx_c.c (cuda-c) and cuda_launch_fused.c (the kernel table);
+ * shared plain ops), cuda_launch_onnx_c.c (cuda-c) and the registry's CUDA column (the fused ops
+ * and the plain ops on their kernels: kn_cuda_get, launched by kernels/cuda/launch_*.c);
  * cuda_fallback.c runs a node on its CPU kernel. */
 #include "runtime/runtime.h"
 

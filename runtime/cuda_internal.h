@@ -104,11 +104,10 @@ bool rt_cu_alloc_outputs(executor *ex, ir_node *n, kc_tensor *out);
 
 /* ---- launches ---- */
 
-/* A GPU node: asks the groups below in order, then the kernel table (cuda_launch.c). */
+/* A GPU node: asks the groups below in order, then the registry's CUDA column (cuda_launch.c). */
 bool rt_cu_run_gpu_node(executor *ex, ir_node *n);
-/* The kernel table's launch of n, in/out device tensors (cuda_launch_fused.c). */
-bool rt_cu_run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out);
-/* The normalized axis of a rank-r tensor; false after reporting when out of range. */
+/* The normalized axis of a rank-r tensor; false after reporting when out of range (kn_cuda_axis,
+ * cuda_launch.c). */
 bool rt_cu_axis_of(executor *ex, const ir_node *n, int rank, int *out);
 
 /* Each group launches its ops and sets *handled; for another op *handled is false and nothing is
