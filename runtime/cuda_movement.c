@@ -6,7 +6,7 @@
 #include "runtime/cuda_movement.h"
 
 #include "base/check.h"
-#include "kernels/cpu/cpu_util.h"
+#include "kernels/helpers.h"
 
 #include <string.h>
 
