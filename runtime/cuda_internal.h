@@ -8,6 +8,7 @@
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cuda_registry.h"
 #include "kernels/kernels.h"
+#include "runtime/exec_common.h"
 #include "runtime/pool.h"
 #include "runtime/runtime.h"
 
@@ -55,7 +56,7 @@ typedef struct executor {
     bool *ran_on_cpu;     /* per node: a CPU kernel ran it in the last run (not a view) */
     rt_pool hpool;
     dpool dpool;
-    VEC(rt_buffer *) scratch;
+    rt_buffers scratch;
     VEC(kn_tensor) kin, kout;
     ar_arena *scratch_arena; /* per-node strings (ElementwiseChain sources) */
     const char *oob;         /* the first sentinel violation found, reported after the node */
