@@ -416,13 +416,15 @@ static bool run_node(executor *ex, ir_node *n)
 
 /* ---- results ---- */
 
+static bool output_oom(void *user, const ir_value *v)
+{
+    return error_value(user, v, "out of memory for output '%s'", v->name);
+}
+
 static bool collect_outputs(executor *ex)
 {
     rt_value_source src = {defined_type, host_data, ex};
-    const ir_value *oom = NULL;
-    if (rt_collect_outputs(ex->g, ex->res, &src, &oom))
-        return true;
-    return oom ? error_value(ex, oom, "out of memory for output '%s'", oom->name) : false;
+    return rt_collect_outputs(ex->g, ex->res, &src, output_oom);
 }
 
 /* Every buffer still held (graph outputs) goes back, and the pool is emptied. */

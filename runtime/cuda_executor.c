@@ -244,13 +244,15 @@ static bool run_nodes(executor *ex)
 }
 
 /* The outputs, downloaded to the host. */
+static bool output_oom(void *user, const ir_value *v)
+{
+    return rt_cu_report(user, NULL, "out of memory for output '%s'", v->name);
+}
+
 static bool collect_outputs(executor *ex)
 {
     rt_value_source src = {defined_type, host_data, ex};
-    const ir_value *oom = NULL;
-    if (rt_collect_outputs(ex->g, ex->res, &src, &oom))
-        return true;
-    return oom ? rt_cu_report(ex, NULL, "out of memory for output '%s'", oom->name) : false;
+    return rt_collect_outputs(ex->g, ex->res, &src, output_oom);
 }
 
 static void end_run(executor *ex)

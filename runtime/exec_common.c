@@ -76,7 +76,7 @@ rt_infer_status rt_infer_node(ir_graph *g, ir_node *n, dg_context *dg, const rt_
 }
 
 bool rt_collect_outputs(ir_graph *g, rt_result *res, const rt_value_source *src,
-                        const ir_value **oom)
+                        bool (*out_of_memory)(void *user, const ir_value *v))
 {
     res->noutputs = g->outputs.len;
     res->outputs = ar_alloc_array(res->arena, g->outputs.len, sizeof *res->outputs);
@@ -89,10 +89,8 @@ bool rt_collect_outputs(ir_graph *g, rt_result *res, const rt_value_source *src,
         rt_tensor *t = &res->outputs[k];
         *t = (rt_tensor){v->name, *src->defined(src->user, v),
                          ar_try_alloc(res->arena, nbytes ? nbytes : 1), nbytes};
-        if (!t->data) {
-            *oom = v;
-            return false;
-        }
+        if (!t->data)
+            return out_of_memory(src->user, v);
         memcpy(t->data, data, nbytes);
     }
     return true;

@@ -53,10 +53,11 @@ rt_infer_status rt_infer_node(ir_graph *g, ir_node *n, dg_context *dg, const rt_
                               ir_value **unknown);
 
 /* Copies every graph output (src->host, then src->defined for its run-time type) into
- * res->outputs, in g->outputs order. False after a fetch that failed (reported), or with *oom set
- * to the output whose copy could not be allocated (not reported: the caller says it its way). */
+ * res->outputs, in g->outputs order. False after a fetch that failed (reported), or after
+ * out_of_memory(src->user, v) for the output v whose copy could not be allocated (it reports that
+ * the executor's way and returns false). */
 bool rt_collect_outputs(ir_graph *g, rt_result *res, const rt_value_source *src,
-                        const ir_value **oom);
+                        bool (*out_of_memory)(void *user, const ir_value *v));
 
 /* The storage dtypes only the CPU executor converts (f64, i16, u16, u32, u64): false after
  * reporting the first value of g that has one, naming `backend`. */
