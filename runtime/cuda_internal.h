@@ -64,7 +64,7 @@ typedef struct executor {
     rt_op_time times[IR_OP_COUNT];
 } executor;
 
-/* The most inputs a node launched through the kernel table or the raw-operand paths has. */
+/* The most inputs a node launched through the CUDA column or the raw-operand paths has. */
 enum { MAX_NODE_IO = 64 };
 
 /* ---- errors (cuda_executor.c); both always return false ---- */
