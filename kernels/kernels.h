@@ -8,6 +8,7 @@
 #ifndef FUSERULE_KERNELS_KERNELS_H
 #define FUSERULE_KERNELS_KERNELS_H
 
+#include "base/arena.h"
 #include "base/diag.h"
 #include "ir/ir.h"
 
@@ -85,10 +86,36 @@ typedef struct kn_cpu_impl {
     kn_cpu_fn run;
 } kn_cpu_impl;
 
-/* The CUDA column: empty until the CUDA backend registers its kernels. */
+/* What a CUDA launch is given: the node, its operands as device tensors, the kernel context and a
+ * way to report. The kernels' types are kernels/cuda/cuda_kernels.h's (declared here by tag only,
+ * so nothing but the CUDA backend sees them); the executor (runtime/cuda_*.c) fills the call. */
+struct kc_context;
+struct kc_tensor;
+typedef struct kn_cuda_call {
+    const ir_graph *graph;
+    const ir_node *node;            /* attributes come from here */
+    struct kc_context *kc;          /* the device, its stream, the library handles and scratch */
+    const struct kc_tensor *inputs; /* at least KN_MAX_PORTS: omitted or absent ones data NULL */
+    uint32_t ninputs;
+    struct kc_tensor *outputs;
+    uint32_t noutputs;
+    ar_arena *arena; /* per-node allocations (ElementwiseChain's source) */
+    dg_context *dg;  /* attribute errors found while reading them (the activation) */
+    /* Reports msg as an error located at node; returns false. */
+    bool (*fail)(void *user, const ir_node *node, const char *msg);
+    void *user;
+} kn_cuda_call;
+
+/* Launches the node's kernel on the stream; returns false after reporting through call->fail (or
+ * call->dg). */
+typedef bool (*kn_cuda_fn)(const kn_cuda_call *call);
+
+/* The CUDA column (kernels/cuda/, docs/cuda.md): empty without the CUDA backend. A row with a
+ * kernel name has its supports check and its launch. */
 typedef struct kn_cuda_impl {
     const char *kernel;
     kn_supports_fn supports;
+    kn_cuda_fn run;
 } kn_cuda_impl;
 
 enum { KN_MAX_PORTS = 6 };
@@ -127,5 +154,9 @@ const char *kn_kernel_name(ir_op op, kn_backend backend);
 kn_cpu_fn kn_cpu_get(ir_op op);
 /* Its f64 build (see kn_cpu_<Op>_f64 above). */
 kn_cpu_fn kn_cpu_get_f64(ir_op op);
+/* The CUDA launch of op: a fused op's CUDA column, or for the plain ops that share those kernels
+ * (Conv, MatMul, Gemm, MaxPool, AveragePool, Softmax, LayerNormalization) their launch; NULL for
+ * every other op and in a build without the CUDA backend. */
+kn_cuda_fn kn_cuda_get(ir_op op);
 
 #endif

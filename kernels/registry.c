@@ -129,10 +129,10 @@ static bool cpu_qgemm(const ir_graph *g, const ir_node *n, char *why_not)
 /* ---- the table ------------------------------------------------------------------------------ */
 
 #define CPU(op, check) {"cpu." #op, check, kn_cpu_##op}
-#define NO_CUDA {NULL, NULL}
+#define NO_CUDA {NULL, NULL, NULL}
 /* The CUDA column: kernels/cuda/ (docs/cuda.md), registered when the build has the CUDA backend. */
 #ifdef FR_HAVE_CUDA
-#define CUDA(op) {"cuda." #op, kn_cuda_supports_##op}
+#define CUDA(op) {"cuda." #op, kn_cuda_supports_##op, kn_cuda_run_##op}
 #else
 #define CUDA(op) NO_CUDA
 #endif
@@ -298,4 +298,17 @@ kn_cpu_fn kn_cpu_get_f64(ir_op op)
 {
     FR_CHECK((unsigned)op < IR_OP_COUNT);
     return cpu_fns_f64[op];
+}
+
+kn_cuda_fn kn_cuda_get(ir_op op)
+{
+    FR_CHECK((unsigned)op < IR_OP_COUNT);
+    const kn_fused_entry *e = kn_fused_entry_get(op);
+    if (e)
+        return e->cuda.run;
+#ifdef FR_HAVE_CUDA
+    return kn_cuda_onnx_run(op);
+#else
+    return NULL;
+#endif
 }

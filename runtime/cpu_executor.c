@@ -50,7 +50,7 @@ typedef struct executor {
     int64_t *symbols;  /* per graph symbol: its bound size, or -1 */
     rt_pool pool;
     VEC(kn_tensor) kin, kout;
-    VEC(rt_buffer *) scratch; /* compute-type copies of one node's float operands */
+    rt_buffers scratch; /* compute-type copies of one node's float operands */
     rt_op_time times[IR_OP_COUNT];
     bool reference;    /* every float value held and computed in f64 */
     bool node_f64;     /* the node being run computes in f64 */
@@ -122,33 +122,6 @@ static ir_dtype kernel_dtype(const executor *ex, ir_dtype dt)
 /* Whether a value stored as dt must be converted for the node's kernel. */
 static bool converts(const executor *ex, ir_dtype dt) { return kernel_dtype(ex, dt) != dt; }
 
-/* Element i of integer data of dtype dt (i16, u16, u32, u64 or i64) as int64: u64 by its bit
- * pattern, so that values from 2^63 compute as negative i64 (docs/graph-format.md). */
-static int64_t int_at(ir_dtype dt, const void *src, size_t i)
-{
-    switch (dt) {
-    case IR_I16: return ((const int16_t *)src)[i];
-    case IR_U16: return ((const uint16_t *)src)[i];
-    case IR_U32: return ((const uint32_t *)src)[i];
-    case IR_U64: return (int64_t)((const uint64_t *)src)[i];
-    case IR_I64: return ((const int64_t *)src)[i];
-    default: FR_UNREACHABLE(); return 0;
-    }
-}
-
-/* Stores v into element i of integer data of dtype dt, wrapping like a C conversion. */
-static void int_put(ir_dtype dt, void *dst, size_t i, int64_t v)
-{
-    switch (dt) {
-    case IR_I16: ((int16_t *)dst)[i] = (int16_t)(uint16_t)v; break;
-    case IR_U16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
-    case IR_U32: ((uint32_t *)dst)[i] = (uint32_t)v; break;
-    case IR_U64: ((uint64_t *)dst)[i] = (uint64_t)v; break;
-    case IR_I64: ((int64_t *)dst)[i] = v; break;
-    default: FR_UNREACHABLE();
-    }
-}
-
 /* x rounded to the nearest value of float dtype dt. */
 static double round_to(ir_dtype dt, double x)
 {
@@ -157,40 +130,6 @@ static double round_to(ir_dtype dt, double x)
     case IR_F16: return f16_to_f32(f32_to_f16((float)x));
     case IR_BF16: return bf16_to_f32(f32_to_bf16((float)x));
     default: return x;
-    }
-}
-
-/* Element i of float data of dtype dt. */
-static double float_at(ir_dtype dt, const void *src, size_t i)
-{
-    switch (dt) {
-    case IR_F64: return ((const double *)src)[i];
-    case IR_F32: return ((const float *)src)[i];
-    case IR_F16: return f16_to_f32(((const uint16_t *)src)[i]);
-    case IR_BF16: return bf16_to_f32(((const uint16_t *)src)[i]);
-    default: FR_UNREACHABLE(); return 0;
-    }
-}
-
-/* Converts n values of dtype `from` into dtype `to`: floats (f16, bf16, f32, f64) each rounded to
- * the nearest value of `to` (f64 to a 16-bit dtype through f32); the wide integers to and from
- * i64, wrapping. */
-static void convert(ir_dtype from, const void *src, ir_dtype to, void *dst, size_t n)
-{
-    if (!ir_dtype_is_float(from)) { /* the wide integers, to and from i64 */
-        for (size_t i = 0; i < n; i++)
-            int_put(to, dst, i, int_at(from, src, i));
-        return;
-    }
-    for (size_t i = 0; i < n; i++) {
-        double x = float_at(from, src, i);
-        switch (to) {
-        case IR_F64: ((double *)dst)[i] = x; break;
-        case IR_F32: ((float *)dst)[i] = (float)x; break;
-        case IR_F16: ((uint16_t *)dst)[i] = f32_to_f16((float)x); break;
-        case IR_BF16: ((uint16_t *)dst)[i] = f32_to_bf16((float)x); break;
-        default: FR_UNREACHABLE();
-        }
     }
 }
 
@@ -214,7 +153,7 @@ static bool hold(executor *ex, ir_value *v, slot *s)
     if (n && !copy)
         return error_value(ex, v, "out of memory for the f64 copy of '%s' (%zu values)", v->name,
                            n);
-    convert(s->type.dtype, s->data, IR_F64, copy, n);
+    rt_convert(s->type.dtype, s->data, IR_F64, copy, n);
     s->type.dtype = dt;
     s->data = copy ? copy : s->data;
     s->nbytes = n * sizeof(double);
@@ -276,7 +215,7 @@ static const void *host_data(void *user, ir_value *v, const ir_node *reader, siz
     /* a reference run shows inference a float scalar in its graph dtype, as it would see it */
     size_t n = s->nbytes / sizeof(double);
     void *copy = ar_alloc(ex->res->arena, n * ir_dtype_size(v->type.dtype) + 1);
-    convert(IR_F64, data, v->type.dtype, copy, n);
+    rt_convert(IR_F64, data, v->type.dtype, copy, n);
     *nbytes = n * ir_dtype_size(v->type.dtype);
     return copy;
 }
@@ -309,26 +248,19 @@ static bool infer_node(executor *ex, ir_node *n)
 
 static kn_tensor kernel_view(const ir_type *t, void *data)
 {
-    kn_tensor k = {.dtype = ir_dtype_is_float(t->dtype) ? IR_F32
-                            : is_wide_int(t->dtype)   ? IR_I64
-                                                      : t->dtype,
-                   .rank = t->rank,
-                   .data = data};
-    memcpy(k.dims, t->dims, sizeof k.dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
-    FR_CHECK(ir_type_numel(t, &k.numel));
-    return k;
+    return rt_tensor_view(t, data,
+                          ir_dtype_is_float(t->dtype) ? IR_F32
+                          : is_wide_int(t->dtype)     ? IR_I64
+                                                      : t->dtype);
 }
 
 /* A scratch buffer of `numel` values of dtype dt, released after the node. */
 static void *scratch(executor *ex, const ir_node *n, ir_dtype dt, int64_t numel)
 {
-    rt_buffer *b = rt_pool_get(&ex->pool, (size_t)numel * ir_dtype_size(dt));
-    if (!b) {
+    void *data = rt_scratch_get(&ex->scratch, &ex->pool, (size_t)numel * ir_dtype_size(dt));
+    if (!data)
         error_at(ex, n, "out of memory for %lld %s values", (long long)numel, ir_dtype_name(dt));
-        return NULL;
-    }
-    vec_push(&ex->scratch, b);
-    return b->data;
+    return data;
 }
 
 static bool prepare_inputs(executor *ex, ir_node *n)
@@ -348,7 +280,7 @@ static bool prepare_inputs(executor *ex, ir_node *n)
                 ir_dtype kdt = kernel_dtype(ex, s->type.dtype);
                 if (!(t.data = scratch(ex, n, kdt, t.numel)))
                     return false;
-                convert(s->type.dtype, data, kdt, t.data, (size_t)t.numel);
+                rt_convert(s->type.dtype, data, kdt, t.data, (size_t)t.numel);
             }
         }
         ex->kin.items[ex->kin.len++] = t;
@@ -384,8 +316,8 @@ static void store_outputs(executor *ex, ir_node *n)
         slot *s = &ex->slots[n->outputs[k]->id];
         size_t count = (size_t)ex->kout.items[k].numel;
         if (converts(ex, s->type.dtype))
-            convert(kernel_dtype(ex, s->type.dtype), ex->kout.items[k].data, s->type.dtype, s->buf->data,
-                    count);
+            rt_convert(kernel_dtype(ex, s->type.dtype), ex->kout.items[k].data, s->type.dtype,
+                       s->buf->data, count);
         ir_dtype target = n->outputs[k]->type.dtype;
         if (ex->reference && n->op == IR_OP_Cast && ir_dtype_is_float(target) &&
             target != IR_F64)
@@ -399,7 +331,7 @@ static void store_outputs(executor *ex, ir_node *n)
 /* A view op's output shares its input's bytes (same dtype, same size, contiguous). */
 static bool try_view(executor *ex, ir_node *n)
 {
-    if (!(ir_op_info_get(n->op)->flags & IR_OPF_VIEW) || n->noutputs != 1 || !n->inputs[0])
+    if (!rt_view_candidate(n))
         return false;
     ir_value *in = n->inputs[0];
     slot *si = &ex->slots[in->id], *so = &ex->slots[n->outputs[0]->id];
@@ -412,8 +344,9 @@ static bool try_view(executor *ex, ir_node *n)
     return true;
 }
 
-static void release_value(executor *ex, ir_value *v)
+static void release_value(void *user, ir_value *v)
 {
+    executor *ex = user;
     slot *s = &ex->slots[v->id];
     if (s->buf && !v->is_output) {
         rt_pool_release(&ex->pool, s->buf);
@@ -422,28 +355,18 @@ static void release_value(executor *ex, ir_value *v)
     }
 }
 
+/* Every value is counted down (inputs and constants hold no pool buffer to give back). */
+static uint32_t *remaining_readers(void *user, const ir_value *v)
+{
+    return &((executor *)user)->slots[v->id].remaining;
+}
+
 /* After n has run: scratch goes back, and so do inputs whose last consumer n was and outputs that
  * nothing reads. */
 static void release_after(executor *ex, ir_node *n)
 {
-    for (size_t i = 0; i < ex->scratch.len; i++)
-        rt_pool_release(&ex->pool, ex->scratch.items[i]);
-    ex->scratch.len = 0;
-    for (uint32_t i = 0; i < n->ninputs; i++) {
-        ir_value *v = n->inputs[i];
-        if (v && rt_first_read(n, i) && --ex->slots[v->id].remaining == 0)
-            release_value(ex, v);
-    }
-    for (uint32_t k = 0; k < n->noutputs; k++)
-        if (n->outputs[k]->nuses == 0)
-            release_value(ex, n->outputs[k]);
-}
-
-static double now(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    rt_releaser r = {remaining_readers, release_value, ex};
+    rt_release_after(n, &ex->scratch, &ex->pool, &r);
 }
 
 /* Whether n computes in f64: in a reference run, or when a float operand is stored as f64. */
@@ -466,8 +389,8 @@ static bool run_node(executor *ex, ir_node *n)
         return false;
     ex->node_f64 = computes_f64(ex, n);
     bool timed = ex->opts->time;
-    double start = timed ? now(CLOCK_MONOTONIC) : 0;
-    double cpu_start = timed ? now(CLOCK_PROCESS_CPUTIME_ID) : 0;
+    double start = timed ? rt_now(CLOCK_MONOTONIC) : 0;
+    double cpu_start = timed ? rt_now(CLOCK_PROCESS_CPUTIME_ID) : 0;
     if (!try_view(ex, n)) {
         for (uint32_t k = 0; k < n->noutputs; k++)
             ex->res->memory.intermediate_bytes += ex->slots[n->outputs[k]->id].nbytes;
@@ -484,8 +407,8 @@ static bool run_node(executor *ex, ir_node *n)
         rt_op_time *t = &ex->times[n->op];
         t->op = n->op;
         t->calls++;
-        t->seconds += now(CLOCK_MONOTONIC) - start;
-        t->cpu_seconds += now(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
+        t->seconds += rt_now(CLOCK_MONOTONIC) - start;
+        t->cpu_seconds += rt_now(CLOCK_PROCESS_CPUTIME_ID) - cpu_start;
     }
     release_after(ex, n);
     return true;
@@ -493,13 +416,15 @@ static bool run_node(executor *ex, ir_node *n)
 
 /* ---- results ---- */
 
+static bool output_oom(void *user, const ir_value *v)
+{
+    return error_value(user, v, "out of memory for output '%s'", v->name);
+}
+
 static bool collect_outputs(executor *ex)
 {
     rt_value_source src = {defined_type, host_data, ex};
-    const ir_value *oom = NULL;
-    if (rt_collect_outputs(ex->g, ex->res, &src, &oom))
-        return true;
-    return oom ? error_value(ex, oom, "out of memory for output '%s'", oom->name) : false;
+    return rt_collect_outputs(ex->g, ex->res, &src, output_oom);
 }
 
 /* Every buffer still held (graph outputs) goes back, and the pool is emptied. */
@@ -512,8 +437,7 @@ static void teardown(executor *ex)
             rt_pool_release(&ex->pool, s->buf);
         s->buf = NULL;
     }
-    for (size_t i = 0; i < ex->scratch.len; i++)
-        rt_pool_release(&ex->pool, ex->scratch.items[i]);
+    rt_scratch_release(&ex->scratch, &ex->pool);
     ex->res->memory.peak_bytes = ex->pool.peak;
     ex->res->memory.allocations = ex->pool.allocations;
     ex->res->memory.reuses = ex->pool.reuses;

@@ -21,7 +21,8 @@
  * placement, the run loop, release, timing) and the errors; cuda_pool.c the device pool;
  * cuda_transfer.c the values' host and device copies; cuda_launch.c picks a GPU node's launcher
  * among cuda_launch_onnx_a.c (cuda-a), cuda_launch_onnx_b.c (cuda-b), cuda_launch_onnx.c (the
- * shared plain ops), cuda_launch_onnx_c.c (cuda-c) and cuda_launch_fused.c (the kernel table);
+ * shared plain ops), cuda_launch_onnx_c.c (cuda-c) and the registry's CUDA column (the fused ops
+ * and the plain ops on their kernels: kn_cuda_get, launched by kernels/cuda/launch_*.c);
  * cuda_fallback.c runs a node on its CPU kernel. */
 #include "runtime/runtime.h"
 
@@ -128,7 +129,7 @@ bool rt_cu_infer_node(executor *ex, ir_node *n)
 /* A view's output shares its input's buffers. */
 static bool try_view(executor *ex, ir_node *n)
 {
-    if (!(ir_op_info_get(n->op)->flags & IR_OPF_VIEW) || n->noutputs != 1 || !n->inputs[0])
+    if (!rt_view_candidate(n))
         return false;
     ir_value *in = n->inputs[0];
     slot *si = &ex->slots[in->id], *so = &ex->slots[n->outputs[0]->id];
@@ -165,27 +166,21 @@ static void release_value(executor *ex, ir_value *v, bool end_of_run)
         s->host = NULL;
 }
 
-static void release_after(executor *ex, ir_node *n)
+/* Node outputs are counted down; inputs and constants keep their copies for the next run. */
+static uint32_t *remaining_readers(void *user, const ir_value *v)
 {
-    for (size_t i = 0; i < ex->scratch.len; i++)
-        rt_pool_release(&ex->hpool, ex->scratch.items[i]);
-    ex->scratch.len = 0;
-    for (uint32_t i = 0; i < n->ninputs; i++) {
-        ir_value *v = n->inputs[i];
-        if (v && rt_first_read(n, i) && v->kind == IR_VALUE_NODE &&
-            --ex->slots[v->id].remaining == 0)
-            release_value(ex, v, false);
-    }
-    for (uint32_t k = 0; k < n->noutputs; k++)
-        if (n->outputs[k]->nuses == 0)
-            release_value(ex, n->outputs[k], false);
+    return v->kind == IR_VALUE_NODE ? &((executor *)user)->slots[v->id].remaining : NULL;
 }
 
-static double now(void)
+static void release_read(void *user, ir_value *v)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    release_value(user, v, false);
+}
+
+static void release_after(executor *ex, ir_node *n)
+{
+    rt_releaser r = {remaining_readers, release_read, ex};
+    rt_release_after(n, &ex->scratch, &ex->hpool, &r);
 }
 
 /* Whether a CUDA kernel runs n as its types now are; why not in why (KN_WHY_SIZE). */
@@ -213,7 +208,7 @@ static bool run_node(executor *ex, ir_node *n)
     if (!(rt_cu_counted_on_gpu(ex, n) ? rt_cu_infer_counted(ex, n) : rt_cu_infer_node(ex, n)))
         return false;
     recheck_placement(ex, n);
-    double start = ex->opts->time ? now() : 0;
+    double start = ex->opts->time ? rt_now(CLOCK_MONOTONIC) : 0;
     ex->ran_on_cpu[n->id] = false;
     if (!try_view(ex, n)) {
         for (uint32_t k = 0; k < n->noutputs; k++)
@@ -228,7 +223,7 @@ static bool run_node(executor *ex, ir_node *n)
         rt_op_time *t = &ex->times[n->op];
         t->op = n->op;
         t->calls++;
-        t->seconds += now() - start;
+        t->seconds += rt_now(CLOCK_MONOTONIC) - start;
     }
     release_after(ex, n);
     if (ex->oob)
@@ -249,13 +244,15 @@ static bool run_nodes(executor *ex)
 }
 
 /* The outputs, downloaded to the host. */
+static bool output_oom(void *user, const ir_value *v)
+{
+    return rt_cu_report(user, NULL, "out of memory for output '%s'", v->name);
+}
+
 static bool collect_outputs(executor *ex)
 {
     rt_value_source src = {defined_type, host_data, ex};
-    const ir_value *oom = NULL;
-    if (rt_collect_outputs(ex->g, ex->res, &src, &oom))
-        return true;
-    return oom ? rt_cu_report(ex, NULL, "out of memory for output '%s'", oom->name) : false;
+    return rt_collect_outputs(ex->g, ex->res, &src, output_oom);
 }
 
 static void end_run(executor *ex)
@@ -265,9 +262,7 @@ static void end_run(executor *ex)
         if (v->kind == IR_VALUE_NODE)
             release_value(ex, v, true);
     }
-    for (size_t i = 0; i < ex->scratch.len; i++)
-        rt_pool_release(&ex->hpool, ex->scratch.items[i]);
-    ex->scratch.len = 0;
+    rt_scratch_release(&ex->scratch, &ex->hpool);
 }
 
 /* Decides where each node runs on the graph's types (run_node asks again on static shapes). */

@@ -6,11 +6,6 @@
 
 #include "runtime/cuda_internal.h"
 
-#include "base/check.h"
-#include "base/half.h"
-
-#include <string.h>
-
 static bool is_half(ir_dtype dt)
 {
     return dt == IR_F16 || dt == IR_BF16;
@@ -18,22 +13,16 @@ static bool is_half(ir_dtype dt)
 
 kn_tensor rt_cu_host_view(const ir_type *t, void *data)
 {
-    kn_tensor k = {
-        .dtype = ir_dtype_is_float(t->dtype) ? IR_F32 : t->dtype, .rank = t->rank, .data = data};
-    memcpy(k.dims, t->dims, sizeof k.dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
-    FR_CHECK(ir_type_numel(t, &k.numel));
-    return k;
+    return rt_tensor_view(t, data, ir_dtype_is_float(t->dtype) ? IR_F32 : t->dtype);
 }
 
 static float *scratch_f32(executor *ex, const ir_node *n, int64_t numel)
 {
-    rt_buffer *b = rt_pool_get(&ex->hpool, (size_t)(numel ? numel : 1) * sizeof(float));
-    if (!b) {
+    float *data =
+        rt_scratch_get(&ex->scratch, &ex->hpool, (size_t)(numel ? numel : 1) * sizeof(float));
+    if (!data)
         rt_cu_report(ex, n, "out of memory for %lld f32 values", (long long)numel);
-        return NULL;
-    }
-    vec_push(&ex->scratch, b);
-    return b->data;
+    return data;
 }
 
 bool rt_cu_run_cpu_node(executor *ex, ir_node *n)
@@ -54,10 +43,7 @@ bool rt_cu_run_cpu_node(executor *ex, ir_node *n)
                 float *w = scratch_f32(ex, n, t.numel);
                 if (!w)
                     return false;
-                for (int64_t e = 0; e < t.numel; e++) {
-                    uint16_t h = ((const uint16_t *)data)[e];
-                    w[e] = s->type.dtype == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h);
-                }
+                rt_convert(s->type.dtype, data, IR_F32, w, (size_t)t.numel);
                 t.data = w;
             }
         }
@@ -86,10 +72,8 @@ bool rt_cu_run_cpu_node(executor *ex, ir_node *n)
         slot *s = &ex->slots[n->outputs[k]->id];
         if (!is_half(s->type.dtype))
             continue;
-        const float *src = ex->kout.items[k].data;
-        uint16_t *dst = s->hbuf->data;
-        for (int64_t e = 0; e < ex->kout.items[k].numel; e++)
-            dst[e] = s->type.dtype == IR_F16 ? f32_to_f16(src[e]) : f32_to_bf16(src[e]);
+        rt_convert(IR_F32, ex->kout.items[k].data, s->type.dtype, s->hbuf->data,
+                   (size_t)ex->kout.items[k].numel);
     }
     return true;
 }

@@ -8,6 +8,7 @@
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/cuda_registry.h"
 #include "kernels/kernels.h"
+#include "runtime/exec_common.h"
 #include "runtime/pool.h"
 #include "runtime/runtime.h"
 
@@ -55,7 +56,7 @@ typedef struct executor {
     bool *ran_on_cpu;     /* per node: a CPU kernel ran it in the last run (not a view) */
     rt_pool hpool;
     dpool dpool;
-    VEC(rt_buffer *) scratch;
+    rt_buffers scratch;
     VEC(kn_tensor) kin, kout;
     ar_arena *scratch_arena; /* per-node strings (ElementwiseChain sources) */
     const char *oob;         /* the first sentinel violation found, reported after the node */
@@ -63,7 +64,7 @@ typedef struct executor {
     rt_op_time times[IR_OP_COUNT];
 } executor;
 
-/* The most inputs a node launched through the kernel table or the raw-operand paths has. */
+/* The most inputs a node launched through the CUDA column or the raw-operand paths has. */
 enum { MAX_NODE_IO = 64 };
 
 /* ---- errors (cuda_executor.c); both always return false ---- */
@@ -104,11 +105,10 @@ bool rt_cu_alloc_outputs(executor *ex, ir_node *n, kc_tensor *out);
 
 /* ---- launches ---- */
 
-/* A GPU node: asks the groups below in order, then the kernel table (cuda_launch.c). */
+/* A GPU node: asks the groups below in order, then the registry's CUDA column (cuda_launch.c). */
 bool rt_cu_run_gpu_node(executor *ex, ir_node *n);
-/* The kernel table's launch of n, in/out device tensors (cuda_launch_fused.c). */
-bool rt_cu_run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out);
-/* The normalized axis of a rank-r tensor; false after reporting when out of range. */
+/* The normalized axis of a rank-r tensor; false after reporting when out of range (kn_cuda_axis,
+ * cuda_launch.c). */
 bool rt_cu_axis_of(executor *ex, const ir_node *n, int rank, int *out);
 
 /* Each group launches its ops and sets *handled; for another op *handled is false and nothing is

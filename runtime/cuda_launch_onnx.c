@@ -9,7 +9,7 @@
 
 #include "base/check.h"
 #include "base/half.h"
-#include "kernels/cpu/cpu_util.h"
+#include "kernels/helpers.h"
 #include "runtime/cuda_movement.h"
 
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 
 #include "base/check.h"
 #include "base/half.h"
-#include "kernels/cpu/cpu_util.h"
+#include "kernels/helpers.h"
 
 #include <math.h>
 #include <string.h>

@@ -9,7 +9,7 @@
 
 #include "base/check.h"
 #include "base/half.h"
-#include "runtime/cuda_movement.h"
+#include "kernels/cuda/cuda_launch.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -571,7 +571,7 @@ static bool run_resize(executor *ex, ir_node *n)
     return kc_resize(ex->kc, &x, &y, &p) || rt_cu_failed(ex, n);
 }
 
-/* MaxPool with its Indices output: the geometry as for the plain pool (rt_pool_params). */
+/* MaxPool with its Indices output: the geometry as for the plain pool (kn_cuda_pool_params). */
 static bool run_maxpool_indices(executor *ex, ir_node *n)
 {
     kc_tensor x, out[2];
@@ -579,7 +579,7 @@ static bool run_maxpool_indices(executor *ex, ir_node *n)
     const char *err = "";
     if (!device_inputs(ex, n, 1, &x) || !raw_outputs(ex, n, out))
         return false;
-    if (!rt_pool_params(n, x.rank, x.dims, &p, &err))
+    if (!kn_cuda_pool_params(n, x.rank, x.dims, &p, &err))
         return rt_cu_report(ex, n, "%s", err);
     return kc_maxpool_indices(ex->kc, &x, &out[0], out[1].data, &p,
                               ir_get_int(n, "storage_order") != 0) ||

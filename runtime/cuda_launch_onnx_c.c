@@ -9,7 +9,7 @@
 #include "runtime/cuda_internal.h"
 
 #include "base/check.h"
-#include "kernels/cpu/cpu_util.h"
+#include "kernels/helpers.h"
 
 #include <math.h>
 #include <stdlib.h>

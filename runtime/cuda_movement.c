@@ -6,7 +6,7 @@
 #include "runtime/cuda_movement.h"
 
 #include "base/check.h"
-#include "kernels/cpu/cpu_util.h"
+#include "kernels/helpers.h"
 
 #include <string.h>
 
@@ -154,47 +154,6 @@ bool rt_move_plans(const ir_node *n, const rt_move_io *io, kc_copy_plan *plans, 
     }
     default: *err = "not a movement op with a CUDA kernel"; return false;
     }
-}
-
-bool rt_pool_params(const ir_node *n, int rank, const int64_t *dims, kc_pool_params *p,
-                    const char **err)
-{
-    int ns = rank - 2, lead = 3 - ns;
-    *p = (kc_pool_params){.planes = ns >= 1 ? dims[0] * dims[1] : 0,
-                          .max = n->op == IR_OP_MaxPool};
-    if (ns < 1 || ns > 3) {
-        *err = "input must be [N, C, spatial...] with 1 to 3 spatial dims";
-        return false;
-    }
-    if (n->op == IR_OP_AveragePool)
-        p->count_include_pad = ir_get_int(n, "count_include_pad") != 0;
-    for (int i = 0; i < 3; i++)
-        p->in[i] = p->out[i] = p->kernel[i] = p->strides[i] = p->dilations[i] = 1;
-    const int64_t *ks, *st, *dl, *pads;
-    uint32_t nk = ir_get_ints(n, "kernel_shape", &ks), nst = ir_get_ints(n, "strides", &st);
-    uint32_t ndl = ir_get_ints(n, "dilations", &dl), np = ir_get_ints(n, "pads", &pads);
-    if (nk != (uint32_t)ns || (nst && nst != (uint32_t)ns) || (ndl && ndl != (uint32_t)ns) ||
-        (np && np != 2u * (uint32_t)ns)) {
-        *err = "kernel_shape, strides, dilations or pads do not match the spatial dims";
-        return false;
-    }
-    bool ceil_mode = ir_get_int(n, "ceil_mode") != 0;
-    for (int i = 0; i < ns; i++) {
-        int j = lead + i;
-        p->in[j] = dims[2 + i];
-        p->kernel[j] = ks[i];
-        p->strides[j] = nst ? st[i] : 1;
-        p->dilations[j] = ndl ? dl[i] : 1;
-        p->pad_begin[j] = np ? pads[i] : 0;
-        p->pad_end[j] = np ? pads[ns + i] : 0;
-        if (!kn_window_axis(ir_get_string(n, "auto_pad"), p->in[j], p->kernel[j], p->strides[j],
-                            p->dilations[j], ceil_mode, &p->pad_begin[j], &p->pad_end[j],
-                            &p->out[j])) {
-            *err = "the window does not fit a spatial dim";
-            return false;
-        }
-    }
-    return true;
 }
 
 bool rt_pad_plan(const ir_node *n, int rank, const int64_t *pads, int npads, const int64_t *axes,

@@ -1,6 +1,6 @@
 /* Plans of the CUDA executor's movement ops (runtime/cuda_movement.c): Transpose, Slice, Concat,
  * Split, DepthToSpace and SpaceToDepth as strided copies (kc_strided_copy) on the run's static
- * shapes; and the pooling windows of MaxPool and AveragePool. Private to runtime/cuda_executor.c
+ * shapes; and Pad's plan. Private to runtime/cuda_executor.c
  * (and tests/gpu/test_gpu_kernels.c, which applies the copy plans on the host). */
 #ifndef FUSERULE_RUNTIME_CUDA_MOVEMENT_H
 #define FUSERULE_RUNTIME_CUDA_MOVEMENT_H
@@ -24,12 +24,6 @@ typedef struct rt_move_io {
  * *err when the node's operands do not make a plan. */
 bool rt_move_plans(const ir_node *n, const rt_move_io *io, kc_copy_plan *plans, int *nplans,
                    const char **err);
-
-/* MaxPool / AveragePool node n over X of the given dims: the window geometry as the CPU kernel
- * resolves it (kn_window_axis for auto_pad and ceil_mode), padded to 3 spatial dims by leading
- * dims of 1. False with *err when the attributes do not fit X. */
-bool rt_pool_params(const ir_node *n, int rank, const int64_t *dims, kc_pool_params *p,
-                    const char **err);
 
 /* Pad node n over a rank-`rank` X: its mode and the begin pads of every axis, from the pads
  * (and optional axes) values read on the host, as the CPU kernel reads them. False with *err. */

@@ -1,7 +1,9 @@
-/* Shapes at run time (runtime/exec_common.h). */
+/* What the CPU and CUDA executors share (runtime/exec_common.h): shapes at run time, outputs,
+ * timing, storage conversions, scratch and releasing values. */
 #include "runtime/exec_common.h"
 
 #include "base/check.h"
+#include "base/half.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +76,7 @@ rt_infer_status rt_infer_node(ir_graph *g, ir_node *n, dg_context *dg, const rt_
 }
 
 bool rt_collect_outputs(ir_graph *g, rt_result *res, const rt_value_source *src,
-                        const ir_value **oom)
+                        bool (*out_of_memory)(void *user, const ir_value *v))
 {
     res->noutputs = g->outputs.len;
     res->outputs = ar_alloc_array(res->arena, g->outputs.len, sizeof *res->outputs);
@@ -87,10 +89,8 @@ bool rt_collect_outputs(ir_graph *g, rt_result *res, const rt_value_source *src,
         rt_tensor *t = &res->outputs[k];
         *t = (rt_tensor){v->name, *src->defined(src->user, v),
                          ar_try_alloc(res->arena, nbytes ? nbytes : 1), nbytes};
-        if (!t->data) {
-            *oom = v;
-            return false;
-        }
+        if (!t->data)
+            return out_of_memory(src->user, v);
         memcpy(t->data, data, nbytes);
     }
     return true;
@@ -137,4 +137,118 @@ bool rt_first_read(const ir_node *n, uint32_t i)
         if (n->inputs[j] == n->inputs[i])
             return false;
     return true;
+}
+
+/* ---- host data as the CPU kernels see it ---- */
+
+kn_tensor rt_tensor_view(const ir_type *t, void *data, ir_dtype label)
+{
+    kn_tensor k = {.dtype = label, .rank = t->rank, .data = data};
+    memcpy(k.dims, t->dims, sizeof k.dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
+    FR_CHECK(ir_type_numel(t, &k.numel));
+    return k;
+}
+
+/* Element i of integer data of dtype dt (i16, u16, u32, u64 or i64) as int64: u64 by its bit
+ * pattern, so that values from 2^63 compute as negative i64 (docs/graph-format.md). */
+static int64_t int_at(ir_dtype dt, const void *src, size_t i)
+{
+    switch (dt) {
+    case IR_I16: return ((const int16_t *)src)[i];
+    case IR_U16: return ((const uint16_t *)src)[i];
+    case IR_U32: return ((const uint32_t *)src)[i];
+    case IR_U64: return (int64_t)((const uint64_t *)src)[i];
+    case IR_I64: return ((const int64_t *)src)[i];
+    default: FR_UNREACHABLE(); return 0;
+    }
+}
+
+/* Stores v into element i of integer data of dtype dt, wrapping like a C conversion. */
+static void int_put(ir_dtype dt, void *dst, size_t i, int64_t v)
+{
+    switch (dt) {
+    case IR_I16: ((int16_t *)dst)[i] = (int16_t)(uint16_t)v; break;
+    case IR_U16: ((uint16_t *)dst)[i] = (uint16_t)v; break;
+    case IR_U32: ((uint32_t *)dst)[i] = (uint32_t)v; break;
+    case IR_U64: ((uint64_t *)dst)[i] = (uint64_t)v; break;
+    case IR_I64: ((int64_t *)dst)[i] = v; break;
+    default: FR_UNREACHABLE();
+    }
+}
+
+/* Element i of float data of dtype dt. */
+static double float_at(ir_dtype dt, const void *src, size_t i)
+{
+    switch (dt) {
+    case IR_F64: return ((const double *)src)[i];
+    case IR_F32: return ((const float *)src)[i];
+    case IR_F16: return f16_to_f32(((const uint16_t *)src)[i]);
+    case IR_BF16: return bf16_to_f32(((const uint16_t *)src)[i]);
+    default: FR_UNREACHABLE(); return 0;
+    }
+}
+
+void rt_convert(ir_dtype from, const void *src, ir_dtype to, void *dst, size_t n)
+{
+    if (!ir_dtype_is_float(from)) { /* the wide integers, to and from i64 */
+        for (size_t i = 0; i < n; i++)
+            int_put(to, dst, i, int_at(from, src, i));
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double x = float_at(from, src, i);
+        switch (to) {
+        case IR_F64: ((double *)dst)[i] = x; break;
+        case IR_F32: ((float *)dst)[i] = (float)x; break;
+        case IR_F16: ((uint16_t *)dst)[i] = f32_to_f16((float)x); break;
+        case IR_BF16: ((uint16_t *)dst)[i] = f32_to_bf16((float)x); break;
+        default: FR_UNREACHABLE();
+        }
+    }
+}
+
+/* ---- scratch buffers ---- */
+
+void *rt_scratch_get(rt_buffers *scratch, rt_pool *pool, size_t nbytes)
+{
+    rt_buffer *b = rt_pool_get(pool, nbytes);
+    if (!b)
+        return NULL;
+    vec_push(scratch, b);
+    return b->data;
+}
+
+void rt_scratch_release(rt_buffers *scratch, rt_pool *pool)
+{
+    for (size_t i = 0; i < scratch->len; i++)
+        rt_pool_release(pool, scratch->items[i]);
+    scratch->len = 0;
+}
+
+/* ---- views and releasing values ---- */
+
+bool rt_view_candidate(const ir_node *n)
+{
+    return (ir_op_info_get(n->op)->flags & IR_OPF_VIEW) && n->noutputs == 1 && n->inputs[0];
+}
+
+void rt_release_after(const ir_node *n, rt_buffers *scratch, rt_pool *pool, const rt_releaser *r)
+{
+    rt_scratch_release(scratch, pool);
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        ir_value *v = n->inputs[i];
+        uint32_t *remaining = v && rt_first_read(n, i) ? r->remaining(r->user, v) : NULL;
+        if (remaining && --*remaining == 0)
+            r->release(r->user, v);
+    }
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        if (n->outputs[k]->nuses == 0)
+            r->release(r->user, n->outputs[k]);
+}
+
+double rt_now(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

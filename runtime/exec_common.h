@@ -1,4 +1,6 @@
-/* What the CPU and CUDA executors share: shapes at run time, the outputs' copies, timing totals.
+/* What the CPU and CUDA executors share: shapes at run time, the outputs' copies, timing totals,
+ * the kernels' view of host data and storage conversions, scratch buffers, views and releasing
+ * values after a node.
  *
  * Shapes. Every node's inference runs again during a run, on the bound, static types of
  * its inputs. Small integer tensors and scalars computed at run time (shapes,
@@ -9,7 +11,11 @@
 #ifndef FUSERULE_RUNTIME_EXEC_COMMON_H
 #define FUSERULE_RUNTIME_EXEC_COMMON_H
 
+#include "kernels/kernels.h"
+#include "runtime/pool.h"
 #include "runtime/runtime.h"
+
+#include <time.h>
 
 /* Integer tensors up to this many elements computed at run time count as shape
  * tensors. */
@@ -47,10 +53,11 @@ rt_infer_status rt_infer_node(ir_graph *g, ir_node *n, dg_context *dg, const rt_
                               ir_value **unknown);
 
 /* Copies every graph output (src->host, then src->defined for its run-time type) into
- * res->outputs, in g->outputs order. False after a fetch that failed (reported), or with *oom set
- * to the output whose copy could not be allocated (not reported: the caller says it its way). */
+ * res->outputs, in g->outputs order. False after a fetch that failed (reported), or after
+ * out_of_memory(src->user, v) for the output v whose copy could not be allocated (it reports that
+ * the executor's way and returns false). */
 bool rt_collect_outputs(ir_graph *g, rt_result *res, const rt_value_source *src,
-                        const ir_value **oom);
+                        bool (*out_of_memory)(void *user, const ir_value *v));
 
 /* The storage dtypes only the CPU executor converts (f64, i16, u16, u32, u64): false after
  * reporting the first value of g that has one, naming `backend`. */
@@ -63,5 +70,48 @@ void rt_collect_times(rt_result *res, const rt_op_time times[IR_OP_COUNT]);
  * node reading a value twice is one consumer when counting down its remaining
  * readers. */
 bool rt_first_read(const ir_node *n, uint32_t i);
+
+/* ---- host data as the CPU kernels see it ---- */
+
+/* A kn_tensor of type t's dims at data, labelled `label` (the dtype the kernel is told: f32 for
+ * every float storage dtype, see kernels/kernels.h). */
+kn_tensor rt_tensor_view(const ir_type *t, void *data, ir_dtype label);
+
+/* Converts n values of dtype `from` into dtype `to`: floats (f16, bf16, f32, f64) each rounded to
+ * the nearest value of `to` (f64 to a 16-bit dtype through f32); the wide integers (i16, u16,
+ * u32, u64) to and from i64, wrapping like a C conversion, u64 by its bit pattern. */
+void rt_convert(ir_dtype from, const void *src, ir_dtype to, void *dst, size_t n);
+
+/* ---- scratch buffers: one node's converted operands ---- */
+
+typedef VEC(rt_buffer *) rt_buffers;
+
+/* A buffer of nbytes from pool, held in scratch until rt_scratch_release; NULL when the pool is
+ * out of memory (the caller reports it its way). */
+void *rt_scratch_get(rt_buffers *scratch, rt_pool *pool, size_t nbytes);
+/* Every scratch buffer back to pool. */
+void rt_scratch_release(rt_buffers *scratch, rt_pool *pool);
+
+/* ---- views and releasing values ---- */
+
+/* Whether n may share its input's buffers instead of computing (a view op with one output and
+ * input 0 present); the executor still checks that dtype and size agree. */
+bool rt_view_candidate(const ir_node *n);
+
+/* How an executor counts down and releases its values (rt_release_after). */
+typedef struct rt_releaser {
+    /* The count of v's readers that have not run yet, NULL for a value not counted. */
+    uint32_t *(*remaining)(void *user, const ir_value *v);
+    /* Gives back v's buffers after its last reader (a graph output's are kept). */
+    void (*release)(void *user, ir_value *v);
+    void *user;
+} rt_releaser;
+
+/* After n has run: its scratch goes back to pool, and so do the inputs whose last reader n was
+ * and the outputs that nothing reads. */
+void rt_release_after(const ir_node *n, rt_buffers *scratch, rt_pool *pool, const rt_releaser *r);
+
+/* The time of `clock` in seconds. */
+double rt_now(clockid_t clock);
 
 #endif

@@ -1,5 +1,6 @@
-/* Shared helpers of the CPU kernels (cpu_util.h): run-time errors, axes and integer tensors. The
- * rest of cpu_util.h is in cpu_broadcast.c, cpu_gemm.c, cpu_conv.c and cpu_norm.c. */
+/* Shared helpers of the CPU kernels (cpu_util.h, and kernels/helpers.h for the ones other modules
+ * use): run-time errors, axes and integer tensors. The rest of cpu_util.h is in cpu_broadcast.c,
+ * cpu_gemm.c, cpu_conv.c and cpu_norm.c. */
 #include "kernels/cpu/cpu_util.h"
 
 #include "base/check.h"

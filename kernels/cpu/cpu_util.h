@@ -4,51 +4,26 @@
  * kernels (kernels/cpu/fused_*.c) are both built from these.
  *
  * Tensors follow kernels/kernels.h: contiguous row-major, floats as f32, integers and bool in their
- * own dtype. Helpers that can fail at run time take the kn_call so that the error names the node. */
+ * own dtype. Helpers that can fail at run time take the kn_call so that the error names the node.
+ * The ones other modules use too (errors, axes, element access, conv/tconv/quantization geometry)
+ * are declared in the public kernels/helpers.h, included here; this header is internal to
+ * kernels/. */
 #ifndef FUSERULE_KERNELS_CPU_CPU_UTIL_H
 #define FUSERULE_KERNELS_CPU_CPU_UTIL_H
 
+#include "kernels/helpers.h"
 #include "kernels/kernels.h"
 
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-/* ---- run-time errors ----------------------------------------------------------------------- */
-
-/* Reports "<graph>: error: <Op> '<first output>': <message>" to call->dg and returns false, so a
- * kernel can write `return kn_fail(call, "index %lld out of range", i);`. */
-bool kn_fail(const kn_call *call, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Checks that output `index` has the element count `numel`: the executor sized it from the inferred
- * type, and a kernel whose result has another size (a value-dependent shape the inference could not
- * see) reports it instead of writing out of bounds. */
-bool kn_check_numel(const kn_call *call, uint32_t index, int64_t numel);
-
 /* ---- axes and integer tensors -------------------------------------------------------------- */
 
-/* Turns an ONNX axis in [-rank, rank) into [0, rank); reports an error naming `what` otherwise. */
-bool kn_axis(const kn_call *call, int64_t axis, int rank, const char *what, int *out);
 /* A Reduce op's reduced dims of x as a mask (mask[d]: dim d is reduced): the axes from the optional
  * second input, else the `axes` attribute; none means all, unless noop_with_empty_axes=1 makes
  * the op the identity (*noop). Reports and returns false on a bad axis. */
 bool kn_reduce_mask(const kn_call *call, const kn_tensor *x, bool *mask, bool *noop);
-/* ONNX's clamping of one Slice axis: negative starts/ends count from the end; then for a positive
- * step start and end clamp to [0, dim], for a negative step start to [0, dim-1] and end to
- * [-1, dim-1]. Returns the element count, ceil((end - start) / step) or 0, and the first index. */
-int64_t kn_slice_axis(int64_t dim, int64_t start, int64_t end, int64_t step, int64_t *first);
-
-/* Element i of an integer or bool tensor (i8, u8, i32, i64, bool) as int64; of an f32 tensor,
- * truncated and saturated (kn_float_to_int). */
-int64_t kn_get_int(const kn_tensor *t, int64_t i);
-/* Element i of any tensor as double (f32 or an integer dtype). */
-double kn_get_f64(const kn_tensor *t, int64_t i);
-/* Stores v into element i of t, converted to t's dtype (see kn_cast_f64 for floats to integers). */
-void kn_set_f64(kn_tensor *t, int64_t i, double v);
-/* The integer of dtype `dt` that a float becomes: truncated toward zero and saturated to the
- * dtype's range, NaN to 0 (ONNX leaves out-of-range casts undefined; this is numpy's and ORT's
- * in-range behaviour and a defined result outside it). Bool: v != 0 (NaN is true). */
-int64_t kn_float_to_int(double v, ir_dtype dt);
 /* Wraps an int64 to dtype dt the way a C cast to the narrower two's-complement type does. */
 int64_t kn_wrap_int(int64_t v, ir_dtype dt);
 
@@ -116,28 +91,6 @@ bool kn_matmul_f32(const kn_call *call, const kn_tensor *a, const kn_tensor *b, 
 bool kn_window_axis(const char *auto_pad, int64_t in, int64_t kernel, int64_t stride,
                     int64_t dilation, bool ceil_mode, int64_t *pad_begin, int64_t *pad_end,
                     int64_t *out);
-
-enum { KN_CONV_MAX_SPATIAL = 3 };
-
-/* A convolution's geometry, with auto_pad already resolved into explicit pads. */
-typedef struct kn_conv_geom {
-    int nspatial;                             /* 1, 2 or 3 */
-    int64_t batch, in_channels, out_channels, group;
-    int64_t in[KN_CONV_MAX_SPATIAL];          /* input spatial size */
-    int64_t out[KN_CONV_MAX_SPATIAL];         /* output spatial size */
-    int64_t kernel[KN_CONV_MAX_SPATIAL];
-    int64_t strides[KN_CONV_MAX_SPATIAL];
-    int64_t dilations[KN_CONV_MAX_SPATIAL];
-    int64_t pad_begin[KN_CONV_MAX_SPATIAL];
-    int64_t pad_end[KN_CONV_MAX_SPATIAL];
-} kn_conv_geom;
-
-/* Reads Conv's attributes (auto_pad, dilations, group, kernel_shape, pads, strides) from
- * call->node for input x [N, C, spatial...] and weight w [M, C/group, kernel...], resolving
- * auto_pad, and checks the result against output y. Works for any node with Conv's attributes
- * (FusedConvAct too). */
-bool kn_conv_geom_init(const kn_call *call, const kn_tensor *x, const kn_tensor *w,
-                       const kn_tensor *y, kn_conv_geom *g);
 
 /* y = conv(x, w) + bias (bias: NULL or out_channels values), by im2col and one cblas_sgemm per
  * image and group; a 1x1 stride-1 unpadded conv skips im2col. False after reporting when the
@@ -213,32 +166,5 @@ static inline int64_t kn_quantize(double v, int64_t zero_point, int64_t lo, int6
         return lo;
     return q > (double)hi ? hi : (int64_t)q;
 }
-
-/* ---- geometry the CUDA executor shares (defined beside the CPU kernels that use it) -------- */
-
-/* ConvTranspose's geometry padded to 3 spatial dims by leading dims of size 1: output size and
- * the pads before it resolved from pads, auto_pad, output_padding and output_shape
- * (kernels/cpu/onnx_conv.c). */
-typedef struct kn_tconv_geom {
-    int64_t batch, in_channels, out_channels, group;
-    int64_t in[3], out[3], k[3], s[3], d[3], pad[3];
-} kn_tconv_geom;
-/* Reads ConvTranspose's attributes for x [N, C, spatial...] and w [C, M/group, kernel...] and
- * checks the result against output 0's shape; reports as the CPU kernel does. */
-bool kn_tconv_geom_init(const kn_call *call, const kn_tensor *x, const kn_tensor *w,
-                        kn_tconv_geom *t);
-
-/* Maps an element of QuantizeLinear's / DequantizeLinear's x to its scale / zero-point element
- * (kernels/cpu/onnx_quant.c). */
-typedef struct kn_qmap {
-    int64_t axis_dim, inner; /* x's size along the axis, and the product of the dims after it */
-    int64_t block;           /* block size along the axis; 0 unless blocked */
-    int64_t scale_axis_dim;  /* blocked: the scale's size along the axis */
-    int kind;                /* 0 per tensor, 1 per axis, 2 per block */
-} kn_qmap;
-/* Reads axis and block_size and checks the scale's (and zero point's, NULL when absent) shape
- * against x; reports as the CPU kernel does. */
-bool kn_qmap_init(const kn_call *call, const kn_tensor *x, const kn_tensor *scale,
-                  const kn_tensor *zp, kn_qmap *m);
 
 #endif

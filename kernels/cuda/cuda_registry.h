@@ -1,11 +1,12 @@
 /* The C side of the CUDA backend that needs no CUDA headers, compiled into fr_kernels when the
  * build has CUDA (kernels/cuda/CMakeLists.txt): the CUDA column's `supports` checks, used by
- * kernels/registry.c, and the ElementwiseChain code generator, used by the CUDA executor. */
+ * kernels/registry.c, its launches, and the ElementwiseChain code generator. */
 #ifndef FUSERULE_KERNELS_CUDA_CUDA_REGISTRY_H
 #define FUSERULE_KERNELS_CUDA_CUDA_REGISTRY_H
 
 #include "base/arena.h"
 #include "ir/ir.h"
+#include "kernels/kernels.h"
 
 #include <stdbool.h>
 
@@ -16,6 +17,17 @@
     bool kn_cuda_supports_##name(const ir_graph *g, const ir_node *n, char *why_not);
 #include "ir/fused_ops.def"
 #undef IR_OP
+
+/* The CUDA column's launches (kn_cuda_fn), one per fused op, in kernels/cuda/launch_*.c: each
+ * reads the node's attributes into its kernel's parameters and calls the kc_ launcher. */
+#define IR_OP(name, ...) bool kn_cuda_run_##name(const kn_cuda_call *call);
+#include "ir/fused_ops.def"
+#undef IR_OP
+
+/* The launch of a plain ONNX op that shares a fused op's kernel (Conv, MatMul, Gemm, MaxPool,
+ * AveragePool, Softmax, LayerNormalization; kernels/cuda/launch_common.c), NULL for any other op:
+ * kn_cuda_get's plain rows. */
+kn_cuda_fn kn_cuda_onnx_run(ir_op op);
 
 /* The CUDA source of an ElementwiseChain expression: one C expression over float variables
  * x0..x(n-1) calling the fr_* device functions of the NVRTC prelude (kernels/cuda/ewchain.cu),

@@ -34,6 +34,11 @@ static void test_rows_match_catalog(void)
 #else
         CHECK(e->cuda.supports == NULL);
 #endif
+        /* A CUDA column that claims the op has its name, its check and its launch, and the
+         * executor's lookup finds that launch. */
+        CHECK((e->cuda.kernel != NULL) == (e->cuda.supports != NULL));
+        CHECK((e->cuda.run != NULL) == (e->cuda.supports != NULL));
+        CHECK(kn_cuda_get(e->op) == e->cuda.run);
         size_t nin = ports(e->inputs), nout = ports(e->outputs);
         if (e->variadic_inputs) {
             CHECK_INT(info->max_inputs, IR_VARIADIC);
@@ -129,10 +134,29 @@ static void test_names(void)
     CHECK_STR(kn_backend_name(KN_BACKEND_CPU), "cpu");
 }
 
+/* The plain ops of the CUDA column: those on the fused ops' kernels have a launch, the rest none
+ * (the executor's groups launch them); nothing has one without the CUDA backend. */
+static void test_cuda_plain_ops(void)
+{
+    static const ir_op on_kernels[] = {IR_OP_Conv,    IR_OP_MatMul,      IR_OP_Gemm,
+                                       IR_OP_MaxPool, IR_OP_AveragePool, IR_OP_Softmax,
+                                       IR_OP_LayerNormalization};
+    for (size_t i = 0; i < sizeof on_kernels / sizeof on_kernels[0]; i++) {
+#ifdef FR_HAVE_CUDA
+        CHECK(kn_cuda_get(on_kernels[i]) != NULL);
+#else
+        CHECK(kn_cuda_get(on_kernels[i]) == NULL);
+#endif
+    }
+    CHECK(kn_cuda_get(IR_OP_Relu) == NULL);
+    CHECK(kn_cuda_get(IR_OP_Transpose) == NULL);
+}
+
 int main(void)
 {
     RUN(test_rows_match_catalog);
     RUN(test_supports);
     RUN(test_names);
+    RUN(test_cuda_plain_ops);
     return unit_finish();
 }

@@ -21,7 +21,7 @@
  * Exit status: 0 when every test that ran passed (expected failures aside), 1 otherwise. */
 #include "base/check.h"
 #include "base/half.h"
-#include "kernels/cpu/cpu_util.h"
+#include "kernels/helpers.h"
 #include "tests/kernels-onnx/kt.h"
 
 #include <stdint.h>
