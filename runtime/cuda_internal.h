@@ -108,6 +108,8 @@ bool rt_cu_alloc_outputs(executor *ex, ir_node *n, kc_tensor *out);
 bool rt_cu_run_gpu_node(executor *ex, ir_node *n);
 /* The kernel table's launch of n, in/out device tensors (cuda_launch_fused.c). */
 bool rt_cu_run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out);
+/* SqueezeExcite (runtime/cuda_launch_se.c). */
+bool rt_cu_run_squeeze_excite(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out);
 /* The normalized axis of a rank-r tensor; false after reporting when out of range. */
 bool rt_cu_axis_of(executor *ex, const ir_node *n, int rank, int *out);
 

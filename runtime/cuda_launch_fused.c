@@ -167,6 +167,7 @@ bool rt_cu_run_kernel(executor *ex, const ir_node *n, const kc_tensor *in, kc_te
                         (float)ir_get_float(n, "epsilon")) ||
                 rt_cu_failed(ex, n));
     case IR_OP_SeparableConv: return run_separable(ex, n, in, out);
+    case IR_OP_SqueezeExcite: return rt_cu_run_squeeze_excite(ex, n, in, out);
     case IR_OP_GemmEpilogue: return run_gemm(ex, n, in, out);
     case IR_OP_FusedQKV: {
         kc_tensor *outs[3] = {&out[0], &out[1], n->noutputs > 2 ? &out[2] : NULL};
