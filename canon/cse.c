@@ -11,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Constants up to this many elements are compared by value. */
-enum { SMALL_CONST = 16 };
+/* Constants up to this many elements are compared by value; larger ones up to SPLAT_CONST
+ * elements when every element is the same (a splat: the zeros torch's classic exporter folds
+ * each layer's masked_fill into), by their type and that element. */
+enum { SMALL_CONST = 16, SPLAT_CONST = 1 << 16 };
 
 /* Ops never merged: Dropout in training mode draws a new mask each time; QDQ exporters give each
  * consumer its own QuantizeLinear/DequantizeLinear on purpose (the quantized rules fuse a
@@ -137,17 +139,32 @@ static void *first_with(table *t, const char *key, size_t len, void *first)
     return NULL;
 }
 
-/* A small constant's key: its type and its bytes; false for a large or unreadable one. */
+/* Whether the n elements of `size` bytes at data are all the same bytes. */
+static bool splat(const unsigned char *data, int64_t n, int64_t size)
+{
+    for (int64_t i = 1; i < n; i++)
+        if (memcmp(data, data + i * size, (size_t)size) != 0)
+            return false;
+    return true;
+}
+
+/* A small constant's key: its type and its bytes (a larger splat's: its type and its one element);
+ * false for another large or an unreadable one. */
 static bool const_key(ir_graph *g, buf *k, ir_value *v)
 {
     int64_t n, nbytes;
-    if (!ir_type_numel(&v->type, &n) || n > SMALL_CONST || !ir_type_nbytes(&v->type, &nbytes))
+    if (!ir_type_numel(&v->type, &n) || n > SPLAT_CONST || !ir_type_nbytes(&v->type, &nbytes))
         return false;
     dg_context *dg = dg_new();
-    const void *data = ir_const_data(g, v, dg);
+    const unsigned char *data = ir_const_data(g, v, dg);
     dg_free(dg);
     if (!data)
         return false;
+    if (n > SMALL_CONST) {
+        if (nbytes % n != 0 || !splat(data, n, nbytes / n))
+            return false;
+        nbytes /= n;
+    }
     ir_type t;
     memset(&t, 0, sizeof t); /* padding too: the key is compared as bytes */
     t.dtype = v->type.dtype;

@@ -144,11 +144,27 @@ static ir_value *pad(ir_graph *g, ir_node *n)
     return all_zero(g, n->inputs[1]) && keeps_type(n, n->inputs[0]) ? n->inputs[0] : NULL;
 }
 
+/* Element 0 (or -1) of a one-element vector that a Reshape or Unsqueeze made of a scalar: that
+ * scalar (the dynamo exporter's Gather(Reshape(max(lengths), [1]), 0)). */
+static ir_value *gather_scalar(ir_graph *g, ir_node *n)
+{
+    ir_value *v = n->inputs[0], *idx = n->ninputs > 1 ? n->inputs[1] : NULL;
+    if (!idx || idx->type.rank != 0 || v->kind != IR_VALUE_NODE || v->type.rank != 1 ||
+        v->type.dims[0] != 1 || n->outputs[0]->type.rank != 0 ||
+        (!all_ints(g, idx, 0) && !all_ints(g, idx, -1)))
+        return NULL;
+    const ir_node *p = v->producer;
+    if ((p->op != IR_OP_Reshape && p->op != IR_OP_Unsqueeze) || !p->inputs[0] ||
+        p->inputs[0]->type.rank != 0)
+        return NULL;
+    return p->inputs[0];
+}
+
 static const noop_fn noop_table[IR_OP_COUNT] = {
     [IR_OP_Identity] = identity, [IR_OP_Dropout] = dropout,    [IR_OP_Cast] = cast,
     [IR_OP_Expand] = same_shape, [IR_OP_Reshape] = same_shape, [IR_OP_Transpose] = transpose,
     [IR_OP_Slice] = slice,       [IR_OP_Concat] = one_input,   [IR_OP_Where] = where,
-    [IR_OP_Pad] = pad,
+    [IR_OP_Pad] = pad,           [IR_OP_Gather] = gather_scalar,
 };
 
 /* Numpy broadcasting of static t into dims/rank (false when t is not static or does not
@@ -186,11 +202,88 @@ static bool same_broadcast(const ir_node *n, uint32_t k, const ir_value *v)
            memcmp(y->dims, dims, (size_t)rank * sizeof *dims) == 0;
 }
 
+/* Whether dim a of a value that broadcasts into dim b of another is 1 or b itself (a static size
+ * or the same symbol; an unknown dim is neither). */
+static bool dim_broadcasts_into(int64_t a, int64_t b)
+{
+    return a == 1 || (a == b && a != IR_DIM_UNKNOWN);
+}
+
+/* Whether v = Expand(e, Shape(m)) where m is another input of n and e broadcasts into m's shape
+ * (each of e's dims, right-aligned, 1 or m's): then v has m's shape, and n, which broadcasts m
+ * with its other inputs anyway, gives the same output reading e. Symbolic and unknown dims of m
+ * are fine: nothing needs to be static (the dynamo exporter's masked_fill of a mask whose length
+ * is computed). */
+static bool expand_to_sibling(cn_ctx *c, const ir_node *n, uint32_t k, const ir_value *v,
+                              const ir_value *e)
+{
+    const ir_node *x = v->producer;
+    ir_value *sv = x->ninputs > 1 && x->inputs[1] ? cn_resolve(c, x->inputs[1]) : NULL;
+    if (!sv || sv->kind != IR_VALUE_NODE || sv->producer->op != IR_OP_Shape ||
+        !sv->producer->inputs[0] || ir_node_attr(sv->producer, "end") ||
+        ir_get_int(sv->producer, "start") != 0)
+        return false;
+    const ir_value *m = cn_resolve(c, sv->producer->inputs[0]);
+    bool sibling = false;
+    for (uint32_t i = 0; i < n->ninputs && !sibling; i++)
+        sibling = i != k && n->inputs[i] && cn_resolve(c, n->inputs[i]) == m;
+    const ir_type *te = &e->type, *tm = &m->type;
+    if (!sibling || te->rank < 0 || tm->rank < 0 || te->rank > tm->rank)
+        return false;
+    for (int i = 0; i < te->rank; i++)
+        if (!dim_broadcasts_into(te->dims[i], tm->dims[i + tm->rank - te->rank]))
+            return false;
+    return true;
+}
+
+/* Whether v, a 1-D shape tensor, is Concat(ones..., [s]) for s resolving to `limit`: every input
+ * but the last a constant of ones, the last a Reshape or Unsqueeze of a scalar to one element. */
+static bool ones_then(cn_ctx *c, ir_value *v, const ir_value *limit)
+{
+    v = v ? cn_resolve(c, v) : NULL;
+    if (!v || v->kind != IR_VALUE_NODE || v->producer->op != IR_OP_Concat || v->type.rank != 1)
+        return false;
+    const ir_node *cat = v->producer;
+    for (uint32_t i = 0; i + 1 < cat->ninputs; i++)
+        if (!cat->inputs[i] || !all_ints(c->g, cn_resolve(c, cat->inputs[i]), 1))
+            return false;
+    ir_value *last = cat->ninputs ? cn_resolve(c, cat->inputs[cat->ninputs - 1]) : NULL;
+    if (!last || last->kind != IR_VALUE_NODE || last->type.rank != 1 || last->type.dims[0] != 1 ||
+        (last->producer->op != IR_OP_Reshape && last->producer->op != IR_OP_Unsqueeze))
+        return false;
+    ir_value *s = last->producer->inputs[0];
+    return s && s->type.rank == 0 && cn_resolve(c, s) == limit;
+}
+
+/* Whether v = Expand(e, Concat(ones..., [L])) for e = Range(0, L, 1): v is e with leading 1s
+ * (e has L elements; a negative L is no valid Expand), and another input of n has at least v's
+ * rank, so n reading e broadcasts to the same output (torch's arange(n).expand(1, n) of a length
+ * computed from the data: the dynamo exporter's padding mask). */
+static bool expand_range(cn_ctx *c, const ir_node *n, uint32_t k, const ir_value *v,
+                         const ir_value *e)
+{
+    const ir_node *x = v->producer;
+    if (e->kind != IR_VALUE_NODE || e->producer->op != IR_OP_Range || e->type.rank != 1 ||
+        v->type.rank < 1 || x->ninputs < 2)
+        return false;
+    const ir_node *r = e->producer;
+    if (!r->inputs[0] || !r->inputs[1] || !r->inputs[2] ||
+        !all_ints(c->g, cn_resolve(c, r->inputs[0]), 0) ||
+        !all_ints(c->g, cn_resolve(c, r->inputs[2]), 1) ||
+        !ones_then(c, x->inputs[1], cn_resolve(c, r->inputs[1])))
+        return false;
+    for (uint32_t i = 0; i < n->ninputs; i++)
+        if (i != k && n->inputs[i] && n->inputs[i]->type.rank >= v->type.rank)
+            return true;
+    return false;
+}
+
 /* An Expand read by an op that broadcasts all its inputs (numpy style), whose output has its
  * shape without the Expand too: that op reads the Expand's input instead, which it broadcasts
  * the same (torch's masked_fill writes Where(m, a, Expand(0, Shape(m)))). Only that reader
  * changes; the Expand goes when nothing else reads it. PRelu broadcasts one way and is left
- * alone; static shapes only. */
+ * alone; static shapes only, or an Expand to the shape of another input of the reader
+ * (expand_to_sibling), or of a Range to its own length (expand_range). */
 static uint32_t absorb_expands(cn_ctx *c)
 {
     uint32_t absorbed = 0;
@@ -204,7 +297,9 @@ static uint32_t absorb_expands(cn_ctx *c)
                 !v->producer->inputs[0])
                 continue;
             ir_value *e = cn_resolve(c, v->producer->inputs[0]);
-            if (e->type.dtype == v->type.dtype && same_broadcast(n, k, e)) {
+            if (e->type.dtype == v->type.dtype &&
+                (same_broadcast(n, k, e) || expand_to_sibling(c, n, k, v, e) ||
+                 expand_range(c, n, k, v, e))) {
                 n->inputs[k] = e;
                 if (e->id < c->nfwd) /* a reader more: no step may change it in place now */
                     c->gained[e->id] = true;

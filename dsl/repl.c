@@ -5,6 +5,7 @@
 
 #include "dsl/names.h"
 
+#include <stdio.h>
 #include <string.h>
 
 static bool same_text(const dsl_rule_check *rc, dsl_token a, dsl_token b)
@@ -66,9 +67,14 @@ static void check_capture_attr(dsl_rule_check *rc, const dsl_attr_syntax *a, dsl
                            dsl_attr_kind_name(schema->kind));
             return;
         }
-        /* `act` is the fused ops' epilogue activation: the rewriter also carries the matched
-         * op's parameters (act_alpha, act_beta), so it gets a kind of its own */
-        out->kind = strcmp(name, "act") == 0 ? DSL_RATTR_ACT : DSL_RATTR_OP_NAME;
+        /* `act` (and any NAME with a NAME_alpha beside it: SeparableConv's out_act,
+         * SqueezeExcite's gate) is a fused op's activation: the rewriter also carries the
+         * matched op's parameters (NAME_alpha, NAME_beta), so it gets a kind of its own */
+        char alpha[96];
+        snprintf(alpha, sizeof alpha, "%s_alpha", name);
+        out->kind = strcmp(name, "act") == 0 || ir_op_attr_schema(target, alpha)
+                        ? DSL_RATTR_ACT
+                        : DSL_RATTR_OP_NAME;
         out->value.kind = IR_ATTR_STRING;
         return;
     }

@@ -108,6 +108,16 @@ const ir_attr_schema ir_attrs_SeparableConv[] = {
 };
 const uint32_t ir_nattrs_SeparableConv = FR_COUNT_OF(ir_attrs_SeparableConv);
 
+/* The activation between the two 1x1 convs (act) and the gate on the second (gate), each with
+ * FusedConvAct's parameters. */
+const ir_attr_schema ir_attrs_SqueezeExcite[] = {
+    ACT_ATTRS,
+    {"gate", IR_ATTR_STRING, false, 0, 0, "Sigmoid", NULL, 0},
+    {"gate_alpha", IR_ATTR_FLOAT, false, 0, NAN, NULL, NULL, 0},
+    {"gate_beta", IR_ATTR_FLOAT, false, 0, NAN, NULL, NULL, 0},
+};
+const uint32_t ir_nattrs_SqueezeExcite = FR_COUNT_OF(ir_attrs_SqueezeExcite);
+
 /* ---- helpers --------------------------------------------------------------------------------- */
 
 /* Arity, and every present input a float of input 0's dtype. */
@@ -674,5 +684,44 @@ bool ir_infer_QGemm(ir_graph *g, ir_node *n, dg_context *dg)
     y.dtype = out;
     y.dims[y.rank - 1] = nn;
     n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- SqueezeExcite --------------------------------------------------------------------------- */
+
+/* SqueezeExcite(X[N,C,D...], W1[R,C,1...], B1[R], W2[C,R,1...], B2[C]) -> Y[N,C,D...]: the
+ * squeeze-and-excitation block, Y = X * gate(W2 act(W1 mean(X) + B1) + B2), the mean over the
+ * spatial dims and the two 1x1 convs per image, the gate broadcast over the positions. */
+bool ir_infer_SqueezeExcite(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!float_inputs(g, n, dg) || !check_act(g, n, dg) || !check_act_named(g, n, dg, "gate"))
+        return false;
+    const ir_type *x = ir_in(n, 0), *w1 = ir_in(n, 1), *w2 = ir_in(n, 3);
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, x->dtype);
+    if (x->rank < 3)
+        return ir_node_error(g, n, dg, "input %s has rank %d; expected N, C and spatial dims",
+                             ir_input_name(g, n, 0), x->rank);
+    if (!ir_check_rank(g, n, dg, 1, x->rank, x->rank) ||
+        !ir_check_rank(g, n, dg, 3, x->rank, x->rank))
+        return false;
+    for (int d = 2; d < x->rank; d++)
+        if ((ir_dim_is_static(w1->dims[d]) && w1->dims[d] != 1) ||
+            (ir_dim_is_static(w2->dims[d]) && w2->dims[d] != 1))
+            return ir_node_error(g, n, dg, "the weights %s and %s must be 1x1",
+                                 ir_shape_str(g, w1), ir_shape_str(g, w2));
+    int64_t c = x->dims[1], r = w1->dims[0];
+    if (!dims_agree(w1->dims[1], c))
+        return ir_node_error(g, n, dg, "the first weight %s reads %lld channels; X has %lld",
+                             ir_shape_str(g, w1), (long long)w1->dims[1], (long long)c);
+    if (!dims_agree(w2->dims[0], c) || !dims_agree(w2->dims[1], r))
+        return ir_node_error(g, n, dg,
+                             "the second weight %s must take the %lld reduced channels back to "
+                             "X's %lld",
+                             ir_shape_str(g, w2), (long long)r, (long long)c);
+    if (!check_vector(g, n, dg, 2, r, "the first bias") ||
+        !check_vector(g, n, dg, 4, c, "the second bias"))
+        return false;
+    n->outputs[0]->type = *x;
     return ir_infer_done(g, n, dg);
 }

@@ -182,6 +182,9 @@ static const kn_fused_entry entries[] = {
      {{"X", false}, {"W_dw", false}, {"W_pw", false}, {"B_dw", true}, {"B_pw", true},
       {"residual", true}},
      {{"Y", false}}, false, CPU(SeparableConv, cpu_conv), CUDA(SeparableConv)},
+    {IR_OP_SqueezeExcite, "X * gate(W2 act(W1 mean(X) + B1) + B2), mean over the spatial dims",
+     {{"X", false}, {"W1", false}, {"B1", false}, {"W2", false}, {"B2", false}},
+     {{"Y", false}}, false, CPU(SqueezeExcite, cpu_float_op), CUDA(SqueezeExcite)},
 };
 
 /* The layout column: the fused ops whose kernels read only some layout tags (the rest read any).
@@ -193,6 +196,7 @@ static const struct {
 } layout_rows[] = {
     {IR_OP_FusedConvAct, KN_CHANNELS_FIRST},
     {IR_OP_SeparableConv, KN_CHANNELS_FIRST},
+    {IR_OP_SqueezeExcite, KN_CHANNELS_FIRST},
 };
 
 #define IR_OP(name, ...) +1

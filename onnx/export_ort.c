@@ -27,6 +27,8 @@
  *   SeparableConv                    out_act(Conv(act(Conv(X, W_dw, B_dw)), W_pw, B_pw) [+ res])
  *   QGemm                            QuantizeLinear(DequantizeLinear(A) @ DequantizeLinear(B) +
  *                                    bias) (the last only with y_scale)
+ *   SqueezeExcite                    Mul(X, gate(Conv(act(Conv(GlobalAveragePool(X), W1, B1)),
+ *                                    W2, B2)))
  *
  * What cannot be written (RoPE of a dynamic head size, GQA of dynamic head counts) is an error
  * naming the node and why. */
@@ -341,6 +343,21 @@ static void separable_conv(sub *s)
     if (n->ninputs > 5 && n->inputs[5])
         y = op2(s, "Add", y, name_of(n->inputs[5]), NULL);
     activation(s, y, "out_act", n->outputs[0]->name);
+}
+
+/* Mul(X, gate(Conv(act(Conv(GlobalAveragePool(X), W1, B1)), W2, B2))): the block as torchvision
+ * writes it, the 1x1 convs of the pooled [N, C, 1...] vector. */
+static void squeeze_excite(sub *s)
+{
+    const ir_node *n = s->n;
+    const char *x = name_of(n->inputs[0]);
+    const char *pool_in[] = {x};
+    const char *y = emit(s, "", "GlobalAveragePool", pool_in, 1, NULL, NULL);
+    const char *c1_in[] = {y, name_of(n->inputs[1]), name_of(n->inputs[2])};
+    y = activation(s, emit(s, "", "Conv", c1_in, 3, NULL, NULL), "act", NULL);
+    const char *c2_in[] = {y, name_of(n->inputs[3]), name_of(n->inputs[4])};
+    y = activation(s, emit(s, "", "Conv", c2_in, 3, NULL, NULL), "gate", NULL);
+    op2(s, "Mul", x, y, n->outputs[0]->name);
 }
 
 /* DequantizeLinear(A, a_scale) @ DequantizeLinear(B, b_scale, axis 1) + bias, requantized to
@@ -718,6 +735,7 @@ void ox_ort_export(ox_exporter *ex, const ir_node *n)
     case IR_OP_Attention: attention(&s); break;
     case IR_OP_SeparableConv: separable_conv(&s); break;
     case IR_OP_QGemm: qgemm(&s); break;
+    case IR_OP_SqueezeExcite: squeeze_excite(&s); break;
     default: fail(&s, "no ONNX Runtime op or standard subgraph for it yet"); break;
     }
     ar_free(arena);

@@ -106,11 +106,40 @@ static bool scalar_const(rw_plan *p, ir_value *v, double *out, char *why)
     return ok || rw_why(why, "act: '%s' must be one value", v->name);
 }
 
-/* The epilogue activation a matched node computes (its row of ir/acts.def): act, act_alpha,
- * act_beta. Parameters kept as inputs (Clip's bounds) leave the fused node's inputs (they become
- * attributes). */
-static bool act_from_node(rw_plan *p, ir_node *n, char *why)
+/* Sets the plan's attribute `attr` (and attr_alpha, attr_beta) to n's activation epilogue when n
+ * is a fused op that has one (a FusedConvAct's act, act_alpha, act_beta); false when it has none. */
+static bool act_from_fused(rw_plan *p, const ir_node *n, const char *attr)
 {
+    if (ir_op_info_get(n->op)->cls != IR_CLASS_FUSED || !ir_op_attr_schema(n->op, "act"))
+        return false;
+    char alpha[96], beta[96];
+    snprintf(alpha, sizeof alpha, "%s_alpha", attr);
+    snprintf(beta, sizeof beta, "%s_beta", attr);
+    rw_plan_set_attr(p, &(ir_attr){.name = attr, .kind = IR_ATTR_STRING,
+                                   .v.s = ir_get_string(n, "act")});
+    drop_attr(p, alpha);
+    drop_attr(p, beta);
+    const ir_attr *a = ir_node_attr(n, "act_alpha"), *b = ir_node_attr(n, "act_beta");
+    if (a)
+        rw_plan_set_attr(p, &(ir_attr){.name = ar_strdup(p->ctx->scratch, alpha),
+                                       .kind = IR_ATTR_FLOAT, .v.f = a->v.f});
+    if (b)
+        rw_plan_set_attr(p, &(ir_attr){.name = ar_strdup(p->ctx->scratch, beta),
+                                       .kind = IR_ATTR_FLOAT, .v.f = b->v.f});
+    return true;
+}
+
+/* The activation a matched node computes (its row of ir/acts.def) as the plan's attribute `attr`
+ * ("act"; SeparableConv's "out_act", SqueezeExcite's "gate") with attr_alpha and attr_beta; a
+ * fused node's is its own epilogue (act_from_fused). Parameters kept as inputs (Clip's bounds)
+ * leave the fused node's inputs (they become attributes). */
+static bool act_from_node(rw_plan *p, ir_node *n, const char *attr, char *why)
+{
+    if (act_from_fused(p, n, attr))
+        return true;
+    char alpha[96], beta[96];
+    snprintf(alpha, sizeof alpha, "%s_alpha", attr);
+    snprintf(beta, sizeof beta, "%s_beta", attr);
     ir_act act;
     /* erf and tanh GELU are different functions: the kernel gets the one the graph computes */
     if (!ir_act_of_node(n, &act))
@@ -132,13 +161,15 @@ static bool act_from_node(rw_plan *p, ir_node *n, char *why)
     if (info->from == IR_ACT_FROM_INPUTS)
         for (uint32_t k = 1; k < n->ninputs; k++)
             rw_plan_remove_input(p, n->inputs[k]);
-    rw_plan_set_attr(p, &(ir_attr){.name = "act", .kind = IR_ATTR_STRING, .v.s = info->name});
-    drop_attr(p, "act_alpha");
-    drop_attr(p, "act_beta");
+    rw_plan_set_attr(p, &(ir_attr){.name = attr, .kind = IR_ATTR_STRING, .v.s = info->name});
+    drop_attr(p, alpha);
+    drop_attr(p, beta);
     if (set[0])
-        rw_plan_set_attr(p, &(ir_attr){.name = "act_alpha", .kind = IR_ATTR_FLOAT, .v.f = v[0]});
+        rw_plan_set_attr(p, &(ir_attr){.name = ar_strdup(p->ctx->scratch, alpha),
+                                       .kind = IR_ATTR_FLOAT, .v.f = v[0]});
     if (set[1])
-        rw_plan_set_attr(p, &(ir_attr){.name = "act_beta", .kind = IR_ATTR_FLOAT, .v.f = v[1]});
+        rw_plan_set_attr(p, &(ir_attr){.name = ar_strdup(p->ctx->scratch, beta),
+                                       .kind = IR_ATTR_FLOAT, .v.f = v[1]});
     return true;
 }
 
@@ -223,7 +254,7 @@ bool rw_build_attrs(rw_plan *p, char *why)
     ir_node *root = p->roots.items[0];
     bool root_act = has_act && !act && p->rule->nroots == 1 && ir_act_is_op(root->op);
     carry_attrs(p, has_act && !act && !root_act);
-    if (root_act && !act_from_node(p, root, why))
+    if (root_act && !act_from_node(p, root, "act", why))
         return false;
     for (uint32_t i = 0; i < repl->nattrs; i++) {
         const dsl_rattr *a = &repl->attrs[i];
@@ -235,7 +266,7 @@ bool rw_build_attrs(rw_plan *p, char *why)
                 return false;
             break;
         case DSL_RATTR_ACT:
-            if (n && !act_from_node(p, n, why))
+            if (n && !act_from_node(p, n, a->value.name, why))
                 return false;
             break;
         case DSL_RATTR_OP_NAME:

@@ -115,6 +115,17 @@ bool kc_separable_conv(kc_context *ctx, const kc_tensor *x, const kc_tensor *w_d
                        const kc_tensor *w_pw, const kc_tensor *b_dw, const kc_tensor *b_pw,
                        const kc_tensor *residual, kc_tensor *y, const kc_separable_params *p);
 
+/* SqueezeExcite: y = x * gate(w2 act(w1 mean(x) + b1) + b2), one kernel, one block per image:
+ * the pooled vector, the hidden layer and the gates stay in shared memory (fp32).
+ * x [N, C, spatial...], w1 [R, C, 1...], b1 [R], w2 [C, R, 1...], b2 [C], y x's shape. */
+enum { KC_SQUEEZE_EXCITE_MAX_CHANNELS = 4096 }; /* C + R + C floats in 48 KiB */
+typedef struct kc_squeeze_excite_params {
+    kc_act act, gate;
+} kc_squeeze_excite_params;
+bool kc_squeeze_excite(kc_context *ctx, const kc_tensor *x, const kc_tensor *w1,
+                       const kc_tensor *b1, const kc_tensor *w2, const kc_tensor *b2, kc_tensor *y,
+                       const kc_squeeze_excite_params *p);
+
 /* GemmEpilogue on cuBLASLt: y [batch.., M, N] = act(alpha op(A) op(B) + bias + beta residual).
  * A [batch.., M, K] (transA: [.., K, M]), B [K, N] (transB: [N, K]), bias [N]?, residual y's shape
  * or broadcasting to it?. The bias and Relu / GeluTanh run in cuBLASLt's epilogue, the residual

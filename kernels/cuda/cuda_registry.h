@@ -78,5 +78,8 @@ bool kn_cuda_ew_expand(ar_arena *arena, const ir_node *n, kn_cuda_ew_expr *out, 
 enum { KN_CUDA_ATTENTION_MAX_HEAD_DIM = 128 };
 /* Depthwise channels the CUDA SeparableConv keeps per tile position (KC_SEPARABLE_MAX_CHANNELS). */
 enum { KN_CUDA_SEPARABLE_MAX_CHANNELS = 12288 };
+/* Channels (and reduced channels) the CUDA SqueezeExcite keeps in shared memory
+ * (KC_SQUEEZE_EXCITE_MAX_CHANNELS). */
+enum { KN_CUDA_SQUEEZE_EXCITE_MAX_CHANNELS = 4096 };
 
 #endif

@@ -1,5 +1,6 @@
-/* The CUDA column's convolution launches (conv.cu, separable.cu, pool.cu): FusedConvAct and plain
- * Conv, SeparableConv, and the plain MaxPool and AveragePool on the pooling kernel. */
+/* The CUDA column's convolution launches (conv.cu, separable.cu, squeeze_excite.cu, pool.cu):
+ * FusedConvAct and plain Conv, SeparableConv, SqueezeExcite, and the plain MaxPool and AveragePool
+ * on the pooling kernel. */
 #include "kernels/cuda/cuda_launch.h"
 #include "kernels/cuda/cuda_registry.h"
 
@@ -74,4 +75,18 @@ bool kn_cuda_run_pool(const kn_cuda_call *call)
     if (!kn_cuda_pool_params(n, x->rank, x->dims, &p, &err))
         return kn_cuda_fail(call, "%s", err);
     return kc_pool(call->kc, x, y, &p) || kn_cuda_failed(call);
+}
+
+/* SqueezeExcite (squeeze_excite.cu): X, W1, B1, W2, B2 -> Y, its act and gate from the node's
+ * attributes. */
+bool kn_cuda_run_SqueezeExcite(const kn_cuda_call *call)
+{
+    const kc_tensor *in = call->inputs;
+    bool act_ok, gate_ok;
+    kc_squeeze_excite_params p = {.act = kn_cuda_act(call, "act", &act_ok),
+                                  .gate = kn_cuda_act(call, "gate", &gate_ok)};
+    return act_ok && gate_ok &&
+           (kc_squeeze_excite(call->kc, &in[0], &in[1], &in[2], &in[3], &in[4],
+                              &call->outputs[0], &p) ||
+            kn_cuda_failed(call));
 }

@@ -64,6 +64,8 @@ def launch_table(c):
         (r"^softmax_kernel<.*, false>", c["ROW_MAX_THREADS"], 0, False),
         # separable.cu: KC_THREADS threads, the tile sized to SHARED_BYTES of dynamic memory.
         (r"^separable_kernel<", grid, c["SHARED_BYTES"], False),
+        # squeeze_excite.cu: one block of KC_THREADS per image, C + R + C floats of dynamic memory.
+        (r"^squeeze_excite_kernel<", grid, c["SE_SHARED_BYTES"], False),
         (r"^strided_copy_kernel<", grid, 0, False),
         (r"^reduce_kernel<", grid, 0, False),
         (r"^pool_kernel<", grid, 0, False),

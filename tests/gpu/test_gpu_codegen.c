@@ -188,6 +188,14 @@ static void test_supports(void)
                      " y = SeparableConv(x, wd, wp) {group=4, auto_pad=\"SAME_UPPER\"}\n"
                      " output y\n}\n", why));
     CHECK_STR(why, "auto_pad SAME_UPPER: the CUDA kernel takes explicit pads");
+    CHECK(supported("graph t {\n input x : f16[1,8,5,5]\n input w1 : f16[2,8,1,1]\n"
+                    " input b1 : f16[2]\n input w2 : f16[8,2,1,1]\n input b2 : f16[8]\n"
+                    " y = SqueezeExcite(x, w1, b1, w2, b2)\n output y\n}\n", why));
+    CHECK(!supported("graph t {\n input x : f32[1,5000,2,2]\n input w1 : f32[8,5000,1,1]\n"
+                     " input b1 : f32[8]\n input w2 : f32[5000,8,1,1]\n input b2 : f32[5000]\n"
+                     " y = SqueezeExcite(x, w1, b1, w2, b2)\n output y\n}\n", why));
+    CHECK_STR(why, "5000 channels (8 reduced); the CUDA kernel keeps at most 4096 of each in "
+                   "shared memory");
 }
 
 /* The expression the elementwise table gives the first node of `text`. */

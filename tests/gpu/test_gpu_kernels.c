@@ -188,6 +188,25 @@ static const gpu_case cases[] = {
      " const wp : f16[8,16,1,1] = random(seed=3)\n"
      " y = SeparableConv(x, wd, wp) {group=8, kernel_shape=[3,3], pads=[2,2,2,2],"
      " dilations=[2,2]}\n output y\n}\n", F16_ANY},
+    /* SqueezeExcite: EfficientNet's (Silu, Sigmoid), MobileNetV3's (Relu, torch's Hardsigmoid),
+     * a 1-D block, and more channels than a block has threads */
+    {"squeeze_excite_efficientnet_f32",
+     "graph t {\n input x : f32[2,48,16,16]\n const w1 : f32[12,48,1,1] = random(seed=2)\n"
+     " const b1 : f32[12] = random(seed=3)\n const w2 : f32[48,12,1,1] = random(seed=4)\n"
+     " const b2 : f32[48] = random(seed=5)\n"
+     " y = SqueezeExcite(x, w1, b1, w2, b2) {act=\"Silu\", gate=\"Sigmoid\"}\n output y\n}\n",
+     F32_REDUCE},
+    {"squeeze_excite_mobilenet_f16",
+     "graph t {\n input x : f16[1,16,28,28]\n const w1 : f16[8,16,1,1] = random(seed=2)\n"
+     " const b1 : f16[8] = random(seed=3)\n const w2 : f16[16,8,1,1] = random(seed=4)\n"
+     " const b2 : f16[16] = random(seed=5)\n"
+     " y = SqueezeExcite(x, w1, b1, w2, b2) {act=\"Relu\", gate=\"HardSigmoid\","
+     " gate_alpha=0.16666667, gate_beta=0.5}\n output y\n}\n", F16_ANY},
+    {"squeeze_excite_1d_wide_bf16",
+     "graph t {\n input x : bf16[3,600,9]\n const w1 : bf16[40,600,1] = random(seed=2)\n"
+     " const b1 : bf16[40] = random(seed=3)\n const w2 : bf16[600,40,1] = random(seed=4)\n"
+     " const b2 : bf16[600] = random(seed=5)\n"
+     " y = SqueezeExcite(x, w1, b1, w2, b2) {act=\"HardSwish\"}\n output y\n}\n", BF16_ANY},
     {"qgemm_f32_per_channel",
      "graph t {\n input a : i8[6,64]\n const as : f32[] = 0.02\n"
      " const b : i8[64,12] = random(seed=2, lo=-128, hi=128)\n"

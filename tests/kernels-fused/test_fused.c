@@ -264,6 +264,80 @@ static void test_separable(void)
     check_sep(&cases[1], &acts[1], &acts[0], IR_BF16);
 }
 
+/* ---- SqueezeExcite -------------------------------------------------------------------------- */
+
+typedef struct {
+    int spatial; /* 1 or 2 */
+    int64_t batch, c, r, size;
+} se_case;
+
+static void set_gate(ir_graph *g, ir_node *n, const act_case *a)
+{
+    ir_set_attr_string(g, n, "gate", a->act);
+    if (a->has_params) {
+        ir_set_attr_float(g, n, "gate_alpha", a->alpha);
+        ir_set_attr_float(g, n, "gate_beta", a->beta);
+    }
+}
+
+/* x * gate(Conv(act(Conv(GlobalAveragePool(x), W1, B1)), W2, B2)), fused or as the plain ops. */
+static void se_graph(ir_graph *g, const se_case *c, const act_case *act, const act_case *gate,
+                     ir_dtype dt, bool fused)
+{
+    bool one = c->spatial == 1;
+    ir_value *x = one ? rtt_input(g, "x", dt, DIMS(c->batch, c->c, c->size))
+                      : rtt_input(g, "x", dt, DIMS(c->batch, c->c, c->size, c->size + 2));
+    ir_value *w1 = one ? rtt_random(g, "w1", dt, 3, DIMS(c->r, c->c, 1))
+                       : rtt_random(g, "w1", dt, 3, DIMS(c->r, c->c, 1, 1));
+    ir_value *w2 = one ? rtt_random(g, "w2", dt, 5, DIMS(c->c, c->r, 1))
+                       : rtt_random(g, "w2", dt, 5, DIMS(c->c, c->r, 1, 1));
+    ir_value *b1 = rtt_random(g, "b1", dt, 4, DIMS(c->r));
+    ir_value *b2 = rtt_random(g, "b2", dt, 6, DIMS(c->c));
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_SqueezeExcite, "y", IN(x, w1, b1, w2, b2));
+        set_act(g, y->producer, act);
+        set_gate(g, y->producer, gate);
+    } else {
+        ir_value *p = rtt_op(g, IR_OP_GlobalAveragePool, "pool", IN(x));
+        ir_value *h = ref_act(g, act, rtt_op(g, IR_OP_Conv, "c1", IN(p, w1, b1)), dt, "hidden");
+        ir_value *s = ref_act(g, gate, rtt_op(g, IR_OP_Conv, "c2", IN(h, w2, b2)), dt, "scale");
+        y = rtt_op(g, IR_OP_Mul, "y", IN(x, s));
+    }
+    ir_add_output(g, y);
+}
+
+/* EfficientNet (Silu, Sigmoid) and MobileNetV3 (Relu, HardSigmoid with torch's 1/6) shapes, 1-D
+ * and 2-D, a batch of images, a reduction that widens (r > c), every dtype; the pairs name each
+ * reference op once (one Silu or Clip per graph). */
+static void test_squeeze_excite(void)
+{
+    static const se_case cases[] = {
+        {2, 1, 16, 4, 7}, {2, 3, 8, 2, 5}, {1, 2, 12, 3, 30}, {2, 1, 3, 6, 1},
+    };
+    static const act_case torch_hardsigmoid = {"HardSigmoid", true, 1.0 / 6.0, 0.5};
+    const act_case *pairs[][2] = {
+        {&acts[9], &acts[4]},  {&acts[1], &torch_hardsigmoid}, {&acts[0], &acts[0]},
+        {&acts[10], &acts[11]}, {&acts[6], &acts[12]},          {&acts[3], &acts[5]},
+    };
+    static const ir_dtype dts[] = {IR_F32, IR_F16, IR_BF16};
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++)
+        for (size_t j = 0; j < FR_COUNT_OF(pairs); j++)
+            for (size_t d = 0; d < FR_COUNT_OF(dts); d++) {
+                const se_case *c = &cases[i];
+                char what[160];
+                snprintf(what, sizeof what,
+                         "SqueezeExcite %d-D %s, %s / %s, N %lld C %lld R %lld size %lld",
+                         c->spatial, ir_dtype_name(dts[d]), pairs[j][0]->act, pairs[j][1]->act,
+                         (long long)c->batch, (long long)c->c, (long long)c->r,
+                         (long long)c->size);
+                ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+                se_graph(f, c, pairs[j][0], pairs[j][1], dts[d], true);
+                se_graph(r, c, pairs[j][0], pairs[j][1], dts[d], false);
+                check_pair(f, r, tol_for(dts[d]), what);
+            }
+}
+
 /* ---- GemmEpilogue --------------------------------------------------------------------------- */
 
 typedef struct {
@@ -1423,6 +1497,36 @@ static void test_inference_errors(void)
     };
     for (size_t i = 0; i < sizeof separable / sizeof separable[0]; i++)
         expect_separable_invalid(&separable[i]);
+
+    /* SqueezeExcite: W1 [R, C, 1...], W2 [C, R, 1...], biases [R] and [C], a known gate */
+    static const struct {
+        int64_t w1[4], w2[4], b1;
+        const char *gate, *message;
+    } se[] = {
+        {{2, 6, 1, 1}, {4, 2, 1, 1}, 2, NULL,
+         "SqueezeExcite: the first weight [2,6,1,1] reads 6 channels; X has 4"},
+        {{2, 4, 1, 1}, {4, 3, 1, 1}, 2, NULL,
+         "SqueezeExcite: the second weight [4,3,1,1] must take the 2 reduced channels back to "
+         "X's 4"},
+        {{2, 4, 3, 3}, {4, 2, 1, 1}, 2, NULL,
+         "SqueezeExcite: the weights [2,4,3,3] and [4,2,1,1] must be 1x1"},
+        {{2, 4, 1, 1}, {4, 2, 1, 1}, 3, NULL,
+         "SqueezeExcite: the first bias has shape [3]; expected [2]"},
+        {{2, 4, 1, 1}, {4, 2, 1, 1}, 2, "Swish", "SqueezeExcite: unknown activation \"Swish\""},
+    };
+    for (size_t i = 0; i < sizeof se / sizeof se[0]; i++) {
+        g = ir_graph_new("bad");
+        x = rtt_input(g, "x", IR_F32, DIMS(1, 4, 5, 5));
+        y = rtt_op(g, IR_OP_SqueezeExcite, "y",
+                   IN(x, rtt_random(g, "w1", IR_F32, 1, 4, se[i].w1),
+                      rtt_random(g, "b1", IR_F32, 2, 1, (int64_t[]){se[i].b1}),
+                      rtt_random(g, "w2", IR_F32, 3, 4, se[i].w2),
+                      rtt_random(g, "b2", IR_F32, 4, DIMS(4))));
+        if (se[i].gate)
+            ir_set_attr_string(g, y->producer, "gate", se[i].gate);
+        ir_add_output(g, y);
+        expect_invalid(g, se[i].message);
+    }
 }
 
 int main(void)
@@ -1431,6 +1535,7 @@ int main(void)
     RUN(test_conv_geometry);
     RUN(test_conv_half_storage);
     RUN(test_separable);
+    RUN(test_squeeze_excite);
     RUN(test_gemm_every_activation);
     RUN(test_gemm_variants);
     RUN(test_qkv);

@@ -192,6 +192,23 @@ static void test_chain_details(void)
     unload(&l);
 }
 
+/* An activation attribute other than `act` (SqueezeExcite's gate: the target has gate_alpha) takes
+ * the captured op's activation with its parameters; a string attribute without NAME_alpha takes
+ * only the op's name. */
+static void test_act_attrs(void)
+{
+    loaded l = load("rule se: Mul(@x, Sigmoid@g(FusedConvAct(FusedConvAct@down(_, @w1, @b1),"
+                    " @w2, @b2))) => SqueezeExcite(@x, @w1, @b1, @w2, @b2)"
+                    " {act = @down, gate = @g}\n");
+    CHECK(l.ok);
+    const dsl_rule *se = l.rs->rules[0];
+    CHECK_INT(se->repl.nattrs, 2);
+    CHECK_INT(se->repl.attrs[0].kind, DSL_RATTR_ACT);
+    CHECK_INT(se->repl.attrs[1].kind, DSL_RATTR_ACT);
+    CHECK_STR(se->repl.attrs[1].value.name, "gate");
+    unload(&l);
+}
+
 static void test_guard_types(void)
 {
     loaded l = load("rule g: Conv@c(@x, @w) > Add(@b:const) => Conv(@x, @w, @b)\n"
@@ -338,6 +355,7 @@ int main(void)
     RUN(test_horizontal);
     RUN(test_commutative_and_sets);
     RUN(test_chain_details);
+    RUN(test_act_attrs);
     RUN(test_guard_types);
     RUN(test_replacements);
     RUN(test_hooks);
