@@ -301,6 +301,25 @@ static void check_match_dtype(dsl_rule_check *rc, dsl_token at)
 
 typedef void (*action_check)(dsl_rule_check *rc, dsl_token at);
 
+/* fold_add: an Add of a Conv's output and an addend that is an input of the match (its constness
+ * and per-channel shape are checked on the graph). */
+static void check_fold_add(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    for (uint32_t i = 0; i < rule->nnodes; i++) {
+        const dsl_pattern *p = rule->nodes[i];
+        if (!is_single(p, IR_OP_Add) || p->optional || p->noperands < 2)
+            continue;
+        for (uint32_t g = 0; g < 2; g++)
+            if (is_single(p->operands[g], IR_OP_Conv) && !p->operands[g]->optional &&
+                p->operands[1 - g]->kind == DSL_PAT_ANY)
+                return;
+    }
+    dsl_rule_error(rc, at.offset, at.len,
+                   "fold_add needs an Add of a Conv output and an addend that is an input of the "
+                   "pattern, as in Add(Conv, @c:const)");
+}
+
 /* One check per action, named after it: an action added to DSL_ACTIONS without its check_<name>
  * does not compile. */
 static const action_check checks[] = {
