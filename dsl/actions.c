@@ -239,7 +239,7 @@ static bool is_padded_conv(const dsl_pattern *p)
         return false;
     for (uint32_t i = 0; i < p->nops; i++)
         if (p->ops[i] != IR_OP_Conv && p->ops[i] != IR_OP_FusedConvAct &&
-            p->ops[i] != IR_OP_SeparableConv)
+            p->ops[i] != IR_OP_SeparableConv && p->ops[i] != IR_OP_AveragePool)
             return false;
     return true;
 }
@@ -258,8 +258,8 @@ static void check_fold_pad(dsl_rule_check *rc, dsl_token at)
     }
     if (!found)
         dsl_rule_error(rc, at.offset, at.len,
-                       "fold_pad needs a Pad feeding the data input of a Conv, FusedConvAct or "
-                       "SeparableConv, as in Pad > Conv");
+                       "fold_pad needs a Pad feeding the data input of a Conv, FusedConvAct, "
+                       "SeparableConv or AveragePool, as in Pad > Conv");
     else if (rc->target_ok && !ir_op_attr_schema(rule->repl.op, "pads"))
         dsl_rule_error(rc, at.offset, at.len,
                        "fold_pad needs a target with a 'pads' attribute, and %s has none",
