@@ -47,7 +47,8 @@ static void check_fold_bn(dsl_rule_check *rc, dsl_token at)
             continue;
         first_bn = first_bn ? first_bn : bn;
         const dsl_pattern *in = bn->noperands ? bn->operands[0] : NULL;
-        if (!in || in->optional || !only_ops(in, IR_OP_Conv, IR_OP_ConvTranspose))
+        if (!in || in->optional ||
+            !(only_ops(in, IR_OP_Conv, IR_OP_ConvTranspose) || is_single(in, IR_OP_MatMul)))
             continue;
         for (uint32_t k = 1; k < bn->noperands; k++) {
             if (bn->operands[k]->kind == DSL_PAT_OP) {
@@ -70,8 +71,8 @@ static void check_fold_bn(dsl_rule_check *rc, dsl_token at)
                              : ar_printf(rc->rs->arena, "its input comes from %s%s", in->text,
                                          in->optional ? "?" : "");
     dsl_rule_error(rc, at.offset, at.len,
-                   "fold_bn needs the BatchNormalization's input to come straight from a Conv "
-                   "or ConvTranspose, but %s", source);
+                   "fold_bn needs the BatchNormalization's input to come straight from a Conv, "
+                   "ConvTranspose or MatMul, but %s", source);
     dsl_rule_note(rc, first_bn->src_offset, first_bn->src_len, "the BatchNormalization");
 }
 
