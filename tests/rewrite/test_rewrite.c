@@ -97,6 +97,30 @@ static void test_fold_bn_variants(void)
         CHECK_INT(fired(&rep, i == 3 ? "convt_bn" : "conv_bn"), 1);
         rw_report_free(&rep);
     }
+    /* a MatMul's columns: Gemm(x, W * s, beta - mean * s); a 3-D MatMul (channels on its rows)
+     * is refused */
+    const char *mm_rules = "rule matmul_bn: MatMul(_, @w:const) > BN => Gemm[fold_bn]\n";
+    rw_report rep = fuse_and_compare(
+        "graph g {\n  input x : f32[3,4]\n  const w : f32[4,6] = random(seed=1)\n"
+        "  const s : f32[6] = random(seed=3, lo=0.5, hi=1.5)\n  const t : f32[6] = random(seed=4)\n"
+        "  const m : f32[6] = random(seed=5)\n  const v : f32[6] = random(seed=6, lo=0.5, hi=1.5)\n"
+        "  c = MatMul(x, w)\n  y = BatchNormalization(c, s, t, m, v)\n  output y\n}\n",
+        mm_rules, 1e-4);
+    CHECK_INT(rep.after.nodes, 1);
+    CHECK_INT(fired(&rep, "matmul_bn"), 1);
+    rw_report_free(&rep);
+    rk_rules r = rules_from(mm_rules);
+    gk_graph *t = gk_parse(
+        "graph g {\n  input x : f32[2,6,4]\n  const w : f32[4,6] = random(seed=1)\n"
+        "  const s : f32[6] = random(seed=3, lo=0.5, hi=1.5)\n  const t : f32[6] = random(seed=4)\n"
+        "  const m : f32[6] = random(seed=5)\n  const v : f32[6] = random(seed=6, lo=0.5, hi=1.5)\n"
+        "  c = MatMul(x, w)\n  y = BatchNormalization(c, s, t, m, v)\n  output y\n}\n");
+    rep = apply(t, &r);
+    const char *why = refusal(&rep, "matmul_bn", "y");
+    CHECK(why && strstr(why, "fold_bn: the MatMul 'c' is not a matrix times a float matrix"));
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
 }
 
 static void test_fold_bn_refusals(void)
