@@ -47,7 +47,8 @@ static void check_fold_bn(dsl_rule_check *rc, dsl_token at)
             continue;
         first_bn = first_bn ? first_bn : bn;
         const dsl_pattern *in = bn->noperands ? bn->operands[0] : NULL;
-        if (!in || in->optional || !only_ops(in, IR_OP_Conv, IR_OP_ConvTranspose))
+        if (!in || in->optional ||
+            !(only_ops(in, IR_OP_Conv, IR_OP_ConvTranspose) || is_single(in, IR_OP_MatMul)))
             continue;
         for (uint32_t k = 1; k < bn->noperands; k++) {
             if (bn->operands[k]->kind == DSL_PAT_OP) {
@@ -70,8 +71,8 @@ static void check_fold_bn(dsl_rule_check *rc, dsl_token at)
                              : ar_printf(rc->rs->arena, "its input comes from %s%s", in->text,
                                          in->optional ? "?" : "");
     dsl_rule_error(rc, at.offset, at.len,
-                   "fold_bn needs the BatchNormalization's input to come straight from a Conv "
-                   "or ConvTranspose, but %s", source);
+                   "fold_bn needs the BatchNormalization's input to come straight from a Conv, "
+                   "ConvTranspose or MatMul, but %s", source);
     dsl_rule_note(rc, first_bn->src_offset, first_bn->src_len, "the BatchNormalization");
 }
 
@@ -239,7 +240,7 @@ static bool is_padded_conv(const dsl_pattern *p)
         return false;
     for (uint32_t i = 0; i < p->nops; i++)
         if (p->ops[i] != IR_OP_Conv && p->ops[i] != IR_OP_FusedConvAct &&
-            p->ops[i] != IR_OP_SeparableConv)
+            p->ops[i] != IR_OP_SeparableConv && p->ops[i] != IR_OP_AveragePool)
             return false;
     return true;
 }
@@ -258,8 +259,8 @@ static void check_fold_pad(dsl_rule_check *rc, dsl_token at)
     }
     if (!found)
         dsl_rule_error(rc, at.offset, at.len,
-                       "fold_pad needs a Pad feeding the data input of a Conv, FusedConvAct or "
-                       "SeparableConv, as in Pad > Conv");
+                       "fold_pad needs a Pad feeding the data input of a Conv, FusedConvAct, "
+                       "SeparableConv or AveragePool, as in Pad > Conv");
     else if (rc->target_ok && !ir_op_attr_schema(rule->repl.op, "pads"))
         dsl_rule_error(rc, at.offset, at.len,
                        "fold_pad needs a target with a 'pads' attribute, and %s has none",
@@ -300,6 +301,25 @@ static void check_match_dtype(dsl_rule_check *rc, dsl_token at)
 }
 
 typedef void (*action_check)(dsl_rule_check *rc, dsl_token at);
+
+/* fold_add: an Add of a Conv's output and an addend that is an input of the match (its constness
+ * and per-channel shape are checked on the graph). */
+static void check_fold_add(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    for (uint32_t i = 0; i < rule->nnodes; i++) {
+        const dsl_pattern *p = rule->nodes[i];
+        if (!is_single(p, IR_OP_Add) || p->optional || p->noperands < 2)
+            continue;
+        for (uint32_t g = 0; g < 2; g++)
+            if (is_single(p->operands[g], IR_OP_Conv) && !p->operands[g]->optional &&
+                p->operands[1 - g]->kind == DSL_PAT_ANY)
+                return;
+    }
+    dsl_rule_error(rc, at.offset, at.len,
+                   "fold_add needs an Add of a Conv output and an addend that is an input of the "
+                   "pattern, as in Add(Conv, @c:const)");
+}
 
 /* One check per action, named after it: an action added to DSL_ACTIONS without its check_<name>
  * does not compile. */

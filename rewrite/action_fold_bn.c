@@ -10,7 +10,12 @@
  * computed in double and stored in the weight's dtype. The inputs W and B of the fused node
  * become W' and b' (b' right after W' when the conv had no bias), and the BN's parameters leave
  * them. Refused when a parameter is not a constant, the channel counts disagree, var + epsilon is
- * not positive, or a folded value is not finite in the weight's dtype (an f16 overflow). */
+ * not positive, or a folded value is not finite in the weight's dtype (an f16 overflow).
+ *
+ * A MatMul of a matrix by a constant W [K, N] folds the same way (ONNX Runtime's MatmulBNFusion):
+ * its output [M, N] has the BN's channels on axis 1, the columns, so W' = W * s per column and b'
+ * = beta - mean * s, a bias the target (Gemm) takes after W'. A MatMul output of another rank
+ * has its channels elsewhere and is refused. */
 #include "rewrite/internal.h"
 
 #include <math.h>
@@ -20,7 +25,7 @@ typedef struct {
     ir_node *conv, *bn;
     ir_value *w, *b, *params[4]; /* gamma, beta, mean, var */
     int64_t channels, group;
-    bool transposed;
+    bool transposed, matmul;
 } fold_bn;
 
 /* The per-channel factor s and shift t (folded b' = b * s + t), or false with why. */
@@ -78,7 +83,7 @@ static bool compute_weight(rw_plan *p, rw_newconst *c, char *why)
         for (int64_t b = 0; b < d1; b++) {
             /* Conv: channel a. ConvTranspose: input channel a is in group a / (C/group), whose
              * output channels start at that group times M/group */
-            int64_t m = f->transposed ? a / (d0 / f->group) * d1 + b : a;
+            int64_t m = f->matmul ? b : f->transposed ? a / (d0 / f->group) * d1 + b : a;
             for (int64_t k = 0; k < inner; k++)
                 w[(a * d1 + b) * inner + k] *= s[m];
         }
@@ -122,14 +127,17 @@ static bool find_pair(rw_plan *p, fold_bn *f, char *why)
         if (!x || x->kind != IR_VALUE_NODE || !rw_is_member(p, x->producer))
             continue;
         ir_node *conv = x->producer;
-        if (conv->op == IR_OP_Conv || conv->op == IR_OP_ConvTranspose) {
+        if (conv->op == IR_OP_Conv || conv->op == IR_OP_ConvTranspose ||
+            conv->op == IR_OP_MatMul) {
             f->conv = conv;
             f->bn = bn;
             f->transposed = conv->op == IR_OP_ConvTranspose;
+            f->matmul = conv->op == IR_OP_MatMul;
             return true;
         }
     }
-    return rw_why(why, "fold_bn: no BatchNormalization of the match reads a matched Conv directly");
+    return rw_why(why, "fold_bn: no BatchNormalization of the match reads a matched Conv or MatMul "
+                       "directly");
 }
 
 bool rw_action_fold_bn(rw_plan *p, char *why)
@@ -139,15 +147,22 @@ bool rw_action_fold_bn(rw_plan *p, char *why)
         return false;
     f->w = f->conv->inputs[1];
     f->b = f->conv->ninputs > 2 ? f->conv->inputs[2] : NULL;
-    f->group = ir_get_int(f->conv, "group");
+    f->group = f->matmul ? 1 : ir_get_int(f->conv, "group");
     const ir_type *wt = &f->w->type;
     if (f->w->kind != IR_VALUE_CONST || (f->b && f->b->kind != IR_VALUE_CONST))
         return rw_why(why, "constant: fold_bn needs the conv's weight and bias to be constants");
-    if (!ir_type_is_static(wt) || wt->rank < 3 || !ir_dtype_is_float(wt->dtype) || f->group < 1 ||
-        (f->transposed && wt->dims[0] % f->group != 0))
+    if (f->matmul) { /* no bias of its own: b' = beta - mean * s */
+        if (!ir_type_is_static(wt) || wt->rank != 2 || !ir_dtype_is_float(wt->dtype) ||
+            f->conv->outputs[0]->type.rank != 2)
+            return rw_why(why,
+                          "fold_bn: the MatMul '%s' is not a matrix times a float matrix "
+                          "weight (its BatchNormalization channels would not be its columns)",
+                          f->conv->outputs[0]->name);
+    } else if (!ir_type_is_static(wt) || wt->rank < 3 || !ir_dtype_is_float(wt->dtype) ||
+               f->group < 1 || (f->transposed && wt->dims[0] % f->group != 0))
         return rw_why(why, "fold_bn: the conv weight '%s' is not a float tensor of rank 3 or more",
                       f->w->name);
-    f->channels = f->transposed ? wt->dims[1] * f->group : wt->dims[0];
+    f->channels = f->matmul ? wt->dims[1] : f->transposed ? wt->dims[1] * f->group : wt->dims[0];
     for (int i = 0; i < 4; i++) {
         ir_value *v = f->params[i] = f->bn->inputs[i + 1];
         if (v->kind != IR_VALUE_CONST)

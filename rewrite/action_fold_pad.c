@@ -11,7 +11,13 @@
  * nothing, so the Pad's amounts become its pads and auto_pad NOTSET: TensorFlow's exports pad
  * explicitly before a VALID conv). SAME_* computes its own pads from the padded size and is
  * refused, as is anything else, with its reason. The Pad's operands (pads,
- * value, axes) leave the fused node's inputs; its data input takes the Pad's place. */
+ * value, axes) leave the fused node's inputs; its data input takes the Pad's place.
+ *
+ * An AveragePool takes a zero Pad the same way when it counts its own padding in each window's
+ * divisor, as it counts the Pad's zeros: count_include_pad = 1, or no pads of its own (it then
+ * gets count_include_pad = 1). count_include_pad = 0 with pads of its own would divide the Pad's
+ * zeros and its own padding differently, and ceil_mode windows that run past the padding are
+ * refused too. (MaxPool pads with -inf, not zeros: never.) */
 #include "rewrite/internal.h"
 
 #include <math.h>
@@ -32,7 +38,7 @@ static bool find(rw_plan *p, fold_pad *f, char *why)
     for (size_t i = 0; i < p->members.len; i++) {
         ir_node *conv = p->members.items[i];
         if (conv->op != IR_OP_Conv && conv->op != IR_OP_FusedConvAct &&
-            conv->op != IR_OP_SeparableConv)
+            conv->op != IR_OP_SeparableConv && conv->op != IR_OP_AveragePool)
             continue;
         const ir_value *x = conv->inputs[0];
         if (x && x->kind == IR_VALUE_NODE && rw_is_member(p, x->producer) &&
@@ -135,6 +141,30 @@ static bool set_pads(rw_plan *p, const fold_pad *f, bool valid, char *why)
     return true;
 }
 
+/* An AveragePool divides each window's sum by its size counting the Pad's zeros: its own padding
+ * must count too (count_include_pad = 1, or no pads of its own), and it then does. Checked before
+ * set_pads adds the Pad's amounts. */
+static bool pool_counts_pads(rw_plan *p, const fold_pad *f, bool valid, char *why)
+{
+    if (f->conv->op != IR_OP_AveragePool)
+        return true;
+    if (ir_get_int(f->conv, "ceil_mode") != 0)
+        return rw_why(why, "fold_pad: the AveragePool's ceil_mode windows may run past the "
+                           "padding, which it does not count");
+    const ir_attr *a = rw_plan_attr(p, "count_include_pad");
+    int64_t counts = a ? a->v.i : ir_get_int(f->conv, "count_include_pad");
+    const int64_t *old;
+    uint32_t nold = valid ? 0 : ir_get_ints(f->conv, "pads", &old);
+    bool own = false;
+    for (uint32_t k = 0; k < nold; k++)
+        own |= old[k] != 0;
+    if (!counts && own)
+        return rw_why(why, "fold_pad: the AveragePool pads without counting its padding "
+                           "(count_include_pad 0), but counts the Pad's zeros");
+    rw_plan_set_attr(p, &(ir_attr){.name = "count_include_pad", .kind = IR_ATTR_INT, .v.i = 1});
+    return true;
+}
+
 /* VALID folded into explicit pads: the fused node's auto_pad is the default, NOTSET (not written). */
 static void unset_auto_pad(rw_plan *p)
 {
@@ -190,7 +220,7 @@ bool rw_action_fold_pad(rw_plan *p, char *why)
         return rw_why(why, "fold_pad: the padded data '%s' has no spatial axes of known rank",
                       x->name);
     if (!zero_value(p, f, why) || !read_amounts(p, f, why) || !foldable(f, why) ||
-        !set_pads(p, f, valid, why))
+        !pool_counts_pads(p, f, valid, why) || !set_pads(p, f, valid, why))
         return false;
     if (valid)
         unset_auto_pad(p);

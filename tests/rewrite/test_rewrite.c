@@ -97,6 +97,30 @@ static void test_fold_bn_variants(void)
         CHECK_INT(fired(&rep, i == 3 ? "convt_bn" : "conv_bn"), 1);
         rw_report_free(&rep);
     }
+    /* a MatMul's columns: Gemm(x, W * s, beta - mean * s); a 3-D MatMul (channels on its rows)
+     * is refused */
+    const char *mm_rules = "rule matmul_bn: MatMul(_, @w:const) > BN => Gemm[fold_bn]\n";
+    rw_report rep = fuse_and_compare(
+        "graph g {\n  input x : f32[3,4]\n  const w : f32[4,6] = random(seed=1)\n"
+        "  const s : f32[6] = random(seed=3, lo=0.5, hi=1.5)\n  const t : f32[6] = random(seed=4)\n"
+        "  const m : f32[6] = random(seed=5)\n  const v : f32[6] = random(seed=6, lo=0.5, hi=1.5)\n"
+        "  c = MatMul(x, w)\n  y = BatchNormalization(c, s, t, m, v)\n  output y\n}\n",
+        mm_rules, 1e-4);
+    CHECK_INT(rep.after.nodes, 1);
+    CHECK_INT(fired(&rep, "matmul_bn"), 1);
+    rw_report_free(&rep);
+    rk_rules r = rules_from(mm_rules);
+    gk_graph *t = gk_parse(
+        "graph g {\n  input x : f32[2,6,4]\n  const w : f32[4,6] = random(seed=1)\n"
+        "  const s : f32[6] = random(seed=3, lo=0.5, hi=1.5)\n  const t : f32[6] = random(seed=4)\n"
+        "  const m : f32[6] = random(seed=5)\n  const v : f32[6] = random(seed=6, lo=0.5, hi=1.5)\n"
+        "  c = MatMul(x, w)\n  y = BatchNormalization(c, s, t, m, v)\n  output y\n}\n");
+    rep = apply(t, &r);
+    const char *why = refusal(&rep, "matmul_bn", "y");
+    CHECK(why && strstr(why, "fold_bn: the MatMul 'c' is not a matrix times a float matrix"));
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
 }
 
 static void test_fold_bn_refusals(void)
@@ -472,6 +496,76 @@ static void test_fold_scale(void)
     rules_free(&r);
 }
 
+/* ---- fold_add ---- */
+
+static void test_fold_add(void)
+{
+    const char *rules = "rule conv_add_bias: Conv > Add(@c:const) => Conv[fold_add]\n";
+    static const char *const graphs[] = {
+        /* per output channel into a conv without a bias: B' = c */
+        "graph g {\n  input x : f32[1,4,5,5]\n  const w : f32[6,4,3,3] = random(seed=1)\n"
+        "  const c : f32[6,1,1] = random(seed=3)\n"
+        "  v = Conv(x, w) {kernel_shape=[3,3]}\n  y = Add(c, v)\n  output y\n}\n",
+        /* a scalar into a 1-D conv's bias */
+        "graph g {\n  input x : f32[1,4,9]\n  const w : f32[6,4,3] = random(seed=1)\n"
+        "  const b : f32[6] = random(seed=2)\n  const c : f32[] = 0.5\n"
+        "  v = Conv(x, w, b) {kernel_shape=[3]}\n  y = Add(v, c)\n  output y\n}\n",
+        /* [1, M, 1] after a 1-D conv, a weight that is a graph input (it is not read) */
+        "graph g {\n  input x : f32[1,4,9]\n  input w : f32[6,4,3]\n"
+        "  const b : f32[6] = random(seed=2)\n  const c : f32[1,6,1] = random(seed=4)\n"
+        "  v = Conv(x, w, b) {kernel_shape=[3]}\n  y = Add(v, c)\n  output y\n}\n",
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(graphs); i++) {
+        rw_report rep = fuse_and_compare(graphs[i], rules, 1e-5);
+        CHECK_INT(rep.after.nodes, 1);
+        rw_report_free(&rep);
+    }
+    /* B' = B + c exactly, for c = 0.5 and B read back */
+    rk_rules r = rules_from(rules);
+    gk_graph *t = gk_parse("graph g {\n  input x : f32[1,1,4]\n  const w : f32[2,1,1] = [1, 2]\n"
+                           "  const b : f32[2] = [0.25, -1]\n  const c : f32[2,1] = [0.5, 3]\n"
+                           "  v = Conv(x, w, b) {kernel_shape=[1]}\n  y = Add(v, c)\n"
+                           "  output y\n}\n");
+    rw_report rep = apply(t, &r);
+    ir_node *n = ir_find_value(t->g, "y")->producer;
+    CHECK_INT(n->op, IR_OP_Conv);
+    CHECK_INT(n->ninputs, 3);
+    dg_context *dg = dg_new();
+    const float *bias = ir_const_data(t->g, n->inputs[2], dg);
+    CHECK(bias && n->inputs[2]->type.rank == 1 && n->inputs[2]->type.dims[0] == 2);
+    CHECK(bias && bias[0] == 0.75f && bias[1] == 2.0f);
+    dg_free(dg);
+    rw_report_free(&rep);
+    gk_free(t);
+    /* a residual (not per channel) and an addend that enlarges the output are refused */
+    static const struct {
+        const char *graph, *why;
+    } refused[] = {
+        {"graph g {\n  input x : f32[1,4,5,5]\n  const w : f32[6,4,3,3] = random(seed=1)\n"
+         "  const c : f32[1,6,3,3] = random(seed=3)\n"
+         "  v = Conv(x, w) {kernel_shape=[3,3]}\n  y = Add(v, c)\n  output y\n}\n",
+         "fold_add: 'c' is neither a scalar nor one value per output channel"},
+        {"graph g {\n  input x : f32[1,4,5,5]\n  const w : f32[6,4,3,3] = random(seed=1)\n"
+         "  const c : f32[2,6,1,1] = random(seed=3)\n"
+         "  v = Conv(x, w) {kernel_shape=[3,3]}\n  y = Add(v, c)\n  output y\n}\n",
+         "fold_add: adding 'c' changes the shape of 'v'"},
+        {"graph g {\n  input x : f32[1,4,5,5]\n  const w : f32[6,4,3,3] = random(seed=1)\n"
+         "  input b : f32[6]\n  const c : f32[6,1,1] = random(seed=3)\n"
+         "  v = Conv(x, w, b) {kernel_shape=[3,3]}\n  y = Add(v, c)\n  output y\n}\n",
+         "constant: fold_add needs the addend and the conv's bias to be constants"},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(refused); i++) {
+        t = gk_parse(refused[i].graph);
+        rep = apply(t, &r);
+        const char *why = refusal(&rep, "conv_add_bias", "y");
+        CHECK(why && strstr(why, refused[i].why));
+        CHECK_INT(rep.after.nodes, 2);
+        rw_report_free(&rep);
+        gk_free(t);
+    }
+    rules_free(&r);
+}
+
 static void test_fold_transpose(void)
 {
     const char *rules = "rule mm_t: MatMul(@a, Transpose(@w:const)) => Gemm(@a, @w)[fold_transpose]\n";
@@ -792,6 +886,7 @@ int main(void)
     RUN(test_determinism);
     RUN(test_near_misses);
     RUN(test_fold_scale);
+    RUN(test_fold_add);
     RUN(test_fold_transpose);
     RUN(test_fold_attention);
     RUN(test_constant_values);
