@@ -1,5 +1,5 @@
-/* fold_transpose: a Transpose of the match that feeds operand A or B of the matched MatMul or Gemm
- * leaves the graph, and the fused GEMM's transA / transB flips instead. Only a permutation that
+/* fold_transpose: a Transpose of the match that feeds operand A or B of the matched MatMul, Gemm or
+ * GemmEpilogue leaves the graph, and the fused GEMM's transA / transB flips instead. Only a permutation that
  * swaps the last two dims is a transpose of a matrix; an identity permutation moves nothing and
  * flips nothing; any other permutation is refused. */
 #include "rewrite/internal.h"
@@ -32,7 +32,7 @@ bool rw_action_fold_transpose(rw_plan *p, char *why)
     bool folded = false;
     for (size_t i = 0; i < p->members.len; i++) {
         ir_node *g = p->members.items[i];
-        if (g->op != IR_OP_MatMul && g->op != IR_OP_Gemm)
+        if (g->op != IR_OP_MatMul && g->op != IR_OP_Gemm && g->op != IR_OP_GemmEpilogue)
             continue;
         static const char *const names[2] = {"transA", "transB"};
         for (uint32_t slot = 0; slot < 2; slot++) {
