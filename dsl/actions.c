@@ -190,8 +190,12 @@ static void check_fold_transpose(dsl_rule_check *rc, dsl_token at)
         const dsl_pattern *p = rule->nodes[i];
         if (!is_gemm(p))
             continue;
-        for (uint32_t k = 0; k < 2 && k < p->noperands; k++)
-            found |= is_single(p->operands[k], IR_OP_Transpose) && !p->operands[k]->optional;
+        for (uint32_t k = 0; k < 2 && k < p->noperands; k++) {
+            const dsl_pattern *o = p->operands[k];
+            if (is_single(o, IR_OP_Cast) && !o->optional && o->noperands > 0)
+                o = o->operands[0]; /* Transpose > Cast > GEMM */
+            found |= is_single(o, IR_OP_Transpose) && !o->optional;
+        }
     }
     if (!found) {
         dsl_rule_error(rc, at.offset, at.len,
