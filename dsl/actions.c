@@ -327,8 +327,8 @@ static void check_fold_alpha(dsl_rule_check *rc, dsl_token at)
         const dsl_pattern *p = rule->nodes[i];
         if (is_gemm(p)) {
             for (uint32_t k = 0; k < 2 && k < p->noperands; k++)
-                found |= only_ops(p->operands[k], IR_OP_Mul, IR_OP_Div) &&
-                         !p->operands[k]->optional;
+                found |=
+                    only_ops(p->operands[k], IR_OP_Mul, IR_OP_Div) && !p->operands[k]->optional;
         } else if (only_ops(p, IR_OP_Mul, IR_OP_Div) && !p->optional) {
             for (uint32_t k = 0; k < 2 && k < p->noperands; k++)
                 found |= is_gemm(p->operands[k]);

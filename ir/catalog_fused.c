@@ -323,7 +323,8 @@ bool ir_infer_GemmEpilogue(ir_graph *g, ir_node *n, dg_context *dg)
     bool ta = ir_get_int(n, "transA") != 0, tb = ir_get_int(n, "transB") != 0;
     int r = a->rank, rb = b->rank;
     int64_t m = ta ? a->dims[r - 1] : a->dims[r - 2], k = ta ? a->dims[r - 2] : a->dims[r - 1];
-    int64_t kb = tb ? b->dims[rb - 1] : b->dims[rb - 2], nn = tb ? b->dims[rb - 2] : b->dims[rb - 1];
+    int64_t kb = tb ? b->dims[rb - 1] : b->dims[rb - 2],
+            nn = tb ? b->dims[rb - 2] : b->dims[rb - 1];
     if (!dims_agree(k, kb))
         return ir_node_error(g, n, dg, "A %s and B %s disagree on K", ir_shape_str(g, a),
                              ir_shape_str(g, b));

@@ -95,8 +95,10 @@ static bool factor_of(rw_plan *p, const ir_node *s_node, double *factor, bool *a
         return rw_why(why, "fold_alpha: '%s' broadcasts '%s' to another shape (%s)", s->name,
                       x->name, ir_shape_str(p->g, &out->type));
     if (below && !plain_product(below))
-        return rw_why(why, "fold_alpha: '%s' has a bias, residual or activation, which a scale of "
-                      "its output does not distribute over", below->outputs[0]->name);
+        return rw_why(why,
+                      "fold_alpha: '%s' has a bias, residual or activation, which a scale of "
+                      "its output does not distribute over",
+                      below->outputs[0]->name);
     int64_t n;
     double *v = rw_const_read(p, s, &n, why);
     if (!v)

@@ -1,9 +1,9 @@
 /* fold_transpose: a Transpose of the match that feeds operand A or B of the matched MatMul, Gemm or
- * GemmEpilogue leaves the graph, and the fused GEMM's transA / transB flips instead. Only a permutation that
- * swaps the last two dims is a transpose of a matrix; an identity permutation moves nothing and
- * flips nothing; any other permutation is refused. A Cast of the match between the Transpose and
- * the GEMM (Transpose > Cast > MatMul) moves before it: the fused node reads a helper Cast of the
- * Transpose's source. */
+ * GemmEpilogue leaves the graph, and the fused GEMM's transA / transB flips instead. Only a
+ * permutation that swaps the last two dims is a transpose of a matrix; an identity permutation
+ * moves nothing and flips nothing; any other permutation is refused. A Cast of the match between
+ * the Transpose and the GEMM (Transpose > Cast > MatMul) moves before it: the fused node reads a
+ * helper Cast of the Transpose's source. */
 #include "rewrite/internal.h"
 
 /* 0: identity, 1: swaps the last two dims, -1: something else. */
@@ -35,8 +35,10 @@ static bool cast_first(rw_plan *p, ir_node *cast, ir_value *source, char *why)
     for (size_t i = 0; i < p->inputs.len; i++)
         uses += p->inputs.items[i].v == source;
     if (uses != 1)
-        return rw_why(why, "fold_transpose: '%s' is not read once by the fused node, as the "
-                      "source of the Cast", source->name);
+        return rw_why(why,
+                      "fold_transpose: '%s' is not read once by the fused node, as the "
+                      "source of the Cast",
+                      source->name);
     const ir_attr *to = ir_node_attr(cast, "to");
     ir_value *h = rw_plan_helper(p, IR_OP_Cast, source, to, cast, why);
     return h && rw_plan_replace_input(p, source, h);

@@ -83,8 +83,8 @@ static void batched_gemm(const kn_tensor *a, const kn_tensor *b, kn_tensor *y, c
             oa += idx * sa[j];
             ob += idx * sb[j];
         }
-        kn_gemm_f32(ta, tb, m, n, k, alpha, A + oa * m * k, ta ? m : k, B + ob * k * n,
-                    tb ? k : n, 0.0f, Y + i * m * n, n);
+        kn_gemm_f32(ta, tb, m, n, k, alpha, A + oa * m * k, ta ? m : k, B + ob * k * n, tb ? k : n,
+                    0.0f, Y + i * m * n, n);
         apply_epilogue(e, Y, n, i * m, (i + 1) * m);
     }
 }
