@@ -179,22 +179,29 @@ static void check_fold_scale(dsl_rule_check *rc, dsl_token at)
                    "a scale that is an input of the pattern, as in Mul(Conv, @s:const)");
 }
 
-/* fold_transpose: a Transpose feeding operand A or B of a MatMul or Gemm, and a target whose
- * transA/transB flags can absorb it. */
+static bool is_gemm(const dsl_pattern *p);
+
+/* fold_transpose: a Transpose feeding operand A or B of a MatMul, Gemm or GemmEpilogue, and a
+ * target whose transA/transB flags can absorb it. */
 static void check_fold_transpose(dsl_rule_check *rc, dsl_token at)
 {
     const dsl_rule *rule = rc->rule;
     bool found = false;
     for (uint32_t i = 0; i < rule->nnodes && !found; i++) {
         const dsl_pattern *p = rule->nodes[i];
-        if (!only_ops(p, IR_OP_MatMul, IR_OP_Gemm) || p->optional)
+        if (!is_gemm(p))
             continue;
-        for (uint32_t k = 0; k < 2 && k < p->noperands; k++)
-            found |= is_single(p->operands[k], IR_OP_Transpose) && !p->operands[k]->optional;
+        for (uint32_t k = 0; k < 2 && k < p->noperands; k++) {
+            const dsl_pattern *o = p->operands[k];
+            if (is_single(o, IR_OP_Cast) && !o->optional && o->noperands > 0)
+                o = o->operands[0]; /* Transpose > Cast > GEMM */
+            found |= is_single(o, IR_OP_Transpose) && !o->optional;
+        }
     }
     if (!found) {
         dsl_rule_error(rc, at.offset, at.len,
-                       "fold_transpose needs a Transpose feeding input A or B of a MatMul or Gemm");
+                       "fold_transpose needs a Transpose feeding input A or B of a MatMul, Gemm or "
+                       "GemmEpilogue");
         return;
     }
     const dsl_replacement *r = &rule->repl;
@@ -297,6 +304,46 @@ static void check_match_dtype(dsl_rule_check *rc, dsl_token at)
     if (rc->target_ok && ir_op_info_get(rule->repl.op)->max_inputs < 2)
         dsl_rule_error(rc, at.offset, at.len,
                        "match_dtype converts inputs after the first, and %s has only one",
+                       ir_op_name(rule->repl.op));
+}
+
+static bool is_gemm(const dsl_pattern *p)
+{
+    if (p->kind != DSL_PAT_OP || p->nops == 0 || p->optional)
+        return false;
+    for (uint32_t i = 0; i < p->nops; i++)
+        if (p->ops[i] != IR_OP_MatMul && p->ops[i] != IR_OP_Gemm && p->ops[i] != IR_OP_GemmEpilogue)
+            return false;
+    return true;
+}
+
+/* fold_alpha: a Mul or Div (not optional) feeding input A or B of a MatMul, Gemm or GemmEpilogue,
+ * or reading its output, and a target with an alpha attribute. Whether the other operand is a
+ * constant scalar is known only on the graph. */
+static void check_fold_alpha(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    bool found = false;
+    for (uint32_t i = 0; i < rule->nnodes && !found; i++) {
+        const dsl_pattern *p = rule->nodes[i];
+        if (is_gemm(p)) {
+            for (uint32_t k = 0; k < 2 && k < p->noperands; k++)
+                found |=
+                    only_ops(p->operands[k], IR_OP_Mul, IR_OP_Div) && !p->operands[k]->optional;
+        } else if (only_ops(p, IR_OP_Mul, IR_OP_Div) && !p->optional) {
+            for (uint32_t k = 0; k < 2 && k < p->noperands; k++)
+                found |= is_gemm(p->operands[k]);
+        }
+    }
+    if (!found) {
+        dsl_rule_error(rc, at.offset, at.len,
+                       "fold_alpha needs a Mul or Div feeding input A or B of a MatMul, Gemm or "
+                       "GemmEpilogue, or reading its output");
+        return;
+    }
+    if (rc->target_ok && !ir_op_attr_schema(rule->repl.op, "alpha"))
+        dsl_rule_error(rc, at.offset, at.len,
+                       "fold_alpha needs a target with an alpha attribute, and %s has none",
                        ir_op_name(rule->repl.op));
 }
 

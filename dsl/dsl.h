@@ -98,8 +98,9 @@ struct dsl_capture {
     X(FOLD_ATTENTION, fold_attention) /* the scores' K transpose and scale into Attention */     \
     X(FOLD_PAD, fold_pad)             /* a constant zero Pad into the pads of the Conv it feeds */ \
     X(SEPARABLE, separable)           /* a depthwise and a pointwise conv into SeparableConv */   \
-    X(MATCH_DTYPE, match_dtype)       /* constant inputs to input 0's float dtype, exactly */ \
-    X(FOLD_ADD, fold_add)             /* a constant per-channel Add into the Conv's bias */
+    X(MATCH_DTYPE, match_dtype)       /* constant inputs to input 0's float dtype, exactly */    \
+    X(FOLD_ADD, fold_add)             /* a constant per-channel Add into the Conv's bias */      \
+    X(FOLD_ALPHA, fold_alpha)         /* a constant scalar Mul or Div of a GEMM into its alpha */
 
 typedef enum {
 #define DSL_ACTION_ENUM(id, name) DSL_ACTION_##id,

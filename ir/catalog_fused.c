@@ -318,8 +318,9 @@ bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
 
 /* ---- GemmEpilogue ---------------------------------------------------------------------------- */
 
-/* GemmEpilogue(A[...,M,K], B[K,N], bias[N]?, residual?) -> Y[...,M,N] (transA/transB swap the
- * last two dims of A / B); the residual broadcasts to Y. */
+/* GemmEpilogue(A[...,M,K], B[...,K,N], bias[N]?, residual?) -> Y[...,M,N] (transA/transB swap the
+ * last two dims of A / B); a batched B's batch dims broadcast with A's as MatMul's do; the residual
+ * broadcasts to Y. */
 bool ir_infer_GemmEpilogue(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!float_inputs(g, n, dg) || !check_act(g, n, dg))
@@ -327,16 +328,28 @@ bool ir_infer_GemmEpilogue(ir_graph *g, ir_node *n, dg_context *dg)
     const ir_type *a = ir_in(n, 0), *b = ir_in(n, 1);
     if (any_rank_unknown(n))
         return all_unknown(g, n, dg, a->dtype);
-    if (!ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 1, 2, 2))
+    if (!ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 1, 2, IR_MAX_RANK))
         return false;
     bool ta = ir_get_int(n, "transA") != 0, tb = ir_get_int(n, "transB") != 0;
-    int r = a->rank;
+    int r = a->rank, rb = b->rank;
     int64_t m = ta ? a->dims[r - 1] : a->dims[r - 2], k = ta ? a->dims[r - 2] : a->dims[r - 1];
-    int64_t kb = tb ? b->dims[1] : b->dims[0], nn = tb ? b->dims[0] : b->dims[1];
+    int64_t kb = tb ? b->dims[rb - 1] : b->dims[rb - 2],
+            nn = tb ? b->dims[rb - 2] : b->dims[rb - 1];
     if (!dims_agree(k, kb))
         return ir_node_error(g, n, dg, "A %s and B %s disagree on K", ir_shape_str(g, a),
                              ir_shape_str(g, b));
     ir_type y = *a;
+    if (rb > 2) { /* the batch dims broadcast */
+        ir_type ba = *a, bb = *b;
+        ba.rank = (int8_t)(r - 2);
+        bb.rank = (int8_t)(rb - 2);
+        if (!ir_broadcast(g, n, dg, &ba, &bb, &y) || !ir_check_out_rank(g, n, dg, y.rank + 2))
+            return false;
+        y.dtype = a->dtype;
+        y.layout = IR_LAYOUT_NONE;
+        y.rank = (int8_t)(y.rank + 2);
+        r = y.rank;
+    }
     y.dims[r - 2] = m;
     y.dims[r - 1] = nn;
     if (!check_vector(g, n, dg, 2, nn, "bias") ||

@@ -81,7 +81,7 @@ static bool rank_in(const ir_node *n, uint32_t i, int lo, int hi, const char *wh
 static bool cpu_gemm(const ir_graph *g, const ir_node *n, char *why_not)
 {
     return float_inputs(n, why_not) && rank_in(n, 0, 2, IR_MAX_RANK, "A", why_not) &&
-           rank_in(n, 1, 2, 2, "B", why_not) && rank_in(n, 2, 1, 1, "the bias", why_not);
+           rank_in(n, 1, 2, IR_MAX_RANK, "B", why_not) && rank_in(n, 2, 1, 1, "the bias", why_not);
 }
 
 static bool cpu_qkv(const ir_graph *g, const ir_node *n, char *why_not)

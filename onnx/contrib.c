@@ -595,7 +595,8 @@ static bool export_gemm(ox_exporter *ex, const ir_node *n)
         ox_emit_copy_attrs(ex, np, n, matmul_attrs);
         return true;
     }
-    if (residual || act == -1 || (act >= 0 && !acts[act].in_gemm) || n->inputs[0]->type.rank != 2)
+    if (residual || act == -1 || (act >= 0 && !acts[act].in_gemm) || n->inputs[0]->type.rank != 2 ||
+        n->inputs[1]->type.rank != 2)
         return false;
     if (act == -2) { /* FusedGemm wants an activation: alpha * A @ B + bias is ONNX's Gemm */
         Onnx__NodeProto *np = ox_emit_node(ex, "", "Gemm", n);

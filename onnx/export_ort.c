@@ -295,7 +295,7 @@ static void gemm_epilogue(sub *s)
     if (ir_get_int(n, "transA"))
         a = swap_last(s, a, n->inputs[0]->type.rank);
     if (ir_get_int(n, "transB"))
-        b = swap_last(s, b, 2);
+        b = swap_last(s, b, n->inputs[1]->type.rank);
     const char *y = op2(s, "MatMul", a, b, NULL);
     double alpha = ir_get_float(n, "alpha"), beta = ir_get_float(n, "beta");
     if (alpha != 1.0)

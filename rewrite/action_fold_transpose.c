@@ -1,7 +1,9 @@
-/* fold_transpose: a Transpose of the match that feeds operand A or B of the matched MatMul or Gemm
- * leaves the graph, and the fused GEMM's transA / transB flips instead. Only a permutation that
- * swaps the last two dims is a transpose of a matrix; an identity permutation moves nothing and
- * flips nothing; any other permutation is refused. */
+/* fold_transpose: a Transpose of the match that feeds operand A or B of the matched MatMul, Gemm or
+ * GemmEpilogue leaves the graph, and the fused GEMM's transA / transB flips instead. Only a
+ * permutation that swaps the last two dims is a transpose of a matrix; an identity permutation
+ * moves nothing and flips nothing; any other permutation is refused. A Cast of the match between
+ * the Transpose and the GEMM (Transpose > Cast > MatMul) moves before it: the fused node reads a
+ * helper Cast of the Transpose's source. */
 #include "rewrite/internal.h"
 
 /* 0: identity, 1: swaps the last two dims, -1: something else. */
@@ -25,6 +27,23 @@ static int classify(const ir_node *t)
     return identity ? 0 : swap ? 1 : -1;
 }
 
+/* Transpose > Cast > GEMM: the Cast moves before the Transpose (a helper Cast of the source, in
+ * the Cast's place), so that the GEMM reads the cast source with its flag flipped. */
+static bool cast_first(rw_plan *p, ir_node *cast, ir_value *source, char *why)
+{
+    size_t uses = 0;
+    for (size_t i = 0; i < p->inputs.len; i++)
+        uses += p->inputs.items[i].v == source;
+    if (uses != 1)
+        return rw_why(why,
+                      "fold_transpose: '%s' is not read once by the fused node, as the "
+                      "source of the Cast",
+                      source->name);
+    const ir_attr *to = ir_node_attr(cast, "to");
+    ir_value *h = rw_plan_helper(p, IR_OP_Cast, source, to, cast, why);
+    return h && rw_plan_replace_input(p, source, h);
+}
+
 bool rw_action_fold_transpose(rw_plan *p, char *why)
 {
     ir_op target = p->rule->repl.op;
@@ -32,11 +51,17 @@ bool rw_action_fold_transpose(rw_plan *p, char *why)
     bool folded = false;
     for (size_t i = 0; i < p->members.len; i++) {
         ir_node *g = p->members.items[i];
-        if (g->op != IR_OP_MatMul && g->op != IR_OP_Gemm)
+        if (g->op != IR_OP_MatMul && g->op != IR_OP_Gemm && g->op != IR_OP_GemmEpilogue)
             continue;
         static const char *const names[2] = {"transA", "transB"};
         for (uint32_t slot = 0; slot < 2; slot++) {
             const ir_value *v = g->inputs[slot];
+            ir_node *cast = NULL;
+            if (v && v->kind == IR_VALUE_NODE && v->producer->op == IR_OP_Cast &&
+                rw_is_member(p, v->producer)) {
+                cast = v->producer;
+                v = cast->inputs[0];
+            }
             if (!v || v->kind != IR_VALUE_NODE || v->producer->op != IR_OP_Transpose ||
                 !rw_is_member(p, v->producer))
                 continue;
@@ -45,6 +70,8 @@ bool rw_action_fold_transpose(rw_plan *p, char *why)
                 return rw_why(why, "fold_transpose: '%s' permutes more than the last two dims",
                               v->name);
             folded = true;
+            if (cast && !cast_first(p, cast, v->producer->inputs[0], why))
+                return false;
             if (kind == 0)
                 continue; /* an identity permutation is no transpose */
             if (!has_trans)

@@ -50,6 +50,45 @@ static void apply_epilogue(const epilogue *e, float *y, int64_t n, int64_t r0, i
     }
 }
 
+/* The stride, in matrices, of each of Y's `nb` batch dims in t's batch dims (aligned from the
+ * right; 0 where t has no such dim or a dim of 1 that broadcasts). */
+static void batch_strides(const kn_tensor *t, const int64_t *ydims, int nb, int64_t *strides)
+{
+    int tb = t->rank - 2;
+    int64_t s = 1;
+    for (int j = nb - 1; j >= 0; j--) {
+        int d = j - (nb - tb);
+        strides[j] = d >= 0 && t->dims[d] == ydims[j] && ydims[j] != 1 ? s : 0;
+        if (d >= 0)
+            s *= t->dims[d];
+    }
+}
+
+/* A batched B: one GEMM per batch of Y, A's and B's batches broadcast to Y's as MatMul's do. */
+static void batched_gemm(const kn_tensor *a, const kn_tensor *b, kn_tensor *y, const epilogue *e,
+                         bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha)
+{
+    int nb = y->rank - 2;
+    int64_t sa[IR_MAX_RANK], sb[IR_MAX_RANK];
+    batch_strides(a, y->dims, nb, sa);
+    batch_strides(b, y->dims, nb, sb);
+    int64_t batch = fused_prod(y->dims, 0, nb);
+    const float *A = a->data, *B = b->data;
+    float *Y = y->data;
+    for (int64_t i = 0; i < batch; i++) {
+        int64_t oa = 0, ob = 0, rest = i;
+        for (int j = nb - 1; j >= 0; j--) {
+            int64_t idx = rest % y->dims[j];
+            rest /= y->dims[j];
+            oa += idx * sa[j];
+            ob += idx * sb[j];
+        }
+        kn_gemm_f32(ta, tb, m, n, k, alpha, A + oa * m * k, ta ? m : k, B + ob * k * n, tb ? k : n,
+                    0.0f, Y + i * m * n, n);
+        apply_epilogue(e, Y, n, i * m, (i + 1) * m);
+    }
+}
+
 bool kn_cpu_GemmEpilogue(const kn_call *call)
 {
     const kn_tensor *a = &call->inputs[0], *b = &call->inputs[1];
@@ -63,16 +102,20 @@ bool kn_cpu_GemmEpilogue(const kn_call *call)
                   .beta = (float)ir_get_float(call->node, "beta")};
     if (!fused_act_read(call, &e.act))
         return false;
-    int r = a->rank;
+    int r = a->rank, rb = b->rank;
     int64_t m = ta ? a->dims[r - 1] : a->dims[r - 2], k = ta ? a->dims[r - 2] : a->dims[r - 1];
-    int64_t n = tb ? b->dims[0] : b->dims[1];
-    int64_t batch = fused_prod(a->dims, 0, r - 2);
+    int64_t n = tb ? b->dims[rb - 2] : b->dims[rb - 1];
+    int64_t batch = fused_prod(rb > 2 ? y->dims : a->dims, 0, (rb > 2 ? y->rank : r) - 2);
     if (!kn_check_numel(call, 0, batch * m * n))
         return false;
     e.rank = y->rank;
     e.dims = y->dims;
     if (e.res)
         fused_bcast_strides(res, y->rank, e.res_strides);
+    if (rb > 2) {
+        batched_gemm(a, b, y, &e, ta, tb, m, n, k, alpha);
+        return true;
+    }
     const float *A = a->data, *B = b->data;
     float *Y = y->data;
     int64_t ldb = tb ? k : n;

@@ -125,15 +125,28 @@ bool kn_cuda_supports_SeparableConv(const ir_graph *g, const ir_node *n, char *w
     return true;
 }
 
-/* GEMM rows: A's last dim (K, or M with transA), B's last dim and Y's (N) row alignment. */
+static int64_t batch_of(const ir_node *n, uint32_t i);
+
+/* GEMM rows: A's last dim (K, or M with transA), B's last dim and Y's (N) row alignment; a batched
+ * B as MatMul's on cuBLASLt, when each operand holds every batch of Y or one matrix. */
 bool kn_cuda_supports_GemmEpilogue(const ir_graph *g, const ir_node *n, char *why_not)
 {
     if (!same_float(n, 0, 4, why_not) || !rank_is(n, 0, 2, IR_MAX_RANK, "A", why_not) ||
-        !rank_is(n, 1, 2, 2, "B", why_not) || !rank_is(n, 2, 1, 1, "the bias", why_not))
+        !rank_is(n, 1, 2, IR_MAX_RANK, "B", why_not) || !rank_is(n, 2, 1, 1, "the bias", why_not))
         return false;
+    const ir_type *b = in_type(n, 1);
+    if (b && b->rank > 2) {
+        int64_t ab = batch_of(n, 0), bb = batch_of(n, 1);
+        int64_t y = ab > bb ? ab : bb;
+        if (ab >= 0 && bb >= 0 && ((ab != y && ab != 1) || (bb != y && bb != 1)))
+            return kn_why(why_not,
+                          "batch dims that broadcast in part (A's %lld batches, B's %lld); "
+                          "cuBLASLt's strided batches take all or one",
+                          (long long)ab, (long long)bb);
+    }
     bool trans_b = ir_get_int(n, "transB") != 0;
     int64_t a_last = static_dim(n, 0, -1), b_last = static_dim(n, 1, -1);
-    int64_t nn = trans_b ? static_dim(n, 1, 0) : b_last;
+    int64_t nn = trans_b ? static_dim(n, 1, -2) : b_last;
     return row_aligned(n, 0, a_last, "A's last dim", why_not) &&
            row_aligned(n, 1, b_last, "B's last dim", why_not) &&
            row_aligned(n, 1, nn, "N", why_not);

@@ -166,8 +166,8 @@ bool kc_gemm_epilogue(kc_context *ctx, const kc_tensor *a, const kc_tensor *b,
                       const kc_gemm_params *p)
 {
     const int rank = a->rank > b->rank ? a->rank : b->rank;
-    if (a->rank < 2 || b->rank < 2 || y->rank != rank || (b->rank > 2 && (p->trans_a || p->trans_b)))
-        return KC_FAIL(ctx, "gemm: A and B must have rank 2 or more (a batched B untransposed)");
+    if (a->rank < 2 || b->rank < 2 || y->rank != rank)
+        return KC_FAIL(ctx, "gemm: A and B must have rank 2 or more");
     lt_gemm g = {};
     g.ab_type = g.d_type = a->dtype;
     g.trans_a = p->trans_a, g.trans_b = p->trans_b;

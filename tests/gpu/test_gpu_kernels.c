@@ -139,6 +139,12 @@ static const gpu_case cases[] = {
      "graph t {\n input a : bf16[3,32,8]\n const b : bf16[32,16] = random(seed=2)\n"
      " y = GemmEpilogue(a, b) {transA=1, act=\"LeakyRelu\", act_alpha=0.2}\n output y\n}\n",
      BF16_ANY},
+    {"gemm_batched_b_transb_alpha_f32",
+     "graph t {\n input a : f32[3,8,32]\n input b : f32[3,40,32]\n"
+     " y = GemmEpilogue(a, b) {transB=1, alpha=0.5}\n output y\n}\n", F32_GEMM},
+    {"gemm_batched_b_transa_broadcast_f16",
+     "graph t {\n input a : f16[32,8]\n input b : f16[2,32,24]\n"
+     " y = GemmEpilogue(a, b) {transA=1, alpha=3.0}\n output y\n}\n", F16_ANY},
     {"qkv_gqa_f32",
      "graph t {\n input x : f32[2,5,32]\n const w : f32[32,64] = random(seed=2)\n"
      " const c : f32[64] = random(seed=3)\n q, k, v = FusedQKV(x, w, c) {sizes=[32,16,16]}\n"

@@ -343,7 +343,20 @@ static void test_squeeze_excite(void)
 typedef struct {
     bool trans_a, trans_b, bias, residual;
     double alpha, beta;
+    int b_batch; /* B: 0 a constant matrix; 1 an input [batch, k, n]; 2 an input [2, 1, k, n] */
 } gemm_case;
+
+/* B of the case: a matrix, or batched (broadcasting with A's batch as MatMul's does). */
+static ir_value *gemm_b(ir_graph *g, const gemm_case *c, ir_dtype dt, int64_t batch, int64_t k,
+                        int64_t n)
+{
+    int64_t r = c->trans_b ? n : k, q = c->trans_b ? k : n;
+    if (c->b_batch == 1)
+        return rtt_input(g, "w", dt, DIMS(batch, r, q));
+    if (c->b_batch == 2)
+        return rtt_input(g, "w", dt, DIMS(2, 1, r, q));
+    return rtt_random(g, "w", dt, 5, DIMS(r, q));
+}
 
 static void gemm_graph(ir_graph *g, const gemm_case *c, const act_case *a, ir_dtype dt, bool fused)
 {
@@ -351,8 +364,7 @@ static void gemm_graph(ir_graph *g, const gemm_case *c, const act_case *a, ir_dt
     ir_value *x = c->trans_a ? rtt_input(g, "a", dt, DIMS(batch, k, m))
                              : rtt_input(g, "a", dt, DIMS(batch, m, k));
     ir_value *res = c->residual ? rtt_input(g, "res", dt, DIMS(m, n)) : NULL; /* broadcast */
-    ir_value *w = c->trans_b ? rtt_random(g, "w", dt, 5, DIMS(n, k))
-                             : rtt_random(g, "w", dt, 5, DIMS(k, n));
+    ir_value *w = gemm_b(g, c, dt, batch, k, n);
     ir_value *bias = c->bias ? rtt_random(g, "bias", dt, 6, DIMS(n)) : NULL;
     ir_value *y;
     if (fused) {
@@ -368,8 +380,14 @@ static void gemm_graph(ir_graph *g, const gemm_case *c, const act_case *a, ir_dt
             x = rtt_op(g, IR_OP_Transpose, "at", IN(x));
             ir_set_attr_ints(g, x->producer, "perm", (int64_t[]){0, 2, 1}, 3);
         }
-        if (c->trans_b)
+        if (c->trans_b) {
+            int rank = c->b_batch == 0 ? 2 : c->b_batch == 1 ? 3 : 4;
+            int64_t perm[4] = {0, 1, 2, 3};
+            perm[rank - 2] = rank - 1;
+            perm[rank - 1] = rank - 2;
             w = rtt_op(g, IR_OP_Transpose, "wt", IN(w));
+            ir_set_attr_ints(g, w->producer, "perm", perm, (uint32_t)rank);
+        }
         ir_value *acc = rtt_op(g, IR_OP_MatMul, "mm", IN(x, w));
         acc = rtt_op(g, IR_OP_Mul, "scaled", IN(acc, scalar(g, "alpha", dt, c->alpha)));
         if (bias)
@@ -387,8 +405,8 @@ static void gemm_graph(ir_graph *g, const gemm_case *c, const act_case *a, ir_dt
 static void check_gemm(const gemm_case *c, const act_case *a, ir_dtype dt)
 {
     char what[160];
-    snprintf(what, sizeof what, "GemmEpilogue %s %s transA %d transB %d", a->act,
-             ir_dtype_name(dt), c->trans_a, c->trans_b);
+    snprintf(what, sizeof what, "GemmEpilogue %s %s transA %d transB %d B batch %d", a->act,
+             ir_dtype_name(dt), c->trans_a, c->trans_b, c->b_batch);
     ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
     gemm_graph(f, c, a, dt, true);
     gemm_graph(r, c, a, dt, false);
@@ -416,6 +434,26 @@ static void test_gemm_variants(void)
         check_gemm(&cases[i], &gelu, IR_F32);
     check_gemm(&cases[0], &gelu, IR_F16);
     check_gemm(&cases[1], &acts[1], IR_BF16);
+}
+
+/* A batched B (ONNX Runtime's FusedMatMul: both operands computed): every batch of A with its own
+ * B, and B's batch dims broadcasting with A's ([2, 1] against [3]: Y [2, 3, m, n]), with every
+ * transpose and a bias, residual and activation on top. */
+static void test_gemm_batched_b(void)
+{
+    static const act_case none = {"Identity", false, 0, 0};
+    static const act_case gelu = {"Gelu", false, 0, 0};
+    const gemm_case cases[] = {
+        {.alpha = 3, .beta = 1, .b_batch = 1},
+        {.trans_a = true, .alpha = 0.5, .beta = 1, .b_batch = 1},
+        {.trans_b = true, .alpha = 1, .beta = 1, .b_batch = 1},
+        {.trans_a = true, .trans_b = true, .alpha = -2, .beta = 1, .b_batch = 2},
+        {.trans_b = true, .bias = true, .residual = true, .alpha = 1.5, .beta = 0.5, .b_batch = 2},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++)
+        check_gemm(&cases[i], i == 4 ? &gelu : &none, IR_F32);
+    check_gemm(&cases[3], &none, IR_F16);
+    check_gemm(&cases[2], &none, IR_BF16);
 }
 
 /* ---- FusedQKV ------------------------------------------------------------------------------- */
@@ -1538,6 +1576,7 @@ int main(void)
     RUN(test_squeeze_excite);
     RUN(test_gemm_every_activation);
     RUN(test_gemm_variants);
+    RUN(test_gemm_batched_b);
     RUN(test_qkv);
     RUN(test_rmsnorm);
     RUN(test_add_norms);
