@@ -125,6 +125,7 @@ static void test_goldens(void)
     check_file("declared.graph", true);
     check_file("fold_stops.graph", false); /* nothing can run it: its Reshape does not fit */
     check_file("symbolic.graph", true);
+    check_file("unstack.graph", true);
 }
 
 /* The printed canonical form parses back to a graph that canon leaves alone: literals (folded
