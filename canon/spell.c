@@ -11,7 +11,8 @@
  *   dim left becomes -1, so `Reshape(x, Concat(Gather(Shape(x), 0), [12], [64]))` is
  *   `Reshape(x, [0,12,64])` and the shape arithmetic goes;
  * - one slice of a stack, Gather(Concat(Unsqueeze(k), Unsqueeze(v)), 0) along the stacked axis,
- *   is a Squeeze of that slice: a view.
+ *   is a Squeeze of that slice: a view;
+ * - a Transpose that moves only dims of size 1 (and keeps the last) is a Reshape: a view.
  *
  * Which ops, which attribute and input, and how the axes count is the table below. */
 #include "canon/internal.h"
@@ -343,6 +344,42 @@ static bool respell_unstack(cn_ctx *c, ir_node *n)
     return true;
 }
 
+/* A Transpose that moves only dims of size 1 and keeps the last dim in place moves no element:
+ * a Reshape to its output's shape (a view, not a kernel). A decoder step's head split of
+ * [B, 1, H, D] (the query of one token) is one. The last dim must stay: a K^T that swaps it with a
+ * length of 1 stays the Transpose the attention rules know. Static shapes of no zero dim (a 0 in
+ * Reshape's shape would copy the input's dim). */
+static bool respell_unit_transpose(cn_ctx *c, ir_node *n)
+{
+    if (n->op != IR_OP_Transpose || !n->inputs[0])
+        return false;
+    const ir_type *x = &n->inputs[0]->type, *y = &n->outputs[0]->type;
+    const int64_t *perm;
+    uint32_t count = ir_get_ints(n, "perm", &perm);
+    int r = x->rank;
+    if (r < 2 || count != (uint32_t)r || !ir_type_is_static(y) || perm[r - 1] != r - 1)
+        return false;
+    int64_t last = -1;
+    bool moved = false;
+    for (int i = 0; i < r; i++) {
+        if (y->dims[i] < 1)
+            return false;
+        moved |= perm[i] != i;
+        if (y->dims[i] == 1)
+            continue;
+        if (perm[i] < last)
+            return false;
+        last = perm[i];
+    }
+    if (!moved)
+        return false; /* the identity: a no-op, noops' business */
+    ir_value *shape = cn_new_ints(c->g, stem(n, "shape"), y->dims, r);
+    n->op = IR_OP_Reshape;
+    remove_attr(n, "perm");
+    set_input(c->g, n, 1, shape);
+    return true;
+}
+
 uint32_t cn_spell(cn_ctx *c)
 {
     uint32_t respelled = 0;
@@ -357,6 +394,7 @@ uint32_t cn_spell(cn_ctx *c)
             changed |= respell_axis_attr(c->g, n);
         changed |= respell_kt_view(c, n);
         changed |= respell_unstack(c, n);
+        changed |= respell_unit_transpose(c, n);
         respelled += changed;
     }
     return respelled;

@@ -126,6 +126,7 @@ static void test_goldens(void)
     check_file("fold_stops.graph", false); /* nothing can run it: its Reshape does not fit */
     check_file("symbolic.graph", true);
     check_file("unstack.graph", true);
+    check_file("unit_transpose.graph", true);
 }
 
 /* The printed canonical form parses back to a graph that canon leaves alone: literals (folded
