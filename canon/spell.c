@@ -9,7 +9,10 @@
  * - a Reshape to a computed shape whose elements inference knows (ir/shape_value.c) reshapes to a
  *   constant: a dim that is the input's own dim at that place becomes 0 (copy it), the one other
  *   dim left becomes -1, so `Reshape(x, Concat(Gather(Shape(x), 0), [12], [64]))` is
- *   `Reshape(x, [0,12,64])` and the shape arithmetic goes.
+ *   `Reshape(x, [0,12,64])` and the shape arithmetic goes;
+ * - one slice of a stack, Gather(Concat(Unsqueeze(k), Unsqueeze(v)), 0) along the stacked axis,
+ *   is a Squeeze of that slice: a view;
+ * - a Transpose that moves only dims of size 1 (and keeps the last) is a Reshape: a view.
  *
  * Which ops, which attribute and input, and how the axes count is the table below. */
 #include "canon/internal.h"
@@ -300,6 +303,83 @@ static bool respell_reshape_shape(ir_graph *g, ir_node *n)
     return same;
 }
 
+/* One slice of a stack: Gather(Concat(s0, ..., sk) {axis a}, i) {axis a}, i a constant scalar and
+ * every s_j of dim 1 at a, is s_i without that dim, Squeeze(s_i, [a]): a view, not a kernel.
+ * ONNX Runtime's Attention returns its present K and V stacked ([2, B, H, T, D]) and its readers
+ * Gather them back; the import writes the stack as a Concat of Unsqueezes. The Gather becomes
+ * that Squeeze in place (its output, name and readers stay); the Concat goes when nothing else
+ * reads it. */
+static bool respell_unstack(cn_ctx *c, ir_node *n)
+{
+    if (n->op != IR_OP_Gather || n->ninputs != 2 || !n->inputs[0] || !n->inputs[1])
+        return false;
+    ir_value *s = n->inputs[0], *idx = n->inputs[1];
+    if (s->kind != IR_VALUE_NODE || s->producer->op != IR_OP_Concat || s->producer->dead ||
+        idx->type.rank != 0)
+        return false;
+    const ir_node *cat = s->producer;
+    int64_t r = s->type.rank, a = ir_get_int(n, "axis"), ca = ir_get_int(cat, "axis");
+    a += a < 0 ? r : 0;
+    ca += ca < 0 ? r : 0;
+    if (r < 1 || a != ca || a < 0 || a >= r)
+        return false;
+    for (uint32_t j = 0; j < cat->ninputs; j++)
+        if (!cat->inputs[j] || cat->inputs[j]->type.rank != r || cat->inputs[j]->type.dims[a] != 1)
+            return false;
+    int64_t count, i = -1 - (int64_t)cat->ninputs; /* out of range unless read */
+    int64_t *iv = cn_const_ints(c->g, idx, &count);
+    if (iv && count == 1 && iv[0] >= -(int64_t)cat->ninputs && iv[0] < (int64_t)cat->ninputs)
+        i = iv[0] < 0 ? iv[0] + cat->ninputs : iv[0];
+    free(iv);
+    if (i < 0)
+        return false;
+    ir_value *part = cat->inputs[i];
+    int64_t axes = a - r; /* counted from the end, as respell_axes writes them */
+    n->op = IR_OP_Squeeze;
+    remove_attr(n, "axis");
+    n->inputs[0] = part;
+    n->inputs[1] = cn_new_ints(c->g, stem(n, "axes"), &axes, 1);
+    if (part->id < c->nfwd) /* a reader more: no step may change it in place now */
+        c->gained[part->id] = true;
+    return true;
+}
+
+/* A Transpose that moves only dims of size 1 and keeps the last dim in place moves no element:
+ * a Reshape to its output's shape (a view, not a kernel). A decoder step's head split of
+ * [B, 1, H, D] (the query of one token) is one. The last dim must stay: a K^T that swaps it with a
+ * length of 1 stays the Transpose the attention rules know. Static shapes of no zero dim (a 0 in
+ * Reshape's shape would copy the input's dim). */
+static bool respell_unit_transpose(cn_ctx *c, ir_node *n)
+{
+    if (n->op != IR_OP_Transpose || !n->inputs[0])
+        return false;
+    const ir_type *x = &n->inputs[0]->type, *y = &n->outputs[0]->type;
+    const int64_t *perm;
+    uint32_t count = ir_get_ints(n, "perm", &perm);
+    int r = x->rank;
+    if (r < 2 || count != (uint32_t)r || !ir_type_is_static(y) || perm[r - 1] != r - 1)
+        return false;
+    int64_t last = -1;
+    bool moved = false;
+    for (int i = 0; i < r; i++) {
+        if (y->dims[i] < 1)
+            return false;
+        moved |= perm[i] != i;
+        if (y->dims[i] == 1)
+            continue;
+        if (perm[i] < last)
+            return false;
+        last = perm[i];
+    }
+    if (!moved)
+        return false; /* the identity: a no-op, noops' business */
+    ir_value *shape = cn_new_ints(c->g, stem(n, "shape"), y->dims, r);
+    n->op = IR_OP_Reshape;
+    remove_attr(n, "perm");
+    set_input(c->g, n, 1, shape);
+    return true;
+}
+
 uint32_t cn_spell(cn_ctx *c)
 {
     uint32_t respelled = 0;
@@ -313,6 +393,8 @@ uint32_t cn_spell(cn_ctx *c)
         if (axis_attr[n->op])
             changed |= respell_axis_attr(c->g, n);
         changed |= respell_kt_view(c, n);
+        changed |= respell_unstack(c, n);
+        changed |= respell_unit_transpose(c, n);
         respelled += changed;
     }
     return respelled;

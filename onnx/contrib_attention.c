@@ -11,8 +11,9 @@
  *             {num_heads, mask_filter_value, scale, unidirectional} -> Y, present_key?,
  *             present_value?
  *     q, k, v = query, key, value (+ their thirds of bias); key and value either [B, T, H*D] or
- *     already in heads [B, H, T, D] (then transposed to BSHD, and only the query's third of the
- *     bias added, as ONNX Runtime does);
+ *     already in heads [B, H, T, D] (then Attention runs in BHSD on them as they are, the query
+ *     transposed to BHSD and the result back, and only the query's third of the bias is added,
+ *     as ONNX Runtime does);
  *     present_key/value = k4/v4 transposed to [B, H, T, D].
  *
  * mask (mask_index or key_padding_mask) is ONNX Runtime's 2-D raw mask [B, T]: a key whose entry
@@ -409,18 +410,21 @@ static bool import_mha(ox_importer *im, ox_pending *p, const mha_attrs *a, mha_f
     ir_node *reshape[3] = {0};
     ir_value *in[] = {q, k, v};
     for (int i = 0; i < 3; i++) {
-        if (i > 0 && in_heads) {
-            heads[i] = transpose_heads(im, ar_printf(g->arena, "%s/%c4", stem, "qkv"[i]), in[i]);
+        if (i > 0 && in_heads) { /* read in BHSD as they are */
+            heads[i] = in[i];
             continue;
         }
         reshape[i] =
             split_heads(im, ar_printf(g->arena, "%s/%c4", stem, "qkv"[i]), in[i], a->heads);
         heads[i] = reshape[i]->outputs[0];
     }
+    if (in_heads) /* the query joins them in BHSD: one transpose of [B, S, H, D], a view when S
+                   * is 1 (a decoder step), instead of one of each cache */
+        heads[0] = transpose_heads(im, ar_printf(g->arena, "%s/q_bhsd", stem), heads[0]);
     if (past_k)
         append_to_cache(im, stem, heads, past_k, past_v);
     ir_value *y;
-    ir_node *att = attend(im, stem, heads, a, past_k != NULL, &y);
+    ir_node *att = attend(im, stem, heads, a, past_k != NULL || in_heads, &y);
     if (abias)
         set_input_at(im, att, 3, abias);
     merge_heads(im, p, y);

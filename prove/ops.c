@@ -1120,7 +1120,8 @@ bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, p
     default: break;
     }
     const ir_op_info *info = ir_op_info_get(n->op);
-    if (info->cls == IR_CLASS_BROADCAST && n->ninputs == 2)
+    /* an ElementwiseChain of two operands broadcasts them as a binary op does (BiasGelu's bias) */
+    if ((info->cls == IR_CLASS_BROADCAST || n->op == IR_OP_ElementwiseChain) && n->ninputs == 2)
         return propose_binary(gen, n, hints, out);
     if (info->cls == IR_CLASS_REDUCTION)
         return propose_reduce(gen, n, hints, out);

@@ -128,6 +128,8 @@ static void test_goldens(void)
     check_file("through.graph", true);
     check_file("output_noop.graph", true);
     check_file("qdq.graph", true);
+    check_file("unstack.graph", true);
+    check_file("unit_transpose.graph", true);
 }
 
 /* The printed canonical form parses back to a graph that canon leaves alone: literals (folded
