@@ -705,13 +705,13 @@ static bool lookup_op(gp_state *st, gp_token t, ir_op *op)
 static bool result_names(gp_state *st, const gp_results *results, const char **names)
 {
     bool ok = true;
-    sm_map line = {0}; /* names defined earlier in this line */
+    sm_map line = {0}; /* names defined earlier in this line (a line of one defines no other) */
     for (size_t i = 0; i < results->items.len; i++) {
         gp_token t = results->items.items[i].name;
         names[i] = value_name(st, t);
         if (!names[i]) {
             ok = false;
-        } else if (sm_get(&line, names[i], strlen(names[i]))) {
+        } else if (i > 0 && sm_get(&line, names[i], strlen(names[i]))) {
             dg_error(st->dg, st->src, t.offset, t.len, "'%s' is named twice in this line",
                      names[i]);
             ok = false;
@@ -719,7 +719,7 @@ static bool result_names(gp_state *st, const gp_results *results, const char **n
         } else if (!check_new_name(st, names[i], t)) {
             ok = false;
             names[i] = NULL;
-        } else {
+        } else if (results->items.len > 1) {
             sm_put(&line, names[i], strlen(names[i]), (void *)names[i]);
         }
     }
@@ -902,6 +902,11 @@ static void report_undefined(gp_state *st, gp_token t, const char *name, unsigne
  * errors, silently). */
 static ir_value *resolve(gp_state *st, gp_token t, unsigned *suggestions)
 {
+    if (!tok_quoted(st, t)) { /* the token's own bytes: no copy of the name */
+        ir_value *v = ir_find_value_n(st->g, tok_text(st, t), t.len);
+        if (v)
+            return v;
+    }
     char *name = name_of(st, t);
     ir_value *v = ir_find_value(st->g, name);
     if (!v && !sm_get(&st->poisoned, name, strlen(name)))
