@@ -16,12 +16,12 @@ static uint64_t hash(const char *s, size_t len)
     return h;
 }
 
-static sm_slot *find(const sm_map *map, const char *key, size_t key_len)
+static sm_slot *find(const sm_map *map, const char *key, size_t key_len, uint64_t h)
 {
     size_t mask = map->cap - 1;
-    for (size_t i = hash(key, key_len) & mask;; i = (i + 1) & mask) {
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
         sm_slot *s = &map->slots[i];
-        if (!s->key || (s->key_len == key_len && memcmp(s->key, key, key_len) == 0))
+        if (!s->key || (s->hash == h && s->key_len == key_len && memcmp(s->key, key, key_len) == 0))
             return s;
     }
 }
@@ -37,35 +37,69 @@ void *sm_get(const sm_map *map, const char *key, size_t key_len)
 {
     if (!map->cap)
         return NULL;
-    sm_slot *s = find(map, key, key_len);
+    sm_slot *s = find(map, key, key_len, hash(key, key_len));
     return s->key ? s->value : NULL;
 }
 
-static void grow(sm_map *map)
+/* Rehomes the slots in a table of cap slots (a power of two), by their stored hashes. */
+static void resize(sm_map *map, size_t cap)
 {
-    size_t cap = map->cap ? map->cap * 2 : 64;
     FR_CHECK(cap <= SIZE_MAX / sizeof(sm_slot));
     sm_map bigger = {calloc(cap, sizeof(sm_slot)), cap, 0};
     FR_CHECK(bigger.slots != NULL);
-    for (size_t i = 0; i < map->cap; i++)
-        if (map->slots[i].key)
-            *find(&bigger, map->slots[i].key, map->slots[i].key_len) = map->slots[i];
+    size_t mask = cap - 1;
+    for (size_t i = 0; i < map->cap; i++) {
+        const sm_slot *s = &map->slots[i];
+        if (!s->key)
+            continue;
+        size_t j = s->hash & mask;
+        while (bigger.slots[j].key) /* keys are distinct: the first free slot */
+            j = (j + 1) & mask;
+        bigger.slots[j] = *s;
+    }
     bigger.len = map->len;
     free(map->slots);
     *map = bigger;
 }
 
-void *sm_put(sm_map *map, const char *key, size_t key_len, void *value)
+static bool full(const sm_map *map, size_t len)
 {
-    if ((map->len + 1) * 4 > map->cap * 3)
-        grow(map);
-    sm_slot *s = find(map, key, key_len);
-    void *old = s->key ? s->value : NULL;
+    return len * 4 > map->cap * 3;
+}
+
+void sm_reserve(sm_map *map, size_t n)
+{
+    size_t cap = map->cap ? map->cap : 64;
+    while (n * 4 > cap * 3) {
+        FR_CHECK(cap <= SIZE_MAX / 2);
+        cap *= 2;
+    }
+    if (cap != map->cap)
+        resize(map, cap);
+}
+
+sm_slot *sm_insert(sm_map *map, const char *key, size_t key_len, bool *inserted)
+{
+    if (full(map, map->len + 1))
+        resize(map, map->cap ? map->cap * 2 : 64);
+    uint64_t h = hash(key, key_len);
+    sm_slot *s = find(map, key, key_len, h);
+    *inserted = !s->key;
     if (!s->key) {
         s->key = key;
         s->key_len = key_len;
+        s->value = NULL;
+        s->hash = h;
         map->len++;
     }
+    return s;
+}
+
+void *sm_put(sm_map *map, const char *key, size_t key_len, void *value)
+{
+    bool inserted;
+    sm_slot *s = sm_insert(map, key, key_len, &inserted);
+    void *old = inserted ? NULL : s->value;
     s->value = value;
     return old;
 }

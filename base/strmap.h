@@ -3,12 +3,15 @@
 #ifndef FUSERULE_BASE_STRMAP_H
 #define FUSERULE_BASE_STRMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct {
     const char *key;
     size_t key_len;
     void *value;
+    uint64_t hash; /* of the key: probes compare it first, growing never rehashes */
 } sm_slot;
 
 typedef struct {
@@ -21,5 +24,11 @@ void sm_free(sm_map *map);
 void *sm_get(const sm_map *map, const char *key, size_t key_len);
 /* Inserts or replaces; returns the previous value or NULL. */
 void *sm_put(sm_map *map, const char *key, size_t key_len, void *value);
+/* One probe for a definition: the slot of key, inserted (with a NULL value) when absent, in which
+ * case *inserted is true and the caller sets its value (and may point its key at a copy with the
+ * same bytes). The slot stays valid until the next insertion. */
+sm_slot *sm_insert(sm_map *map, const char *key, size_t key_len, bool *inserted);
+/* Room for n keys without growing. */
+void sm_reserve(sm_map *map, size_t n);
 
 #endif

@@ -35,8 +35,10 @@ void ir_graph_free(ir_graph *g)
 static ir_value *new_value(ir_graph *g, const char *name, ir_value_kind kind)
 {
     size_t len = strlen(name);
-    if (sm_get(&g->by_name, name, len))
-        return NULL;
+    bool inserted;
+    sm_slot *slot = sm_insert(&g->by_name, name, len, &inserted); /* the name's one probe */
+    if (!inserted && slot->value)
+        return NULL; /* (a removed value leaves its name with no value: free again) */
     ir_value *v = ar_alloc(g->arena, sizeof *v);
     v->name = ar_strndup(g->arena, name, len);
     v->kind = kind;
@@ -44,7 +46,8 @@ static ir_value *new_value(ir_graph *g, const char *name, ir_value_kind kind)
     FR_CHECK(g->values.len < UINT32_MAX);
     v->id = (uint32_t)g->values.len;
     vec_push(&g->values, v);
-    sm_put(&g->by_name, v->name, len, v);
+    slot->key = v->name; /* the same bytes, in the graph's arena */
+    slot->value = v;
     return v;
 }
 
@@ -71,9 +74,13 @@ ir_value *ir_add_const(ir_graph *g, const char *name, const ir_type *type, ir_co
 ir_node *ir_add_node(ir_graph *g, ir_op op, uint32_t ninputs, const char *const *out_names,
                      uint32_t noutputs)
 {
-    for (uint32_t i = 0; i < noutputs; i++)
+    /* with one output, new_value's own check is the only lookup */
+    for (uint32_t i = 0; noutputs > 1 && i < noutputs; i++)
         if (sm_get(&g->by_name, out_names[i], strlen(out_names[i])))
             return NULL;
+    ir_value *first = NULL;
+    if (noutputs == 1 && !(first = new_value(g, out_names[0], IR_VALUE_NODE)))
+        return NULL;
     ir_node *n = ar_alloc(g->arena, sizeof *n);
     n->op = op;
     FR_CHECK(g->nodes.len < UINT32_MAX);
@@ -83,7 +90,7 @@ ir_node *ir_add_node(ir_graph *g, ir_op op, uint32_t ninputs, const char *const 
     n->noutputs = noutputs;
     n->outputs = ar_alloc_array(g->arena, noutputs, sizeof *n->outputs);
     for (uint32_t i = 0; i < noutputs; i++) {
-        ir_value *v = new_value(g, out_names[i], IR_VALUE_NODE);
+        ir_value *v = first ? first : new_value(g, out_names[i], IR_VALUE_NODE);
         FR_CHECK(v != NULL); /* names were checked above; a repeated name in out_names is a bug */
         v->producer = n;
         v->out_index = i;
@@ -153,6 +160,11 @@ const char *ir_fresh_name(ir_graph *g, const char *stem)
 ir_value *ir_find_value(const ir_graph *g, const char *name)
 {
     return sm_get(&g->by_name, name, strlen(name));
+}
+
+ir_value *ir_find_value_n(const ir_graph *g, const char *name, size_t len)
+{
+    return sm_get(&g->by_name, name, len);
 }
 
 /* ---- attributes ---- */

@@ -325,6 +325,8 @@ bool ir_dim_solve(const ir_graph *g, int64_t d, int64_t value, int64_t *bound, u
 const char *ir_fresh_name(ir_graph *g, const char *stem);
 
 ir_value *ir_find_value(const ir_graph *g, const char *name);
+/* The same, for a name of len bytes that need not end with a NUL. */
+ir_value *ir_find_value_n(const ir_graph *g, const char *name, size_t len);
 
 /* Attributes: set replaces an attribute of the same name. */
 void ir_set_attr_int(ir_graph *g, ir_node *n, const char *name, int64_t v);

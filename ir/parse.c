@@ -166,6 +166,14 @@ static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders)
 
     gp_state st = {.src = src, .dg = dg, .placeholders = placeholders};
     st.g = ir_graph_new("");
+    /* A line defines one value, most lines: the name map's size from the first probe on. At
+     * most a value per 32 bytes (a line of a real graph is longer), so that a file of empty lines
+     * reserves no more than the text's own size (the hostile suite's address-space limit). */
+    size_t lines = 1;
+    for (const char *p = src->text, *end = src->text + src->len;
+         (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+        lines++;
+    sm_reserve(&st.g->by_name, lines < src->len / 32 ? lines : src->len / 32);
     st.g->src = src;
     st.g->dir = path_dir(st.g->arena, src->path); /* what file() paths are relative to */
     gp_lexer_init(&st.lx, src, text, dg);

@@ -452,6 +452,14 @@ static bool check_new_name(gp_state *st, const char *name, gp_token t)
     return false;
 }
 
+/* Whether a definition may leave the check that its name is new to the graph's own probe (one
+ * lookup per definition): when no line with errors reserved a name, the graph knows every name
+ * defined so far. */
+static bool defines_once(const gp_state *st)
+{
+    return st->poisoned.len == 0;
+}
+
 /* Remembers a name that a line with errors meant to define, so that its uses are not reported as
  * undefined as well. */
 static void poison(gp_state *st, const char *name, gp_token t)
@@ -480,9 +488,13 @@ void gp_graph_header(gp_state *st, gp_token name, gp_token brace)
 void gp_input(gp_state *st, gp_token name, const gp_type *type)
 {
     char *n = value_name(st, name);
-    if (!n || !check_new_name(st, n, name))
+    if (!n || (!defines_once(st) && !check_new_name(st, n, name)))
         return;
     ir_value *v = ir_add_input(st->g, n, &type->type);
+    if (!v) { /* defined before: ir_add_input's probe found it */
+        check_new_name(st, n, name);
+        return;
+    }
     set_location(v, name);
     v->type_declared = true;
 }
@@ -493,16 +505,20 @@ static ir_const *define_const(gp_state *st, const gp_result *head, ir_const_kind
                               bool *usable)
 {
     char *n = value_name(st, head->name);
-    if (!n || !check_new_name(st, n, head->name))
+    if (!n || (!defines_once(st) && !check_new_name(st, n, head->name)))
         return NULL;
+    ir_const *c = ir_const_new(st->g, kind);
+    ir_value *v = ir_add_const(st->g, n, &head->type.type, c);
+    if (!v) { /* defined before: ir_add_const's probe found it */
+        check_new_name(st, n, head->name);
+        return NULL;
+    }
     *usable = head->type.ok;
     if (head->type.ok && !ir_type_is_static(&head->type.type)) {
         dg_error(st->dg, st->src, head->type.tok.offset, head->type.tok.len,
                  "a constant needs a static shape (sizes, not names or '?')");
         *usable = false;
     }
-    ir_const *c = ir_const_new(st->g, kind);
-    ir_value *v = ir_add_const(st->g, n, &head->type.type, c);
     set_location(v, head->name);
     v->type_declared = true;
     return c;
@@ -702,24 +718,25 @@ static bool lookup_op(gp_state *st, gp_token t, ir_op *op)
 }
 
 /* The names a node line defines, checked to be new; false (reported) when one is not. */
-static bool result_names(gp_state *st, const gp_results *results, const char **names)
+static bool result_names(gp_state *st, const gp_results *results, const char **names,
+                         bool defer_new)
 {
     bool ok = true;
-    sm_map line = {0}; /* names defined earlier in this line */
+    sm_map line = {0}; /* names defined earlier in this line (a line of one defines no other) */
     for (size_t i = 0; i < results->items.len; i++) {
         gp_token t = results->items.items[i].name;
         names[i] = value_name(st, t);
         if (!names[i]) {
             ok = false;
-        } else if (sm_get(&line, names[i], strlen(names[i]))) {
+        } else if (i > 0 && sm_get(&line, names[i], strlen(names[i]))) {
             dg_error(st->dg, st->src, t.offset, t.len, "'%s' is named twice in this line",
                      names[i]);
             ok = false;
             names[i] = NULL;
-        } else if (!check_new_name(st, names[i], t)) {
+        } else if (!defer_new && !check_new_name(st, names[i], t)) {
             ok = false;
             names[i] = NULL;
-        } else {
+        } else if (results->items.len > 1) {
             sm_put(&line, names[i], strlen(names[i]), (void *)names[i]);
         }
     }
@@ -835,7 +852,9 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
     const char **names = xcalloc(nresults * sizeof *names);
     ir_op op;
     bool op_ok = lookup_op(st, op_tok, &op);
-    bool names_ok = result_names(st, results, names);
+    /* one result on a line without other errors: ir_add_node's probe checks that it is new */
+    bool defer_new = op_ok && nresults == 1 && defines_once(st);
+    bool names_ok = result_names(st, results, names, defer_new);
     size_t noperands = operands ? operands->items.len : 0;
     if (!op_ok || !names_ok || noperands > UINT32_MAX || nresults > UINT32_MAX) {
         for (size_t i = 0; i < nresults; i++)
@@ -845,7 +864,12 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
         return;
     }
     ir_node *n = ir_add_node(st->g, op, (uint32_t)noperands, names, (uint32_t)nresults);
-    FR_CHECK(n != NULL); /* result_names checked every name */
+    if (!n) {
+        FR_CHECK(defer_new); /* else result_names checked every name */
+        check_new_name(st, names[0], results->items.items[0].name);
+        free(names);
+        return;
+    }
     free(names);
     n->src_offset = op_tok.offset;
     n->src_len = op_tok.len;
@@ -902,6 +926,11 @@ static void report_undefined(gp_state *st, gp_token t, const char *name, unsigne
  * errors, silently). */
 static ir_value *resolve(gp_state *st, gp_token t, unsigned *suggestions)
 {
+    if (!tok_quoted(st, t)) { /* the token's own bytes: no copy of the name */
+        ir_value *v = ir_find_value_n(st->g, tok_text(st, t), t.len);
+        if (v)
+            return v;
+    }
     char *name = name_of(st, t);
     ir_value *v = ir_find_value(st->g, name);
     if (!v && !sm_get(&st->poisoned, name, strlen(name)))

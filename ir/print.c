@@ -5,13 +5,88 @@
 #include "ir/ir.h"
 
 #include "base/check.h"
+#include "base/numtext.h"
 #include "base/utf8.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The printer writes through a buffer of its own, flushed to the FILE in large blocks: stdio's
+ * per-call locking and format parsing were a tenth of `apply` at a million nodes. */
+typedef struct {
+    FILE *file;
+    size_t len;
+    char buf[1 << 16];
+} pbuf;
+
+static void pb_flush(pbuf *b)
+{
+    if (b->len)
+        fwrite(b->buf, 1, b->len, b->file);
+    b->len = 0;
+}
+
+static void pb_write(pbuf *b, const char *s, size_t n)
+{
+    if (n > sizeof b->buf - b->len) {
+        pb_flush(b);
+        if (n > sizeof b->buf) {
+            fwrite(s, 1, n, b->file);
+            return;
+        }
+    }
+    memcpy(b->buf + b->len, s, n);
+    b->len += n;
+}
+
+static void pb_puts(pbuf *b, const char *s)
+{
+    pb_write(b, s, strlen(s));
+}
+
+static void pb_putc(pbuf *b, char c)
+{
+    if (b->len == sizeof b->buf)
+        pb_flush(b);
+    b->buf[b->len++] = c;
+}
+
+static void pb_u64(pbuf *b, uint64_t v)
+{
+    char digits[20];
+    size_t n = 0;
+    do {
+        digits[sizeof digits - ++n] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    pb_write(b, digits + sizeof digits - n, n);
+}
+
+static void pb_i64(pbuf *b, int64_t v)
+{
+    if (v < 0) {
+        pb_putc(b, '-');
+        pb_u64(b, (uint64_t)0 - (uint64_t)v);
+    } else {
+        pb_u64(b, (uint64_t)v);
+    }
+}
+
+static void pb_printf(pbuf *b, const char *format, ...) __attribute__((format(printf, 2, 3)));
+static void pb_printf(pbuf *b, const char *format, ...)
+{
+    char text[256];
+    va_list ap;
+    va_start(ap, format);
+    int n = vsnprintf(text, sizeof text, format, ap);
+    va_end(ap);
+    FR_CHECK(n >= 0 && (size_t)n < sizeof text);
+    pb_write(b, text, (size_t)n);
+}
 
 /* Words the lexer reads as something other than a name; names spelt so must be quoted. `_` is a
  * name token, but an unquoted `_` operand means "omitted". */
@@ -28,13 +103,18 @@ static bool is_name_char(unsigned char c)
     return is_name_start(c) || (c >= '0' && c <= '9') || c == '.' || c == '-';
 }
 
-static bool needs_quotes(const char *name)
+/* Whether name must be quoted; *len is its length when it need not. */
+static bool needs_quotes(const char *name, size_t *len)
 {
     if (!is_name_start((unsigned char)name[0]))
         return true; /* also the empty name */
-    for (const char *p = name + 1; *p; p++)
+    const char *p = name + 1;
+    for (; *p; p++)
         if (!is_name_char((unsigned char)*p))
             return true;
+    *len = (size_t)(p - name);
+    if (*len > 6) /* longer than any reserved word */
+        return false;
     for (size_t i = 0; i < FR_COUNT_OF(reserved); i++)
         if (strcmp(name, reserved[i]) == 0)
             return true;
@@ -43,74 +123,48 @@ static bool needs_quotes(const char *name)
 
 /* A string in double quotes; what would not read back as itself (quotes, backslashes, control
  * characters, bytes that are not UTF-8) is escaped. */
-static void print_quoted(FILE *out, const char *s)
+static void print_quoted(pbuf *out, const char *s)
 {
-    fputc('"', out);
+    pb_putc(out, '"');
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
         unsigned char c = *p;
         size_t n = utf8_sequence(p, SIZE_MAX); /* the rules of the lexer */
         if (c == '"' || c == '\\')
-            fprintf(out, "\\%c", c);
+            pb_printf(out, "\\%c", c);
         else if (c == '\n')
-            fputs("\\n", out);
+            pb_puts(out, "\\n");
         else if (c == '\t')
-            fputs("\\t", out);
+            pb_puts(out, "\\t");
         else if (c < 0x20 || c == 0x7f || n == 0)
-            fprintf(out, "\\x%02x", c);
+            pb_printf(out, "\\x%02x", c);
         else
-            fwrite(p, 1, n, out);
+            pb_write(out, (const char *)p, n);
         p += n ? n : 1;
     }
-    fputc('"', out);
+    pb_putc(out, '"');
 }
 
-static void print_name(FILE *out, const char *name)
+static void print_name(pbuf *out, const char *name)
 {
-    if (needs_quotes(name))
+    size_t len;
+    if (needs_quotes(name, &len))
         print_quoted(out, name);
     else
-        fputs(name, out);
+        pb_write(out, name, len);
 }
 
-/* The shortest text that reads back as the same double, written as Python's repr writes it:
- * the fewest significant digits that round-trip, in fixed notation for exponents from -4 to 15
- * and in scientific notation beyond (10.0, 0.0001, 1e-05, 1e+20). With as_float, an integral value
- * keeps a ".0" so that it reads back as a float rather than an integer. */
-static void format_double(double v, bool as_float, char *buf, size_t size)
+/* The shortest text that reads back as the same double, as Python's repr writes it (numtext.h);
+ * with as_float an integral value keeps a ".0" so that it reads back as a float. */
+static void print_double(pbuf *out, double v, bool as_float)
 {
-    if (isnan(v)) {
-        snprintf(buf, size, "nan");
-        return;
-    }
-    if (isinf(v)) {
-        snprintf(buf, size, v < 0 ? "-inf" : "inf");
-        return;
-    }
-    int digits = 1;
-    for (; digits < 17; digits++) {
-        snprintf(buf, size, "%.*e", digits - 1, v);
-        if (strtod(buf, NULL) == v)
-            break;
-    }
-    snprintf(buf, size, "%.*e", digits - 1, v);
-    int exponent = atoi(strchr(buf, 'e') + 1);
-    if (exponent >= -4 && exponent < 16)
-        snprintf(buf, size, "%.*f", digits - 1 - exponent > 0 ? digits - 1 - exponent : 0, v);
-    if (as_float && !strpbrk(buf, ".e"))
-        strncat(buf, ".0", size - strlen(buf) - 1);
-}
-
-static void print_double(FILE *out, double v, bool as_float)
-{
-    char buf[40];
-    format_double(v, as_float, buf, sizeof buf);
-    fputs(buf, out);
+    char buf[NUMTEXT_SIZE];
+    pb_write(out, buf, numtext_double(v, as_float, buf));
 }
 
 /* An expression dim as the parser reads it back: `batch * S * 12 + 1`, `T - S`, names quoted
  * where needed (spaces around the operators: `-` and `/` are name characters). An expression
  * always has a positive term (ir/dimexpr.c). */
-static void print_dim_expr(FILE *out, const ir_graph *g, const ir_dimx *p)
+static void print_dim_expr(pbuf *out, const ir_graph *g, const ir_dimx *p)
 {
     /* the positive terms first, so that the text reads back left to right through sizes */
     bool first = true;
@@ -121,56 +175,56 @@ static void print_dim_expr(FILE *out, const ir_graph *g, const ir_dimx *p)
                 continue;
             uint64_t mag = t->coef < 0 ? (uint64_t)0 - (uint64_t)t->coef : (uint64_t)t->coef;
             if (!first)
-                fputs(t->coef < 0 ? " - " : " + ", out);
+                pb_puts(out, t->coef < 0 ? " - " : " + ");
             first = false;
             for (int k = 0; k < t->nvars; k++) {
                 if (k)
-                    fputs(" * ", out);
+                    pb_puts(out, " * ");
                 print_name(out, g->symbols.items[t->vars[k]]);
             }
             if (t->nvars == 0 || mag != 1)
-                fprintf(out, "%s%llu", t->nvars ? " * " : "", (unsigned long long)mag);
+                pb_printf(out, "%s%llu", t->nvars ? " * " : "", (unsigned long long)mag);
         }
 }
 
-static void print_type(FILE *out, const ir_graph *g, const ir_type *t)
+static void print_type(pbuf *out, const ir_graph *g, const ir_type *t)
 {
-    fputs(ir_dtype_name(t->dtype), out);
+    pb_puts(out, ir_dtype_name(t->dtype));
     if (t->rank < 0) {
-        fputs("[*]", out);
+        pb_puts(out, "[*]");
     } else {
-        fputc('[', out);
+        pb_putc(out, '[');
         for (int i = 0; i < t->rank; i++) {
             int64_t d = t->dims[i];
             if (i)
-                fputc(',', out);
+                pb_putc(out, ',');
             if (ir_dim_is_static(d))
-                fprintf(out, "%" PRId64, d);
+                pb_i64(out, d);
             else if (ir_dim_expr(g, d))
                 print_dim_expr(out, g, ir_dim_expr(g, d));
             else if (ir_dim_is_symbol(d))
                 print_name(out, ir_symbol_name(g, d));
             else
-                fputc('?', out);
+                pb_putc(out, '?');
         }
-        fputc(']', out);
+        pb_putc(out, ']');
     }
     if (t->layout != IR_LAYOUT_NONE)
-        fprintf(out, " %s", ir_layout_name((ir_layout)t->layout));
+        pb_printf(out, " %s", ir_layout_name((ir_layout)t->layout));
 }
 
 /* ---- constants ----------------------------------------------------------------------------- */
 
 /* One element of a literal constant: integers for integer and bool dtypes. */
-static void print_element(FILE *out, ir_dtype dt, double v)
+static void print_element(pbuf *out, ir_dtype dt, double v)
 {
     if (!ir_dtype_is_float(dt) && v == floor(v) && fabs(v) < 9.2e18)
-        fprintf(out, "%lld", (long long)v);
+        pb_i64(out, (int64_t)v);
     else
         print_double(out, v, true);
 }
 
-static void print_const_init(FILE *out, const ir_graph *g, const ir_value *v)
+static void print_const_init(pbuf *out, const ir_graph *g, const ir_value *v)
 {
     const ir_const *c = v->konst;
     FR_CHECK(c != NULL);
@@ -180,45 +234,45 @@ static void print_const_init(FILE *out, const ir_graph *g, const ir_value *v)
             print_element(out, v->type.dtype, c->literal[0]);
             break;
         }
-        fputc('[', out);
+        pb_putc(out, '[');
         for (size_t i = 0; i < c->literal_count; i++) {
             if (i)
-                fputc(',', out);
+                pb_putc(out, ',');
             print_element(out, v->type.dtype, c->literal[i]);
         }
-        fputc(']', out);
+        pb_putc(out, ']');
         break;
     case IR_CONST_RANDOM:
-        fprintf(out, "random(seed=%" PRIu64, c->seed);
+        pb_printf(out, "random(seed=%" PRIu64, c->seed);
         if (c->lo != -1.0) {
-            fputs(", lo=", out);
+            pb_puts(out, ", lo=");
             print_double(out, c->lo, true);
         }
         if (c->hi != 1.0) {
-            fputs(", hi=", out);
+            pb_puts(out, ", hi=");
             print_double(out, c->hi, true);
         }
-        fputc(')', out);
+        pb_putc(out, ')');
         break;
     case IR_CONST_FILE:
-        fputs("file(", out);
+        pb_puts(out, "file(");
         print_quoted(out, c->file);
-        fputs(", ", out);
+        pb_puts(out, ", ");
         print_quoted(out, c->key);
-        fputc(')', out);
+        pb_putc(out, ')');
         break;
     case IR_CONST_DATA: {
         /* ir_save writes these to <graph name>.safetensors, keyed by value name */
-        fputs("file(", out);
+        pb_puts(out, "file(");
         size_t n = strlen(g->name) + sizeof ".safetensors";
         char *file = malloc(n);
         FR_CHECK(file != NULL);
         snprintf(file, n, "%s.safetensors", g->name);
         print_quoted(out, file);
         free(file);
-        fputs(", ", out);
+        pb_puts(out, ", ");
         print_quoted(out, v->name);
-        fputc(')', out);
+        pb_putc(out, ')');
         break;
     }
     }
@@ -226,11 +280,11 @@ static void print_const_init(FILE *out, const ir_graph *g, const ir_value *v)
 
 /* ---- nodes --------------------------------------------------------------------------------- */
 
-static void print_attr_value(FILE *out, const ir_attr *a)
+static void print_attr_value(pbuf *out, const ir_attr *a)
 {
     switch (a->kind) {
     case IR_ATTR_INT:
-        fprintf(out, "%" PRId64, a->v.i);
+        pb_i64(out, a->v.i);
         break;
     case IR_ATTR_FLOAT:
         print_double(out, a->v.f, true);
@@ -240,32 +294,32 @@ static void print_attr_value(FILE *out, const ir_attr *a)
         break;
     case IR_ATTR_INTS:
     case IR_ATTR_FLOATS:
-        fputc('[', out);
+        pb_putc(out, '[');
         for (uint32_t i = 0; i < a->count; i++) {
             if (i)
-                fputc(',', out);
+                pb_putc(out, ',');
             if (a->kind == IR_ATTR_INTS)
-                fprintf(out, "%" PRId64, a->v.ints[i]);
+                pb_i64(out, a->v.ints[i]);
             else
                 print_double(out, a->v.floats[i], true);
         }
-        fputc(']', out);
+        pb_putc(out, ']');
         break;
     }
 }
 
-static void print_attr(FILE *out, const ir_attr *a, bool *first)
+static void print_attr(pbuf *out, const ir_attr *a, bool *first)
 {
-    fputs(*first ? " {" : ", ", out);
+    pb_puts(out, *first ? " {" : ", ");
     *first = false;
     print_name(out, a->name);
-    fputc('=', out);
+    pb_putc(out, '=');
     print_attr_value(out, a);
 }
 
 /* Attributes in the order of the op's schema, then any the schema does not know (a graph that was
  * not validated) in the node's order. */
-static void print_attrs(FILE *out, const ir_node *n)
+static void print_attrs(pbuf *out, const ir_node *n)
 {
     const ir_op_info *info = ir_op_info_get(n->op);
     bool first = true;
@@ -278,82 +332,95 @@ static void print_attrs(FILE *out, const ir_node *n)
         if (!ir_op_attr_schema(n->op, n->attrs[i].name))
             print_attr(out, &n->attrs[i], &first);
     if (!first)
-        fputc('}', out);
+        pb_putc(out, '}');
 }
 
-static void print_kernel(FILE *out, const char *kernel)
+static void print_kernel(pbuf *out, const char *kernel)
 {
-    fputs(" @", out);
+    pb_puts(out, " @");
     for (const char *p = kernel; *p; p++) {
         if (!is_name_char((unsigned char)*p)) {
             print_quoted(out, kernel);
             return;
         }
     }
-    fputs(kernel[0] ? kernel : "\"\"", out);
+    pb_puts(out, kernel[0] ? kernel : "\"\"");
 }
 
-static void print_node(FILE *out, const ir_graph *g, const ir_node *n)
+static void print_node(pbuf *out, const ir_graph *g, const ir_node *n)
 {
-    fputs("  ", out);
+    pb_puts(out, "  ");
     for (uint32_t i = 0; i < n->noutputs; i++) {
         const ir_value *v = n->outputs[i];
         if (i)
-            fputs(", ", out);
+            pb_puts(out, ", ");
         print_name(out, v->name);
         if (v->type.dtype != IR_DTYPE_UNKNOWN) {
-            fputs(" : ", out);
+            pb_puts(out, " : ");
             print_type(out, g, &v->type);
         }
     }
-    fprintf(out, " = %s(", ir_op_name(n->op));
+    pb_puts(out, " = ");
+    pb_puts(out, ir_op_name(n->op));
+    pb_putc(out, '(');
     for (uint32_t i = 0; i < n->ninputs; i++) {
         if (i)
-            fputs(", ", out);
+            pb_puts(out, ", ");
         if (n->inputs[i])
             print_name(out, n->inputs[i]->name);
         else
-            fputc('_', out);
+            pb_putc(out, '_');
     }
-    fputc(')', out);
+    pb_putc(out, ')');
     print_attrs(out, n);
     if (n->kernel)
         print_kernel(out, n->kernel);
-    fputc('\n', out);
+    pb_putc(out, '\n');
 }
 
-void ir_print(const ir_graph *g, FILE *out)
+static void print_graph(const ir_graph *g, pbuf *out)
 {
-    fputs("graph ", out);
+    pb_puts(out, "graph ");
     print_name(out, g->name);
-    fputs(" {\n", out);
+    pb_puts(out, " {\n");
     for (size_t i = 0; i < g->inputs.len; i++) {
         const ir_value *v = g->inputs.items[i];
-        fputs("  input  ", out);
+        pb_puts(out, "  input  ");
         print_name(out, v->name);
-        fputs(" : ", out);
+        pb_puts(out, " : ");
         print_type(out, g, &v->type);
-        fputc('\n', out);
+        pb_putc(out, '\n');
     }
     for (size_t i = 0; i < g->values.len; i++) {
         const ir_value *v = g->values.items[i];
         if (v->kind != IR_VALUE_CONST)
             continue;
-        fputs("  const  ", out);
+        pb_puts(out, "  const  ");
         print_name(out, v->name);
-        fputs(" : ", out);
+        pb_puts(out, " : ");
         print_type(out, g, &v->type);
-        fputs(" = ", out);
+        pb_puts(out, " = ");
         print_const_init(out, g, v);
-        fputc('\n', out);
+        pb_putc(out, '\n');
     }
     for (size_t i = 0; i < g->nodes.len; i++)
         if (!g->nodes.items[i]->dead)
             print_node(out, g, g->nodes.items[i]);
     for (size_t i = 0; i < g->outputs.len; i++) {
-        fputs("  output ", out);
+        pb_puts(out, "  output ");
         print_name(out, g->outputs.items[i]->name);
-        fputc('\n', out);
+        pb_putc(out, '\n');
     }
-    fputs("}\n", out);
+    pb_puts(out, "}\n");
+}
+
+void ir_print(const ir_graph *g, FILE *file)
+{
+    pbuf *out = malloc(sizeof *out);
+    FR_CHECK(out != NULL);
+    out->file = file;
+    out->len = 0;
+    print_graph(g, out);
+    pb_flush(out);
+    free(out);
 }

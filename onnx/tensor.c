@@ -10,6 +10,7 @@
 
 #include "base/check.h"
 #include "base/half.h"
+#include "base/numtext.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -74,18 +75,11 @@ const char *ox_onnx_dtype_name(int32_t code)
     return code == 0 ? "UNDEFINED" : "an unknown type code";
 }
 
+/* The shortest decimal of f (at most 9 digits) as a double (numtext.h: the "%.*g" and strtod
+ * search without the round trips); export and the executor convert it back through the double. */
 double ox_float_to_double(float f)
 {
-    if (!isfinite(f) || f == 0.0f)
-        return (double)f;
-    char buf[32];
-    for (int digits = 1; digits <= 9; digits++) {
-        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
-        double d = strtod(buf, NULL);
-        if ((float)d == f) /* through the double, as export and the executor convert it */
-            return d;
-    }
-    return (double)f;
+    return numtext_float_as_double(f);
 }
 
 /* ---- dims ----------------------------------------------------------------------------------- */

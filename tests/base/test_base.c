@@ -1,13 +1,18 @@
-/* base/: zero-size arena allocations, UTF-8 validation, paths and JSON strings. */
+/* base/: zero-size arena allocations, UTF-8 validation, paths, JSON strings and the shortest text
+ * of numbers (against the printf/strtod searches it replaces). */
 #include "../unit.h"
 
 #include "base/arena.h"
 #include "base/json.h"
+#include "base/numtext.h"
 #include "base/path.h"
 #include "base/utf8.h"
 
+#include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* An array of no elements is a valid allocation (never NULL), first in an arena or after others,
  * and it takes no room from the allocations around it. */
@@ -86,11 +91,122 @@ static void test_json_quote(void)
     free(q);
 }
 
+/* The searches numtext replaces, as ir/print.c and onnx/tensor.c wrote them: the oracle. */
+static void reference_double(double v, bool as_float, char *buf, size_t size)
+{
+    if (isnan(v)) {
+        snprintf(buf, size, "nan");
+        return;
+    }
+    if (isinf(v)) {
+        snprintf(buf, size, v < 0 ? "-inf" : "inf");
+        return;
+    }
+    int digits = 1;
+    for (; digits < 17; digits++) {
+        snprintf(buf, size, "%.*e", digits - 1, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    snprintf(buf, size, "%.*e", digits - 1, v);
+    int exponent = atoi(strchr(buf, 'e') + 1);
+    if (exponent >= -4 && exponent < 16)
+        snprintf(buf, size, "%.*f", digits - 1 - exponent > 0 ? digits - 1 - exponent : 0, v);
+    if (as_float && !strpbrk(buf, ".e"))
+        strncat(buf, ".0", size - strlen(buf) - 1);
+}
+
+static double reference_float(float f)
+{
+    if (!isfinite(f) || f == 0.0f)
+        return (double)f;
+    char buf[32];
+    for (int digits = 1; digits <= 9; digits++) {
+        snprintf(buf, sizeof buf, "%.*g", digits, (double)f);
+        double d = strtod(buf, NULL);
+        if ((float)d == f)
+            return d;
+    }
+    return (double)f;
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+static uint64_t next_random(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+static int numtext_mismatches;
+static void check_double(double v)
+{
+    char want[64], got[NUMTEXT_SIZE];
+    for (int as_float = 0; as_float < 2; as_float++) {
+        reference_double(v, as_float, want, sizeof want);
+        size_t n = numtext_double(v, as_float, got);
+        if ((strcmp(want, got) != 0 || n != strlen(want)) && numtext_mismatches++ < 10)
+            CHECK_STR(got, want);
+    }
+}
+
+static void check_float(float f)
+{
+    double want = reference_float(f), got = numtext_float_as_double(f);
+    if (memcmp(&want, &got, sizeof want) != 0 && numtext_mismatches++ < 10) {
+        fprintf(stderr, "float %.9g: %.17g, want %.17g\n", (double)f, got, want);
+        CHECK(false);
+    }
+}
+
+/* Every class of number the graphs hold: any bit pattern, floats widened, short decimals at every
+ * exponent (where ties and carries live), integers, powers of ten and their neighbours. */
+static void test_numtext(void)
+{
+    static const double fixed[] = {0.0, -0.0, 1.0, -1.0, 0.1, 0.5, 2.5, 9.5, 9.96, 99.5, 0.0001,
+                                   0.00001, 1e-05, 1e15, 1e16, 1e20, 1e22, 1e23, 1e-300, 5e-324,
+                                   1.7976931348623157e308, 123456789012345.67, 9007199254740993.0,
+                                   9007199254740990.0, 0.30000000000000004, 1e100, 1e-100,
+                                   2.2250738585072014e-308, NAN, INFINITY, -INFINITY};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        check_double(fixed[i]);
+        check_float((float)fixed[i]);
+    }
+    for (int i = 0; i < 25000; i++) {
+        uint64_t bits = next_random();
+        double v;
+        memcpy(&v, &bits, sizeof v);
+        check_double(v);
+        uint32_t fbits = (uint32_t)next_random();
+        float f;
+        memcpy(&f, &fbits, sizeof f);
+        check_float(f);
+        check_double((double)f);
+        /* a short decimal: 1 to 17 digits, exponent -40 .. 40 */
+        char text[64];
+        int digits = 1 + (int)(next_random() % 17);
+        uint64_t m = next_random() % 100000000000000000u;
+        for (int k = 17; k > digits; k--)
+            m /= 10;
+        snprintf(text, sizeof text, "%s%llue%d", next_random() & 1 ? "-" : "",
+                 (unsigned long long)m, (int)(next_random() % 81) - 40);
+        double d = strtod(text, NULL);
+        check_double(d);
+        check_float((float)d);
+        check_double((double)(float)d);
+        check_double((double)(int64_t)(next_random() >> (next_random() % 64)));
+        check_double(nextafter(pow(10, (int)(next_random() % 60) - 30), (next_random() & 1) ? 0 : 1e300));
+    }
+    CHECK_INT(numtext_mismatches, 0);
+}
+
 int main(void)
 {
     RUN(test_arena_zero_size);
     RUN(test_utf8);
     RUN(test_paths);
     RUN(test_json_quote);
+    RUN(test_numtext);
     return unit_finish();
 }
