@@ -125,7 +125,37 @@ bool kn_cuda_supports_SeparableConv(const ir_graph *g, const ir_node *n, char *w
     return true;
 }
 
+/* SqueezeExcite: one block per image (kernels/cuda/squeeze_excite.cu) keeps the pooled channels,
+ * the reduced channels and the gates in shared memory; every input one float dtype. */
+bool kn_cuda_supports_SqueezeExcite(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    (void)g;
+    if (!same_float(n, 0, n->ninputs, why_not))
+        return false;
+    int64_t c = static_dim(n, 0, 1), r = static_dim(n, 1, 0);
+    if (c > KN_CUDA_SQUEEZE_EXCITE_MAX_CHANNELS || r > KN_CUDA_SQUEEZE_EXCITE_MAX_CHANNELS)
+        return kn_why(why_not,
+                      "%lld channels (%lld reduced); the CUDA kernel keeps at most %d of each in "
+                      "shared memory",
+                      (long long)c, (long long)r, (int)KN_CUDA_SQUEEZE_EXCITE_MAX_CHANNELS);
+    return true;
+}
+
 static int64_t batch_of(const ir_node *n, uint32_t i);
+
+/* False with the reason when A's and B's batches (input 0 and 1, B batched) broadcast in part:
+ * cuBLASLt's strided batches take all of Y's batches or one. */
+static bool batches_fit(const ir_node *n, char *why_not)
+{
+    int64_t ab = batch_of(n, 0), bb = batch_of(n, 1);
+    int64_t y = ab > bb ? ab : bb;
+    if (ab >= 0 && bb >= 0 && ((ab != y && ab != 1) || (bb != y && bb != 1)))
+        return kn_why(why_not,
+                      "batch dims that broadcast in part (A's %lld batches, B's %lld); "
+                      "cuBLASLt's strided batches take all or one",
+                      (long long)ab, (long long)bb);
+    return true;
+}
 
 /* GEMM rows: A's last dim (K, or M with transA), B's last dim and Y's (N) row alignment; a batched
  * B as MatMul's on cuBLASLt, when each operand holds every batch of Y or one matrix. */
@@ -135,15 +165,8 @@ bool kn_cuda_supports_GemmEpilogue(const ir_graph *g, const ir_node *n, char *wh
         !rank_is(n, 1, 2, IR_MAX_RANK, "B", why_not) || !rank_is(n, 2, 1, 1, "the bias", why_not))
         return false;
     const ir_type *b = in_type(n, 1);
-    if (b && b->rank > 2) {
-        int64_t ab = batch_of(n, 0), bb = batch_of(n, 1);
-        int64_t y = ab > bb ? ab : bb;
-        if (ab >= 0 && bb >= 0 && ((ab != y && ab != 1) || (bb != y && bb != 1)))
-            return kn_why(why_not,
-                          "batch dims that broadcast in part (A's %lld batches, B's %lld); "
-                          "cuBLASLt's strided batches take all or one",
-                          (long long)ab, (long long)bb);
-    }
+    if (b && b->rank > 2 && !batches_fit(n, why_not))
+        return false;
     bool trans_b = ir_get_int(n, "transB") != 0;
     int64_t a_last = static_dim(n, 0, -1), b_last = static_dim(n, 1, -1);
     int64_t nn = trans_b ? static_dim(n, 1, -2) : b_last;
@@ -303,15 +326,8 @@ static bool gemm_supports(const ir_node *n, bool trans_b, char *why_not)
         !rank_is(n, 1, 2, n->op == IR_OP_MatMul ? IR_MAX_RANK : 2, "B", why_not))
         return false;
     const ir_type *b = in_type(n, 1);
-    if (n->op == IR_OP_MatMul && b && b->rank > 2) {
-        int64_t ab = batch_of(n, 0), bb = batch_of(n, 1);
-        int64_t y = ab > bb ? ab : bb;
-        if (ab >= 0 && bb >= 0 && ((ab != y && ab != 1) || (bb != y && bb != 1)))
-            return kn_why(why_not,
-                          "batch dims that broadcast in part (A's %lld batches, B's %lld); "
-                          "cuBLASLt's strided batches take all or one",
-                          (long long)ab, (long long)bb);
-    }
+    if (n->op == IR_OP_MatMul && b && b->rank > 2 && !batches_fit(n, why_not))
+        return false;
     int64_t a_last = static_dim(n, 0, -1), b_last = static_dim(n, 1, -1);
     int64_t nn = trans_b ? static_dim(n, 1, 0) : b_last;
     return row_aligned(n, 0, a_last, "A's last dim", why_not) &&
