@@ -246,6 +246,18 @@ bool ir_infer_FusedConvAct(ir_graph *g, ir_node *n, dg_context *dg)
 
 /* ---- SeparableConv --------------------------------------------------------------------------- */
 
+/* X (input 0) has N, C and spatial dims, and the weights at inputs wa and wb have X's rank (the
+ * conv weights of SeparableConv and SqueezeExcite). */
+static bool channels_first_weights(ir_graph *g, ir_node *n, dg_context *dg, uint32_t wa,
+                                   uint32_t wb)
+{
+    int rank = ir_in(n, 0)->rank;
+    if (rank < 3)
+        return ir_node_error(g, n, dg, "input %s has rank %d; expected N, C and spatial dims",
+                             ir_input_name(g, n, 0), rank);
+    return ir_check_rank(g, n, dg, wa, rank, rank) && ir_check_rank(g, n, dg, wb, rank, rank);
+}
+
 /* SeparableConv(X[N,C,D...], W_dw[C*k,1,kernel...], W_pw[M,C*k,1...], B_dw[C*k]?, B_pw[M]?,
  * residual?) -> Y[N,M,D'...]: a depthwise conv (group = C, k output channels per input channel)
  * with the window attributes, act, then a 1x1 conv over all its channels, plus the residual (of
@@ -257,11 +269,7 @@ bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
     const ir_type *x = ir_in(n, 0), *wd = ir_in(n, 1), *wp = ir_in(n, 2);
     if (any_rank_unknown(n))
         return all_unknown(g, n, dg, x->dtype);
-    if (x->rank < 3)
-        return ir_node_error(g, n, dg, "input %s has rank %d; expected N, C and spatial dims",
-                             ir_input_name(g, n, 0), x->rank);
-    if (!ir_check_rank(g, n, dg, 1, x->rank, x->rank) ||
-        !ir_check_rank(g, n, dg, 2, x->rank, x->rank))
+    if (!channels_first_weights(g, n, dg, 1, 2))
         return false;
     ir_window win;
     if (!ir_window_read(g, n, dg, x->rank - 2, false, &win))
@@ -712,11 +720,7 @@ bool ir_infer_SqueezeExcite(ir_graph *g, ir_node *n, dg_context *dg)
     const ir_type *x = ir_in(n, 0), *w1 = ir_in(n, 1), *w2 = ir_in(n, 3);
     if (any_rank_unknown(n))
         return all_unknown(g, n, dg, x->dtype);
-    if (x->rank < 3)
-        return ir_node_error(g, n, dg, "input %s has rank %d; expected N, C and spatial dims",
-                             ir_input_name(g, n, 0), x->rank);
-    if (!ir_check_rank(g, n, dg, 1, x->rank, x->rank) ||
-        !ir_check_rank(g, n, dg, 3, x->rank, x->rank))
+    if (!channels_first_weights(g, n, dg, 1, 3))
         return false;
     for (int d = 2; d < x->rank; d++)
         if ((ir_dim_is_static(w1->dims[d]) && w1->dims[d] != 1) ||
