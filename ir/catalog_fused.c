@@ -442,8 +442,8 @@ bool ir_infer_RMSNorm(ir_graph *g, ir_node *n, dg_context *dg)
     return infer_norm(g, n, dg, ir_in(n, 0), 1);
 }
 
-/* AddLayerNorm(A, B, scale, bias?) and AddRMSNorm(A, B, scale) -> (Y, Sum), both of A's type;
- * B broadcasts to A. */
+/* AddLayerNorm(A, B, scale, bias?, skip_bias?) and AddRMSNorm(A, B, scale) -> (Y, Sum), both of
+ * A's type; B broadcasts to A, skip_bias (added to the sum) to the normalized dims, as scale. */
 static bool infer_add_norm(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!float_inputs(g, n, dg))
@@ -454,6 +454,15 @@ static bool infer_add_norm(ir_graph *g, ir_node *n, dg_context *dg)
     if (!ir_check_rank(g, n, dg, 0, 1, IR_MAX_RANK) ||
         !ir_check_unidirectional(g, n, dg, ir_in(n, 1), a, "B"))
         return false;
+    if (ir_in(n, 4)) {
+        int axis;
+        if (!ir_norm_axis(g, n, dg, ir_get_int(n, "axis"), a->rank, "axis", &axis))
+            return false;
+        ir_type normalized = ir_type_unknown(a->dtype, a->rank - axis);
+        memcpy(normalized.dims, a->dims + axis, sizeof a->dims[0] * (size_t)(a->rank - axis));
+        if (!ir_check_unidirectional(g, n, dg, ir_in(n, 4), &normalized, "skip_bias"))
+            return false;
+    }
     return infer_norm(g, n, dg, a, 2);
 }
 

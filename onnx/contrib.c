@@ -10,9 +10,9 @@
  *                                                                           Tanh or HardSigmoid
  *   GemmEpilogue(A, B, bias)           Gemm(A, B, C) (standard ONNX)       A 2-D, no residual or act
  *   GemmEpilogue(A, B)                 FusedMatMul(A, B) alpha, trans*     no bias, residual or act
- *   AddLayerNorm(A, B, s, b?) -> Y, S  SkipLayerNormalization -> Y,_,_,S   normalized over the last
- *   AddRMSNorm(A, B, s) -> Y, S        SkipSimplifiedLayerNormalization     axis, A 2-D or 3-D, B of
- *                                                                           A's shape, s and b 1-D
+ *   AddLayerNorm(A, B, s, b?, sb?)     SkipLayerNormalization(A, B, s, b,  normalized over the last
+ *     -> Y, S                            sb) -> Y,_,_,S                    axis, A 2-D or 3-D, B of
+ *   AddRMSNorm(A, B, s) -> Y, S        SkipSimplifiedLayerNormalization    A's shape, s, b, sb 1-D
  *   ElementwiseChain "gelu(add(x0, x1))"  BiasGelu(A, B)                   x1 1-D, A's last dim
  *   ElementwiseChain "gelu_tanh(add(x0, x1))"  FastGelu(A, B)              as above
  *   Gelu (before opset 20)             Gelu, or FastGelu for "tanh"
@@ -31,8 +31,8 @@
 /* ---- the table ------------------------------------------------------------------------------ */
 
 /* NO: an ONNX slot the fused op has no place for: it must be empty. BIAS: skip normalization's
- * bias, added to the sum: input + skip + bias is AddLayerNorm(Add(input, skip), bias), summed in
- * ONNX Runtime's order. */
+ * bias, added to the sum: input + skip + bias is AddRMSNorm(Add(input, skip), bias), summed in
+ * ONNX Runtime's order (AddLayerNorm takes it as its skip_bias, input 4). */
 enum { NO = -1, BIAS = -2 };
 
 typedef struct {
@@ -48,7 +48,7 @@ static const contrib_form forms[] = {
     {"FusedConv", IR_OP_FusedConvAct, {0, 1, 2, 3}, {0}, 4, 1, 4},
     {"FusedGemm", IR_OP_GemmEpilogue, {0, 1, 2}, {0}, 3, 1, 4},
     {"FusedMatMul", IR_OP_GemmEpilogue, {0, 1}, {0}, 2, 1, 2},
-    {"SkipLayerNormalization", IR_OP_AddLayerNorm, {0, 1, 2, 3, BIAS}, {0, NO, NO, 1}, 5, 4, 4},
+    {"SkipLayerNormalization", IR_OP_AddLayerNorm, {0, 1, 2, 3, 4}, {0, NO, NO, 1}, 5, 4, 5},
     {"SkipSimplifiedLayerNormalization", IR_OP_AddRMSNorm, {0, 1, 2, BIAS}, {0, NO, NO, 1}, 4, 4,
      3},
     {"BiasGelu", IR_OP_ElementwiseChain, {0, 1}, {0}, 2, 1, 2},
@@ -629,8 +629,13 @@ static bool export_skip_norm(ox_exporter *ex, const ir_node *n, const char *op_t
     const ir_type *a = &n->inputs[0]->type;
     int64_t axis = ir_get_int(n, "axis");
     bool last = axis == -1 || axis == a->rank - 1;
-    bool vectors = n->inputs[2]->type.rank == 1 && (n->ninputs < 4 || !n->inputs[3] ||
-                                                    n->inputs[3]->type.rank == 1);
+    /* scale, bias and skip_bias: vectors of the hidden size, as ONNX Runtime's kernel reads them */
+    int64_t hidden = a->rank >= 1 ? a->dims[a->rank - 1] : -1;
+    bool vectors = ir_dim_is_static(hidden) || ir_dim_is_symbol(hidden);
+    for (uint32_t i = 2; vectors && i < n->ninputs; i++) {
+        const ir_type *t = n->inputs[i] ? &n->inputs[i]->type : NULL;
+        vectors = !t || (t->rank == 1 && t->dims[0] == hidden);
+    }
     if (!last || (a->rank != 2 && a->rank != 3) || !same_shape(a, &n->inputs[1]->type) ||
         !vectors)
         return false;

@@ -7,7 +7,7 @@
  *   RMSNorm(X, s)                    SimplifiedLayerNormalization(X, s) (ONNX Runtime's, default
  *                                    domain)
  *   AddRMSNorm(A, B, s) -> Y, Sum    Sum = Add(A, B); Y = SimplifiedLayerNormalization(Sum, s)
- *   AddLayerNorm(A, B, s, b?)        Sum = Add(A, B); Y = LayerNormalization(Sum, s, b)
+ *   AddLayerNorm(A, B, s, b?, sb?)   Sum = Add(A, B) (+ sb); Y = LayerNormalization(Sum, s, b)
  *   FusedSoftmax(X, mask?)           Softmax(Add(Mul(X, scale), mask)) (bf16: in f32 between Casts)
  *   SwiGLU(g, u)                     Mul(Mul(g, Sigmoid(g)), u)
  *   GemmEpilogue(A, B, bias?, res?)  act(Add(Add(Mul(MatMul(A', B'), alpha), bias),
@@ -215,12 +215,17 @@ static void norm(sub *s, const char *op, const char *x, const ir_value *scale, c
     ox_emit_attr_float(s->ex, np, "epsilon", ir_get_float(n, "epsilon"));
 }
 
-/* AddLayerNorm / AddRMSNorm: the sum (the second output when the node has it), normalized. */
+/* AddLayerNorm / AddRMSNorm: the sum (the second output when the node has it), normalized.
+ * AddLayerNorm's skip_bias is added to A + B, last. */
 static void add_norm(sub *s, const char *op)
 {
     const ir_node *n = s->n;
-    const char *sum = op2(s, "Add", name_of(n->inputs[0]), name_of(n->inputs[1]),
-                          n->noutputs > 1 ? n->outputs[1]->name : NULL);
+    const ir_value *skip_bias = n->ninputs > 4 ? n->inputs[4] : NULL;
+    const char *sum_name = n->noutputs > 1 ? n->outputs[1]->name : NULL;
+    const char *sum =
+        op2(s, "Add", name_of(n->inputs[0]), name_of(n->inputs[1]), skip_bias ? NULL : sum_name);
+    if (skip_bias)
+        sum = op2(s, "Add", sum, name_of(skip_bias), sum_name);
     norm(s, op, sum, n->inputs[2], n->ninputs > 3 ? n->inputs[3] : NULL);
 }
 

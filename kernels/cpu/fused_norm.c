@@ -1,9 +1,10 @@
 /* The fused normalizations: RMSNorm, AddLayerNorm and AddRMSNorm.
  *
  * Each normalizes rows: X viewed as [rows, cols] with cols the product of the dims from `axis` on.
- * Statistics accumulate in double. The residual variants compute the sum A + B one row at a time,
- * accumulating its mean on the way, and normalize it while it is in cache, exporting the sum when
- * the node has a second output. */
+ * Statistics accumulate in double. The residual variants compute the sum A + B (+ AddLayerNorm's
+ * skip_bias, per column, added last as ONNX Runtime's SkipLayerNormalization does) one row at a
+ * time, accumulating its mean on the way, and normalize it while it is in cache, exporting the sum
+ * when the node has a second output. */
 #include "kernels/cpu/cpu_util.h"
 #include "kernels/cpu/fused_util.h"
 
@@ -93,18 +94,23 @@ static void rms_row(const float *x, const float *scale, int64_t cols, float epsi
         y[j] = x[j] * inv * scale[j];
 }
 
-/* s = a + b over one row, returning the row's sum (in double) for the mean. */
-static double add_row(const float *a, const float *b, int64_t cols, float *s)
+/* s = a + b (+ sb, per column, when given) over one row, returning the row's sum (in double) for
+ * the mean. */
+static double add_row(const float *a, const float *b, const float *sb, int64_t cols, float *s)
 {
     double acc[4] = {0, 0, 0, 0};
     int64_t j = 0;
     for (; j + 4 <= cols; j += 4)
         for (int k = 0; k < 4; k++) {
             s[j + k] = a[j + k] + b[j + k];
+            if (sb)
+                s[j + k] += sb[j + k];
             acc[k] += s[j + k];
         }
     for (; j < cols; j++) {
         s[j] = a[j] + b[j];
+        if (sb)
+            s[j] += sb[j];
         acc[0] += s[j];
     }
     return (acc[0] + acc[1]) + (acc[2] + acc[3]);
@@ -141,17 +147,19 @@ bool kn_cpu_RMSNorm(const kn_call *call)
     return true;
 }
 
-/* AddLayerNorm and AddRMSNorm: sum = A + B (B broadcast to A), y = norm(sum). */
+/* AddLayerNorm and AddRMSNorm: sum = A + B (B broadcast to A) + skip_bias, y = norm(sum). */
 static bool add_norm(const kn_call *call, bool layer_norm)
 {
     const kn_tensor *a = &call->inputs[0], *b = &call->inputs[1];
     const kn_tensor *bias_t = layer_norm && call->ninputs > 3 ? &call->inputs[3] : NULL;
+    const kn_tensor *skip_bias_t = layer_norm && call->ninputs > 4 ? &call->inputs[4] : NULL;
     norm_geom ng;
-    const float *scale, *bias;
-    float *owned_scale = NULL, *owned_bias = NULL, *owned_b = NULL, *row = NULL;
+    const float *scale, *bias, *skip_bias;
+    float *owned_scale = NULL, *owned_bias = NULL, *owned_sb = NULL, *owned_b = NULL, *row = NULL;
     bool ok = norm_geom_init(call, a, &ng) &&
               per_column(call, a, &ng, &call->inputs[2], &scale, &owned_scale) &&
-              per_column(call, a, &ng, bias_t, &bias, &owned_bias);
+              per_column(call, a, &ng, bias_t, &bias, &owned_bias) &&
+              per_column(call, a, &ng, skip_bias_t, &skip_bias, &owned_sb);
     /* B at A's full size: itself, or broadcast into a copy */
     const float *B = b->data;
     if (ok && b->numel != a->numel) {
@@ -168,7 +176,7 @@ static bool add_norm(const kn_call *call, bool layer_norm)
     for (int64_t r = 0; ok && r < ng.rows; r++) {
         int64_t at = r * ng.cols;
         float *s = sum ? sum + at : row;
-        double row_sum = add_row(A + at, B + at, ng.cols, s);
+        double row_sum = add_row(A + at, B + at, skip_bias, ng.cols, s);
         if (layer_norm)
             layernorm_row(s, row_sum, scale, bias, ng.cols, ng.epsilon, Y + at);
         else
@@ -176,6 +184,7 @@ static bool add_norm(const kn_call *call, bool layer_norm)
     }
     free(owned_scale);
     free(owned_bias);
+    free(owned_sb);
     free(owned_b);
     free(row);
     return ok;

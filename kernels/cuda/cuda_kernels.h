@@ -156,13 +156,13 @@ bool kc_qgemm(kc_context *ctx, const kc_tensor *a, const kc_tensor *a_scale, con
 
 typedef enum { KC_NORM_LAYER, KC_NORM_RMS } kc_norm_kind;
 
-/* Normalizes rows of `cols` = product of dims [axis, rank): y = norm(a + b) * scale + bias, with
- * the sum exported to `sum` when given. b (broadcasting to a), bias and sum are optional; scale
- * and bias broadcast to the normalized dims. One block per row; the row is read once and written
- * once when it fits in shared memory. */
+/* Normalizes rows of `cols` = product of dims [axis, rank): y = norm(a + b + skip_bias) * scale +
+ * bias, with the sum exported to `sum` when given. b (broadcasting to a), skip_bias, bias and sum
+ * are optional; skip_bias, scale and bias broadcast to the normalized dims. One block per row; the
+ * row is read once and written once when it fits in shared memory. */
 bool kc_norm(kc_context *ctx, kc_norm_kind kind, const kc_tensor *a, const kc_tensor *b,
-             const kc_tensor *scale, const kc_tensor *bias, kc_tensor *y, kc_tensor *sum,
-             int axis, float epsilon);
+             const kc_tensor *skip_bias, const kc_tensor *scale, const kc_tensor *bias,
+             kc_tensor *y, kc_tensor *sum, int axis, float epsilon);
 
 /* y = softmax(scale * x + mask) along axis; mask broadcasts to x. */
 bool kc_softmax(kc_context *ctx, const kc_tensor *x, const kc_tensor *mask, kc_tensor *y,

@@ -193,7 +193,7 @@ bool kn_cuda_supports_RMSNorm(const ir_graph *g, const ir_node *n, char *why_not
 
 bool kn_cuda_supports_AddLayerNorm(const ir_graph *g, const ir_node *n, char *why_not)
 {
-    return same_float(n, 0, 4, why_not);
+    return same_float(n, 0, 5, why_not);
 }
 
 bool kn_cuda_supports_AddRMSNorm(const ir_graph *g, const ir_node *n, char *why_not)

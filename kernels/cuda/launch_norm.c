@@ -19,8 +19,8 @@ bool kn_cuda_run_LayerNormalization(const kn_cuda_call *call)
     const kc_tensor *in = call->inputs;
     int axis = 0;
     return kn_cuda_axis(call, in[0].rank, &axis) &&
-           (kc_norm(call->kc, KC_NORM_LAYER, &in[0], NULL, &in[1], &in[2], &call->outputs[0], NULL,
-                    axis, (float)ir_get_float(n, "epsilon")) ||
+           (kc_norm(call->kc, KC_NORM_LAYER, &in[0], NULL, NULL, &in[1], &in[2], &call->outputs[0],
+                    NULL, axis, (float)ir_get_float(n, "epsilon")) ||
             kn_cuda_failed(call));
 }
 
@@ -30,12 +30,13 @@ bool kn_cuda_run_RMSNorm(const kn_cuda_call *call)
     const kc_tensor *in = call->inputs;
     int axis = 0;
     return kn_cuda_axis(call, in[0].rank, &axis) &&
-           (kc_norm(call->kc, KC_NORM_RMS, &in[0], NULL, &in[1], NULL, &call->outputs[0], NULL,
-                    axis, (float)ir_get_float(n, "epsilon")) ||
+           (kc_norm(call->kc, KC_NORM_RMS, &in[0], NULL, NULL, &in[1], NULL, &call->outputs[0],
+                    NULL, axis, (float)ir_get_float(n, "epsilon")) ||
             kn_cuda_failed(call));
 }
 
-/* AddLayerNorm and AddRMSNorm: the sum is output 1 when the node has it. */
+/* AddLayerNorm and AddRMSNorm: the sum is output 1 when the node has it; AddLayerNorm's
+ * skip_bias (input 4) joins the residual add. */
 static bool run_add_norm(const kn_cuda_call *call)
 {
     const ir_node *n = call->node;
@@ -44,9 +45,9 @@ static bool run_add_norm(const kn_cuda_call *call)
     int axis = 0;
     bool layer = n->op == IR_OP_AddLayerNorm;
     return kn_cuda_axis(call, in[0].rank, &axis) &&
-           (kc_norm(call->kc, layer ? KC_NORM_LAYER : KC_NORM_RMS, &in[0], &in[1], &in[2],
-                    layer ? &in[3] : NULL, &out[0], n->noutputs > 1 ? &out[1] : NULL, axis,
-                    (float)ir_get_float(n, "epsilon")) ||
+           (kc_norm(call->kc, layer ? KC_NORM_LAYER : KC_NORM_RMS, &in[0], &in[1],
+                    layer ? &in[4] : NULL, &in[2], layer ? &in[3] : NULL, &out[0],
+                    n->noutputs > 1 ? &out[1] : NULL, axis, (float)ir_get_float(n, "epsilon")) ||
             kn_cuda_failed(call));
 }
 

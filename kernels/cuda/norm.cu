@@ -51,13 +51,15 @@ template <typename T> struct norm_args {
     const T *a, *b; // b (residual) broadcasts to a through bb; NULL when absent
     kc_bcast bb;
     const T *scale, *bias; // `cols` contiguous values each; bias may be NULL
+    const T *skip_bias;    // `cols` contiguous values added to the sum (after b); may be NULL
     T *y, *sum;            // sum may be NULL
     int64_t rows, cols;
     float epsilon;
     bool rms;
 };
 
-// The value at column c..c+N-1 of row r: a + b, written to sum when the node exports it.
+// The value at column c..c+N-1 of row r: a + b + skip_bias, written to sum when the node exports
+// it.
 template <typename T, int N>
 __device__ __forceinline__ void row_values(const norm_args<T> &p, int64_t base, int64_t c,
                                            float *v, bool write_sum)
@@ -75,6 +77,13 @@ __device__ __forceinline__ void row_values(const norm_args<T> &p, int64_t base, 
             for (int k = 0; k < N; k++)
                 v[k] += kc_to_f32(p.b[kc_bcast_offset(p.bb, base + c + k)]);
         }
+    }
+    if (p.skip_bias) {
+        float w[N];
+        load_n<T, N>(p.skip_bias + c, w);
+#pragma unroll
+        for (int k = 0; k < N; k++)
+            v[k] += w[k];
     }
     if (write_sum && p.sum)
         store_n<T, N>(p.sum + base + c, v);
@@ -190,8 +199,8 @@ static bool per_column(kc_context *ctx, const kc_tensor *a, int axis, int64_t co
 }
 
 bool kc_norm(kc_context *ctx, kc_norm_kind kind, const kc_tensor *a, const kc_tensor *b,
-             const kc_tensor *scale, const kc_tensor *bias, kc_tensor *y, kc_tensor *sum,
-             int axis, float epsilon)
+             const kc_tensor *skip_bias, const kc_tensor *scale, const kc_tensor *bias,
+             kc_tensor *y, kc_tensor *sum, int axis, float epsilon)
 {
     if (axis < 0 || axis > a->rank)
         return KC_FAIL(ctx, "norm: axis %d of a rank-%d tensor", axis, a->rank);
@@ -209,16 +218,18 @@ bool kc_norm(kc_context *ctx, kc_norm_kind kind, const kc_tensor *a, const kc_te
                 return KC_FAIL(ctx, "norm: B does not broadcast to A");
             p.b = (const T *)b->data;
         }
-        char *ws = (char *)kc_workspace(ctx, 2 * (((size_t)cols * sizeof(T) + 255) / 256 * 256));
+        char *ws = (char *)kc_workspace(ctx, 3 * (((size_t)cols * sizeof(T) + 255) / 256 * 256));
         size_t off = 0;
-        const void *sc, *bi;
+        const void *sc, *bi, *sb;
         if (!ws || !per_column(ctx, a, axis, cols, scale, sizeof(T), ws, &off, &sc) ||
-            !per_column(ctx, a, axis, cols, bias, sizeof(T), ws, &off, &bi))
+            !per_column(ctx, a, axis, cols, bias, sizeof(T), ws, &off, &bi) ||
+            !per_column(ctx, a, axis, cols, skip_bias, sizeof(T), ws, &off, &sb))
             return false;
         if (!sc)
             return KC_FAIL(ctx, "norm: the scale is missing");
         p.scale = (const T *)sc;
         p.bias = (const T *)bi;
+        p.skip_bias = (const T *)sb;
         p.y = (T *)y->data;
         p.sum = sum && sum->data ? (T *)sum->data : nullptr;
         p.rows = rows;
@@ -228,7 +239,8 @@ bool kc_norm(kc_context *ctx, kc_norm_kind kind, const kc_tensor *a, const kc_te
         constexpr int V = kc_vec<T>::n;
         bool vec = cols % V == 0 && kc_aligned16(p.a) && kc_aligned16(p.y) &&
                    kc_aligned16(p.scale) && (!p.bias || kc_aligned16(p.bias)) &&
-                   (!p.sum || kc_aligned16(p.sum)) && (!p.b || !p.bb.same || kc_aligned16(p.b));
+                   (!p.skip_bias || kc_aligned16(p.skip_bias)) && (!p.sum || kc_aligned16(p.sum)) &&
+                   (!p.b || !p.bb.same || kc_aligned16(p.b));
         return vec ? launch_norm<T, V>(ctx, p) : launch_norm<T, 1>(ctx, p);
     });
 }

@@ -869,6 +869,21 @@ static const gpu_case cases[] = {
      " b = RandomUniform() {shape=[17], dtype=10}\n c = RandomUniformLike(x) {seed=2.6}\n"
      " d = RandomUniformLike(x) {dtype=1, low=1e30, high=3e38}\n output a\n output b\n"
      " output c\n output d\n}\n", SAME},
+    /* AddLayerNorm's skip_bias (SkipLayerNormalization's bias): vectorized f16 with the sum,
+     * bf16 past the row cache without beta, f32 of an odd width (scalar path) */
+    {"addlayernorm_skip_bias_f16",
+     "graph t {\n input a : f16[3,5,256]\n input b : f16[3,5,256]\n"
+     " const s : f16[256] = random(seed=2)\n const c : f16[256] = random(seed=3)\n"
+     " const sb : f16[256] = random(seed=4)\n y, sum = AddLayerNorm(a, b, s, c, sb)\n output y\n"
+     " output sum\n}\n", F16_ANY},
+    {"addlayernorm_skip_bias_bf16_20000",
+     "graph t {\n input a : bf16[2,20000]\n input b : bf16[2,20000]\n"
+     " const s : bf16[20000] = random(seed=2)\n const sb : bf16[20000] = random(seed=4)\n"
+     " y = AddLayerNorm(a, b, s, _, sb)\n output y\n}\n", BF16_ANY},
+    {"addlayernorm_skip_bias_f32_97",
+     "graph t {\n input a : f32[4,97]\n input b : f32[97]\n const s : f32[97] = random(seed=2)\n"
+     " const sb : f32[97] = random(seed=4)\n y, sum = AddLayerNorm(a, b, s, _, sb)\n output y\n"
+     " output sum\n}\n", F32_REDUCE},
 };
 
 /* Compares one output; NaN/Inf must agree in class and sign before any tolerance applies. */
@@ -976,6 +991,7 @@ static const char *const repeated[] = {
     "onnx_dynamic_quantize", /* cuda-c: a memset, an atomic range, a read-back */
     /* cuda-a */
     "onnx_int_arith_i32",      "onnx_shape_generators",  "onnx_random_uniform",
+    "addlayernorm_skip_bias_f16",
 };
 
 static void test_repeated_and_replayed(void)

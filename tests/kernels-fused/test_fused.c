@@ -600,6 +600,47 @@ static void test_add_norms(void)
     }
 }
 
+/* AddLayerNorm with a skip_bias (ONNX Runtime's SkipLayerNormalization bias): against
+ * LayerNormalization((A + B) + skip_bias), with and without beta (an empty port before it), the
+ * whole sum exported. */
+static void skip_bias_graph(ir_graph *g, bool beta_in, ir_dtype dt, bool fused)
+{
+    static const char *const names[] = {"y", "sum"};
+    ir_value *a = rtt_input(g, "a", dt, DIMS(3, 5, 48));
+    ir_value *b = rtt_input(g, "b", dt, DIMS(3, 5, 48));
+    ir_value *scale = rtt_random(g, "scale", dt, 13, DIMS(48));
+    ir_value *beta = beta_in ? rtt_random(g, "beta", dt, 14, DIMS(48)) : NULL;
+    ir_value *sb = rtt_random(g, "skip_bias", dt, 15, DIMS(48));
+    if (fused) {
+        ir_node *n = rtt_node(g, IR_OP_AddLayerNorm, names, 2, IN(a, b, scale, beta, sb));
+        ir_set_attr_float(g, n, "epsilon", 1e-4);
+        ir_add_output(g, n->outputs[0]);
+        ir_add_output(g, n->outputs[1]);
+        return;
+    }
+    ir_value *ab = rtt_op(g, IR_OP_Add, "ab", IN(a, b));
+    ir_value *sum = rtt_op(g, IR_OP_Add, "sum", IN(ab, sb));
+    ir_value *y = beta ? rtt_op(g, IR_OP_LayerNormalization, "y", IN(sum, scale, beta))
+                       : rtt_op(g, IR_OP_LayerNormalization, "y", IN(sum, scale));
+    ir_set_attr_float(g, y->producer, "epsilon", 1e-4);
+    ir_add_output(g, y);
+    ir_add_output(g, sum);
+}
+
+static void test_add_layernorm_skip_bias(void)
+{
+    const struct {
+        bool beta;
+        ir_dtype dt;
+    } cases[] = {{true, IR_F32}, {false, IR_F32}, {true, IR_F16}, {false, IR_BF16}};
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        skip_bias_graph(f, cases[i].beta, cases[i].dt, true);
+        skip_bias_graph(r, cases[i].beta, cases[i].dt, false);
+        check_pair(f, r, tol_for(cases[i].dt), "AddLayerNorm skip_bias");
+    }
+}
+
 /* ---- FusedSoftmax --------------------------------------------------------------------------- */
 
 static void softmax_graph(ir_graph *g, int64_t axis, bool mask, double scale, ir_dtype dt,
@@ -1189,6 +1230,36 @@ static ir_value *lit(ir_graph *g, const char *name, const double *v, size_t n, i
     return rtt_literal(g, name, IR_F32, v, n, rank, dims);
 }
 
+/* AddLayerNorm's skip_bias, exactly: ([0,1,2,3] + [1,1,1,1]) + [0,0,0,1] = [1,2,3,5]: mean 2.75,
+ * var 2.1875; no beta (an empty port before skip_bias); both outputs. */
+static void test_values_skip_bias(void)
+{
+    ir_graph *g = ir_graph_new("v");
+    ir_value *a = lit(g, "a", (double[]){0, 1, 2, 3}, 4, DIMS(4));
+    ir_value *b = lit(g, "b", (double[]){1, 1, 1, 1}, 4, DIMS(4));
+    ir_value *one = lit(g, "one", (double[]){1, 1, 1, 1}, 4, DIMS(4));
+    ir_value *sb = lit(g, "sb", (double[]){0, 0, 0, 1}, 4, DIMS(4));
+    static const char *const names[] = {"y", "sum"};
+    ir_node *n = rtt_node(g, IR_OP_AddLayerNorm, names, 2, IN(a, b, one, NULL, sb));
+    ir_set_attr_float(g, n, "epsilon", 0);
+    ir_add_output(g, n->outputs[1]);
+    ir_add_output(g, n->outputs[0]);
+    double sd = sqrt(2.1875);
+    rt_result res;
+    bool ran = rtt_run(g, 0, &res);
+    CHECK(ran);
+    if (ran) {
+        const double want_sum[4] = {1, 2, 3, 5};
+        for (int i = 0; i < 4; i++) {
+            CHECK_NEAR(rt_tensor_get(&res.outputs[0], (size_t)i), want_sum[i], 1e-6, 1e-6);
+            CHECK_NEAR(rt_tensor_get(&res.outputs[1], (size_t)i), (want_sum[i] - 2.75) / sd, 1e-5,
+                       1e-5);
+        }
+        rt_result_free(&res);
+    }
+    ir_graph_free(g);
+}
+
 static void test_values_conv_gemm(void)
 {
     /* 1x1x3x3 input, 2x2 kernel of ones, bias -10, residual 1, Relu:
@@ -1580,6 +1651,8 @@ int main(void)
     RUN(test_qkv);
     RUN(test_rmsnorm);
     RUN(test_add_norms);
+    RUN(test_add_layernorm_skip_bias);
+    RUN(test_values_skip_bias);
     RUN(test_softmax);
     RUN(test_attention);
     RUN(test_rope);

@@ -27,6 +27,7 @@ EXPECTED_OPS = {
         "com.microsoft.SkipLayerNormalization", "com.microsoft.SkipSimplifiedLayerNormalization",
         "com.microsoft.SkipLayerNormalization", "MatMul", "com.microsoft.BiasGelu",
         "com.microsoft.Gelu", "com.microsoft.FastGelu", "com.microsoft.FusedMatMul"],
+    "fused_skip_bias": ["com.microsoft.SkipLayerNormalization"] * 2,
     "fused_other": [
         "fuserule.RMSNorm", "fuserule.FusedQKV", "fuserule.RoPE", "fuserule.RoPE",
         "fuserule.Attention", "fuserule.Attention", "fuserule.FusedSoftmax", "fuserule.SwiGLU",

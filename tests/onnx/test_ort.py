@@ -88,7 +88,8 @@ def make_cases(binary, tmp):
         return case
 
     cases = [graph_case(os.path.join(HERE, "fused_cnn.graph"), "fused_cnn", 10),
-             graph_case(os.path.join(HERE, "fused_transformer.graph"), "fused_transformer", 7)]
+             graph_case(os.path.join(HERE, "fused_transformer.graph"), "fused_transformer", 7),
+             graph_case(os.path.join(HERE, "fused_skip_bias.graph"), "fused_skip_bias", 2)]
     for example in ["resnet_block", "bert_layer"]:
         path = os.path.join(ROOT, "examples", example + ".graph")
         if os.path.exists(path):

@@ -383,7 +383,7 @@ def make_cases(binary, tmp):
                   "FUSERULE_ORT_ALL=1 runs it)")
             continue
         cases.append(example_case(binary, tmp, graph))
-    for name in ["fused_cnn", "fused_transformer", "fused_other"]:
+    for name in ["fused_cnn", "fused_transformer", "fused_other", "fused_skip_bias"]:
         cases.append(example_case(binary, tmp, os.path.join(HERE, name + ".graph")))
     # grouped-query attention (4 query heads over 2 key/value heads), causal with a mask, BSHD
     gqa = os.path.join(tmp, "gqa.graph")

@@ -210,7 +210,17 @@ def other_cases(binary, tmp):
         m = model([node], [f32("x", [B, S, HID]), f32("skip", [B, S, HID])],
                   [f32("y", [B, S, HID]), f32("sum", [B, S, HID])],
                   [w("g", (HID,)), w("beta", (HID,)), w("bias", (HID,))])
-        agree(binary, tmp, "skip_ln_bias", m, {"x": x, "skip": skip})
+        text = agree(binary, tmp, "skip_ln_bias", m, {"x": x, "skip": skip})
+        # one node: the bias is AddLayerNorm's skip_bias (input 4), not an Add before it
+        check("= AddLayerNorm(x, skip, g, beta, bias)" in text and "Add(" not in text, text)
+        # without beta: skip_bias after an empty port
+        node = h.make_node("SkipLayerNormalization", ["x", "skip", "g", "", "bias"],
+                           ["y", "", "", "sum"], domain="com.microsoft", epsilon=1e-5)
+        m = model([node], [f32("x", [B, S, HID]), f32("skip", [B, S, HID])],
+                  [f32("y", [B, S, HID]), f32("sum", [B, S, HID])],
+                  [w("g", (HID,)), w("bias", (HID,))])
+        text = agree(binary, tmp, "skip_ln_bias_nobeta", m, {"x": x, "skip": skip})
+        check("AddLayerNorm(x, skip, g, _, bias)" in text and "Add(" not in text, text)
 
     def quick_gelu():  # (GemmFastGelu has no CPU kernel in ONNX Runtime: test_forms.py)
         x = (RNG.standard_normal((3, 4)) * 3).astype(np.float32)
