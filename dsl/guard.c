@@ -281,6 +281,15 @@ static dsl_type check_call(dsl_rule_check *rc, dsl_expr *e)
         return check_each(rc, e);
     case DSL_FN_OP:
         return need_capture(rc, e, e->args[0], true) ? DSL_TYPE_OP : DSL_TYPE_ERROR;
+    case DSL_FN_IS_OUTPUT: {
+        bool ok = need_capture(rc, e, e->args[0], false);
+        ok = need_capture(rc, e, e->args[1], true) && ok;
+        dsl_type t = check(rc, e->args[2]);
+        if (t != DSL_TYPE_ERROR && t != DSL_TYPE_INT)
+            return fail(rc, e->args[2], "is_output() takes an int output index, not %s",
+                        dsl_type_name(t));
+        return ok && t == DSL_TYPE_INT ? DSL_TYPE_BOOL : DSL_TYPE_ERROR;
+    }
     case DSL_FN_DIM: {
         bool ok = need_capture(rc, e, e->args[0], false);
         dsl_type t = check(rc, e->args[1]);

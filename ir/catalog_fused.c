@@ -92,6 +92,10 @@ const uint32_t ir_nattrs_SwiGLU = 0;
 const ir_attr_schema ir_attrs_QGemm[] = {{"", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0}};
 const uint32_t ir_nattrs_QGemm = 0;
 
+const ir_attr_schema ir_attrs_DynamicQuantizeMatMul[] = {
+    {"", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0}};
+const uint32_t ir_nattrs_DynamicQuantizeMatMul = 0;
+
 /* The depthwise conv's window (group is its channel count), the activation between the two convs
  * (act), and the one after the pointwise conv (out_act), each with FusedConvAct's parameters. */
 const ir_attr_schema ir_attrs_SeparableConv[] = {
@@ -749,5 +753,41 @@ bool ir_infer_SqueezeExcite(ir_graph *g, ir_node *n, dg_context *dg)
         !check_vector(g, n, dg, 4, c, "the second bias"))
         return false;
     n->outputs[0]->type = *x;
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- DynamicQuantizeMatMul ------------------------------------------------------------------- */
+
+/* DynamicQuantizeMatMul(A f32[...,M,K], B u8 or i8 [K,N], b_scale f32 scalar or [1] or [N],
+ * b_zero_point? B's dtype, scalar or [1] or [N], bias f32[N]?) -> f32[...,M,N]: A quantized by
+ * DynamicQuantizeLinear, the integer product of MatMulInteger, dequantized by a_scale * b_scale. */
+bool ir_infer_DynamicQuantizeMatMul(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DT(IR_F32)) ||
+        !ir_check_dtype(g, n, dg, 1, IR_DT(IR_I8) | IR_DT(IR_U8)) ||
+        !ir_check_dtype(g, n, dg, 2, IR_DT(IR_F32)) || !ir_check_same_dtype(g, n, dg, 1, 3) ||
+        !ir_check_dtype(g, n, dg, 4, IR_DT(IR_F32)))
+        return false;
+    if (any_rank_unknown(n))
+        return all_unknown(g, n, dg, IR_F32);
+    if (!ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 1, 2, 2))
+        return false;
+    const ir_type *a = ir_in(n, 0), *b = ir_in(n, 1);
+    int64_t nn = b->dims[1];
+    if (!dims_agree(a->dims[a->rank - 1], b->dims[0]))
+        return ir_node_error(g, n, dg, "A %s and B %s disagree on K", ir_shape_str(g, a),
+                             ir_shape_str(g, b));
+    static const char *const names[] = {NULL, NULL, "b_scale", "b_zero_point"};
+    for (uint32_t i = 2; i < 4; i++) {
+        const ir_type *t = ir_in(n, i);
+        bool one = t && (t->rank == 0 || (t->rank == 1 && t->dims[0] == 1));
+        if (t && !one && !check_vector(g, n, dg, i, nn, names[i]))
+            return false;
+    }
+    if (!check_vector(g, n, dg, 4, nn, "bias"))
+        return false;
+    ir_type y = *a;
+    y.dims[y.rank - 1] = nn;
+    n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
 }

@@ -126,6 +126,16 @@ static bool cpu_qgemm(const ir_graph *g, const ir_node *n, char *why_not)
     return true;
 }
 
+static bool cpu_dynq_matmul(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    const ir_type *a = in_type(n, 0), *b = in_type(n, 1);
+    if (a && a->dtype != IR_DTYPE_UNKNOWN && a->dtype != IR_F32)
+        return kn_why(why_not, "the CPU DynamicQuantizeMatMul takes an f32 A");
+    if (b && b->dtype != IR_DTYPE_UNKNOWN && b->dtype != IR_U8 && b->dtype != IR_I8)
+        return kn_why(why_not, "the CPU DynamicQuantizeMatMul takes a u8 or i8 B");
+    return rank_in(n, 0, 2, IR_MAX_RANK, "A", why_not) && rank_in(n, 1, 2, 2, "B", why_not);
+}
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 #define CPU(op, check) {"cpu." #op, check, kn_cpu_##op}
@@ -185,6 +195,11 @@ static const kn_fused_entry entries[] = {
     {IR_OP_SqueezeExcite, "X * gate(W2 act(W1 mean(X) + B1) + B2), mean over the spatial dims",
      {{"X", false}, {"W1", false}, {"B1", false}, {"W2", false}, {"B2", false}},
      {{"Y", false}}, false, CPU(SqueezeExcite, cpu_float_op), CUDA(SqueezeExcite)},
+    {IR_OP_DynamicQuantizeMatMul,
+     "DynamicQuantizeLinear(A) @ B in int32 with the zero points, times a_scale * b_scale, + bias",
+     {{"A", false}, {"B", false}, {"b_scale", false}, {"b_zero_point", true}, {"bias", true}},
+     {{"Y", false}}, false, CPU(DynamicQuantizeMatMul, cpu_dynq_matmul),
+     CUDA(DynamicQuantizeMatMul)},
 };
 
 /* The layout column: the fused ops whose kernels read only some layout tags (the rest read any).

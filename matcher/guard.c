@@ -290,6 +290,13 @@ static gval call(const guard_env *env, const dsl_expr *e)
     case DSL_FN_ATTR: return arg.node && e->attr_name ? attr_value(arg.node, e->attr_name) : unknown();
     case DSL_FN_OP: return arg.node ? (gval){.kind = GV_OP, .i = arg.node->op} : unknown();
     case DSL_FN_VALUE: return const_value(env, (ir_value *)v);
+    case DSL_FN_IS_OUTPUT: {
+        gval n = eval(env, e->args[1]), i = eval(env, e->args[2]);
+        if (n.kind != GV_VALUE || !n.node || i.kind != GV_INT)
+            return unknown();
+        return boolean(i.i >= 0 && i.i < (int64_t)n.node->noutputs &&
+                       n.node->outputs[i.i] == v);
+    }
     case DSL_FN_ALL:
     case DSL_FN_ANY:
     case DSL_FN_COUNT: break;

@@ -16,6 +16,9 @@
  *   ElementwiseChain "gelu(add(x0, x1))"  BiasGelu(A, B)                   x1 1-D, A's last dim
  *   ElementwiseChain "gelu_tanh(add(x0, x1))"  FastGelu(A, B)              as above
  *   Gelu (before opset 20)             Gelu, or FastGelu for "tanh"
+ *   DynamicQuantizeMatMul              DynamicQuantizeMatMul (import only: export writes it
+ *                                        for `--for onnxruntime` in export_ort.c, lossless export
+ *                                        keeps the fuserule op)
  *
  * Export maps f32 nodes only: ONNX Runtime's CPU kernels of these ops are float32 (for f16 the
  * fused op goes to the "fuserule" domain, and Gelu to opset 20). */
@@ -56,6 +59,7 @@ static const contrib_form forms[] = {
     {"FastGelu", IR_OP_Gelu, {0, NO}, {0}, 2, 1, 1},
     {"QuickGelu", IR_OP_ElementwiseChain, {0}, {0}, 1, 1, 1},
     {"GemmFastGelu", IR_OP_GemmEpilogue, {0, 1, 2}, {0}, 3, 1, 4},
+    {"DynamicQuantizeMatMul", IR_OP_DynamicQuantizeMatMul, {0, 1, 2, 3, 4}, {0}, 5, 1, 5},
 };
 
 /* com.microsoft ops that are standard ops under another domain: ONNX Runtime's QuantizeLinear and
@@ -502,6 +506,8 @@ static bool import_attrs(ox_importer *im, ox_pending *p, const contrib_form *f)
     case IR_OP_Gelu:
         if (strcmp(f->op_type, "FastGelu") == 0)
             ir_set_attr_string(g, p->node, "approximate", "tanh");
+        return no_attrs(p);
+    case IR_OP_DynamicQuantizeMatMul:
         return no_attrs(p);
     default:
         FR_UNREACHABLE();

@@ -25,6 +25,7 @@
  * are com.microsoft Gelu and FastGelu (float32) or ONNX Gelu at opset 20.
  *
  *   SeparableConv                    out_act(Conv(act(Conv(X, W_dw, B_dw)), W_pw, B_pw) [+ res])
+ *   DynamicQuantizeMatMul            com.microsoft DynamicQuantizeMatMul (the same inputs)
  *   QGemm                            QuantizeLinear(DequantizeLinear(A) @ DequantizeLinear(B) +
  *                                    bias) (the last only with y_scale)
  *   SqueezeExcite                    Mul(X, gate(Conv(act(Conv(GlobalAveragePool(X), W1, B1)),
@@ -363,6 +364,20 @@ static void squeeze_excite(sub *s)
     const char *c2_in[] = {y, name_of(n->inputs[3]), name_of(n->inputs[4])};
     y = activation(s, emit(s, "", "Conv", c2_in, 3, NULL, NULL), "gate", NULL);
     op2(s, "Mul", x, y, n->outputs[0]->name);
+}
+
+/* com.microsoft DynamicQuantizeMatMul(A, B, b_scale, b_zero_point?, bias?): ONNX Runtime's contrib
+ * op of these semantics (its quantization of A is ONNX's DynamicQuantizeLinear); trailing absent
+ * inputs left out. */
+static void dynq_matmul(sub *s)
+{
+    const ir_node *n = s->n;
+    const char *in[5];
+    uint32_t nin = 0;
+    for (uint32_t i = 0; i < n->ninputs && i < 5; i++)
+        if ((in[i] = name_of(n->inputs[i]))[0])
+            nin = i + 1;
+    emit(s, "com.microsoft", "DynamicQuantizeMatMul", in, nin, n->outputs[0]->name, NULL);
 }
 
 /* DequantizeLinear(A, a_scale) @ DequantizeLinear(B, b_scale, axis 1) + bias, requantized to
@@ -741,6 +756,7 @@ void ox_ort_export(ox_exporter *ex, const ir_node *n)
     case IR_OP_SeparableConv: separable_conv(&s); break;
     case IR_OP_QGemm: qgemm(&s); break;
     case IR_OP_SqueezeExcite: squeeze_excite(&s); break;
+    case IR_OP_DynamicQuantizeMatMul: dynq_matmul(&s); break;
     default: fail(&s, "no ONNX Runtime op or standard subgraph for it yet"); break;
     }
     ar_free(arena);

@@ -230,8 +230,12 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
     if (nin < info->min_inputs || (info->max_inputs != IR_VARIADIC && nin > info->max_inputs))
         return pv_why(gen, "%s: %u operands written; the op takes %u to %u", info->name, nin,
                       info->min_inputs, info->max_inputs);
-    const char *out_name = ar_printf(gen->g->arena, "v%u", ++gen->names);
-    ir_node *n = ir_add_node(gen->g, op, nin, &out_name, 1);
+    /* every output an op always has (DynamicQuantizeLinear's three), named v1, v2, ... */
+    uint32_t nout = info->min_outputs > 1 ? info->min_outputs : 1;
+    const char **out_names = ar_alloc(gen->g->arena, nout * sizeof *out_names);
+    for (uint32_t k = 0; k < nout; k++)
+        out_names[k] = ar_printf(gen->g->arena, "v%u", ++gen->names);
+    ir_node *n = ir_add_node(gen->g, op, nin, out_names, nout);
     if (!n)
         return false;
     pattern_attrs(gen, p, n);
@@ -248,6 +252,13 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
     memset(hints, 0, (nin + 1) * sizeof *hints);
     for (uint32_t k = 0; k < p->noperands; k++) {
         const dsl_pattern *o = p->operands[k];
+        const pv_node_facts *of = &gen->facts->nodes[o->id];
+        if (!gen->values[o->id] && of->output_of && gen->values[of->output_of->id]) {
+            /* is_output(@o, @m, i): output i of @m's node, built before this one */
+            const ir_value *m = gen->values[of->output_of->id];
+            if (m->kind == IR_VALUE_NODE && of->output_index < m->producer->noutputs)
+                gen->values[o->id] = m->producer->outputs[of->output_index];
+        }
         if (gen->values[o->id]) {
             ir_set_input(n, slot_of[k], gen->values[o->id]);
         } else {

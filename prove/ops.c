@@ -723,6 +723,36 @@ static bool propose_quant(pv_gen *gen, ir_node *n, const pv_node_facts *const *h
     return true;
 }
 
+/* DynamicQuantizeLinear(X f32), and MatMulInteger(A, B [K, N], a_zero_point?, b_zero_point?):
+ * A u8 (DynamicQuantizeLinear's) unless the pattern says, B u8 or i8 on alternate draws, full-range
+ * data and zero points of their operand's dtype, per tensor. */
+static bool propose_integer(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                            pv_operand *out)
+{
+    if (open_slot(n, out, 0)) {
+        out[0].type = pv_random_type(gen, hint_rank(hints, 0, 2, 3, gen));
+        out[0].type.dtype = n->op == IR_OP_DynamicQuantizeLinear ? IR_F32 : hint_dtype(hints, 0, IR_U8);
+    }
+    if (n->op == IR_OP_DynamicQuantizeLinear)
+        return true;
+    const ir_type *a = slot_type(n, out, 0);
+    if (!a || a->rank < 1)
+        return pv_why(gen, "MatMulInteger: operand 0: no type of rank 1 or more");
+    if (open_slot(n, out, 1)) {
+        ir_dtype dt = pv_rng_chance(gen->rng, 0.5) ? IR_U8 : IR_I8;
+        ir_type w = {.dtype = hint_dtype(hints, 1, dt), .rank = 2};
+        w.dims[0] = a->dims[a->rank - 1];
+        w.dims[1] = pool_dim(gen);
+        propose(&out[1], w, pv_rng_chance(gen->rng, 0.6), PV_DOM_ANY);
+    }
+    const ir_type *b = slot_type(n, out, 1);
+    if (open_slot(n, out, 2))
+        propose(&out[2], (ir_type){.dtype = a->dtype}, true, PV_DOM_ANY);
+    if (b && open_slot(n, out, 3))
+        propose(&out[3], (ir_type){.dtype = b->dtype}, true, PV_DOM_ANY);
+    return true;
+}
+
 /* Unary elementwise ops and their parameters: Clip's bounds, LeakyRelu's slope, Gelu's form. */
 static bool propose_elementwise(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                                 pv_operand *out)
@@ -1117,6 +1147,8 @@ bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, p
     case IR_OP_DequantizeLinear:
     case IR_OP_QuantizeLinear: return propose_quant(gen, n, hints, out);
     case IR_OP_Softmax: return propose_softmax(gen, n, hints, out);
+    case IR_OP_DynamicQuantizeLinear:
+    case IR_OP_MatMulInteger: return propose_integer(gen, n, hints, out);
     default: break;
     }
     const ir_op_info *info = ir_op_info_get(n->op);

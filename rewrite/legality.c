@@ -281,6 +281,17 @@ static bool cast_fuses(rw_plan *p, const ir_node *n, ir_dtype in, ir_dtype out, 
                   node_name(n), ir_dtype_name(in), ir_dtype_name(out));
 }
 
+/* The i32 -> f32 Cast of an integer product that the target's kernel converts exactly as Cast does
+ * (DynamicQuantizeMatMul: MatMulInteger's int32 accumulator, then the float epilogue;
+ * docs/kernels.md), read from a MatMulInteger of the match. */
+static bool cast_in_kernel(const rw_plan *p, const ir_node *n, ir_dtype in, ir_dtype out)
+{
+    const ir_value *src = n->inputs[0];
+    return p->rule->repl.op == IR_OP_DynamicQuantizeMatMul && in == IR_I32 && out == IR_F32 &&
+           src->kind == IR_VALUE_NODE && src->producer->op == IR_OP_MatMulInteger &&
+           rw_is_member(p, src->producer);
+}
+
 /* A Cast that fold_transpose moves before the Transpose it reads (Transpose > Cast > GEMM: the
  * fused node reads a helper Cast of the source), so its rounding stays in the graph. */
 static bool cast_moved(const rw_plan *p, const ir_node *n)
@@ -323,7 +334,8 @@ bool rw_check_precision(rw_plan *p, char *why)
                           "precision: '%s' (%s) changes %s to %s inside the match; name the op in "
                           "the pattern to fuse across it",
                           node_name(n), ir_op_name(n->op), ir_dtype_name(in), ir_dtype_name(out));
-        if (n->op == IR_OP_Cast && !cast_moved(p, n) && !cast_fuses(p, n, in, out, why))
+        if (n->op == IR_OP_Cast && !cast_moved(p, n) && !cast_in_kernel(p, n, in, out) &&
+            !cast_fuses(p, n, in, out, why))
             return false;
     }
     return true;

@@ -487,6 +487,13 @@ typedef struct kc_int_matmul {
 } kc_int_matmul;
 bool kc_int_matmul_run(kc_context *ctx, const kc_qoperand *a, const kc_qoperand *b,
                        const kc_int_matmul *p, const kc_requant *rq, void *y);
+/* DynamicQuantizeMatMul (kernels/cuda/dynq.cu): A f32 [.., K] quantized by kc_dynamic_quantize,
+ * (a_q - a_zp) @ (B - b_zp) for B i8 [K, N] (b_zp i8 of 1 or N values, data NULL for none) in
+ * int32, then y = acc * (a_scale * b_scale) + bias (b_scale 1 or N values, bias N or data NULL).
+ * An infinity in A is an error, as on the CPU (checked outside a graph capture). */
+bool kc_dynq_matmul(kc_context *ctx, const kc_tensor *a, const kc_tensor *b,
+                    const kc_tensor *b_scale, const kc_tensor *b_zp, const kc_tensor *bias,
+                    kc_tensor *y);
 /* A convolution's geometry padded to 3 spatial dims by leading dims of 1 (kn_conv_geom's). */
 typedef struct kc_conv3d {
     int64_t batch, in_channels, out_channels, group;

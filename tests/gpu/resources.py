@@ -118,6 +118,8 @@ def launch_table(c):
         # cuda-a: integer.cu and generate.cu, grid-stride loops of KC_THREADS threads
         (r"^int_ew_kernel\(", grid, 0, False),
         (r"^gen_\w+_kernel\(", grid, 0, False),
+        # dynq.cu: DynamicQuantizeMatMul's epilogue, a grid-stride loop of KC_THREADS threads
+        (r"^dynq_epilogue_kernel\(", grid, 0, False),
     ]
 
 

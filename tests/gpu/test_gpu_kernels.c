@@ -224,6 +224,12 @@ static const gpu_case cases[] = {
      " const b : i8[32,8] = random(seed=2, lo=-128, hi=128)\n"
      " const bs : f32[] = 0.01\n const ys : f32[] = 0.5\n y = QGemm(a, as, b, bs, _, ys)\n"
      " output y\n}\n", EXACT},
+    {"dynq_matmul_i8_bias",
+     "graph t {\n input a : f32[2,5,32]\n const b : i8[32,12] = random(seed=2, lo=-128, hi=128)\n"
+     " const bs : f32[12] = random(seed=3, lo=0.001, hi=0.02)\n const bz : i8[] = -3\n"
+     " const c : f32[12] = random(seed=4)\n y = DynamicQuantizeMatMul(a, b, bs, bz, c)\n"
+     " output y\n}\n", 0, 0,
+     "the CPU's quantization of A, the same int32 accumulator, three f32 operations (_rn, no FMA)"},
 
     /* ---- rows at the launch limits: 1024 threads with 8-wide f16/bf16 vectors (7,200+
      * elements: registers), the shared-memory row cache up to 16,384 floats (64 KiB, opted in)

@@ -1207,6 +1207,69 @@ static void test_qgemm(void)
     }
 }
 
+/* ---- DynamicQuantizeMatMul ------------------------------------------------------------------ */
+
+/* The fused op against DynamicQuantizeLinear -> MatMulInteger -> Cast -> Mul(a_scale * b_scale)
+ * (-> Add): B u8 or i8, a weight zero point per tensor, per column or none, one scale or one per
+ * column, a bias or not, A of rank 2 or 3. */
+typedef struct {
+    ir_dtype bt;
+    int zp; /* 0 none, 1 per tensor, 2 per column */
+    bool per_column, bias;
+    int rank;
+} dynq_case;
+
+static void dynq_graph(ir_graph *g, const dynq_case *c, bool fused)
+{
+    const int64_t k = 20, n = 6;
+    ir_value *a = c->rank == 3 ? rtt_random_range(g, "a", IR_F32, 31, -3, 2, DIMS(2, 3, k))
+                               : rtt_random_range(g, "a", IR_F32, 31, -3, 2, DIMS(4, k));
+    bool u8 = c->bt == IR_U8;
+    ir_value *b = rtt_random_range(g, "b", c->bt, 32, u8 ? 0 : -128, u8 ? 256 : 128, DIMS(k, n));
+    ir_value *bz = c->zp == 0   ? NULL
+                   : c->zp == 1 ? scalar(g, "b_zp", c->bt, u8 ? 131 : -3)
+                                : rtt_random_range(g, "b_zp", c->bt, 33, u8 ? 100 : -5,
+                                                   u8 ? 150 : 5, DIMS(n));
+    ir_value *bs = c->per_column ? rtt_random_range(g, "b_scale", IR_F32, 34, 0.001, 0.02, DIMS(n))
+                                 : rtt_random_range(g, "b_scale", IR_F32, 34, 0.001, 0.02, DIMS(1));
+    ir_value *bb = c->bias ? rtt_random(g, "bias", IR_F32, 35, DIMS(n)) : NULL;
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_DynamicQuantizeMatMul, "y", IN(a, b, bs, bz, bb));
+    } else {
+        const char *outs[] = {"aq", "as", "az"};
+        ir_value *in[] = {a};
+        ir_node *dq = rtt_node(g, IR_OP_DynamicQuantizeLinear, outs, 3, 1, in);
+        ir_value *acc = bz ? rtt_op(g, IR_OP_MatMulInteger, "acc",
+                                    IN(dq->outputs[0], b, dq->outputs[2], bz))
+                           : rtt_op(g, IR_OP_MatMulInteger, "acc",
+                                    IN(dq->outputs[0], b, dq->outputs[2]));
+        ir_value *f = rtt_op(g, IR_OP_Cast, "accf", IN(acc));
+        ir_set_attr_int(g, f->producer, "to", 1);
+        ir_value *m = rtt_op(g, IR_OP_Mul, "scale", IN(dq->outputs[1], bs));
+        y = rtt_op(g, IR_OP_Mul, bb ? "p" : "y", IN(f, m));
+        if (bb)
+            y = rtt_op(g, IR_OP_Add, "y", IN(y, bb));
+    }
+    ir_add_output(g, y);
+}
+
+static void test_dynq_matmul(void)
+{
+    static const dynq_case cases[] = {
+        {IR_U8, 1, false, false, 2}, {IR_U8, 0, true, true, 3}, {IR_I8, 2, true, true, 2},
+        {IR_I8, 0, false, false, 3}, {IR_U8, 2, false, true, 3},
+    };
+    /* the same operations in the same order: exact */
+    const rt_tolerance exact = {.rtol = 0, .atol = 0};
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        dynq_graph(f, &cases[i], true);
+        dynq_graph(r, &cases[i], false);
+        check_pair(f, r, exact, "DynamicQuantizeMatMul");
+    }
+}
+
 /* ---- hand-computed values ------------------------------------------------------------------- */
 
 /* Runs a graph whose inputs are all constants and checks output `index` against `want`. */
@@ -1661,6 +1724,7 @@ int main(void)
     RUN(test_ewchain_trees);
     RUN(test_ewchain_errors);
     RUN(test_qgemm);
+    RUN(test_dynq_matmul);
     RUN(test_values_conv_gemm);
     RUN(test_values_norms);
     RUN(test_values_softmax_attention);
