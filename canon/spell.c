@@ -383,8 +383,9 @@ static bool respell_unit_transpose(cn_ctx *c, ir_node *n)
 
 /* Two Transposes in a row are one: Transpose(Transpose(x, p), q) is Transpose(x, r) with
  * r[i] = p[q[i]] (exact: it moves the same elements to the same places). Only when nothing else
- * reads the inner one, which then has no reader left; the composition is the identity a no-op
- * that noops removes. */
+ * reads the inner one, which then has no reader left; a composition that is the identity is a
+ * no-op that noops removes. Not when the outer one swaps the last two dims (a matrix transpose:
+ * the GEMM folds and the attention rules' K^T read it as it is). */
 static bool respell_transpose_pair(cn_ctx *c, ir_node *outer)
 {
     if (outer->op != IR_OP_Transpose || !outer->inputs[0])
@@ -397,6 +398,13 @@ static bool respell_transpose_pair(cn_ctx *c, ir_node *outer)
     int r = inner->inputs[0]->type.rank;
     /* an absent perm reverses the dims: only explicit ones of the known rank compose here */
     if (r < 1 || np != (uint32_t)r || nq != (uint32_t)r)
+        return false;
+    /* an outer swap of the last two dims is a matrix transpose that GEMMs take as transA/transB
+     * and the attention rules read as K^T: it stays its own node */
+    bool swap = r >= 2;
+    for (int i = 0; i < r; i++)
+        swap &= q[i] == (i < r - 2 ? i : i == r - 2 ? r - 1 : r - 2);
+    if (swap)
         return false;
     int64_t composed[IR_MAX_RANK];
     for (int i = 0; i < r; i++) {
