@@ -1,7 +1,8 @@
 /* Constant folding (docs/canon.md, "Constant folding"): a node whose inputs are all constants is
  * run once on the CPU reference kernels, alone in a graph of its own, in its own dtypes, and its
  * outputs become constants with the same names. A Shape reads only the type of its input, so a
- * Shape of a value with static dims folds too. A node whose outputs are larger than the budget, or
+ * Shape of a value with static dims folds too; a CastLike reads only the dtype of its target, so a
+ * CastLike of a constant folds whatever its target. A node whose outputs are larger than the budget, or
  * whose kernel fails, stays. */
 #include "canon/internal.h"
 
@@ -24,6 +25,12 @@ static const bool reads_type_only[IR_OP_COUNT] = {
     [IR_OP_Shape] = true,
 };
 
+/* Ops that read only the dtype of input 1 (never its data nor its shape): CastLike of a constant
+ * folds whatever the target's shape. */
+static const bool reads_dtype_of_1[IR_OP_COUNT] = {
+    [IR_OP_CastLike] = true,
+};
+
 static bool foldable(const cn_ctx *c, const ir_node *n)
 {
     if (n->dead || keep_op[n->op] || n->ninputs == 0)
@@ -31,6 +38,8 @@ static bool foldable(const cn_ctx *c, const ir_node *n)
     for (uint32_t k = 0; k < n->ninputs; k++) {
         const ir_value *v = n->inputs[k];
         if (!v || v->kind == IR_VALUE_CONST)
+            continue;
+        if (k == 1 && reads_dtype_of_1[n->op])
             continue;
         if (!(k == 0 && reads_type_only[n->op] && ir_type_is_static(&v->type)))
             return false;
@@ -96,6 +105,15 @@ static bool fold(cn_ctx *c, ir_node *n)
             w = ok ? ir_add_const(one, v->name, &v->type, ir_const_new(one, IR_CONST_DATA)) : NULL;
             if (w)
                 ir_const_set_data(one, w, data, (size_t)nbytes);
+        } else if (!w && k == 1 && reads_dtype_of_1[n->op]) {
+            /* read for its dtype only: a zero scalar of that dtype stands in */
+            ir_type t = {.dtype = v->type.dtype, .rank = 0};
+            static const unsigned char zero[16];
+            int64_t nbytes;
+            ok = ir_type_nbytes(&t, &nbytes) && nbytes <= (int64_t)sizeof zero;
+            w = ok ? ir_add_const(one, v->name, &t, ir_const_new(one, IR_CONST_DATA)) : NULL;
+            if (w)
+                ir_const_set_data(one, w, zero, (size_t)nbytes);
         } else if (!w) {
             w = ir_add_input(one, v->name, &v->type); /* read for its type only */
         }

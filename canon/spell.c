@@ -12,7 +12,8 @@
  *   `Reshape(x, [0,12,64])` and the shape arithmetic goes;
  * - one slice of a stack, Gather(Concat(Unsqueeze(k), Unsqueeze(v)), 0) along the stacked axis,
  *   is a Squeeze of that slice: a view;
- * - a Transpose that moves only dims of size 1 (and keeps the last) is a Reshape: a view.
+ * - a Transpose that moves only dims of size 1 (and keeps the last) is a Reshape: a view;
+ * - two Transposes in a row (the inner one read by nothing else) are one.
  *
  * Which ops, which attribute and input, and how the axes count is the table below. */
 #include "canon/internal.h"
@@ -380,6 +381,45 @@ static bool respell_unit_transpose(cn_ctx *c, ir_node *n)
     return true;
 }
 
+/* Two Transposes in a row are one: Transpose(Transpose(x, p), q) is Transpose(x, r) with
+ * r[i] = p[q[i]] (exact: it moves the same elements to the same places). Only when nothing else
+ * reads the inner one, which then has no reader left; a composition that is the identity is a
+ * no-op that noops removes. Not when the outer one swaps the last two dims (a matrix transpose:
+ * the GEMM folds and the attention rules' K^T read it as it is). */
+static bool respell_transpose_pair(cn_ctx *c, ir_node *outer)
+{
+    if (outer->op != IR_OP_Transpose || !outer->inputs[0])
+        return false;
+    ir_node *inner = sole_producer(c, outer->inputs[0], IR_OP_Transpose);
+    if (!inner || !inner->inputs[0])
+        return false;
+    const int64_t *p, *q;
+    uint32_t np = ir_get_ints(inner, "perm", &p), nq = ir_get_ints(outer, "perm", &q);
+    int r = inner->inputs[0]->type.rank;
+    /* an absent perm reverses the dims: only explicit ones of the known rank compose here */
+    if (r < 1 || np != (uint32_t)r || nq != (uint32_t)r)
+        return false;
+    /* an outer swap of the last two dims is a matrix transpose that GEMMs take as transA/transB
+     * and the attention rules read as K^T: it stays its own node */
+    bool swap = r >= 2;
+    for (int i = 0; i < r; i++)
+        swap &= q[i] == (i < r - 2 ? i : i == r - 2 ? r - 1 : r - 2);
+    if (swap)
+        return false;
+    int64_t composed[IR_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        if (q[i] < 0 || q[i] >= r || p[q[i]] < 0 || p[q[i]] >= r)
+            return false;
+        composed[i] = p[q[i]];
+    }
+    ir_value *x = inner->inputs[0];
+    ir_set_attr_ints(c->g, outer, "perm", composed, (uint32_t)r);
+    set_input(c->g, outer, 0, x);
+    if (x->id < c->nfwd) /* a reader more: no step may change it in place now */
+        c->gained[x->id] = true;
+    return true;
+}
+
 uint32_t cn_spell(cn_ctx *c)
 {
     uint32_t respelled = 0;
@@ -395,6 +435,7 @@ uint32_t cn_spell(cn_ctx *c)
         changed |= respell_kt_view(c, n);
         changed |= respell_unstack(c, n);
         changed |= respell_unit_transpose(c, n);
+        changed |= respell_transpose_pair(c, n);
         respelled += changed;
     }
     return respelled;
