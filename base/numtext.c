@@ -69,11 +69,16 @@ static bool round_digits(double a, int d, int *e0, uint64_t *m, int *e)
     return false;
 }
 
-/* The double that strtod reads from the decimal m * 10^(e - d + 1). */
-static double decimal_value(uint64_t m, int d, int e)
+/* *out = the double that strtod reads from the decimal m * 10^(e - d + 1); false when the scale
+ * is past the exact powers (a rounding carry can take it one beyond round_digits' bound), where
+ * the caller's printf search decides. */
+static bool decimal_value(uint64_t m, int d, int e, double *out)
 {
     int s = d - 1 - e;
-    return s >= 0 ? (double)m / pow10_exact[s] : (double)m * pow10_exact[-s];
+    if (s > 22 || s < -22)
+        return false;
+    *out = s >= 0 ? (double)m / pow10_exact[s] : (double)m * pow10_exact[-s];
+    return true;
 }
 
 static int first_exponent(double a)
@@ -173,9 +178,10 @@ size_t numtext_double(double v, bool as_float, char buf[NUMTEXT_SIZE])
         int e0 = first_exponent(a), e;
         for (; digits <= FAST_DIGITS; digits++) {
             uint64_t m;
-            if (!round_digits(a, digits, &e0, &m, &e))
+            double back;
+            if (!round_digits(a, digits, &e0, &m, &e) || !decimal_value(m, digits, e, &back))
                 break;
-            if (decimal_value(m, digits, e) == a) {
+            if (back == a) {
                 n = write_decimal(buf, v < 0, m, digits, e, v);
                 done = true;
                 break;
@@ -204,9 +210,9 @@ double numtext_float_as_double(float f)
     int digits = 1;
     for (; digits <= 9; digits++) {
         uint64_t m;
-        if (!round_digits(a, digits, &e0, &m, &e))
+        double d;
+        if (!round_digits(a, digits, &e0, &m, &e) || !decimal_value(m, digits, e, &d))
             break;
-        double d = decimal_value(m, digits, e);
         if (f < 0)
             d = -d;
         if ((float)d == f)

@@ -168,7 +168,8 @@ static void test_numtext(void)
                                    0.00001, 1e-05, 1e15, 1e16, 1e20, 1e22, 1e23, 1e-300, 5e-324,
                                    1.7976931348623157e308, 123456789012345.67, 9007199254740993.0,
                                    9007199254740990.0, 0.30000000000000004, 1e100, 1e-100,
-                                   2.2250738585072014e-308, NAN, INFINITY, -INFINITY};
+                                   2.2250738585072014e-308, 9.6e22, -9.96e22, 9.9999e22,
+                                   NAN, INFINITY, -INFINITY}; /* 9.6e22: a carry past 10^22 */
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         check_double(fixed[i]);
         check_float((float)fixed[i]);
