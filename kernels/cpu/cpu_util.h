@@ -167,4 +167,8 @@ static inline int64_t kn_quantize(double v, int64_t zero_point, int64_t lo, int6
     return q > (double)hi ? hi : (int64_t)q;
 }
 
+/* DynamicQuantizeLinear of x[0, n) into y (onnx_qlinear.c: the range [min(0, min x), max(0,
+ * max x)] onto [0, 255]); false when x holds an infinity (no scale covers it). */
+bool kn_dynamic_quantize(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zero);
+
 #endif

@@ -34,22 +34,17 @@ bool kn_cpu_DynamicQuantizeMatMul(const kn_call *call)
     if ((bs->numel != 1 && bs->numel != n) || (bz && bz->numel != 1 && bz->numel != n))
         return kn_fail(call, "b_scale and b_zero_point need 1 or %lld values", (long long)n);
 
-    /* DynamicQuantizeLinear(A): the range [min(0, min A), max(0, max A)] onto [0, 255] */
-    const float *x = a->data;
-    float lo = 0, hi = 0;
-    for (int64_t i = 0; i < a->numel; i++) {
-        lo = x[i] < lo ? x[i] : lo;
-        hi = x[i] > hi ? x[i] : hi;
-    }
-    if (isinf(lo) || isinf(hi))
-        return kn_fail(call, "the input holds an infinity: no scale covers it");
-    float a_scale = (hi - lo) / 255.0f;
-    int64_t a_zero = a_scale == 0 ? 0 : kn_quantize((double)(0.0f - lo / a_scale), 0, 0, 255);
+    /* DynamicQuantizeLinear(A), as the unfused node computes it */
     uint8_t *aq = malloc((size_t)(a->numel > 0 ? a->numel : 1));
     if (!aq)
         return kn_fail(call, "out of memory for the quantized A (%lld bytes)", (long long)a->numel);
-    for (int64_t i = 0; i < a->numel; i++)
-        aq[i] = (uint8_t)(a_scale == 0 ? 0 : kn_quantize((double)(x[i] / a_scale), a_zero, 0, 255));
+    float a_scale;
+    uint8_t a_zero_u8;
+    if (!kn_dynamic_quantize(a->data, a->numel, aq, &a_scale, &a_zero_u8)) {
+        free(aq);
+        return kn_fail(call, "the input holds an infinity: no scale covers it");
+    }
+    int64_t a_zero = a_zero_u8;
 
     /* MatMulInteger, Cast, Mul(Cast, a_scale * b_scale), Add(bias) */
     const float *b_scale = bs->data;

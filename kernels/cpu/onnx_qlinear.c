@@ -41,6 +41,24 @@ static const kn_tensor *optional(const kn_call *call, uint32_t i)
 
 /* ---- DynamicQuantizeLinear ----------------------------------------------------------------- */
 
+bool kn_dynamic_quantize(const float *x, int64_t n, uint8_t *y, float *scale, uint8_t *zero)
+{
+    float lo = 0, hi = 0;
+    for (int64_t i = 0; i < n; i++) {
+        lo = x[i] < lo ? x[i] : lo;
+        hi = x[i] > hi ? x[i] : hi;
+    }
+    if (isinf(lo) || isinf(hi))
+        return false;
+    float s = (hi - lo) / 255.0f;
+    int64_t z = s == 0 ? 0 : kn_quantize((double)(0.0f - lo / s), 0, 0, 255);
+    for (int64_t i = 0; i < n; i++)
+        y[i] = (uint8_t)(s == 0 ? 0 : kn_quantize((double)(x[i] / s), z, 0, 255));
+    *scale = s;
+    *zero = (uint8_t)z;
+    return true;
+}
+
 /* ONNX's formula: the range [min(0, min x), max(0, max x)] maps onto [0, 255]; scale = range / 255,
  * zero point = round(-min / scale) saturated, y = saturate(round(x / scale) + zero point). An
  * all-zero input has scale 0: the zero point and every y are then 0. NaN inputs are skipped by the
@@ -53,21 +71,9 @@ bool kn_cpu_DynamicQuantizeLinear(const kn_call *call)
     if (!kn_check_numel(call, 0, x->numel) || !kn_check_numel(call, 1, 1) ||
         !kn_check_numel(call, 2, 1))
         return false;
-    const float *xd = x->data;
-    float lo = 0, hi = 0;
-    for (int64_t i = 0; i < x->numel; i++) {
-        lo = xd[i] < lo ? xd[i] : lo;
-        hi = xd[i] > hi ? xd[i] : hi;
-    }
-    if (isinf(lo) || isinf(hi))
+    if (!kn_dynamic_quantize(x->data, x->numel, call->outputs[0].data, call->outputs[1].data,
+                             call->outputs[2].data))
         return kn_fail(call, "the input holds an infinity: no scale covers it");
-    float scale = (hi - lo) / 255.0f;
-    int64_t zero = scale == 0 ? 0 : kn_quantize((double)(0.0f - lo / scale), 0, 0, 255);
-    uint8_t *y = call->outputs[0].data;
-    for (int64_t i = 0; i < x->numel; i++)
-        y[i] = (uint8_t)(scale == 0 ? 0 : kn_quantize((double)(xd[i] / scale), zero, 0, 255));
-    *(float *)call->outputs[1].data = scale;
-    *(uint8_t *)call->outputs[2].data = (uint8_t)zero;
     return true;
 }
 
