@@ -154,6 +154,9 @@ enum {
                                     computable reference, so it is never constant-folded */
     IR_OPF_AXES_INPUT = 1 << 5,  /* a Reduce op whose axes, an attribute in older opsets, are its
                                     optional second input (ReduceSum from 13, the others from 18) */
+    IR_OPF_INT_ACCUMULATOR = 1 << 6, /* a fused op whose kernel converts the int32 accumulator of
+                                        its integer product to f32 as an i32 -> f32 Cast does
+                                        (DynamicQuantizeMatMul): such a Cast in its match fuses */
 };
 
 typedef struct ir_graph ir_graph;

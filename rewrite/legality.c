@@ -282,14 +282,15 @@ static bool cast_fuses(rw_plan *p, const ir_node *n, ir_dtype in, ir_dtype out, 
 }
 
 /* The i32 -> f32 Cast of an integer product that the target's kernel converts exactly as Cast does
- * (DynamicQuantizeMatMul: MatMulInteger's int32 accumulator, then the float epilogue;
+ * (a fused op flagged IR_OPF_INT_ACCUMULATOR: the int32 accumulator, then the float epilogue;
  * docs/kernels.md), read from a MatMulInteger of the match. */
 static bool cast_in_kernel(const rw_plan *p, const ir_node *n, ir_dtype in, ir_dtype out)
 {
     const ir_value *src = n->inputs[0];
-    return p->rule->repl.op == IR_OP_DynamicQuantizeMatMul && in == IR_I32 && out == IR_F32 &&
-           src->kind == IR_VALUE_NODE && src->producer->op == IR_OP_MatMulInteger &&
-           rw_is_member(p, src->producer);
+    const dsl_replacement *r = &p->rule->repl;
+    return r->kind == DSL_REPL_OP && (ir_op_info_get(r->op)->flags & IR_OPF_INT_ACCUMULATOR) &&
+           in == IR_I32 && out == IR_F32 && src->kind == IR_VALUE_NODE &&
+           src->producer->op == IR_OP_MatMulInteger && rw_is_member(p, src->producer);
 }
 
 /* A Cast that fold_transpose moves before the Transpose it reads (Transpose > Cast > GEMM: the
