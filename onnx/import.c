@@ -222,14 +222,42 @@ ir_value *ox_const_vector(ox_importer *im, const char *stem, ir_dtype dt, const 
     return made_const(im, stem, dt, count ? data : "", count, false);
 }
 
-static bool add_initializers(ox_importer *im, const Onnx__GraphProto *gp)
+/* Whether `name` is listed among the graph's inputs. */
+static bool listed_as_input(const Onnx__GraphProto *gp, const char *name)
 {
+    for (size_t i = 0; i < gp->n_input; i++)
+        if (gp->input[i]->name && strcmp(gp->input[i]->name, name) == 0)
+            return true;
+    return false;
+}
+
+/* From IR version 4 on, an initializer that is also a graph input is only a default: the caller
+ * may feed another value (ONNX IR spec, "Graphs"; ONNX Runtime does not fold or fuse such a
+ * tensor either). It becomes a graph input, so that no rule treats it as a constant; the IR has
+ * no input defaults, so the default is dropped, with a warning. In IR version 3 every
+ * initializer is listed as an input and its value is the constant. */
+static bool overridable(const Onnx__ModelProto *m, const char *name)
+{
+    return m->ir_version >= 4 && listed_as_input(m->graph, name);
+}
+
+static bool add_initializers(ox_importer *im, const Onnx__ModelProto *m)
+{
+    const Onnx__GraphProto *gp = m->graph;
     bool ok = true;
     for (size_t i = 0; i < gp->n_initializer; i++) {
         const Onnx__TensorProto *t = gp->initializer[i];
         if (!t->name || !t->name[0]) {
             ox_invalid(im->r, "initializer %zu has no name", i);
             ok = false;
+            continue;
+        }
+        if (overridable(m, t->name)) {
+            dg_warning_path(im->r->dg, im->r->path,
+                            "initializer '%s' is also a graph input (IR version %lld): it is "
+                            "imported as a graph input, its default value dropped, and nothing "
+                            "folds or fuses it as a constant",
+                            t->name, (long long)m->ir_version);
             continue;
         }
         const char *what = ar_printf(im->g->arena, "initializer '%s'", t->name);
@@ -827,7 +855,7 @@ static bool add_outputs(ox_importer *im, const Onnx__GraphProto *gp)
 static bool import_graph(ox_importer *im, const Onnx__ModelProto *m)
 {
     const Onnx__GraphProto *gp = m->graph;
-    if (!add_initializers(im, gp) || !add_inputs(im, gp))
+    if (!add_initializers(im, m) || !add_inputs(im, gp))
         return false;
     const Onnx__NodeProto **nodes;
     size_t count;

@@ -533,11 +533,39 @@ def group_norm_18(binary, tmp):
           f"exit {status}: {err}")
 
 
+def overridable_initializers(binary, tmp):
+    """From IR version 4, an initializer also listed as a graph input is a default the caller may
+    override: it imports as a graph input (with a warning) and no rule folds it into the conv as a
+    constant bias (ONNX Runtime's NegativeFuseConvAddNoBias); in IR version 3 every initializer is
+    listed as an input and is the constant."""
+    d = testlib.tempdir_under(tmp, "overridable")
+    x = f32("x", [1, 3, 4, 4])
+    w = nh.from_array(RNG.standard_normal((2, 3, 1, 1)).astype(np.float32), "w")
+    b = nh.from_array(np.array([1, 2], np.float32).reshape(2, 1, 1), "b")
+    nodes = [h.make_node("Conv", ["x", "w"], ["c"]), h.make_node("Add", ["c", "b"], ["y"])]
+    rules = os.path.join(ROOT, "rules", "cnn.rules")
+    for ir, constant in ((3, True), (8, False)):
+        m = model(nodes, [x, f32("w", [2, 3, 1, 1]), f32("b", [2, 1, 1])],
+                  [f32("y", [1, 2, 4, 4])], [w, b], 17)
+        m.ir_version = ir
+        path = save(m, d, f"ir{ir}")
+        status, text, err = run([binary, "import", path, "-o", "-"])
+        check(status == 0, f"IR {ir}: exit {status}: {err}")
+        check(("input  b : f32[2,1,1]" in text) != constant, f"IR {ir}:\n{text}")
+        check(("initializer 'b' is also a graph input (IR version 8)" in err) != constant,
+              f"IR {ir}: {err}")
+        out = os.path.join(d, f"ir{ir}.graph")
+        status, _, err = run([binary, "apply", path, "-r", rules, "-o", out])
+        check(status == 0, f"IR {ir} apply: exit {status}: {err}")
+        with open(out) as f:
+            applied = f.read()
+        check(("= Add(" not in applied) == constant, f"IR {ir}:\n{applied}")
+
 if __name__ == "__main__":
     binary = os.path.abspath(sys.argv[1])
     cases = [values_survive, flt_max_text_reads_back, legacy_forms_agree, opsets_22_23,
              contrib_without_opset, contrib_qdq, quick_gelu, gemm_fast_gelu, functions_inlined,
              functions_refused, resize_forms, topk_scatter_forms, reduce_axes_attribute,
-             group_norm_18]
+             group_norm_18, overridable_initializers]
     with tempfile.TemporaryDirectory() as tmp:
         sys.exit(testlib.main(cases, (binary, tmp)))
