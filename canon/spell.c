@@ -13,7 +13,8 @@
  * - one slice of a stack, Gather(Concat(Unsqueeze(k), Unsqueeze(v)), 0) along the stacked axis,
  *   is a Squeeze of that slice: a view;
  * - a Transpose that moves only dims of size 1 (and keeps the last) is a Reshape: a view;
- * - two Transposes in a row (the inner one read by nothing else) are one.
+ * - two Transposes in a row (the inner one read by nothing else) are one;
+ * - a ReduceMax or ReduceMin over dims of size 1 is a Squeeze (or a no-op): a view.
  *
  * Which ops, which attribute and input, and how the axes count is the table below. */
 #include "canon/internal.h"
@@ -381,6 +382,62 @@ static bool respell_unit_transpose(cn_ctx *c, ir_node *n)
     return true;
 }
 
+/* A ReduceMax or ReduceMin over dims that are all 1 takes the max or min of one element: the
+ * element itself, exactly (a NaN too). With keepdims 0 it is a Squeeze of those dims, a view; with
+ * keepdims 1 a Reshape to its own input's shape, a no-op that noops removes (static shapes then).
+ * The dynamo exporter's padding mask reads `ReduceMax(lengths)` of a batch-1 [1] tensor. Not
+ * ReduceSum or ReduceMean: they add the element to 0, which turns -0 into +0. No axes reduce every
+ * dim, except with noop_with_empty_axes 1: then the node is an Identity and stays as it is. The
+ * reduced dims must be a static 1; the others may be anything. */
+static bool respell_unit_reduce(cn_ctx *c, ir_node *n)
+{
+    if ((n->op != IR_OP_ReduceMax && n->op != IR_OP_ReduceMin) || !n->inputs[0] ||
+        ir_node_attr(n, "axes"))
+        return false;
+    const ir_type *x = &n->inputs[0]->type, *y = &n->outputs[0]->type;
+    bool keep = ir_get_int(n, "keepdims") != 0;
+    if (x->rank < 1 || (keep && !ir_type_is_static(y)))
+        return false;
+    bool reduced[IR_MAX_RANK];
+    int64_t count = 0, *axes = NULL;
+    if (n->ninputs > 1 && n->inputs[1]) {
+        axes = cn_const_ints(c->g, n->inputs[1], &count);
+        if (!axes)
+            return false; /* axes known at run time */
+    }
+    bool all = count == 0;
+    if (all && ir_get_int(n, "noop_with_empty_axes") != 0) {
+        free(axes);
+        return false;
+    }
+    for (int i = 0; i < x->rank; i++)
+        reduced[i] = all;
+    for (int64_t i = 0; i < count; i++) {
+        int64_t k = axes[i] < 0 ? axes[i] + x->rank : axes[i];
+        if (k < 0 || k >= x->rank) {
+            free(axes);
+            return false;
+        }
+        reduced[k] = true;
+    }
+    free(axes);
+    int64_t squeezed[IR_MAX_RANK];
+    int nsqueezed = 0;
+    for (int i = 0; i < x->rank; i++) {
+        if (reduced[i] && x->dims[i] != 1)
+            return false;
+        if (reduced[i])
+            squeezed[nsqueezed++] = i - x->rank; /* counted from the end, sorted */
+    }
+    ir_value *shape = keep ? cn_new_ints(c->g, stem(n, "shape"), y->dims, y->rank)
+                           : cn_new_ints(c->g, stem(n, "axes"), squeezed, nsqueezed);
+    n->op = keep ? IR_OP_Reshape : IR_OP_Squeeze;
+    remove_attr(n, "keepdims");
+    remove_attr(n, "noop_with_empty_axes");
+    set_input(c->g, n, 1, shape);
+    return true;
+}
+
 /* Two Transposes in a row are one: Transpose(Transpose(x, p), q) is Transpose(x, r) with
  * r[i] = p[q[i]] (exact: it moves the same elements to the same places). Only when nothing else
  * reads the inner one, which then has no reader left; a composition that is the identity is a
@@ -436,6 +493,7 @@ uint32_t cn_spell(cn_ctx *c)
         changed |= respell_unstack(c, n);
         changed |= respell_unit_transpose(c, n);
         changed |= respell_transpose_pair(c, n);
+        changed |= respell_unit_reduce(c, n);
         respelled += changed;
     }
     return respelled;

@@ -431,14 +431,21 @@ static bool skipped(const std_form *f, const char *name)
     return false;
 }
 
-/* Reduce axes: an attribute before ox_reduce_axes_input_since, an input from it. */
+/* Reduce axes: an attribute before ox_reduce_axes_input_since, an input from it. The same opset
+ * brought noop_with_empty_axes: before it, the attribute goes (ox_opset_node_needs asks for the
+ * opset when it matters: 1 with no axes). */
 static void reduce_axes(ox_exporter *ex, const ir_node *n, Onnx__NodeProto *np, std_form *f,
                         int64_t input_since)
 {
     if (ex->opset >= input_since) {
         ints_attr_to_input(ex, n, "axes", f->in, 1, f->made);
         skip_attr(ex, f, "axes");
-    } else if (f->nin > 1 && f->in[1]) {
+        return;
+    }
+    skip_attr(ex, f, "noop_with_empty_axes");
+    if (ox_reduce_noop_needed(n))
+        node_error(ex, n, "noop_with_empty_axes=1 without axes needs opset %" PRId64, input_since);
+    if (f->nin > 1 && f->in[1]) {
         uint32_t count;
         const int64_t *axes = const_ints(ex, n, f->in[1], &count);
         if (axes)

@@ -220,6 +220,10 @@ bool ox_const_number(ox_importer *im, ir_value *v, double *out);
 /* The opset from which a Reduce op (flagged IR_OPF_AXES_INPUT) takes its axes as an input rather
  * than an attribute: 13 for ReduceSum, 18 for the others; 0 for any other op. */
 int64_t ox_reduce_axes_input_since(ir_op op);
+/* Whether a Reduce node's noop_with_empty_axes matters (1, and no axes or an empty list: the node
+ * is an Identity), which only the opsets from ox_reduce_axes_input_since can say; before them
+ * the attribute does not exist and no axes reduce every dim. */
+bool ox_reduce_noop_needed(const ir_node *n);
 /* The lowest opset at which n can be written as a standard op (0: any). */
 int64_t ox_opset_node_needs(const ir_node *n);
 /* ONNX's IR version that goes with an opset. */

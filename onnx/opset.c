@@ -119,6 +119,19 @@ int64_t ox_reduce_axes_input_since(ir_op op)
     return op == IR_OP_ReduceSum ? 13 : 18;
 }
 
+bool ox_reduce_noop_needed(const ir_node *n)
+{
+    const ir_attr *noop = ir_node_attr(n, "noop_with_empty_axes");
+    if (!noop || noop->kind != IR_ATTR_INT || noop->v.i == 0)
+        return false;
+    const ir_attr *attr = ir_node_attr(n, "axes");
+    if (attr && attr->count > 0)
+        return false;
+    const ir_value *axes = n->ninputs > 1 ? n->inputs[1] : NULL;
+    return !axes ||
+           (axes->kind == IR_VALUE_CONST && axes->type.rank == 1 && axes->type.dims[0] == 0);
+}
+
 /* ---- export: the opset a node needs --------------------------------------------------------- */
 
 static bool has_attr_not(const ir_node *n, const char *name, int64_t absent)
@@ -132,11 +145,13 @@ static bool is_16bit(ir_dtype dt) { return dt == IR_I16 || dt == IR_U16; }
 
 int64_t ox_opset_node_needs(const ir_node *n)
 {
-    /* axes known only at run time: only the input form can say them */
+    /* axes known only at run time: only the input form can say them; noop_with_empty_axes came
+     * with it */
     int64_t axes_since = ox_reduce_axes_input_since(n->op);
-    if (axes_since)
-        return n->ninputs > 1 && n->inputs[1] && n->inputs[1]->kind != IR_VALUE_CONST ? axes_since
-                                                                                      : 0;
+    if (axes_since) {
+        bool runtime_axes = n->ninputs > 1 && n->inputs[1] && n->inputs[1]->kind != IR_VALUE_CONST;
+        return runtime_axes || ox_reduce_noop_needed(n) ? axes_since : 0;
+    }
     switch (n->op) {
     case IR_OP_LayerNormalization:
         return 17;

@@ -131,6 +131,38 @@ def make_cases(binary, tmp):
         check("rmean_axes" not in names17 and "rsum_axes" in names17,
               f"opset 17 initializers {sorted(names17)}")
 
+    def reduce_noop_follows_opset():
+        # noop_with_empty_axes came with the axes input (opset 18; ReduceSum 13): before it the
+        # attribute goes when it says nothing (0, the default, as the dynamo exporter writes it on
+        # every Reduce; 1 beside axes), and 1 with no axes (an Identity) needs the newer opset
+        graph = os.path.join(tmp, "reduce_noop.graph")
+        with open(graph, "w") as f:
+            f.write("graph reduce_noop {\n"
+                    "  input  x : f32[1,8,4,4]\n"
+                    "  const  hw : i64[2] = [-2,-1]\n"
+                    "  m = ReduceMean(x, hw) {keepdims=1, noop_with_empty_axes=0}\n"
+                    "  s = ReduceSum(x, hw) {keepdims=0, noop_with_empty_axes=1}\n"
+                    "  output m\n"
+                    "  output s\n"
+                    "}\n")
+        m = export(binary, graph, os.path.join(tmp, "reduce_noop.onnx"))
+        check(opset_of(m) == 17, f"opset {opset_of(m)}")
+        for n in m.graph.node:
+            check(n.op_type != "ReduceMean" or
+                  {a.name for a in n.attribute} == {"keepdims", "axes"}, f"ReduceMean: {n}")
+        with open(graph, "w") as f:
+            f.write("graph reduce_identity {\n"
+                    "  input  x : f32[1,8,4,4]\n"
+                    "  m = ReduceMax(x) {keepdims=1, noop_with_empty_axes=1}\n"
+                    "  output m\n"
+                    "}\n")
+        check(opset_of(export(binary, graph, os.path.join(tmp, "reduce_id.onnx"))) == 18,
+              "ReduceMax with noop_with_empty_axes=1 and no axes not written at opset 18")
+        out = os.path.join(tmp, "reduce_id17.onnx")
+        status, _, err = run([binary, "export", graph, "-o", out, "--opset", "17"])
+        check(status == 2 and "ReduceMax): needs opset 18, above the 17 asked for" in err and
+              not os.path.exists(out), f"exit {status}: {err}")
+
     def gelu_opsets():
         model = os.path.join(tmp, "models", "gelu20.onnx")
         m = export(binary, model, os.path.join(tmp, "g17.onnx"))
@@ -190,7 +222,7 @@ def make_cases(binary, tmp):
         check(status == 2 and "cannot write" in err, f"exit {status}: {err}")
 
     return [fused_case(n) for n in EXPECTED_OPS] + [
-        opset_default_and_asked, reduce_axes_follow_opset, gelu_opsets,
+        opset_default_and_asked, reduce_axes_follow_opset, reduce_noop_follows_opset, gelu_opsets,
         attribute_forms_become_inputs, layouts_survive, failures_write_nothing]
 
 

@@ -18,6 +18,9 @@ epsilon 1e-12 amplifies summation-order noise) is counted as "scaled"; where ONN
 kernels round otherwise than fuserule's, the unfused graph exported and run in onnxruntime is the
 reference (counted apart). bf16 inputs and outputs, which numpy cannot hold, travel as their bit
 patterns (uint16) through OrtValues, and are compared with verify's bf16 tolerance.
+Every model of the real-export corpus (examples/real/: torch's two exporters), fused and exported
+the same way, runs in onnxruntime on its stored inputs and gives ONNX Runtime's stored outputs for
+the original (the corpus test's bounds, tests/real/test_corpus.py).
 Also: plain `export` still writes the "fuserule" domain, and `--for` refuses an unknown name;
 `apply ... -o OUT.onnx --for onnxruntime` writes in one step what apply then export write (an
 example run in onnxruntime against the unfused graph), and refuses `--for` without an ONNX output.
@@ -51,6 +54,7 @@ NP = {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(int64)
 BF16 = "tensor(bfloat16)"
 BF16_TOLERANCE = (0.01, 0.02)  # verify's (rtol, atol) for bf16
 BIG_EXAMPLE_BYTES = 600 << 20
+REAL_RTOL, REAL_ATOL = 1e-3, 1e-4  # tests/real/test_corpus.py's, the atol relative to the scale
 RULES = sorted(glob.glob(os.path.join(ROOT, "rules", "*.rules")))
 
 
@@ -117,6 +121,34 @@ def example_case(binary, tmp, graph):
         names = [o.name for o in sess.get_outputs()]
         compare(name, dict(zip(names, sess.run(names, feeds))), read_safetensors(outs))
     case.__name__ = f"example_{name}"
+    return case
+
+
+def real_case(binary, tmp, model):
+    """A torch export of the real corpus (examples/real/), fused and exported: ONNX Runtime runs
+    it on the stored inputs and gives the outputs it gave for the original, within the corpus
+    test's bounds (tests/real/test_corpus.py: the fused kernels sum in another order through up to
+    60 layers)."""
+    name = os.path.basename(model)[:-len(".onnx")]
+
+    def case():
+        exported = export_for_ort(binary, model, tmp, name)
+        sess = session(exported)
+        base = model[:-len(".onnx")]
+        inputs = read_safetensors(base + ".in.safetensors")
+        want = read_safetensors(base + ".ort.safetensors")
+        names = [o.name for o in sess.get_outputs()]
+        check(sorted(names) == sorted(want), f"{name}: outputs {sorted(names)} vs {sorted(want)}")
+        got = dict(zip(names, sess.run(names, {i.name: inputs[i.name]
+                                              for i in sess.get_inputs()})))
+        for k, w in sorted(want.items()):
+            if w.dtype.kind != "f":
+                check(np.array_equal(got[k], w), f"{name}: {k} differs")
+                continue
+            finite = np.abs(w[np.isfinite(w)].astype(np.float64))
+            scale = float(finite.max(initial=0)) or 1.0
+            testlib.assert_close(f"{name}: {k}", got[k], w, REAL_RTOL, REAL_ATOL * scale)
+    case.__name__ = f"real_{name}"
     return case
 
 
@@ -390,6 +422,8 @@ def make_cases(binary, tmp):
     with open(gqa, "w") as f:
         f.write(GQA_GRAPH)
     cases.append(example_case(binary, tmp, gqa))
+    for model in sorted(glob.glob(os.path.join(ROOT, "examples", "real", "*.onnx"))):
+        cases.append(real_case(binary, tmp, model))
     if os.path.isdir(SUITE):
         cases.append(suite_case(binary, tmp))
     return cases + flavours(binary, tmp)
