@@ -58,8 +58,27 @@ bool ir_infer_ConstantOfShape(ir_graph *g, ir_node *n, dg_context *dg)
     return ir_infer_done(g, n, dg);
 }
 
+/* The length of Range(start, limit, 1) whose limit is a dim that only inference knows (the classic
+ * torch exporter's `arange(x.size(1))`: Range(0, Gather(Shape(x), 1), 1)) and whose start is a
+ * number <= 0: limit - start, never negative. IR_DIM_UNKNOWN otherwise. */
+static int64_t symbolic_range_length(ir_graph *g, const ir_node *n, dg_context *dg)
+{
+    if (!(IR_DT(ir_in(n, 0)->dtype) & IR_DTS_INDEX))
+        return IR_DIM_UNKNOWN;
+    ir_sv_elem e[3];
+    for (uint32_t i = 0; i < 3; i++) {
+        uint32_t count = 0;
+        if (ir_read_dims(g, n, dg, i, &e[i], 1, &count) != IR_READ_KNOWN || count != 1)
+            return IR_DIM_UNKNOWN;
+    }
+    if (e[0].kind != IR_SV_INT || e[0].v > 0 || e[2].kind != IR_SV_INT || e[2].v != 1 ||
+        e[1].kind != IR_SV_DIM)
+        return IR_DIM_UNKNOWN;
+    return ir_dim_sum(g, e[1].v, -e[0].v);
+}
+
 /* Range(start, limit, delta): a vector of max(ceil((limit - start) / delta), 0) values, known when
- * the three scalars are constants. */
+ * the three scalars are constants, or symbolic (symbolic_range_length). */
 bool ir_infer_Range(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DTS_FLOAT | IR_DTS_INDEX))
@@ -84,6 +103,8 @@ bool ir_infer_Range(ir_graph *g, ir_node *n, dg_context *dg)
         if (count > (double)IR_MAX_NUMEL)
             return ir_node_error(g, n, dg, "the range would have more than 2^40 values");
         y.dims[0] = count > 0 ? (int64_t)count : 0;
+    } else {
+        y.dims[0] = symbolic_range_length(g, n, dg);
     }
     n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
