@@ -122,6 +122,12 @@ const ir_attr_schema ir_attrs_SqueezeExcite[] = {
 };
 const uint32_t ir_nattrs_SqueezeExcite = FR_COUNT_OF(ir_attrs_SqueezeExcite);
 
+/* The seed of the dropout mask (kernels/dropout_mask.h): the matched Dropout's, 0 when absent. */
+const ir_attr_schema ir_attrs_BiasDropout[] = {
+    {"seed", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
+};
+const uint32_t ir_nattrs_BiasDropout = FR_COUNT_OF(ir_attrs_BiasDropout);
+
 /* ---- helpers --------------------------------------------------------------------------------- */
 
 /* Arity, and every present input a float of input 0's dtype. */
@@ -789,5 +795,36 @@ bool ir_infer_DynamicQuantizeMatMul(ir_graph *g, ir_node *n, dg_context *dg)
     ir_type y = *a;
     y.dims[y.rank - 1] = nn;
     n->outputs[0]->type = y;
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- BiasDropout ----------------------------------------------------------------------------- */
+
+/* BiasDropout(X, bias, residual?, ratio?, training_mode?) -> Y, mask?: Y = Dropout(X + bias, ratio,
+ * training_mode) [+ residual]. X and bias broadcast (numpy), the residual one way to their
+ * broadcast; all three one float dtype; ratio a float scalar, training_mode a bool scalar; the
+ * mask is bool of Y's shape. */
+bool ir_infer_BiasDropout(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DTS_FLOAT) ||
+        !ir_check_same_dtype(g, n, dg, 0, 1) || !ir_check_same_dtype(g, n, dg, 0, 2) ||
+        !ir_check_dtype(g, n, dg, 3, IR_DTS_FLOAT) || !ir_check_scalar(g, n, dg, 3) ||
+        !ir_check_dtype(g, n, dg, 4, IR_DTS_BOOL) || !ir_check_scalar(g, n, dg, 4))
+        return false;
+    ir_type y;
+    if (any_rank_unknown(n)) {
+        y = ir_type_unknown(ir_in(n, 0)->dtype, -1);
+    } else {
+        if (!ir_broadcast_inputs(g, n, dg, 0, 1, &y))
+            return false;
+        if (ir_in(n, 2) && !ir_check_unidirectional(g, n, dg, ir_in(n, 2), &y, "residual"))
+            return false;
+    }
+    n->outputs[0]->type = y;
+    if (n->noutputs > 1) {
+        n->outputs[1]->type = y;
+        n->outputs[1]->type.dtype = IR_BOOL;
+        n->outputs[1]->type.layout = IR_LAYOUT_NONE;
+    }
     return ir_infer_done(g, n, dg);
 }

@@ -136,6 +136,18 @@ static bool cpu_dynq_matmul(const ir_graph *g, const ir_node *n, char *why_not)
     return rank_in(n, 0, 2, IR_MAX_RANK, "A", why_not) && rank_in(n, 1, 2, 2, "B", why_not);
 }
 
+/* X, bias and residual float; ratio float and training_mode bool (scalars, inference checked). */
+static bool cpu_bias_dropout(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    for (uint32_t i = 0; i < 3; i++) {
+        const ir_type *t = in_type(n, i);
+        if (t && t->dtype != IR_DTYPE_UNKNOWN && !ir_dtype_is_float(t->dtype))
+            return kn_why(why_not, "input %u is %s; the CPU kernel takes f32, f16 or bf16", i,
+                          ir_dtype_name(t->dtype));
+    }
+    return true;
+}
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 #define CPU(op, check) {"cpu." #op, check, kn_cpu_##op}
@@ -200,6 +212,10 @@ static const kn_fused_entry entries[] = {
      {{"A", false}, {"B", false}, {"b_scale", false}, {"b_zero_point", true}, {"bias", true}},
      {{"Y", false}}, false, CPU(DynamicQuantizeMatMul, cpu_dynq_matmul),
      CUDA(DynamicQuantizeMatMul)},
+    {IR_OP_BiasDropout, "Dropout(X + bias, ratio, training_mode) + residual, the mask of the seed",
+     {{"X", false}, {"bias", false}, {"residual", true}, {"ratio", true}, {"training_mode", true}},
+     {{"Y", false}, {"mask", true}}, false, CPU(BiasDropout, cpu_bias_dropout),
+     CUDA(BiasDropout)},
 };
 
 /* The layout column: the fused ops whose kernels read only some layout tags (the rest read any).

@@ -12,10 +12,11 @@
  *   BitmaskDropoutGrad(dy, mask, ratio?, training_mode?) -> dx
  *     dx = Cast(float(dy) * bit * (1 / (1 - r)), T), r = ratio in training mode, else 0
  *
- * ratio defaults to 0.5. Dropout in training mode stays the catalog's Dropout with its
- * training_mode input: random, never folded or removed (canon and the rules refuse to), and the
- * CPU executor refuses to run it. Masks are packed and unpacked with i64 arithmetic (powers of two,
- * Div, Mod, ReduceSum), which is exact for 32-bit words. */
+ * ratio defaults to 0.5; the seed attribute becomes the Dropout's. Dropout in training mode stays
+ * the catalog's Dropout with its training_mode input: random, never folded or removed (canon and
+ * the rules refuse to); the CPU executor draws its seeded mask (docs/kernels.md). Masks are
+ * packed and unpacked with i64 arithmetic (powers of two, Div, Mod, ReduceSum), which is exact for
+ * 32-bit words. */
 #include "onnx/onnx_internal.h"
 
 #include "base/check.h"
@@ -154,6 +155,18 @@ ir_node *ox_contrib_dropout_define(ox_importer *im, const Onnx__NodeProto *np, c
     return d;
 }
 
+/* The seed attribute of BiasDropout and BitmaskDropout carries over to the Dropout, whose mask it
+ * draws (docs/kernels.md, "Dropout in training mode"); absent, the Dropout has none (seed 0). */
+static void copy_seed(ox_importer *im, ox_pending *p)
+{
+    for (size_t i = 0; i < p->proto->n_attribute; i++) {
+        const Onnx__AttributeProto *a = p->proto->attribute[i];
+        if (a->name && strcmp(a->name, "seed") == 0 && a->has_type &&
+            a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT)
+            ir_set_attr_int(ox_importer_graph(im), p->node, "seed", a->i);
+    }
+}
+
 /* Drops the trailing omitted inputs of Dropout (defined with all three slots). */
 static void trim_inputs(ir_node *d)
 {
@@ -175,6 +188,7 @@ static bool bias_dropout(ox_importer *im, ox_pending *p)
     ir_set_input(d, 1, in[3]);
     ir_set_input(d, 2, in[4]);
     trim_inputs(d);
+    copy_seed(im, p);
     ir_node *y = ox_output_node(im, p, 0);
     if (in[2] && y) { /* the residual's Add carries the output */
         ir_set_input(y, 0, d->outputs[0]);
@@ -196,6 +210,7 @@ static bool bitmask_dropout(ox_importer *im, ox_pending *p)
     for (uint32_t k = 0; k < 3; k++)
         ir_set_input(d, k, in[k]);
     trim_inputs(d);
+    copy_seed(im, p);
     ir_node *mask = ox_output_node(im, p, 1);
     if (mask) { /* the Cast of the packed words carries it */
         ir_set_input(mask, 0, pack_mask(im, p, d->outputs[1]));

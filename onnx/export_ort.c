@@ -26,6 +26,8 @@
  *
  *   SeparableConv                    out_act(Conv(act(Conv(X, W_dw, B_dw)), W_pw, B_pw) [+ res])
  *   DynamicQuantizeMatMul            com.microsoft DynamicQuantizeMatMul (the same inputs)
+ *   BiasDropout                      com.microsoft BiasDropout (the same inputs, outputs and seed;
+ *                                    ONNX Runtime draws its own mask, and runs it on CUDA only)
  *   QGemm                            QuantizeLinear(DequantizeLinear(A) @ DequantizeLinear(B) +
  *                                    bias) (the last only with y_scale)
  *   SqueezeExcite                    Mul(X, gate(Conv(act(Conv(GlobalAveragePool(X), W1, B1)),
@@ -378,6 +380,24 @@ static void dynq_matmul(sub *s)
         if ((in[i] = name_of(n->inputs[i]))[0])
             nin = i + 1;
     emit(s, "com.microsoft", "DynamicQuantizeMatMul", in, nin, n->outputs[0]->name, NULL);
+}
+
+/* com.microsoft BiasDropout(data, bias, residual?, ratio?, training_mode?) -> output, mask?:
+ * ONNX Runtime's training op of these semantics, with the seed; trailing absent inputs left out.
+ * Its mask is ONNX Runtime's generator's, not kernels/dropout_mask.h's. */
+static void bias_dropout(sub *s)
+{
+    const ir_node *n = s->n;
+    const char *in[5], *out[2] = {n->outputs[0]->name, NULL};
+    uint32_t nin = 0, nout = n->noutputs > 1 ? 2 : 1;
+    for (uint32_t i = 0; i < n->ninputs && i < 5; i++)
+        if ((in[i] = name_of(n->inputs[i]))[0])
+            nin = i + 1;
+    if (nout > 1)
+        out[1] = n->outputs[1]->name;
+    Onnx__NodeProto *np = ox_emit_raw(s->ex, "com.microsoft", "BiasDropout", in, nin, out, nout);
+    if (ir_node_attr(n, "seed"))
+        ox_emit_attr_int(s->ex, np, "seed", ir_get_int(n, "seed"));
 }
 
 /* DequantizeLinear(A, a_scale) @ DequantizeLinear(B, b_scale, axis 1) + bias, requantized to
@@ -757,6 +777,7 @@ void ox_ort_export(ox_exporter *ex, const ir_node *n)
     case IR_OP_QGemm: qgemm(&s); break;
     case IR_OP_SqueezeExcite: squeeze_excite(&s); break;
     case IR_OP_DynamicQuantizeMatMul: dynq_matmul(&s); break;
+    case IR_OP_BiasDropout: bias_dropout(&s); break;
     default: fail(&s, "no ONNX Runtime op or standard subgraph for it yet"); break;
     }
     ar_free(arena);

@@ -963,8 +963,8 @@ static bool propose_tile(pv_gen *gen, ir_node *n, const pv_node_facts *const *hi
 }
 
 /* Dropout(X, ratio?, training_mode?): the ratio an f32 scalar (0.1 or 0.5), training_mode a bool
- * scalar, false or true by turns. In training mode with a ratio above 0 the executor refuses the
- * op (it is random): a rule that removes it there is judged by that (prove.c). */
+ * scalar, false or true by turns. In training mode the executor drops elements by the seeded mask
+ * of kernels/dropout_mask.h: a rule that removes the Dropout there gives other outputs. */
 static bool propose_dropout(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                             pv_operand *out)
 {

@@ -301,7 +301,7 @@ static void try_instance(prover *pv, ir_graph *g, ir_graph *fused, uint64_t seed
         goto done;
     }
     if (!rt_run_cpu(g, NULL, 0, &ro, &drawn, dg)) {
-        /* The executor cannot run the original (a training-mode Dropout is random). If it runs
+        /* The executor cannot run the original (an op it refuses). If it runs
          * the rewritten graph, the rule removed what cannot be computed: that is no rewrite of
          * the same function. Otherwise this is no instance to judge by. */
         rt_result got = {0};

@@ -91,6 +91,7 @@ bool rt_cu_dtype_of(ir_dtype dt, kc_dtype *out)
     case IR_BF16: *out = KC_BF16; return true;
     case IR_I8: *out = KC_I8; return true;
     case IR_I32: *out = KC_I32; return true;
+    case IR_BOOL: *out = KC_BOOL; return true;
     default: return false;
     }
 }

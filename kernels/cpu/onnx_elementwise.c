@@ -1,9 +1,10 @@
-/* Unary elementwise ONNX ops: activations, math functions, Not, Cast and Dropout (inference).
+/* Unary elementwise ONNX ops: activations, math functions, Not, Cast and Dropout.
  *
  * Each kernel maps its input to an output of the same element count. Float ops see f32 (the
  * executor widens f16/bf16); the ops that ONNX also defines on integers (Relu, Neg, Abs, Clip) run
  * on i8, u8, i32 and i64 in their own dtype. */
 #include "kernels/cpu/cpu_util.h"
+#include "kernels/dropout_mask.h"
 
 #include "base/check.h"
 
@@ -249,8 +250,10 @@ bool kn_cpu_Cast(const kn_call *call)
 
 /* ---- Dropout ------------------------------------------------------------------------------- */
 
-/* Inference: y = x and the optional mask is all true. Training mode with a non-zero ratio draws
- * random numbers, which a reference executor cannot reproduce; it is refused. */
+/* Inference: y = x and the optional mask is all true. Training mode (input 2 true) with a ratio
+ * above 0 drops elements by the counter-based mask of kernels/dropout_mask.h, a pure function of
+ * the seed attribute (0 when absent), the ratio and the element index: y = x * mask / (1 - ratio),
+ * computed as x * scale, scale = 1 / (1 - ratio) in f32. */
 bool kn_cpu_Dropout(const kn_call *call)
 {
     const kn_tensor *x = &call->inputs[0];
@@ -258,17 +261,33 @@ bool kn_cpu_Dropout(const kn_call *call)
     double ratio = ir_get_float(call->node, "ratio");
     if (call->ninputs > 1 && call->inputs[1].data)
         ratio = kn_get_f64(&call->inputs[1], 0);
-    if (training && ratio != 0)
-        return kn_fail(call, "training mode with ratio %g is random; only inference is supported",
-                       ratio);
+    if (training && !(ratio >= 0 && ratio < 1))
+        return kn_fail(call, "ratio %g is not in [0, 1)", ratio);
     if (!ready(call, IR_DTYPE_UNKNOWN))
         return false;
-    if (x->numel)
-        memcpy(call->outputs[0].data, x->data, (size_t)x->numel * ir_dtype_size(x->dtype));
-    if (call->noutputs > 1 && call->outputs[1].data) {
-        if (!kn_check_numel(call, 1, x->numel))
-            return false;
-        memset(call->outputs[1].data, 1, (size_t)x->numel);
+    bool has_mask = call->noutputs > 1 && call->outputs[1].data;
+    if (has_mask && !kn_check_numel(call, 1, x->numel))
+        return false;
+    if (!training || ratio == 0) {
+        if (x->numel)
+            memcpy(call->outputs[0].data, x->data, (size_t)x->numel * ir_dtype_size(x->dtype));
+        if (has_mask)
+            memset(call->outputs[1].data, 1, (size_t)x->numel);
+        return true;
+    }
+    if (x->dtype != IR_F32)
+        return unsupported(call);
+    uint64_t seed = kn_dropout_seed(ir_get_int(call->node, "seed"));
+    uint32_t threshold = kn_dropout_threshold(ratio);
+    float scale = kn_dropout_scale(ratio);
+    const float *X = x->data;
+    float *Y = call->outputs[0].data;
+    uint8_t *M = has_mask ? call->outputs[1].data : NULL;
+    for (int64_t i = 0; i < x->numel; i++) {
+        bool keep = kn_dropout_keep(seed, threshold, (uint64_t)i);
+        Y[i] = keep ? X[i] * scale : 0.0f;
+        if (M)
+            M[i] = keep;
     }
     return true;
 }

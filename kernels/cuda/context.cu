@@ -304,7 +304,8 @@ static size_t dtype_size(kc_dtype dt)
     case KC_I32: return 4;
     case KC_F16:
     case KC_BF16: return 2;
-    case KC_I8: return 1;
+    case KC_I8:
+    case KC_BOOL: return 1;
     }
     return 0;
 }

@@ -25,7 +25,8 @@ extern "C" {
 
 enum { KC_MAX_RANK = 8, KC_ERROR_SIZE = 512 };
 
-typedef enum { KC_F32, KC_F16, KC_BF16, KC_I8, KC_I32 } kc_dtype;
+/* KC_BOOL: one byte per element, 0 or 1 (BiasDropout's training_mode and mask). */
+typedef enum { KC_F32, KC_F16, KC_BF16, KC_I8, KC_I32, KC_BOOL } kc_dtype;
 
 typedef struct kc_tensor {
     kc_dtype dtype;
@@ -494,6 +495,13 @@ bool kc_int_matmul_run(kc_context *ctx, const kc_qoperand *a, const kc_qoperand 
 bool kc_dynq_matmul(kc_context *ctx, const kc_tensor *a, const kc_tensor *b,
                     const kc_tensor *b_scale, const kc_tensor *b_zp, const kc_tensor *bias,
                     kc_tensor *y);
+/* BiasDropout (kernels/cuda/dropout.cu): y = Dropout(x + bias, ratio, training) [+ res], x, bias
+ * and res (data NULL for none) broadcasting to y, one float dtype; ratio a float scalar (data NULL:
+ * 0.5), training a bool scalar (data NULL: false); the mask of kernels/dropout_mask.h from seed,
+ * written to mask (bool, data NULL for none). */
+bool kc_bias_dropout(kc_context *ctx, const kc_tensor *x, const kc_tensor *bias,
+                     const kc_tensor *res, const kc_tensor *ratio, const kc_tensor *training,
+                     uint64_t seed, kc_tensor *y, kc_tensor *mask);
 /* A convolution's geometry padded to 3 spatial dims by leading dims of 1 (kn_conv_geom's). */
 typedef struct kc_conv3d {
     int64_t batch, in_channels, out_channels, group;

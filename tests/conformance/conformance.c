@@ -182,8 +182,8 @@ static double scalar_input(ir_graph *g, const ir_node *n, uint32_t index, const 
 }
 
 /* Dropout in training mode with a nonzero ratio draws a random mask: ONNX's expected outputs
- * come from numpy's generator, which no other implementation reproduces, and the catalog's
- * Dropout is the inference one. Such a data set is skipped. */
+ * come from numpy's generator, which no other implementation reproduces (the CPU kernel draws its
+ * own, kernels/dropout_mask.h). Such a data set is skipped. */
 static bool random_dropout(ir_graph *g, const rt_tensor *given, int ngiven)
 {
     for (size_t i = 0; i < g->nodes.len; i++) {

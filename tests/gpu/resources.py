@@ -120,6 +120,8 @@ def launch_table(c):
         (r"^gen_\w+_kernel\(", grid, 0, False),
         # dynq.cu: DynamicQuantizeMatMul's epilogue, a grid-stride loop of KC_THREADS threads
         (r"^dynq_epilogue_kernel\(", grid, 0, False),
+        # dropout.cu: BiasDropout, a grid-stride loop of KC_THREADS threads
+        (r"^bias_dropout_kernel<", grid, 0, False),
     ]
 
 

@@ -230,6 +230,14 @@ static const gpu_case cases[] = {
      " const c : f32[12] = random(seed=4)\n y = DynamicQuantizeMatMul(a, b, bs, bz, c)\n"
      " output y\n}\n", 0, 0,
      "the CPU's quantization of A, the same int32 accumulator, three f32 operations (_rn, no FMA)"},
+    {"bias_dropout_f32_residual_mask",
+     "graph t {\n input x : f32[3,7,65]\n const b : f32[65] = random(seed=2)\n"
+     " input r : f32[3,7,65]\n const p : f32[] = 0.3\n const on : bool[] = 1\n"
+     " y, m = BiasDropout(x, b, r, p, on) {seed=5}\n output y\n output m\n}\n", 0, 0,
+     "the same integer mask generator (kernels/dropout_mask.h), the same f32 operations (_rn)"},
+    {"bias_dropout_f16_inference",
+     "graph t {\n input x : f16[4,64]\n input b : f16[4,64]\n const p : f32[] = 0.8\n"
+     " input on : bool[]\n y = BiasDropout(x, b, _, p, on)\n output y\n}\n", F16_ANY},
 
     /* ---- rows at the launch limits: 1024 threads with 8-wide f16/bf16 vectors (7,200+
      * elements: registers), the shared-memory row cache up to 16,384 floats (64 KiB, opted in)

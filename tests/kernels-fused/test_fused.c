@@ -1270,6 +1270,101 @@ static void test_dynq_matmul(void)
     }
 }
 
+/* ---- BiasDropout ----------------------------------------------------------------------------- */
+
+typedef struct {
+    ir_dtype dt;
+    bool same_shape_bias, residual, mask, training;
+    int64_t seed;
+} bias_dropout_case;
+
+/* Dropout(x + bias, 0.3, mode) [+ residual] of x [3, 8, 16], unfused or as one BiasDropout; the
+ * mask an output when asked for. */
+static void bias_dropout_graph(ir_graph *g, const bias_dropout_case *c, bool fused)
+{
+    ir_value *x = rtt_input(g, "x", c->dt, DIMS(3, 8, 16));
+    ir_value *b = c->same_shape_bias ? rtt_input(g, "b", c->dt, DIMS(3, 8, 16))
+                                     : rtt_random(g, "b", c->dt, 41, DIMS(16));
+    ir_value *res = c->residual ? rtt_input(g, "res", c->dt, DIMS(3, 8, 16)) : NULL;
+    ir_value *ratio = rtt_literal(g, "ratio", IR_F32, (double[]){0.3}, 1, SCALAR);
+    ir_value *mode = rtt_literal(g, "mode", IR_BOOL, (double[]){c->training}, 1, SCALAR);
+    const char *outs[] = {c->residual && !fused ? "d" : "y", "mask"};
+    ir_node *n;
+    if (fused) {
+        n = rtt_node(g, IR_OP_BiasDropout, outs, c->mask ? 2 : 1, IN(x, b, res, ratio, mode));
+    } else {
+        ir_value *sum = rtt_op(g, IR_OP_Add, "sum", IN(b, x));
+        n = rtt_node(g, IR_OP_Dropout, outs, c->mask ? 2 : 1, IN(sum, ratio, mode));
+    }
+    if (c->seed)
+        ir_set_attr_int(g, n, "seed", c->seed);
+    ir_value *y = n->outputs[0];
+    if (!fused && res)
+        y = rtt_op(g, IR_OP_Add, "y", IN(res, y));
+    ir_add_output(g, y);
+    if (c->mask)
+        ir_add_output(g, n->outputs[1]);
+}
+
+static void expect_invalid(ir_graph *g, const char *message);
+
+static void test_bias_dropout(void)
+{
+    static const bias_dropout_case cases[] = {
+        {IR_F32, false, false, true, true, 0},  {IR_F32, true, true, false, true, 7},
+        {IR_F32, false, true, true, true, -5},  {IR_F32, false, true, true, false, 0},
+        {IR_F16, false, true, true, true, 3},   {IR_BF16, true, false, false, true, 0},
+    };
+    /* f32: the same operations in the same order, the same mask: exact; f16 and bf16: the unfused
+     * Add rounds to the storage dtype before the scaling (tol_for) */
+    const rt_tolerance exact = {.rtol = 0, .atol = 0};
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        bias_dropout_graph(f, &cases[i], true);
+        bias_dropout_graph(r, &cases[i], false);
+        check_pair(f, r, cases[i].dt == IR_F32 ? exact : tol_for(cases[i].dt), "BiasDropout");
+    }
+    /* the mask drops some and keeps some, differently for another seed */
+    bias_dropout_case c = {IR_F32, false, false, true, true, 0};
+    ir_graph *g = ir_graph_new("seed0");
+    bias_dropout_graph(g, &c, true);
+    rt_result a = {0}, b = {0};
+    CHECK(rtt_run(g, 11, &a));
+    c.seed = 1;
+    ir_graph *h = ir_graph_new("seed1");
+    bias_dropout_graph(h, &c, true);
+    CHECK(rtt_run(h, 11, &b));
+    size_t kept = 0, differ = 0, n = rt_tensor_numel(&a.outputs[1]);
+    for (size_t i = 0; i < n; i++) {
+        kept += rt_tensor_get(&a.outputs[1], i) != 0;
+        differ += rt_tensor_get(&a.outputs[1], i) != rt_tensor_get(&b.outputs[1], i);
+    }
+    CHECK(kept > n / 2 && kept < n); /* ratio 0.3: about 70% kept */
+    CHECK(differ > 0);
+    rt_result_free(&a);
+    rt_result_free(&b);
+    ir_graph_free(g);
+    ir_graph_free(h);
+
+    /* refusals: a residual that does not broadcast to X + bias (inference), a ratio of 1 in
+     * training mode (the kernel) */
+    g = ir_graph_new("bad_residual");
+    ir_value *x = rtt_input(g, "x", IR_F32, DIMS(3, 16));
+    ir_value *y = rtt_op(g, IR_OP_BiasDropout, "y",
+                         IN(x, rtt_random(g, "b", IR_F32, 1, DIMS(16)),
+                            rtt_input(g, "res", IR_F32, DIMS(5))));
+    ir_add_output(g, y);
+    expect_invalid(g, "residual");
+    g = ir_graph_new("bad_ratio");
+    x = rtt_input(g, "x", IR_F32, DIMS(3, 16));
+    y = rtt_op(g, IR_OP_BiasDropout, "y",
+               IN(x, rtt_random(g, "b", IR_F32, 1, DIMS(16)), NULL,
+                  rtt_literal(g, "ratio", IR_F32, (double[]){1}, 1, SCALAR),
+                  rtt_literal(g, "mode", IR_BOOL, (double[]){1}, 1, SCALAR)));
+    ir_add_output(g, y);
+    expect_invalid(g, "ratio 1 is not in [0, 1)");
+}
+
 /* ---- hand-computed values ------------------------------------------------------------------- */
 
 /* Runs a graph whose inputs are all constants and checks output `index` against `want`. */
@@ -1725,6 +1820,7 @@ int main(void)
     RUN(test_ewchain_errors);
     RUN(test_qgemm);
     RUN(test_dynq_matmul);
+    RUN(test_bias_dropout);
     RUN(test_values_conv_gemm);
     RUN(test_values_norms);
     RUN(test_values_softmax_attention);

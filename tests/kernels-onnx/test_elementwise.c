@@ -1,4 +1,4 @@
-/* Unary ONNX kernels: activations, math functions, Clip, Not, Cast, Dropout. Expected values of
+/* Unary ONNX kernels: activations, math functions, Clip, Not, Cast, Dropout (inference and training). Expected values of
  * the transcendental functions were computed in double with Python's math module on the inputs
  * X5 = [-1.5, -0.5, 0, 0.5, 2] (the formulas are ONNX's). */
 #include "tests/kernels-onnx/kt.h"
@@ -345,12 +345,48 @@ static void test_dropout(void)
     EXPECT_F32(&t, 0, 1, 2);
     kt_end(&t);
 
-    kt_begin(&t, IR_OP_Dropout, 3, 1);
-    kt_in_f32(&t, 0, DIMS(2), (float[]){1, 2});
+    /* training mode: the mask of kernels/dropout_mask.h, element i kept when the top 24 bits of
+     * SplitMix64's (i + 1)-th number from the seed are >= ceil(ratio * 2^24) (computed in Python:
+     * seed 0, ratio 0.5 keeps 0, 3, 7; seed 7 keeps 2, 3), kept elements scaled by 1 / (1 - ratio) */
+    static const float x8[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    kt_begin(&t, IR_OP_Dropout, 3, 2);
+    kt_in_f32(&t, 0, DIMS(2, 4), x8);
     kt_in_f32(&t, 1, SCALAR, (float[]){0.5f});
     kt_in(&t, 2, IR_BOOL, SCALAR, (uint8_t[]){1});
+    kt_out(&t, 0, IR_F32, DIMS(2, 4));
+    kt_out(&t, 1, IR_BOOL, DIMS(2, 4));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 2, 0, 0, 8, 0, 0, 0, 16);
+    EXPECT_INT(&t, 1, 1, 0, 0, 1, 0, 0, 0, 1);
+    kt_end(&t);
+
+    kt_begin(&t, IR_OP_Dropout, 3, 1);
+    ir_set_attr_int(t.g, t.node, "seed", 7);
+    kt_in_f32(&t, 0, DIMS(8), x8);
+    kt_in_f32(&t, 1, SCALAR, (float[]){0.5f});
+    kt_in(&t, 2, IR_BOOL, SCALAR, (uint8_t[]){1});
+    kt_out(&t, 0, IR_F32, DIMS(8));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 0, 0, 6, 8, 0, 0, 0, 0);
+    kt_end(&t);
+
+    /* ratio 0.8 (scale 1 / 0.2 in f32, 5 within 1e-6) keeps 0, 3 of seed 0 */
+    kt_begin(&t, IR_OP_Dropout, 3, 1);
+    kt_in_f32(&t, 0, DIMS(4), x8);
+    kt_in_f32(&t, 1, SCALAR, (float[]){0.8f});
+    kt_in(&t, 2, IR_BOOL, SCALAR, (uint8_t[]){1});
+    kt_out(&t, 0, IR_F32, DIMS(4));
+    CHECK(kt_run(&t));
+    EXPECT_F32(&t, 0, 5, 0, 0, 20);
+    kt_end(&t);
+
+    /* a ratio outside [0, 1) in training mode is an error */
+    kt_begin(&t, IR_OP_Dropout, 3, 1);
+    kt_in_f32(&t, 0, DIMS(2), (float[]){1, 2});
+    kt_in_f32(&t, 1, SCALAR, (float[]){1.0f});
+    kt_in(&t, 2, IR_BOOL, SCALAR, (uint8_t[]){1});
     kt_out(&t, 0, IR_F32, DIMS(2));
-    CHECK(kt_fails_with(&t, "only inference is supported"));
+    CHECK(kt_fails_with(&t, "ratio 1 is not in [0, 1)"));
     kt_end(&t);
 }
 

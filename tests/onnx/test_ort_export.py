@@ -16,8 +16,11 @@ f64 reference), the export is judged against the fused graph run by fuserule ins
 an output within tolerance only relative to its largest magnitude (LayerNormalization with
 epsilon 1e-12 amplifies summation-order noise) is counted as "scaled"; where ONNX Runtime's f16
 kernels round otherwise than fuserule's, the unfused graph exported and run in onnxruntime is the
-reference (counted apart). bf16 inputs and outputs, which numpy cannot hold, travel as their bit
-patterns (uint16) through OrtValues, and are compared with verify's bf16 tolerance.
+reference (counted apart). A fused graph with a BiasDropout exports com.microsoft BiasDropout,
+which ONNX Runtime runs on CUDA only (with its own mask): that export is imported back and run by
+fuserule, and must equal the fused graph exactly (the seed survives). bf16 inputs and outputs,
+which numpy cannot hold, travel as their bit patterns (uint16) through OrtValues, and are
+compared with verify's bf16 tolerance.
 Every model of the real-export corpus (examples/real/: torch's two exporters), fused and exported
 the same way, runs in onnxruntime on its stored inputs and gives ONNX Runtime's stored outputs for
 the original (the corpus test's bounds, tests/real/test_corpus.py).
@@ -152,6 +155,37 @@ def real_case(binary, tmp, model):
     return case
 
 
+def cuda_only_roundtrip(binary, fused, exported, d, failures, short):
+    """An export holding com.microsoft BiasDropout, which ONNX Runtime implements on CUDA only (its
+    CPU provider does not load it) and with its own mask: instead of running it in onnxruntime, the
+    export is imported back (as Dropout of an Add) and run by fuserule, and must give the fused
+    graph's outputs exactly (the seed, hence the mask, survives). False for any other export."""
+    with open(fused) as f:
+        text = f.read()
+    if not re.search(r"= BiasDropout\(", text):
+        return False
+    dims = []
+    for line in text.splitlines():
+        m = re.match(r"\s*input\s+\S+\s*:\s*\w+\[(.*)\]", line)
+        for dim in (m.group(1).split(",") if m else []):
+            dim = dim.strip()
+            if dim and not re.fullmatch(r"-?\d+", dim) and dim not in dims:
+                dims.append(dim)
+    sizes = [a for dim in dims for a in ("--dim", f"{dim}=2")]
+    back = os.path.join(d, "back.graph")
+    fuserule_ok(binary, "import", exported, "-o", back)
+    fuserule_ok(binary, "run", fused, *sizes, "-o", os.path.join(d, "fused.st"))
+    fuserule_ok(binary, "run", back, *sizes, "-o", os.path.join(d, "back.st"))
+    want, got = read_safetensors(os.path.join(d, "fused.st")), \
+        read_safetensors(os.path.join(d, "back.st"))
+    for name, value in want.items():
+        if name not in got or got[name].shape != value.shape or \
+                not np.array_equal(got[name], value, equal_nan=True):
+            failures.append(f"{short}: the export, imported back, disagrees on '{name}' with the "
+                            "fused graph (BiasDropout: not run in onnxruntime, CUDA only)")
+    return True
+
+
 def sym_feeds(sess, strategy, rng):
     """Inputs for a session's inputs, symbolic dims given by strategy (as run.py tries them)."""
     seen = {}
@@ -248,7 +282,8 @@ def suite_case(binary, tmp):
                   "scaled against ONNX Runtime's unfused run": 0,
                   "unfused graph does not run": 0,
                   "exact against the fused graph (which run.py judges)": 0,
-                  "loaded, not run (bf16 beside other outputs)": 0}
+                  "loaded, not run (bf16 beside other outputs)": 0,
+                  "CUDA-only op: re-imported, exact against the fused graph": 0}
         failures = []
         for i, m in enumerate(manifest["models"]):
             short = m["path"].split("/")[-1]
@@ -264,6 +299,9 @@ def suite_case(binary, tmp):
             status, _, err = run([binary, "export", fused, "--for", "onnxruntime", "-o", out])
             if status != 0:
                 failures.append(f"{short}: export: {err.strip()}")
+                continue
+            if cuda_only_roundtrip(binary, fused, out, d, failures, short):
+                counts["CUDA-only op: re-imported, exact against the fused graph"] += 1
                 continue
             try:
                 sess = session(out)

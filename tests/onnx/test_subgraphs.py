@@ -7,7 +7,8 @@ EmbedLayerNormalization and FusedMatMul in onnxruntime itself).
     test_subgraphs.py FUSERULE
 
 - BiasDropout, BitmaskDropout, DropoutGrad, BitmaskDropoutGrad in inference and with their
-  masks; training mode imports as a random Dropout that `run` refuses, never as a no-op;
+  masks; training mode imports as a Dropout that stays (never a no-op) and runs with the seeded
+  mask of docs/kernels.md ("Dropout in training mode"), written again here in numpy;
 - FusedMatMul with transBatchA/B, transA/B and alpha, and with a 3-D B;
 - EmbedLayerNormalization with and without segment, mask and position ids;
 - com.microsoft Attention with Megatron's 4-D mask and a KV cache.
@@ -119,11 +120,11 @@ def dropout_inference(binary, tmp):
 
 
 def dropout_training(binary, tmp):
-    """training_mode true stays a random Dropout: imported, and refused by run, not removed."""
+    """training_mode true stays a Dropout: imported, not removed, run with the seeded mask."""
     d = testlib.tempdir_under(tmp, "dropout_training")
     inits = [nh.from_array(np.array(0.1, np.float32), "ratio"),
              nh.from_array(np.array(True), "training")]
-    nodes = [ms("BitmaskDropout", ["a", "ratio", "training"], ["y", "mask"]),
+    nodes = [ms("BitmaskDropout", ["a", "ratio", "training"], ["y", "mask"], seed=5),
              ms("BitmaskDropoutGrad", ["dy", "mask", "ratio", "training"], ["dx"])]
     m = model(nodes, [vi("a", ["M", "N"]), vi("dy", ["M", "N"])],
               [vi("y", ["M", "N"]), vi("dx", ["M", "N"])], inits)
@@ -131,19 +132,38 @@ def dropout_training(binary, tmp):
     with open(path, "wb") as f:
         f.write(m.SerializeToString())
     text = fuserule_ok(binary, "canon", path)
-    check("Dropout(a, ratio, training)" in text, f"training Dropout gone:\n{text}")
+    check("Dropout(a, ratio, training) {seed=5}" in text, f"training Dropout gone:\n{text}")
     rules = sorted(glob.glob(os.path.join(ROOT, "rules", "*.rules")))
     fused = os.path.join(d, "fused.graph")
     fuserule_ok(binary, "apply", "-r", *rules, path, "-o", fused)
     with open(fused) as f:
         text = f.read()
-    check("Dropout(a, ratio, training)" in text and "Mul(" in text,
+    check("Dropout(a, ratio, training) {seed=5}" in text and "Mul(" in text,
           f"the rules removed the training Dropout or its gradient's scale:\n{text}")
     a = RNG.standard_normal((2, 3)).astype(np.float32)
     ins = os.path.join(d, "in.st")
     write_safetensors(ins, {"a": a, "dy": a})
-    status, _, err = run([binary, "run", path, "--inputs", ins, "-o", os.path.join(d, "o.st")])
-    check(status != 0 and "random" in err, f"training mode ran: exit {status}: {err}")
+    fuserule_ok(binary, "run", path, "--inputs", ins, "-o", os.path.join(d, "o.st"))
+    out = read_safetensors(os.path.join(d, "o.st"))
+    keep = dropout_keep(5, 0.1, a.size).reshape(a.shape)  # the node's seed carries over
+    scale = np.float32(1) / (np.float32(1) - np.float32(0.1))
+    want = np.where(keep, a * scale, np.float32(0)).astype(np.float32)
+    same("training BitmaskDropout: the seeded mask", out["y"], want)
+    same("BitmaskDropoutGrad of that mask", out["dx"], want)
+
+
+def dropout_keep(seed, ratio, n):
+    """docs/kernels.md's training-mode mask: element i kept when the top 24 bits of the (i + 1)-th
+    number of SplitMix64 seeded with seed are >= ceil(ratio * 2^24)."""
+    m = (1 << 64) - 1
+    threshold = int(np.ceil(np.float64(np.float32(ratio)) * 2.0 ** 24))
+    keep = []
+    for i in range(n):
+        z = (seed + (i + 1) * 0x9E3779B97F4A7C15) & m
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & m
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & m
+        keep.append(((z ^ (z >> 31)) >> 40) >= threshold)
+    return np.array(keep)
 
 
 def trans_batch(x, batch, trans):
