@@ -1,9 +1,9 @@
 /* The CUDA executor: runs a validated graph with the CUDA kernels of kernels/cuda/.
  *
  * Placement. A node runs on the GPU when a CUDA kernel supports it: kn_supports(..., KN_BACKEND_CUDA,
- * ...) for the fused ops, kn_cuda_onnx_supports for plain ONNX ops (the elementwise table, MatMul,
- * Gemm, Conv, Softmax, LayerNormalization). The answer given on the graph's types, which may be
- * symbolic, is asked again on each run's static shapes after inference; a node no kernel supports
+ * ...) for the fused ops, kn_cuda_onnx_supports for plain ONNX ops (docs/cuda.md, "Plain ONNX
+ * ops"). The answer given on the graph's types, which may be symbolic, is asked again on each
+ * run's static shapes after inference; a node no kernel supports
  * runs on its CPU reference kernel, its operands downloaded and its results uploaded again only
  * when a GPU node reads them, and the result lists it with the reason (rt_result.fallbacks). Each
  * value has a host copy, a device copy or both, and is moved only when the other side needs it.
@@ -19,11 +19,9 @@
  *
  * Files (runtime/cuda_internal.h declares what they share): this one holds the driver (setup,
  * placement, the run loop, release, timing) and the errors; cuda_pool.c the device pool;
- * cuda_transfer.c the values' host and device copies; cuda_launch.c picks a GPU node's launcher
- * among cuda_launch_onnx_a.c (cuda-a), cuda_launch_onnx_b.c (cuda-b), cuda_launch_onnx.c (the
- * shared plain ops), cuda_launch_onnx_c.c (cuda-c) and the registry's CUDA column (the fused ops
- * and the plain ops on their kernels: kn_cuda_get, launched by kernels/cuda/launch_*.c);
- * cuda_fallback.c runs a node on its CPU kernel. */
+ * cuda_transfer.c the values' host and device copies; cuda_launch.c launches a GPU node through
+ * the registry's CUDA column (kn_cuda_get: every op's launch is in kernels/cuda/launch_*.c),
+ * giving it hooks to the values; cuda_fallback.c runs a node on its CPU kernel. */
 #include "runtime/runtime.h"
 
 #ifndef FR_HAVE_CUDA
@@ -356,6 +354,7 @@ static void teardown(executor *ex)
     vec_free(&ex->kin);
     vec_free(&ex->kout);
     vec_free(&ex->scratch);
+    vec_free(&ex->launch_scratch);
     ar_free(ex->scratch_arena);
 }
 

@@ -11,7 +11,8 @@ static bool is_half(ir_dtype dt)
     return dt == IR_F16 || dt == IR_BF16;
 }
 
-kn_tensor rt_cu_host_view(const ir_type *t, void *data)
+/* A host tensor of type t at data as a CPU kernel sees it (float dtypes as f32). */
+static kn_tensor host_view(const ir_type *t, void *data)
 {
     return rt_tensor_view(t, data, ir_dtype_is_float(t->dtype) ? IR_F32 : t->dtype);
 }
@@ -38,7 +39,7 @@ bool rt_cu_run_cpu_node(executor *ex, ir_node *n)
             if (!data)
                 return false;
             const slot *s = &ex->slots[v->id];
-            t = rt_cu_host_view(&s->type, (void *)data);
+            t = host_view(&s->type, (void *)data);
             if (is_half(s->type.dtype)) {
                 float *w = scratch_f32(ex, n, t.numel);
                 if (!w)
@@ -54,7 +55,7 @@ bool rt_cu_run_cpu_node(executor *ex, ir_node *n)
         if (!(s->hbuf = rt_pool_get(&ex->hpool, s->nbytes ? s->nbytes : 1)))
             return rt_cu_report(ex, n, "out of memory for '%s'", n->outputs[k]->name);
         s->host = s->hbuf->data;
-        kn_tensor t = rt_cu_host_view(&s->type, s->hbuf->data);
+        kn_tensor t = host_view(&s->type, s->hbuf->data);
         if (is_half(s->type.dtype) && !(t.data = scratch_f32(ex, n, t.numel)))
             return false;
         ex->kout.items[ex->kout.len++] = t;

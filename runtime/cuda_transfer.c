@@ -1,6 +1,5 @@
 /* The CUDA executor's values on both sides (runtime/cuda_internal.h): binding the inputs, moving a
- * value to the host or the device when the other side needs it, and the device tensors a launch
- * sees (kc_tensor views of the slots, output buffers from the pool). */
+ * value to the host or the device when the other side needs it. */
 #include "runtime/runtime.h"
 
 #ifdef FR_HAVE_CUDA
@@ -9,8 +8,6 @@
 
 #include "base/check.h"
 #include "runtime/inputs.h"
-
-#include <string.h>
 
 /* ---- binding inputs ---- */
 
@@ -80,51 +77,5 @@ void *rt_cu_ensure_dev(executor *ex, ir_value *v, const ir_node *n)
     }
     return s->dev->ptr;
 }
-
-/* ---- device tensors ---- */
-
-bool rt_cu_dtype_of(ir_dtype dt, kc_dtype *out)
-{
-    switch (dt) {
-    case IR_F32: *out = KC_F32; return true;
-    case IR_F16: *out = KC_F16; return true;
-    case IR_BF16: *out = KC_BF16; return true;
-    case IR_I8: *out = KC_I8; return true;
-    case IR_I32: *out = KC_I32; return true;
-    default: return false;
-    }
-}
-
-bool rt_cu_device_tensor(executor *ex, const ir_node *n, ir_value *v, void *ptr, kc_tensor *t)
-{
-    *t = (kc_tensor){0};
-    if (!v)
-        return true;
-    const slot *s = &ex->slots[v->id];
-    if (!rt_cu_dtype_of(s->type.dtype, &t->dtype))
-        return rt_cu_report(ex, n, "'%s' is %s, which no CUDA kernel takes", v->name,
-                            ir_dtype_name(s->type.dtype));
-    t->rank = s->type.rank;
-    memcpy(t->dims, s->type.dims, sizeof t->dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
-    FR_CHECK(ir_type_numel(&s->type, &t->numel));
-    t->data = ptr;
-    return true;
-}
-
-/* Device buffers for n's outputs, as device tensors in out. */
-bool rt_cu_alloc_outputs(executor *ex, ir_node *n, kc_tensor *out)
-{
-    for (uint32_t k = 0; k < n->noutputs; k++) {
-        slot *s = &ex->slots[n->outputs[k]->id];
-        if (!(s->dev = rt_cu_dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[k]->name)))
-            return rt_cu_failed(ex, n);
-        if (!rt_cu_device_tensor(ex, n, n->outputs[k], s->dev->ptr, &out[k]))
-            return false;
-    }
-    return true;
-}
-
-/* A plain elementwise op as its ElementwiseChain expression: only the inputs the expression reads
- * go to the device (not Expand's shape, nor a Clip bound that is absent). */
 
 #endif /* FR_HAVE_CUDA */
