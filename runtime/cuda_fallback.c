@@ -20,7 +20,7 @@ static kn_tensor host_view(const ir_type *t, void *data)
 static float *scratch_f32(executor *ex, const ir_node *n, int64_t numel)
 {
     float *data =
-        rt_scratch_get(&ex->scratch, &ex->hpool, (size_t)(numel ? numel : 1) * sizeof(float));
+        rt_scratch_get(&ex->run.scratch, &ex->hpool, (size_t)(numel ? numel : 1) * sizeof(float));
     if (!data)
         rt_cu_report(ex, n, "out of memory for %lld f32 values", (long long)numel);
     return data;
@@ -28,9 +28,9 @@ static float *scratch_f32(executor *ex, const ir_node *n, int64_t numel)
 
 bool rt_cu_run_cpu_node(executor *ex, ir_node *n)
 {
-    ex->kin.len = ex->kout.len = 0;
-    vec_reserve(&ex->kin, n->ninputs);
-    vec_reserve(&ex->kout, n->noutputs);
+    ex->run.kin.len = ex->run.kout.len = 0;
+    vec_reserve(&ex->run.kin, n->ninputs);
+    vec_reserve(&ex->run.kout, n->noutputs);
     for (uint32_t i = 0; i < n->ninputs; i++) {
         ir_value *v = n->inputs[i];
         kn_tensor t = {.dtype = IR_DTYPE_UNKNOWN};
@@ -48,7 +48,7 @@ bool rt_cu_run_cpu_node(executor *ex, ir_node *n)
                 t.data = w;
             }
         }
-        ex->kin.items[ex->kin.len++] = t;
+        ex->run.kin.items[ex->run.kin.len++] = t;
     }
     for (uint32_t k = 0; k < n->noutputs; k++) {
         slot *s = &ex->slots[n->outputs[k]->id];
@@ -58,23 +58,23 @@ bool rt_cu_run_cpu_node(executor *ex, ir_node *n)
         kn_tensor t = host_view(&s->type, s->hbuf->data);
         if (is_half(s->type.dtype) && !(t.data = scratch_f32(ex, n, t.numel)))
             return false;
-        ex->kout.items[ex->kout.len++] = t;
+        ex->run.kout.items[ex->run.kout.len++] = t;
     }
-    kn_call call = {.graph = ex->g,
+    kn_call call = {.graph = ex->run.g,
                     .node = n,
-                    .inputs = ex->kin.items,
+                    .inputs = ex->run.kin.items,
                     .ninputs = n->ninputs,
-                    .outputs = ex->kout.items,
+                    .outputs = ex->run.kout.items,
                     .noutputs = n->noutputs,
-                    .dg = ex->dg};
+                    .dg = ex->run.dg};
     if (!kn_cpu_get(n->op)(&call))
         return false;
     for (uint32_t k = 0; k < n->noutputs; k++) {
         slot *s = &ex->slots[n->outputs[k]->id];
         if (!is_half(s->type.dtype))
             continue;
-        rt_convert(IR_F32, ex->kout.items[k].data, s->type.dtype, s->hbuf->data,
-                   (size_t)ex->kout.items[k].numel);
+        rt_convert(IR_F32, ex->run.kout.items[k].data, s->type.dtype, s->hbuf->data,
+                   (size_t)ex->run.kout.items[k].numel);
     }
     return true;
 }

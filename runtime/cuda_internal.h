@@ -43,26 +43,18 @@ typedef struct slot {
 } slot;
 
 typedef struct executor {
-    ir_graph *g;
-    dg_context *dg;
-    const rt_options *opts;
-    rt_result *res;
+    rt_exec run; /* the graph, options, result, saved types, symbols (exec_common.h) */
     kc_context *kc;
     slot *slots;
-    ir_type *saved;
-    int64_t *symbols;
     bool *on_gpu;         /* per node */
     const char **cpu_why; /* per node: why it runs on the CPU (NULL on the GPU) */
     bool *ran_on_cpu;     /* per node: a CPU kernel ran it in the last run (not a view) */
-    rt_pool hpool;
+    rt_pool hpool;        /* host copies and run.scratch's f32 copies of f16/bf16 operands */
     dpool dpool;
-    rt_buffers scratch;
-    VEC(kn_tensor) kin, kout;
     ar_arena *scratch_arena; /* per-node strings (ElementwiseChain sources) */
     VEC(dbuf *) launch_scratch; /* the device buffers a launch asked for, freed when it returns */
     const char *oob;         /* the first sentinel violation found, reported after the node */
     bool capturing;          /* a run being captured as a CUDA graph: nothing synchronizes */
-    rt_op_time times[IR_OP_COUNT];
 } executor;
 
 /* ---- errors (cuda_executor.c); both always return false ---- */
@@ -88,8 +80,8 @@ void rt_cu_dpool_free(executor *ex);
 
 /* ---- values and device tensors (cuda_transfer.c) ---- */
 
-/* Binds the inputs (runtime/inputs.h) and makes each the host data of its slot. */
-bool rt_cu_bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven);
+/* Makes graph input v's bound tensor the host data of its slot (rt_exec_bind_inputs). */
+bool rt_cu_bind_input(void *user, ir_value *v, const rt_tensor *used);
 /* The host copy of v (downloaded when only the device has it); NULL after reporting. */
 const void *rt_cu_ensure_host(executor *ex, ir_value *v, const ir_node *n);
 /* The device copy of v (uploaded when only the host has it); NULL after reporting. */

@@ -60,11 +60,11 @@ static void *scratch_buffer(void *user, size_t nbytes, const char *what, const i
 /* A launch's view of node n: its operands come through the hooks (or kn_cuda_run_given). */
 static kn_cuda_call launch_call(executor *ex, const ir_node *n)
 {
-    return (kn_cuda_call){.graph = ex->g,
+    return (kn_cuda_call){.graph = ex->run.g,
                           .node = n,
                           .kc = ex->kc,
                           .arena = ex->scratch_arena,
-                          .dg = ex->dg,
+                          .dg = ex->run.dg,
                           .fail = fail_at,
                           .user = ex,
                           .type = value_type,

@@ -7,22 +7,15 @@
 #include "runtime/cuda_internal.h"
 
 #include "base/check.h"
-#include "runtime/inputs.h"
 
 /* ---- binding inputs ---- */
 
-/* Binds the inputs (runtime/inputs.h) and makes each the host data of its slot. */
-bool rt_cu_bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven)
+bool rt_cu_bind_input(void *user, ir_value *v, const rt_tensor *used)
 {
-    if (!rt_bind_inputs(ex->g, ex->dg, ex->opts, ex->symbols, ex->res, given, ngiven))
-        return false;
-    for (size_t k = 0; k < ex->g->inputs.len; k++) {
-        const rt_tensor *used = &ex->res->inputs[k];
-        slot *s = &ex->slots[ex->g->inputs.items[k]->id];
-        s->type = used->type;
-        s->host = used->data;
-        s->nbytes = used->nbytes;
-    }
+    slot *s = &((executor *)user)->slots[v->id];
+    s->type = used->type;
+    s->host = used->data;
+    s->nbytes = used->nbytes;
     return true;
 }
 
@@ -35,7 +28,7 @@ const void *rt_cu_ensure_host(executor *ex, ir_value *v, const ir_node *n)
     if (s->host)
         return s->host;
     if (v->kind == IR_VALUE_CONST) {
-        s->host = ir_const_data(ex->g, v, ex->dg);
+        s->host = ir_const_data(ex->run.g, v, ex->run.dg);
         int64_t nbytes = 0;
         FR_CHECK(!s->host || ir_type_nbytes(&v->type, &nbytes));
         s->type = v->type;
