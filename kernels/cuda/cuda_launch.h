@@ -62,6 +62,9 @@ void *kn_cuda_scratch(const kn_cuda_call *call, size_t nbytes, const char *what)
 bool kn_cuda_host_ints(const kn_cuda_call *call, uint32_t i, const int64_t **out, int *count);
 /* The typed kernels' element type of a storage dtype (false: none takes it). */
 bool kn_cuda_elem_of(ir_dtype dt, kc_elem *out);
+/* v stored in dt as the CPU kernels store a double (kn_set_f64): floats through f32 and then the
+ * 16-bit storage, integers truncated and saturated; the element's bytes in the low bytes. */
+uint64_t kn_cuda_elem_bits(ir_dtype dt, double v);
 /* Element j of host i32/i64 indices of dtype dt. */
 int64_t kn_cuda_index_at(const void *data, ir_dtype dt, int64_t j);
 /* The product of dims [from, to). */

@@ -41,25 +41,6 @@ static int64_t value_numel(const kn_cuda_call *call, const ir_value *v)
     return numel;
 }
 
-/* v stored in dt as the CPU kernels store a double (kn_set_f64): floats through f32 and then the
- * 16-bit storage, integers truncated and saturated; the element's bytes in the low bytes. */
-static uint64_t elem_bits(ir_dtype dt, double v)
-{
-    uint64_t bits = 0;
-    if (dt == IR_F32 || dt == IR_F16 || dt == IR_BF16) {
-        float f = (float)v;
-        uint16_t h = dt == IR_F16 ? f32_to_f16(f) : f32_to_bf16(f);
-        if (dt == IR_F32)
-            memcpy(&bits, &f, sizeof f);
-        else
-            memcpy(&bits, &h, sizeof h);
-    } else {
-        kn_tensor t = {.dtype = dt, .rank = 0, .numel = 1, .data = &bits};
-        kn_set_f64(&t, 0, v);
-    }
-    return bits;
-}
-
 static kc_int_op int_op_of(const ir_node *n)
 {
     switch (n->op) {
@@ -307,8 +288,8 @@ bool kn_cuda_run_generator(const kn_cuda_call *call)
         return kc_set_i64(call->kc, &numel, 1, y.data) || kn_cuda_failed(call);
     }
     case IR_OP_ConstantOfShape:
-        return kc_fill(call->kc, y.data, ir_dtype_size(dt), elem_bits(dt, ir_get_float(n, "value")),
-                       y.numel) ||
+        return kc_fill(call->kc, y.data, ir_dtype_size(dt),
+                       kn_cuda_elem_bits(dt, ir_get_float(n, "value")), y.numel) ||
                kn_cuda_failed(call);
     case IR_OP_CastLike: {
         kc_tensor a;
@@ -323,8 +304,8 @@ bool kn_cuda_run_generator(const kn_cuda_call *call)
     case IR_OP_EyeLike:
         if (y.rank != 2)
             return kn_cuda_fail(call, "the input must be a matrix");
-        return kc_eye(call->kc, y.data, ir_dtype_size(dt), elem_bits(dt, 1), y.dims[0], y.dims[1],
-                      ir_get_int(n, "k")) ||
+        return kc_eye(call->kc, y.data, ir_dtype_size(dt), kn_cuda_elem_bits(dt, 1), y.dims[0],
+                      y.dims[1], ir_get_int(n, "k")) ||
                kn_cuda_failed(call);
     case IR_OP_HannWindow:
     case IR_OP_HammingWindow:

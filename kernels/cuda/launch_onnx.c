@@ -381,18 +381,7 @@ static bool run_pad(const kn_cuda_call *call)
         default: return kn_cuda_fail(call, "%s: no CUDA Pad takes it", ir_dtype_name(dt));
         }
     }
-    uint64_t fill = 0;
-    if (dt == IR_F32 || dt == IR_F16 || dt == IR_BF16) {
-        float f = (float)v;
-        uint16_t h = dt == IR_F16 ? f32_to_f16(f) : f32_to_bf16(f);
-        if (dt == IR_F32)
-            memcpy(&fill, &f, sizeof f);
-        else
-            memcpy(&fill, &h, sizeof h);
-    } else {
-        kn_tensor t = {.dtype = dt, .rank = 0, .numel = 1, .data = &fill};
-        kn_set_f64(&t, 0, v);
-    }
+    uint64_t fill = kn_cuda_elem_bits(dt, v);
     size_t esize = ir_dtype_size(dt);
     return kc_pad(call->kc, x.data, esize, x.rank, x.dims, y.dims, before, mode, fill, y.data) ||
            kn_cuda_failed(call);

@@ -5,7 +5,9 @@
 #include "kernels/cuda/cuda_launch.h"
 
 #include "base/check.h"
+#include "base/half.h"
 #include "kernels/cuda/cuda_registry.h"
+#include "kernels/helpers.h"
 
 #include <string.h>
 
@@ -156,6 +158,23 @@ bool kn_cuda_host_ints(const kn_cuda_call *call, uint32_t i, const int64_t **out
         vals[k] = t->dtype == IR_I64 ? ((const int64_t *)data)[k] : ((const int32_t *)data)[k];
     *out = vals, *count = (int)numel;
     return true;
+}
+
+uint64_t kn_cuda_elem_bits(ir_dtype dt, double v)
+{
+    uint64_t bits = 0;
+    if (dt == IR_F32 || dt == IR_F16 || dt == IR_BF16) {
+        float f = (float)v;
+        uint16_t h = dt == IR_F16 ? f32_to_f16(f) : f32_to_bf16(f);
+        if (dt == IR_F32)
+            memcpy(&bits, &f, sizeof f);
+        else
+            memcpy(&bits, &h, sizeof h);
+    } else {
+        kn_tensor t = {.dtype = dt, .rank = 0, .numel = 1, .data = &bits};
+        kn_set_f64(&t, 0, v);
+    }
+    return bits;
 }
 
 int64_t kn_cuda_index_at(const void *data, ir_dtype dt, int64_t j)
