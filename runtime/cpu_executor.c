@@ -381,13 +381,7 @@ static bool run_node(executor *ex, ir_node *n)
             ex->run.res->memory.intermediate_bytes += ex->slots[n->outputs[k]->id].nbytes;
         if (!prepare_inputs(ex, n) || !prepare_outputs(ex, n))
             return false;
-        kn_call call = {.graph = ex->run.g,
-                        .node = n,
-                        .inputs = ex->run.kin.items,
-                        .ninputs = n->ninputs,
-                        .outputs = ex->run.kout.items,
-                        .noutputs = n->noutputs,
-                        .dg = ex->run.dg};
+        kn_call call = rt_exec_kernel_call(&ex->run, n);
         if (!(ex->node_f64 ? kn_cpu_get_f64 : kn_cpu_get)(n->op)(&call))
             return false;
         store_outputs(ex, n);

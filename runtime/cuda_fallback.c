@@ -60,13 +60,7 @@ bool rt_cu_run_cpu_node(executor *ex, ir_node *n)
             return false;
         ex->run.kout.items[ex->run.kout.len++] = t;
     }
-    kn_call call = {.graph = ex->run.g,
-                    .node = n,
-                    .inputs = ex->run.kin.items,
-                    .ninputs = n->ninputs,
-                    .outputs = ex->run.kout.items,
-                    .noutputs = n->noutputs,
-                    .dg = ex->run.dg};
+    kn_call call = rt_exec_kernel_call(&ex->run, n);
     if (!kn_cpu_get(n->op)(&call))
         return false;
     for (uint32_t k = 0; k < n->noutputs; k++) {

@@ -283,6 +283,17 @@ void rt_exec_end(rt_exec *x)
     vec_free(&x->scratch);
 }
 
+kn_call rt_exec_kernel_call(const rt_exec *x, const ir_node *n)
+{
+    return (kn_call){.graph = x->g,
+                     .node = n,
+                     .inputs = x->kin.items,
+                     .ninputs = n->ninputs,
+                     .outputs = x->kout.items,
+                     .noutputs = n->noutputs,
+                     .dg = x->dg};
+}
+
 bool rt_exec_bind_inputs(rt_exec *x, const rt_tensor *given, size_t ngiven,
                          bool (*bind)(void *user, ir_value *v, const rt_tensor *used), void *user)
 {

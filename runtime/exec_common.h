@@ -133,6 +133,8 @@ void rt_exec_begin(rt_exec *x, ir_graph *g, const rt_options *opts, rt_result *o
 /* Restores every value's type and frees what rt_exec_begin allocated and the vectors (the scratch
  * buffers themselves go back to the executor's pool first; *out stays). */
 void rt_exec_end(rt_exec *x);
+/* Node n's CPU kernel call on the operands in x->kin and x->kout. */
+kn_call rt_exec_kernel_call(const rt_exec *x, const ir_node *n);
 /* Binds the inputs (runtime/inputs.h: symbols, given or generated data into x->res->inputs), then
  * hands each graph input and its bound tensor to bind(user, v, used), which makes it v's data.
  * False after reporting (the binding's error, or bind's). */
