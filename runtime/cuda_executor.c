@@ -281,7 +281,7 @@ static void collect_fallbacks(executor *ex)
     for (size_t i = 0; i < ex->run.g->nodes.len; i++)
         count += ex->ran_on_cpu[ex->run.g->nodes.items[i]->id];
     ex->run.res->fallbacks =
-        ar_alloc_array(ex->run.res->arena, count ? count : 1, sizeof *ex->run.res->fallbacks);
+        ar_alloc_array(ex->run.res->arena, count, sizeof *ex->run.res->fallbacks);
     ex->run.res->nfallbacks = 0;
     for (size_t i = 0; i < ex->run.g->nodes.len; i++) {
         const ir_node *n = ex->run.g->nodes.items[i];

@@ -236,8 +236,7 @@ static bool run_nd(const kn_cuda_call *call)
     if (!host)
         return false;
     int64_t ntuples = p.batches * p.tuples;
-    int64_t *offs =
-        scatter ? ar_alloc_array(call->arena, (size_t)(ntuples ? ntuples : 1), sizeof *offs) : NULL;
+    int64_t *offs = scatter ? ar_alloc_array(call->arena, (size_t)ntuples, sizeof *offs) : NULL;
     for (int64_t t = 0; t < ntuples; t++) {
         int64_t off = 0;
         for (int64_t k = 0; k < depth; k++) {

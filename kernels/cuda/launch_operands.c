@@ -153,7 +153,7 @@ bool kn_cuda_host_ints(const kn_cuda_call *call, uint32_t i, const int64_t **out
     if (numel > 2 * IR_MAX_RANK || (t->dtype != IR_I64 && t->dtype != IR_I32))
         return kn_cuda_fail(call, "input %u must hold at most %d i32/i64 values", i,
                             2 * IR_MAX_RANK);
-    int64_t *vals = ar_alloc_array(call->arena, (size_t)(numel ? numel : 1), sizeof *vals);
+    int64_t *vals = ar_alloc_array(call->arena, (size_t)numel, sizeof *vals);
     for (int64_t k = 0; k < numel; k++)
         vals[k] = t->dtype == IR_I64 ? ((const int64_t *)data)[k] : ((const int32_t *)data)[k];
     *out = vals, *count = (int)numel;
