@@ -104,6 +104,16 @@ typedef struct kn_cuda_call {
     /* Reports msg as an error located at node; returns false. */
     bool (*fail)(void *user, const ir_node *node, const char *msg);
     void *user;
+    /* The executor's copies of the node's values, through which a plain ONNX op's launch fetches
+     * the operands it reads itself (inputs and outputs NULL; kernels/cuda/cuda_launch.h wraps
+     * them). Each but `type` returns NULL after reporting at node. */
+    const ir_type *(*type)(void *user, const ir_value *v);             /* v's type in this run */
+    void *(*device)(void *user, ir_value *v, const ir_node *node);     /* uploaded when needed */
+    const void *(*host)(void *user, ir_value *v, const ir_node *node); /* downloaded when needed */
+    void *(*output)(void *user, ir_value *v, const ir_node *node); /* output v's device buffer */
+    /* A device buffer of nbytes (at least 1) that the executor frees when the launch returns. */
+    void *(*scratch)(void *user, size_t nbytes, const char *what, const ir_node *node);
+    bool capturing; /* the launch is captured into a CUDA graph: nothing may be read back */
 } kn_cuda_call;
 
 /* Launches the node's kernel on the stream; returns false after reporting through call->fail (or
@@ -154,9 +164,9 @@ const char *kn_kernel_name(ir_op op, kn_backend backend);
 kn_cpu_fn kn_cpu_get(ir_op op);
 /* Its f64 build (see kn_cpu_<Op>_f64 above). */
 kn_cpu_fn kn_cpu_get_f64(ir_op op);
-/* The CUDA launch of op: a fused op's CUDA column, or for the plain ops that share those kernels
- * (Conv, MatMul, Gemm, MaxPool, AveragePool, Softmax, LayerNormalization) their launch; NULL for
- * every other op and in a build without the CUDA backend. */
+/* The CUDA launch of op: a fused op's CUDA column (given its operands), or a plain ONNX op's row
+ * (kernels/cuda/launch_onnx.c; it fetches its operands through the call); NULL for an op no CUDA
+ * kernel runs and in a build without the CUDA backend. */
 kn_cuda_fn kn_cuda_get(ir_op op);
 
 #endif

@@ -17,17 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool is_gemm(const ir_node *n)
-{
-    return n->op == IR_OP_MatMul || n->op == IR_OP_Gemm || n->op == IR_OP_GemmEpilogue;
-}
-
 /* The member GEMM that reads v as input A or B, or NULL. */
 static const ir_node *gemm_reading(const rw_plan *p, const ir_value *v)
 {
     for (size_t i = 0; i < p->members.len; i++) {
         const ir_node *g = p->members.items[i];
-        if (is_gemm(g) && (g->inputs[0] == v || (g->ninputs > 1 && g->inputs[1] == v)))
+        if (rw_is_gemm(g->op) && (g->inputs[0] == v || (g->ninputs > 1 && g->inputs[1] == v)))
             return g;
     }
     return NULL;
@@ -70,7 +65,7 @@ static bool factor_of(rw_plan *p, const ir_node *s_node, double *factor, bool *a
     const ir_node *below = NULL; /* a member GEMM whose output s_node scales */
     for (uint32_t k = 0; k < 2; k++) {
         const ir_value *v = s_node->inputs[k];
-        if (v->kind == IR_VALUE_NODE && rw_is_member(p, v->producer) && is_gemm(v->producer))
+        if (v->kind == IR_VALUE_NODE && rw_is_member(p, v->producer) && rw_is_gemm(v->producer->op))
             below = v->producer;
     }
     if (!feeds && !below)

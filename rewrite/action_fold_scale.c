@@ -121,8 +121,7 @@ static bool find(rw_plan *p, fold_scale *f, char *why)
             ir_value *bias = NULL;
             if (op == IR_OP_Add && find_bias_add(p, v->producer, &v, &bias))
                 op = IR_OP_MatMul; /* (x @ W + b) * s: the scale distributes over the bias */
-            if (op == IR_OP_Conv || op == IR_OP_MatMul || op == IR_OP_Gemm ||
-                op == IR_OP_GemmEpilogue) {
+            if (op == IR_OP_Conv || rw_is_gemm(op)) {
                 f->add_bias = bias;
                 f->g = v->producer;
                 f->s_node = s;

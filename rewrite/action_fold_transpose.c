@@ -51,7 +51,7 @@ bool rw_action_fold_transpose(rw_plan *p, char *why)
     bool folded = false;
     for (size_t i = 0; i < p->members.len; i++) {
         ir_node *g = p->members.items[i];
-        if (g->op != IR_OP_MatMul && g->op != IR_OP_Gemm && g->op != IR_OP_GemmEpilogue)
+        if (!rw_is_gemm(g->op))
             continue;
         static const char *const names[2] = {"transA", "transB"};
         for (uint32_t slot = 0; slot < 2; slot++) {

@@ -96,6 +96,13 @@ struct rw_plan {
 
 bool rw_is_member(const rw_plan *p, const ir_node *n);
 
+/* Whether op is a GEMM whose inputs 0 and 1 are A and B (MatMul, Gemm, GemmEpilogue): the ops
+ * fold_alpha, fold_scale and fold_transpose fold into, and cast_moved looks for. */
+static inline bool rw_is_gemm(ir_op op)
+{
+    return op == IR_OP_MatMul || op == IR_OP_Gemm || op == IR_OP_GemmEpilogue;
+}
+
 /* ---- legality (legality.c): each returns false with the reason in why ---- */
 
 bool rw_check_overlap(rw_plan *p, char *why);

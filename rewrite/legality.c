@@ -307,8 +307,7 @@ static bool cast_moved(const rw_plan *p, const ir_node *n)
         return false;
     for (size_t i = 0; i < p->members.len; i++) {
         const ir_node *g = p->members.items[i];
-        bool gemm = g->op == IR_OP_MatMul || g->op == IR_OP_Gemm || g->op == IR_OP_GemmEpilogue;
-        if (gemm && (g->inputs[0] == n->outputs[0] || g->inputs[1] == n->outputs[0]))
+        if (rw_is_gemm(g->op) && (g->inputs[0] == n->outputs[0] || g->inputs[1] == n->outputs[0]))
             return true;
     }
     return false;

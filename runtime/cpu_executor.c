@@ -22,9 +22,8 @@
 #include "base/check.h"
 #include "base/half.h"
 #include "kernels/kernels.h"
-#include "runtime/inputs.h"
-#include "runtime/pool.h"
 #include "runtime/exec_common.h"
+#include "runtime/pool.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -41,17 +40,9 @@ typedef struct slot {
 } slot;
 
 typedef struct executor {
-    ir_graph *g;
-    dg_context *dg;
-    const rt_options *opts;
-    rt_result *res;
+    rt_exec run;       /* the graph, options, result, saved types, symbols (exec_common.h) */
     slot *slots;       /* by value id */
-    ir_type *saved;    /* every value's type before the run */
-    int64_t *symbols;  /* per graph symbol: its bound size, or -1 */
-    rt_pool pool;
-    VEC(kn_tensor) kin, kout;
-    rt_buffers scratch; /* compute-type copies of one node's float operands */
-    rt_op_time times[IR_OP_COUNT];
+    rt_pool pool;      /* node outputs and run.scratch's compute-type copies */
     bool reference;    /* every float value held and computed in f64 */
     bool node_f64;     /* the node being run computes in f64 */
 } executor;
@@ -61,13 +52,13 @@ typedef struct executor {
 static bool report(executor *ex, size_t offset, size_t len, const char *what, const char *fmt,
                    va_list ap)
 {
-    const char *msg = ar_vprintf(ex->res->arena, fmt, ap);
-    if (ex->g->src && len)
-        dg_error(ex->dg, ex->g->src, offset, len, "%s", msg);
+    const char *msg = ar_vprintf(ex->run.res->arena, fmt, ap);
+    if (ex->run.g->src && len)
+        dg_error(ex->run.dg, ex->run.g->src, offset, len, "%s", msg);
     else if (what)
-        dg_error_path(ex->dg, ex->g->name, "node %s: %s", what, msg);
+        dg_error_path(ex->run.dg, ex->run.g->name, "node %s: %s", what, msg);
     else
-        dg_error_path(ex->dg, ex->g->name, "%s", msg);
+        dg_error_path(ex->run.dg, ex->run.g->name, "%s", msg);
     return false;
 }
 
@@ -98,8 +89,8 @@ static bool error_value(executor *ex, const ir_value *v, const char *fmt, ...)
 
 static const char *type_str(executor *ex, const ir_type *t)
 {
-    char *buf = ar_alloc(ex->res->arena, 160);
-    return ir_type_format(ex->g, t, buf, 160);
+    char *buf = ar_alloc(ex->run.res->arena, 160);
+    return ir_type_format(ex->run.g, t, buf, 160);
 }
 
 /* ---- storage conversion ---- */
@@ -149,7 +140,7 @@ static bool hold(executor *ex, ir_value *v, slot *s)
     if (dt == s->type.dtype)
         return true;
     size_t n = s->nbytes / ir_dtype_size(s->type.dtype);
-    void *copy = n ? ar_try_alloc(ex->res->arena, n * sizeof(double)) : NULL;
+    void *copy = n ? ar_try_alloc(ex->run.res->arena, n * sizeof(double)) : NULL;
     if (n && !copy)
         return error_value(ex, v, "out of memory for the f64 copy of '%s' (%zu values)", v->name,
                            n);
@@ -160,21 +151,15 @@ static bool hold(executor *ex, ir_value *v, slot *s)
     return true;
 }
 
-/* Binds the inputs (runtime/inputs.h) and makes each the data of its slot. */
-static bool bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven)
+/* Makes graph input v's bound tensor the data of its slot (rt_exec_bind_inputs). */
+static bool bind_input(void *user, ir_value *v, const rt_tensor *used)
 {
-    if (!rt_bind_inputs(ex->g, ex->dg, ex->opts, ex->symbols, ex->res, given, ngiven))
-        return false;
-    for (size_t k = 0; k < ex->g->inputs.len; k++) {
-        const rt_tensor *used = &ex->res->inputs[k];
-        slot *s = &ex->slots[ex->g->inputs.items[k]->id];
-        s->type = used->type;
-        s->data = used->data;
-        s->nbytes = used->nbytes;
-        if (!hold(ex, ex->g->inputs.items[k], s))
-            return false;
-    }
-    return true;
+    executor *ex = user;
+    slot *s = &ex->slots[v->id];
+    s->type = used->type;
+    s->data = used->data;
+    s->nbytes = used->nbytes;
+    return hold(ex, v, s);
 }
 
 /* ---- values' bytes ---- */
@@ -185,7 +170,7 @@ static const void *value_data(executor *ex, ir_value *v)
 {
     slot *s = &ex->slots[v->id];
     if (!s->data && v->kind == IR_VALUE_CONST) {
-        s->data = ir_const_data(ex->g, v, ex->dg);
+        s->data = ir_const_data(ex->run.g, v, ex->run.dg);
         s->type = v->type;
         int64_t nbytes = 0;
         FR_CHECK(!s->data || ir_type_nbytes(&v->type, &nbytes));
@@ -214,7 +199,7 @@ static const void *host_data(void *user, ir_value *v, const ir_node *reader, siz
         return data;
     /* a reference run shows inference a float scalar in its graph dtype, as it would see it */
     size_t n = s->nbytes / sizeof(double);
-    void *copy = ar_alloc(ex->res->arena, n * ir_dtype_size(v->type.dtype) + 1);
+    void *copy = ar_alloc(ex->run.res->arena, n * ir_dtype_size(v->type.dtype) + 1);
     rt_convert(IR_F64, data, v->type.dtype, copy, n);
     *nbytes = n * ir_dtype_size(v->type.dtype);
     return copy;
@@ -225,7 +210,7 @@ static bool infer_node(executor *ex, ir_node *n)
 {
     rt_value_source src = {defined_type, host_data, ex};
     ir_value *unknown = NULL;
-    switch (rt_infer_node(ex->g, n, ex->dg, &src, &unknown)) {
+    switch (rt_infer_node(ex->run.g, n, ex->run.dg, &src, &unknown)) {
     case RT_INFER_FAILED: return false;
     case RT_INFER_UNKNOWN:
         return error_at(ex, n, "%s: the shape of '%s' is not known at run time (%s)",
@@ -257,7 +242,7 @@ static kn_tensor kernel_view(const ir_type *t, void *data)
 /* A scratch buffer of `numel` values of dtype dt, released after the node. */
 static void *scratch(executor *ex, const ir_node *n, ir_dtype dt, int64_t numel)
 {
-    void *data = rt_scratch_get(&ex->scratch, &ex->pool, (size_t)numel * ir_dtype_size(dt));
+    void *data = rt_scratch_get(&ex->run.scratch, &ex->pool, (size_t)numel * ir_dtype_size(dt));
     if (!data)
         error_at(ex, n, "out of memory for %lld %s values", (long long)numel, ir_dtype_name(dt));
     return data;
@@ -265,8 +250,8 @@ static void *scratch(executor *ex, const ir_node *n, ir_dtype dt, int64_t numel)
 
 static bool prepare_inputs(executor *ex, ir_node *n)
 {
-    ex->kin.len = 0;
-    vec_reserve(&ex->kin, n->ninputs);
+    ex->run.kin.len = 0;
+    vec_reserve(&ex->run.kin, n->ninputs);
     for (uint32_t i = 0; i < n->ninputs; i++) {
         ir_value *v = n->inputs[i];
         kn_tensor t = {.dtype = IR_DTYPE_UNKNOWN};
@@ -283,15 +268,15 @@ static bool prepare_inputs(executor *ex, ir_node *n)
                 rt_convert(s->type.dtype, data, kdt, t.data, (size_t)t.numel);
             }
         }
-        ex->kin.items[ex->kin.len++] = t;
+        ex->run.kin.items[ex->run.kin.len++] = t;
     }
     return true;
 }
 
 static bool prepare_outputs(executor *ex, ir_node *n)
 {
-    ex->kout.len = 0;
-    vec_reserve(&ex->kout, n->noutputs);
+    ex->run.kout.len = 0;
+    vec_reserve(&ex->run.kout, n->noutputs);
     for (uint32_t k = 0; k < n->noutputs; k++) {
         slot *s = &ex->slots[n->outputs[k]->id];
         s->buf = rt_pool_get(&ex->pool, s->nbytes);
@@ -303,7 +288,7 @@ static bool prepare_outputs(executor *ex, ir_node *n)
         if (converts(ex, s->type.dtype) &&
             !(t.data = scratch(ex, n, kernel_dtype(ex, s->type.dtype), t.numel)))
             return false;
-        ex->kout.items[ex->kout.len++] = t;
+        ex->run.kout.items[ex->run.kout.len++] = t;
     }
     return true;
 }
@@ -314,9 +299,9 @@ static void store_outputs(executor *ex, ir_node *n)
 {
     for (uint32_t k = 0; k < n->noutputs; k++) {
         slot *s = &ex->slots[n->outputs[k]->id];
-        size_t count = (size_t)ex->kout.items[k].numel;
+        size_t count = (size_t)ex->run.kout.items[k].numel;
         if (converts(ex, s->type.dtype))
-            rt_convert(kernel_dtype(ex, s->type.dtype), ex->kout.items[k].data, s->type.dtype,
+            rt_convert(kernel_dtype(ex, s->type.dtype), ex->run.kout.items[k].data, s->type.dtype,
                        s->buf->data, count);
         ir_dtype target = n->outputs[k]->type.dtype;
         if (ex->reference && n->op == IR_OP_Cast && ir_dtype_is_float(target) &&
@@ -366,7 +351,7 @@ static uint32_t *remaining_readers(void *user, const ir_value *v)
 static void release_after(executor *ex, ir_node *n)
 {
     rt_releaser r = {remaining_readers, release_value, ex};
-    rt_release_after(n, &ex->scratch, &ex->pool, &r);
+    rt_release_after(n, &ex->run.scratch, &ex->pool, &r);
 }
 
 /* Whether n computes in f64: in a reference run, or when a float operand is stored as f64. */
@@ -388,23 +373,21 @@ static bool run_node(executor *ex, ir_node *n)
     if (!infer_node(ex, n))
         return false;
     ex->node_f64 = computes_f64(ex, n);
-    bool timed = ex->opts->time;
+    bool timed = ex->run.opts->time;
     double start = timed ? rt_now(CLOCK_MONOTONIC) : 0;
     double cpu_start = timed ? rt_now(CLOCK_PROCESS_CPUTIME_ID) : 0;
     if (!try_view(ex, n)) {
         for (uint32_t k = 0; k < n->noutputs; k++)
-            ex->res->memory.intermediate_bytes += ex->slots[n->outputs[k]->id].nbytes;
+            ex->run.res->memory.intermediate_bytes += ex->slots[n->outputs[k]->id].nbytes;
         if (!prepare_inputs(ex, n) || !prepare_outputs(ex, n))
             return false;
-        kn_call call = {.graph = ex->g, .node = n, .inputs = ex->kin.items,
-                        .ninputs = n->ninputs, .outputs = ex->kout.items,
-                        .noutputs = n->noutputs, .dg = ex->dg};
+        kn_call call = rt_exec_kernel_call(&ex->run, n);
         if (!(ex->node_f64 ? kn_cpu_get_f64 : kn_cpu_get)(n->op)(&call))
             return false;
         store_outputs(ex, n);
     }
     if (timed) {
-        rt_op_time *t = &ex->times[n->op];
+        rt_op_time *t = &ex->run.times[n->op];
         t->op = n->op;
         t->calls++;
         t->seconds += rt_now(CLOCK_MONOTONIC) - start;
@@ -424,33 +407,27 @@ static bool output_oom(void *user, const ir_value *v)
 static bool collect_outputs(executor *ex)
 {
     rt_value_source src = {defined_type, host_data, ex};
-    return rt_collect_outputs(ex->g, ex->res, &src, output_oom);
+    return rt_collect_outputs(ex->run.g, ex->run.res, &src, output_oom);
 }
 
 /* Every buffer still held (graph outputs) goes back, and the pool is emptied. */
 static void teardown(executor *ex)
 {
-    ir_graph *g = ex->g;
+    ir_graph *g = ex->run.g;
     for (size_t i = 0; i < g->values.len; i++) {
         slot *s = &ex->slots[i];
         if (s->buf)
             rt_pool_release(&ex->pool, s->buf);
         s->buf = NULL;
     }
-    rt_scratch_release(&ex->scratch, &ex->pool);
-    ex->res->memory.peak_bytes = ex->pool.peak;
-    ex->res->memory.allocations = ex->pool.allocations;
-    ex->res->memory.reuses = ex->pool.reuses;
+    rt_scratch_release(&ex->run.scratch, &ex->pool);
+    ex->run.res->memory.peak_bytes = ex->pool.peak;
+    ex->run.res->memory.allocations = ex->pool.allocations;
+    ex->run.res->memory.reuses = ex->pool.reuses;
     rt_pool_free(&ex->pool);
     FR_CHECK(ex->pool.held == 0); /* every buffer came back: the reference counts balance */
-    for (size_t i = 0; i < g->values.len; i++)
-        g->values.items[i]->type = ex->saved[i];
     free(ex->slots);
-    free(ex->saved);
-    free(ex->symbols);
-    vec_free(&ex->kin);
-    vec_free(&ex->kout);
-    vec_free(&ex->scratch);
+    rt_exec_end(&ex->run);
 }
 
 /* Reads every constant a live node uses, so that a constant that cannot be read is reported before
@@ -458,12 +435,12 @@ static void teardown(executor *ex)
 static bool read_constants(executor *ex)
 {
     bool ok = true;
-    for (size_t i = 0; i < ex->g->nodes.len; i++) {
-        ir_node *n = ex->g->nodes.items[i];
+    for (size_t i = 0; i < ex->run.g->nodes.len; i++) {
+        ir_node *n = ex->run.g->nodes.items[i];
         for (uint32_t k = 0; !n->dead && k < n->ninputs; k++) {
             ir_value *v = n->inputs[k];
             if (v && v->kind == IR_VALUE_CONST && !ex->slots[v->id].data)
-                ok &= ir_const_data(ex->g, v, ex->dg) != NULL;
+                ok &= ir_const_data(ex->run.g, v, ex->run.dg) != NULL;
         }
     }
     return ok;
@@ -472,31 +449,22 @@ static bool read_constants(executor *ex)
 static bool run(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_options *opts,
                 bool reference, rt_result *out, dg_context *dg)
 {
-    static const rt_options defaults = {0};
-    *out = (rt_result){.arena = ar_new()};
-    executor ex = {.g = g, .dg = dg, .opts = opts ? opts : &defaults, .res = out,
-                   .reference = reference};
+    executor ex = {.reference = reference};
+    rt_exec_begin(&ex.run, g, opts, out, dg);
     size_t nvalues = g->values.len;
     ex.slots = calloc(nvalues ? nvalues : 1, sizeof *ex.slots);
-    ex.saved = malloc((nvalues ? nvalues : 1) * sizeof *ex.saved);
-    ex.symbols = malloc((g->symbols.len ? g->symbols.len : 1) * sizeof *ex.symbols);
-    FR_CHECK(ex.slots && ex.saved && ex.symbols);
-    for (size_t i = 0; i < g->symbols.len; i++)
-        ex.symbols[i] = -1;
-    ir_compute_uses(g);
-    for (size_t i = 0; i < nvalues; i++) {
-        FR_CHECK(g->values.items[i]->id == i);
-        ex.saved[i] = g->values.items[i]->type;
+    FR_CHECK(ex.slots);
+    for (size_t i = 0; i < nvalues; i++)
         ex.slots[i].remaining = g->values.items[i]->nuses;
-    }
-    bool ok = read_constants(&ex) && rt_check_budget(g, inputs, ninputs, ex.opts, reference, dg) &&
-              bind_inputs(&ex, inputs, ninputs);
+    bool ok = read_constants(&ex) &&
+              rt_check_budget(g, inputs, ninputs, ex.run.opts, reference, dg) &&
+              rt_exec_bind_inputs(&ex.run, inputs, ninputs, bind_input, &ex);
     for (size_t i = 0; ok && i < g->nodes.len; i++)
         if (!g->nodes.items[i]->dead)
             ok = run_node(&ex, g->nodes.items[i]);
     ok = ok && collect_outputs(&ex);
-    if (ok && ex.opts->time)
-        rt_collect_times(out, ex.times);
+    if (ok && ex.run.opts->time)
+        rt_collect_times(out, ex.run.times);
     teardown(&ex);
     if (!ok)
         rt_result_free(out);

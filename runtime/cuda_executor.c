@@ -1,9 +1,9 @@
 /* The CUDA executor: runs a validated graph with the CUDA kernels of kernels/cuda/.
  *
  * Placement. A node runs on the GPU when a CUDA kernel supports it: kn_supports(..., KN_BACKEND_CUDA,
- * ...) for the fused ops, kn_cuda_onnx_supports for plain ONNX ops (the elementwise table, MatMul,
- * Gemm, Conv, Softmax, LayerNormalization). The answer given on the graph's types, which may be
- * symbolic, is asked again on each run's static shapes after inference; a node no kernel supports
+ * ...) for the fused ops, kn_cuda_onnx_supports for plain ONNX ops (docs/cuda.md, "Plain ONNX
+ * ops"). The answer given on the graph's types, which may be symbolic, is asked again on each
+ * run's static shapes after inference; a node no kernel supports
  * runs on its CPU reference kernel, its operands downloaded and its results uploaded again only
  * when a GPU node reads them, and the result lists it with the reason (rt_result.fallbacks). Each
  * value has a host copy, a device copy or both, and is moved only when the other side needs it.
@@ -19,11 +19,9 @@
  *
  * Files (runtime/cuda_internal.h declares what they share): this one holds the driver (setup,
  * placement, the run loop, release, timing) and the errors; cuda_pool.c the device pool;
- * cuda_transfer.c the values' host and device copies; cuda_launch.c picks a GPU node's launcher
- * among cuda_launch_onnx_a.c (cuda-a), cuda_launch_onnx_b.c (cuda-b), cuda_launch_onnx.c (the
- * shared plain ops), cuda_launch_onnx_c.c (cuda-c) and the registry's CUDA column (the fused ops
- * and the plain ops on their kernels: kn_cuda_get, launched by kernels/cuda/launch_*.c);
- * cuda_fallback.c runs a node on its CPU kernel. */
+ * cuda_transfer.c the values' host and device copies; cuda_launch.c launches a GPU node through
+ * the registry's CUDA column (kn_cuda_get: every op's launch is in kernels/cuda/launch_*.c),
+ * giving it hooks to the values; cuda_fallback.c runs a node on its CPU kernel. */
 #include "runtime/runtime.h"
 
 #ifndef FR_HAVE_CUDA
@@ -70,14 +68,14 @@ bool rt_cu_report(executor *ex, const ir_node *n, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    const char *msg = ar_vprintf(ex->res->arena, fmt, ap);
+    const char *msg = ar_vprintf(ex->run.res->arena, fmt, ap);
     va_end(ap);
-    if (n && ex->g->src && n->src_len)
-        dg_error(ex->dg, ex->g->src, n->src_offset, n->src_len, "%s", msg);
+    if (n && ex->run.g->src && n->src_len)
+        dg_error(ex->run.dg, ex->run.g->src, n->src_offset, n->src_len, "%s", msg);
     else if (n)
-        dg_error_path(ex->dg, ex->g->name, "node %s: %s", n->outputs[0]->name, msg);
+        dg_error_path(ex->run.dg, ex->run.g->name, "node %s: %s", n->outputs[0]->name, msg);
     else
-        dg_error_path(ex->dg, ex->g->name, "%s", msg);
+        dg_error_path(ex->run.dg, ex->run.g->name, "%s", msg);
     return false;
 }
 
@@ -107,7 +105,7 @@ bool rt_cu_infer_node(executor *ex, ir_node *n)
 {
     rt_value_source src = {defined_type, host_data, ex};
     ir_value *unknown = NULL;
-    switch (rt_infer_node(ex->g, n, ex->dg, &src, &unknown)) {
+    switch (rt_infer_node(ex->run.g, n, ex->run.dg, &src, &unknown)) {
     case RT_INFER_FAILED: return false;
     case RT_INFER_UNKNOWN:
         return rt_cu_report(ex, n, "%s: the shape of '%s' is not known at run time",
@@ -180,15 +178,15 @@ static void release_read(void *user, ir_value *v)
 static void release_after(executor *ex, ir_node *n)
 {
     rt_releaser r = {remaining_readers, release_read, ex};
-    rt_release_after(n, &ex->scratch, &ex->hpool, &r);
+    rt_release_after(n, &ex->run.scratch, &ex->hpool, &r);
 }
 
 /* Whether a CUDA kernel runs n as its types now are; why not in why (KN_WHY_SIZE). */
 static bool gpu_can_run(const executor *ex, const ir_node *n, char *why)
 {
     if (kn_fused_entry_get(n->op))
-        return kn_supports(ex->g, n, KN_BACKEND_CUDA, why);
-    return kn_cuda_onnx_supports(ex->g, n, why);
+        return kn_supports(ex->run.g, n, KN_BACKEND_CUDA, why);
+    return kn_cuda_onnx_supports(ex->run.g, n, why);
 }
 
 /* Placement on the run's static shapes: a node placed on the GPU for the graph's (possibly
@@ -199,7 +197,7 @@ static void recheck_placement(executor *ex, const ir_node *n)
     char why[KN_WHY_SIZE];
     if (ex->on_gpu[n->id] && !gpu_can_run(ex, n, why)) {
         ex->on_gpu[n->id] = false;
-        ex->cpu_why[n->id] = ar_printf(ex->res->arena, "on the run's shapes: %s", why);
+        ex->cpu_why[n->id] = ar_printf(ex->run.res->arena, "on the run's shapes: %s", why);
     }
 }
 
@@ -208,19 +206,19 @@ static bool run_node(executor *ex, ir_node *n)
     if (!(rt_cu_counted_on_gpu(ex, n) ? rt_cu_infer_counted(ex, n) : rt_cu_infer_node(ex, n)))
         return false;
     recheck_placement(ex, n);
-    double start = ex->opts->time ? rt_now(CLOCK_MONOTONIC) : 0;
+    double start = ex->run.opts->time ? rt_now(CLOCK_MONOTONIC) : 0;
     ex->ran_on_cpu[n->id] = false;
     if (!try_view(ex, n)) {
         for (uint32_t k = 0; k < n->noutputs; k++)
-            ex->res->memory.intermediate_bytes += ex->slots[n->outputs[k]->id].nbytes;
+            ex->run.res->memory.intermediate_bytes += ex->slots[n->outputs[k]->id].nbytes;
         ex->ran_on_cpu[n->id] = !ex->on_gpu[n->id];
         if (!(ex->on_gpu[n->id] ? rt_cu_run_gpu_node(ex, n) : rt_cu_run_cpu_node(ex, n)))
             return false;
     }
-    if (ex->opts->time) {
+    if (ex->run.opts->time) {
         if (!kc_sync(ex->kc))
             return rt_cu_failed(ex, n);
-        rt_op_time *t = &ex->times[n->op];
+        rt_op_time *t = &ex->run.times[n->op];
         t->op = n->op;
         t->calls++;
         t->seconds += rt_now(CLOCK_MONOTONIC) - start;
@@ -234,7 +232,7 @@ static bool run_node(executor *ex, ir_node *n)
 /* Resets the per-run state (not the persistent device copies), then runs every node. */
 static bool run_nodes(executor *ex)
 {
-    ir_graph *g = ex->g;
+    ir_graph *g = ex->run.g;
     for (size_t i = 0; i < g->values.len; i++)
         ex->slots[i].remaining = g->values.items[i]->nuses;
     for (size_t i = 0; i < g->nodes.len; i++)
@@ -252,27 +250,27 @@ static bool output_oom(void *user, const ir_value *v)
 static bool collect_outputs(executor *ex)
 {
     rt_value_source src = {defined_type, host_data, ex};
-    return rt_collect_outputs(ex->g, ex->res, &src, output_oom);
+    return rt_collect_outputs(ex->run.g, ex->run.res, &src, output_oom);
 }
 
 static void end_run(executor *ex)
 {
-    for (size_t i = 0; i < ex->g->values.len; i++) {
-        ir_value *v = ex->g->values.items[i];
+    for (size_t i = 0; i < ex->run.g->values.len; i++) {
+        ir_value *v = ex->run.g->values.items[i];
         if (v->kind == IR_VALUE_NODE)
             release_value(ex, v, true);
     }
-    rt_scratch_release(&ex->scratch, &ex->hpool);
+    rt_scratch_release(&ex->run.scratch, &ex->hpool);
 }
 
 /* Decides where each node runs on the graph's types (run_node asks again on static shapes). */
 static void place_nodes(executor *ex)
 {
-    for (size_t i = 0; i < ex->g->nodes.len; i++) {
-        ir_node *n = ex->g->nodes.items[i];
+    for (size_t i = 0; i < ex->run.g->nodes.len; i++) {
+        ir_node *n = ex->run.g->nodes.items[i];
         char why[KN_WHY_SIZE] = "";
         ex->on_gpu[n->id] = !n->dead && gpu_can_run(ex, n, why);
-        ex->cpu_why[n->id] = ex->on_gpu[n->id] ? NULL : ar_printf(ex->res->arena, "%s", why);
+        ex->cpu_why[n->id] = ex->on_gpu[n->id] ? NULL : ar_printf(ex->run.res->arena, "%s", why);
     }
 }
 
@@ -280,15 +278,15 @@ static void place_nodes(executor *ex)
 static void collect_fallbacks(executor *ex)
 {
     size_t count = 0;
-    for (size_t i = 0; i < ex->g->nodes.len; i++)
-        count += ex->ran_on_cpu[ex->g->nodes.items[i]->id];
-    ex->res->fallbacks =
-        ar_alloc_array(ex->res->arena, count ? count : 1, sizeof *ex->res->fallbacks);
-    ex->res->nfallbacks = 0;
-    for (size_t i = 0; i < ex->g->nodes.len; i++) {
-        const ir_node *n = ex->g->nodes.items[i];
+    for (size_t i = 0; i < ex->run.g->nodes.len; i++)
+        count += ex->ran_on_cpu[ex->run.g->nodes.items[i]->id];
+    ex->run.res->fallbacks =
+        ar_alloc_array(ex->run.res->arena, count, sizeof *ex->run.res->fallbacks);
+    ex->run.res->nfallbacks = 0;
+    for (size_t i = 0; i < ex->run.g->nodes.len; i++) {
+        const ir_node *n = ex->run.g->nodes.items[i];
         if (ex->ran_on_cpu[n->id])
-            ex->res->fallbacks[ex->res->nfallbacks++] =
+            ex->run.res->fallbacks[ex->run.res->nfallbacks++] =
                 (rt_fallback){n->outputs[0]->name, n->op, ex->cpu_why[n->id]};
     }
 }
@@ -296,25 +294,14 @@ static void collect_fallbacks(executor *ex)
 static bool setup(executor *ex, ir_graph *g, const rt_tensor *inputs, size_t ninputs,
                   const rt_options *opts, rt_result *out, dg_context *dg)
 {
-    static const rt_options defaults = {0};
-    *out = (rt_result){.arena = ar_new()};
-    *ex = (executor){
-        .g = g, .dg = dg, .opts = opts ? opts : &defaults, .res = out, .scratch_arena = ar_new()};
+    *ex = (executor){.scratch_arena = ar_new()};
+    rt_exec_begin(&ex->run, g, opts, out, dg);
     size_t nvalues = g->values.len;
     ex->slots = calloc(nvalues ? nvalues : 1, sizeof *ex->slots);
-    ex->saved = malloc((nvalues ? nvalues : 1) * sizeof *ex->saved);
-    ex->symbols = malloc((g->symbols.len ? g->symbols.len : 1) * sizeof *ex->symbols);
     ex->on_gpu = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *ex->on_gpu);
     ex->cpu_why = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *ex->cpu_why);
     ex->ran_on_cpu = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *ex->ran_on_cpu);
-    FR_CHECK(ex->slots && ex->saved && ex->symbols && ex->on_gpu && ex->cpu_why && ex->ran_on_cpu);
-    for (size_t i = 0; i < g->symbols.len; i++)
-        ex->symbols[i] = -1;
-    ir_compute_uses(g);
-    for (size_t i = 0; i < nvalues; i++) {
-        FR_CHECK(g->values.items[i]->id == i);
-        ex->saved[i] = g->values.items[i]->type;
-    }
+    FR_CHECK(ex->slots && ex->on_gpu && ex->cpu_why && ex->ran_on_cpu);
     char err[KC_ERROR_SIZE];
     int count;
     if (!kc_device_count(&count, err, sizeof err))
@@ -322,12 +309,12 @@ static bool setup(executor *ex, ir_graph *g, const rt_tensor *inputs, size_t nin
     if (!(ex->kc = kc_create(err)))
         return rt_cu_report(ex, NULL, "cannot start CUDA: %s", err);
     place_nodes(ex);
-    return rt_cu_bind_inputs(ex, inputs, ninputs);
+    return rt_exec_bind_inputs(&ex->run, inputs, ninputs, rt_cu_bind_input, ex);
 }
 
 static void teardown(executor *ex)
 {
-    ir_graph *g = ex->g;
+    ir_graph *g = ex->run.g;
     if (ex->kc) {
         end_run(ex);
         for (size_t i = 0; i < g->values.len; i++) {
@@ -337,25 +324,20 @@ static void teardown(executor *ex)
             s->dev = NULL;
         }
         kc_sync(ex->kc);
-        ex->res->memory.peak_bytes = ex->dpool.peak;
-        ex->res->memory.allocations = ex->dpool.allocations;
-        ex->res->memory.reuses = ex->dpool.reuses;
+        ex->run.res->memory.peak_bytes = ex->dpool.peak;
+        ex->run.res->memory.allocations = ex->dpool.allocations;
+        ex->run.res->memory.reuses = ex->dpool.reuses;
         rt_cu_dpool_free(ex);
         FR_CHECK(ex->dpool.held == 0); /* every device buffer came back */
         kc_destroy(ex->kc);
     }
     rt_pool_free(&ex->hpool);
-    for (size_t i = 0; i < g->values.len; i++)
-        g->values.items[i]->type = ex->saved[i];
     free(ex->slots);
-    free(ex->saved);
-    free(ex->symbols);
     free(ex->on_gpu);
     free(ex->cpu_why);
     free(ex->ran_on_cpu);
-    vec_free(&ex->kin);
-    vec_free(&ex->kout);
-    vec_free(&ex->scratch);
+    vec_free(&ex->launch_scratch);
+    rt_exec_end(&ex->run);
     ar_free(ex->scratch_arena);
 }
 
@@ -369,8 +351,8 @@ bool rt_cuda_available(char *why, size_t size)
  * a CPU kernel or a copy to the host. */
 static bool all_on_gpu(executor *ex, const char *what)
 {
-    for (size_t i = 0; i < ex->g->nodes.len; i++) {
-        ir_node *n = ex->g->nodes.items[i];
+    for (size_t i = 0; i < ex->run.g->nodes.len; i++) {
+        ir_node *n = ex->run.g->nodes.items[i];
         if (!n->dead && !ex->on_gpu[n->id] && !(ir_op_info_get(n->op)->flags & IR_OPF_VIEW))
             return rt_cu_report(ex, n, "%s needs every node on the GPU; %s runs on the CPU: %s",
                                 what, ir_op_name(n->op), ex->cpu_why[n->id]);
@@ -394,11 +376,11 @@ static bool capture_run(executor *ex)
  * captured and then replayed; the outputs of the last run stay for collect_outputs. */
 static bool repeat_runs(executor *ex)
 {
-    int more = ex->opts->repeat > 1 ? ex->opts->repeat - 1 : 0;
+    int more = ex->run.opts->repeat > 1 ? ex->run.opts->repeat - 1 : 0;
     if (more == 0)
         return true;
     end_run(ex);
-    if (!ex->opts->cuda_graph) {
+    if (!ex->run.opts->cuda_graph) {
         bool ok = run_nodes(ex);
         for (int i = 1; ok && i < more; i++) {
             end_run(ex);
@@ -422,8 +404,8 @@ bool rt_run_cuda(ir_graph *g, const rt_tensor *inputs, size_t ninputs, const rt_
     }
     bool ok = setup(&ex, g, inputs, ninputs, opts, out, dg) && run_nodes(&ex) && repeat_runs(&ex) &&
               collect_outputs(&ex) && (kc_sync(ex.kc) || rt_cu_failed(&ex, NULL));
-    if (ok && ex.opts->time)
-        rt_collect_times(ex.res, ex.times);
+    if (ok && ex.run.opts->time)
+        rt_collect_times(ex.run.res, ex.run.times);
     if (ok)
         collect_fallbacks(&ex);
     teardown(&ex);

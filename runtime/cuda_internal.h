@@ -43,29 +43,19 @@ typedef struct slot {
 } slot;
 
 typedef struct executor {
-    ir_graph *g;
-    dg_context *dg;
-    const rt_options *opts;
-    rt_result *res;
+    rt_exec run; /* the graph, options, result, saved types, symbols (exec_common.h) */
     kc_context *kc;
     slot *slots;
-    ir_type *saved;
-    int64_t *symbols;
     bool *on_gpu;         /* per node */
     const char **cpu_why; /* per node: why it runs on the CPU (NULL on the GPU) */
     bool *ran_on_cpu;     /* per node: a CPU kernel ran it in the last run (not a view) */
-    rt_pool hpool;
+    rt_pool hpool;        /* host copies and run.scratch's f32 copies of f16/bf16 operands */
     dpool dpool;
-    rt_buffers scratch;
-    VEC(kn_tensor) kin, kout;
     ar_arena *scratch_arena; /* per-node strings (ElementwiseChain sources) */
+    VEC(dbuf *) launch_scratch; /* the device buffers a launch asked for, freed when it returns */
     const char *oob;         /* the first sentinel violation found, reported after the node */
     bool capturing;          /* a run being captured as a CUDA graph: nothing synchronizes */
-    rt_op_time times[IR_OP_COUNT];
 } executor;
-
-/* The most inputs a node launched through the CUDA column or the raw-operand paths has. */
-enum { MAX_NODE_IO = 64 };
 
 /* ---- errors (cuda_executor.c); both always return false ---- */
 
@@ -90,56 +80,24 @@ void rt_cu_dpool_free(executor *ex);
 
 /* ---- values and device tensors (cuda_transfer.c) ---- */
 
-/* Binds the inputs (runtime/inputs.h) and makes each the host data of its slot. */
-bool rt_cu_bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven);
+/* Makes graph input v's bound tensor the host data of its slot (rt_exec_bind_inputs). */
+bool rt_cu_bind_input(void *user, ir_value *v, const rt_tensor *used);
 /* The host copy of v (downloaded when only the device has it); NULL after reporting. */
 const void *rt_cu_ensure_host(executor *ex, ir_value *v, const ir_node *n);
 /* The device copy of v (uploaded when only the host has it); NULL after reporting. */
 void *rt_cu_ensure_dev(executor *ex, ir_value *v, const ir_node *n);
-/* The kernels' dtype of a storage dtype (false: no CUDA kernel takes it). */
-bool rt_cu_dtype_of(ir_dtype dt, kc_dtype *out);
-/* v's slot at ptr as a kc_tensor (all zero when v is NULL); false after reporting. */
-bool rt_cu_device_tensor(executor *ex, const ir_node *n, ir_value *v, void *ptr, kc_tensor *t);
-/* Device buffers for n's outputs, as device tensors in out. */
-bool rt_cu_alloc_outputs(executor *ex, ir_node *n, kc_tensor *out);
 
-/* ---- launches ---- */
+/* ---- launches (cuda_launch.c) ---- */
 
-/* A GPU node: asks the groups below in order, then the registry's CUDA column (cuda_launch.c). */
+/* Launches GPU node n through the registry's CUDA column (kn_cuda_get). */
 bool rt_cu_run_gpu_node(executor *ex, ir_node *n);
-/* The normalized axis of a rank-r tensor; false after reporting when out of range (kn_cuda_axis,
- * cuda_launch.c). */
-bool rt_cu_axis_of(executor *ex, const ir_node *n, int rank, int *out);
-
-/* Each group launches its ops and sets *handled; for another op *handled is false and nothing is
- * reported: cuda-a (cuda_launch_onnx_a.c), cuda-b (cuda_launch_onnx_b.c), the shared plain ops
- * (cuda_launch_onnx.c), cuda-c (cuda_launch_onnx_c.c). */
-bool rt_cu_run_cuda_a(executor *ex, ir_node *n, bool *handled);
-bool rt_cu_run_cuda_b(executor *ex, ir_node *n, bool *handled);
-bool rt_cu_run_common(executor *ex, ir_node *n, bool *handled);
-bool rt_cu_run_cuda_c(executor *ex, ir_node *n, bool *handled);
-
-/* What the groups share (cuda_launch_onnx.c). */
-/* Integer input i read on the host as int64 (NULL when absent). */
-bool rt_cu_host_ints(executor *ex, ir_node *n, uint32_t i, const int64_t **out, int *count);
-/* v's device copy as a kc_tensor of shape only (the raw-byte kernels do not read its dtype). */
-bool rt_cu_raw_tensor(executor *ex, const ir_node *n, ir_value *v, kc_tensor *t);
-/* A device buffer for n's only output as a kc_tensor of shape only. */
-bool rt_cu_raw_output(executor *ex, ir_node *n, kc_tensor *t);
-/* The product of dims [from, to). */
-int64_t rt_cu_dims_prod(const int64_t *dims, int from, int to);
-/* The typed kernels' element type of a storage dtype (false: none takes it). */
-bool rt_cu_elem_of(ir_dtype dt, kc_elem *out);
-
-/* NonZero and Compress on the GPU: whether n is one, and its inference from a count made on the
- * device (cuda_launch_onnx_b.c). */
+/* NonZero and Compress on the GPU: whether n is one (kn_cuda_counts_output), and its inference
+ * from the count made on the device. */
 bool rt_cu_counted_on_gpu(const executor *ex, const ir_node *n);
 bool rt_cu_infer_counted(executor *ex, ir_node *n);
 
 /* ---- the CPU fallback (cuda_fallback.c) ---- */
 
-/* A host tensor of type t at data as a CPU kernel sees it (float dtypes as f32). */
-kn_tensor rt_cu_host_view(const ir_type *t, void *data);
 /* Runs n's CPU reference kernel on host copies of its operands. */
 bool rt_cu_run_cpu_node(executor *ex, ir_node *n);
 

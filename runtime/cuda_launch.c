@@ -1,74 +1,112 @@
-/* Which launcher runs a GPU node (runtime/cuda_internal.h): the groups of plain ops in the order
- * their claims need, then the registry's CUDA column (kn_cuda_get: the fused ops and the plain ops
- * on their kernels, launched by kernels/cuda/launch_*.c). */
+/* How the CUDA executor launches a GPU node (runtime/cuda_internal.h): through the registry's CUDA
+ * column (kn_cuda_get), a fused op given its operands, a plain ONNX op fetching the ones it reads
+ * through the hooks below (kernels/cuda/launch_*.c). */
 #include "runtime/runtime.h"
 
 #ifdef FR_HAVE_CUDA
 
 #include "runtime/cuda_internal.h"
 
-#include "kernels/cuda/cuda_launch.h"
+#include "base/check.h"
 
-/* How a launch of kernels/cuda/ reports: at the node, as the executor's own errors. */
+/* ---- the call's hooks (kernels/kernels.h, kn_cuda_call) ---- */
+
+/* How a launch reports: at the node, as the executor's own errors. */
 static bool fail_at(void *user, const ir_node *n, const char *msg)
 {
     return rt_cu_report(user, n, "%s", msg);
 }
 
-/* A launch's view of node n with device operands in/out (NULL where it reads none). */
-static kn_cuda_call launch_call(executor *ex, const ir_node *n, const kc_tensor *in, kc_tensor *out)
+static const ir_type *value_type(void *user, const ir_value *v)
 {
-    return (kn_cuda_call){.graph = ex->g,
+    return &((executor *)user)->slots[v->id].type;
+}
+
+static void *device_copy(void *user, ir_value *v, const ir_node *n)
+{
+    return rt_cu_ensure_dev(user, v, n);
+}
+
+static const void *host_copy(void *user, ir_value *v, const ir_node *n)
+{
+    return rt_cu_ensure_host(user, v, n);
+}
+
+/* A device buffer for output v of the node being launched (its slot's size). */
+static void *output_buffer(void *user, ir_value *v, const ir_node *n)
+{
+    executor *ex = user;
+    slot *s = &ex->slots[v->id];
+    if (!(s->dev = rt_cu_dpool_get(ex, s->nbytes ? s->nbytes : 1, v->name))) {
+        rt_cu_failed(ex, n);
+        return NULL;
+    }
+    return s->dev->ptr;
+}
+
+/* A device buffer held until the launch returns (launch_scratch). */
+static void *scratch_buffer(void *user, size_t nbytes, const char *what, const ir_node *n)
+{
+    executor *ex = user;
+    dbuf *b = rt_cu_dpool_get(ex, nbytes, what);
+    if (!b) {
+        rt_cu_failed(ex, n);
+        return NULL;
+    }
+    vec_push(&ex->launch_scratch, b);
+    return b->ptr;
+}
+
+/* A launch's view of node n: its operands come through the hooks (or kn_cuda_run_given). */
+static kn_cuda_call launch_call(executor *ex, const ir_node *n)
+{
+    return (kn_cuda_call){.graph = ex->run.g,
                           .node = n,
                           .kc = ex->kc,
-                          .inputs = in,
-                          .ninputs = n->ninputs,
-                          .outputs = out,
-                          .noutputs = n->noutputs,
                           .arena = ex->scratch_arena,
-                          .dg = ex->dg,
+                          .dg = ex->run.dg,
                           .fail = fail_at,
-                          .user = ex};
+                          .user = ex,
+                          .type = value_type,
+                          .device = device_copy,
+                          .host = host_copy,
+                          .output = output_buffer,
+                          .scratch = scratch_buffer,
+                          .capturing = ex->capturing};
 }
 
-bool rt_cu_axis_of(executor *ex, const ir_node *n, int rank, int *out)
-{
-    kn_cuda_call call = launch_call(ex, n, NULL, NULL);
-    return kn_cuda_axis(&call, rank, out);
-}
+/* ---- launching ---- */
 
-/* The groups in the order the executor has always asked them: cuda-a (the integer kernel before
- * the table, which has the float forms; the generators), cuda-b (it takes ScatterND's reductions
- * and LayerNormalization's statistics), the shared plain ops, cuda-c, then the CUDA column. */
 bool rt_cu_run_gpu_node(executor *ex, ir_node *n)
 {
-    bool (*const groups[])(executor *, ir_node *, bool *) = {rt_cu_run_cuda_a, rt_cu_run_cuda_b,
-                                                             rt_cu_run_common, rt_cu_run_cuda_c};
-    for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) {
-        bool handled;
-        bool ok = groups[g](ex, n, &handled);
-        if (handled)
-            return ok;
-    }
-    kc_tensor in[MAX_NODE_IO], out[3];
-    if (n->ninputs > MAX_NODE_IO || n->noutputs > 3)
-        return rt_cu_report(ex, n, "too many operands for the CUDA executor");
-    /* Optional operands the kernels index (up to 6 inputs) read as absent. */
-    for (uint32_t i = 0; i < MAX_NODE_IO; i++)
-        in[i] = (kc_tensor){0};
-    for (uint32_t i = 0; i < n->ninputs; i++) {
-        ir_value *v = n->inputs[i];
-        void *ptr = v ? rt_cu_ensure_dev(ex, v, n) : NULL;
-        if ((v && !ptr) || !rt_cu_device_tensor(ex, n, v, ptr, &in[i]))
-            return false;
-    }
-    if (!rt_cu_alloc_outputs(ex, n, out))
-        return false;
     kn_cuda_fn run = kn_cuda_get(n->op);
     if (!run)
         return rt_cu_report(ex, n, "%s has no CUDA kernel", ir_op_name(n->op));
-    kn_cuda_call call = launch_call(ex, n, in, out);
-    return run(&call);
+    kn_cuda_call call = launch_call(ex, n);
+    bool ok = kn_fused_entry_get(n->op) ? kn_cuda_run_given(&call, run) : run(&call);
+    for (size_t i = 0; i < ex->launch_scratch.len; i++)
+        rt_cu_dpool_release(ex, ex->launch_scratch.items[i]);
+    ex->launch_scratch.len = 0;
+    return ok;
+}
+
+bool rt_cu_counted_on_gpu(const executor *ex, const ir_node *n)
+{
+    return ex->on_gpu[n->id] && kn_cuda_counts_output(n->op);
+}
+
+bool rt_cu_infer_counted(executor *ex, ir_node *n)
+{
+    kn_cuda_call call = launch_call(ex, n);
+    ir_type y;
+    if (!kn_cuda_count_output(&call, &y))
+        return false;
+    int64_t nbytes = 0;
+    FR_CHECK(ir_type_nbytes(&y, &nbytes));
+    n->outputs[0]->type = y;
+    ex->slots[n->outputs[0]->id].type = y;
+    ex->slots[n->outputs[0]->id].nbytes = (size_t)nbytes;
+    return true;
 }
 
 #endif /* FR_HAVE_CUDA */

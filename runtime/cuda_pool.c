@@ -30,7 +30,8 @@ dbuf *rt_cu_dpool_get(executor *ex, size_t size, const char *owner)
         b->owner = owner;
         b->size = size;
         p->reuses++;
-        if (ex->opts->sentinels && !kc_fill_bytes(ex->kc, (char *)b->ptr + size, SENTINEL, GUARD)) {
+        if (ex->run.opts->sentinels &&
+            !kc_fill_bytes(ex->kc, (char *)b->ptr + size, SENTINEL, GUARD)) {
             vec_push(&p->free_list, b);
             return NULL;
         }
@@ -38,7 +39,7 @@ dbuf *rt_cu_dpool_get(executor *ex, size_t size, const char *owner)
     }
     dbuf *b = calloc(1, sizeof *b);
     FR_CHECK(b);
-    size_t cap = (size + 255) / 256 * 256, guard = ex->opts->sentinels ? GUARD : 0;
+    size_t cap = (size + 255) / 256 * 256, guard = ex->run.opts->sentinels ? GUARD : 0;
     if (!kc_alloc(ex->kc, cap + 2 * guard, &b->base) ||
         (guard && !kc_fill_bytes(ex->kc, b->base, SENTINEL, cap + 2 * guard))) {
         kc_free(ex->kc, b->base);
@@ -63,13 +64,13 @@ static void check_guards(executor *ex, const dbuf *b)
     unsigned char seen[2][GUARD];
     if (!kc_download(ex->kc, seen[0], b->base, GUARD) ||
         !kc_download(ex->kc, seen[1], (char *)b->ptr + b->size, GUARD)) {
-        ex->oob = ar_printf(ex->res->arena, "CUDA: %s", kc_last_error(ex->kc));
+        ex->oob = ar_printf(ex->run.res->arena, "CUDA: %s", kc_last_error(ex->kc));
         return;
     }
     for (int side = 0; side < 2 && !ex->oob; side++)
         for (int i = 0; i < GUARD; i++)
             if (seen[side][i] != SENTINEL) {
-                ex->oob = ar_printf(ex->res->arena,
+                ex->oob = ar_printf(ex->run.res->arena,
                                     "a kernel wrote %s the device buffer of '%s' (guard byte %d)",
                                     side ? "after the end of" : "before the start of", b->owner,
                                     side ? i : GUARD - i);
@@ -82,7 +83,7 @@ void rt_cu_dpool_release(executor *ex, dbuf *b)
     FR_CHECK(b->refs > 0);
     if (--b->refs > 0)
         return;
-    if (ex->opts->sentinels && !ex->oob && !ex->capturing) /* no download inside a capture */
+    if (ex->run.opts->sentinels && !ex->oob && !ex->capturing) /* no download inside a capture */
         check_guards(ex, b);
     vec_push(&ex->dpool.free_list, b);
 }

@@ -1,6 +1,5 @@
 /* The CUDA executor's values on both sides (runtime/cuda_internal.h): binding the inputs, moving a
- * value to the host or the device when the other side needs it, and the device tensors a launch
- * sees (kc_tensor views of the slots, output buffers from the pool). */
+ * value to the host or the device when the other side needs it. */
 #include "runtime/runtime.h"
 
 #ifdef FR_HAVE_CUDA
@@ -8,24 +7,15 @@
 #include "runtime/cuda_internal.h"
 
 #include "base/check.h"
-#include "runtime/inputs.h"
-
-#include <string.h>
 
 /* ---- binding inputs ---- */
 
-/* Binds the inputs (runtime/inputs.h) and makes each the host data of its slot. */
-bool rt_cu_bind_inputs(executor *ex, const rt_tensor *given, size_t ngiven)
+bool rt_cu_bind_input(void *user, ir_value *v, const rt_tensor *used)
 {
-    if (!rt_bind_inputs(ex->g, ex->dg, ex->opts, ex->symbols, ex->res, given, ngiven))
-        return false;
-    for (size_t k = 0; k < ex->g->inputs.len; k++) {
-        const rt_tensor *used = &ex->res->inputs[k];
-        slot *s = &ex->slots[ex->g->inputs.items[k]->id];
-        s->type = used->type;
-        s->host = used->data;
-        s->nbytes = used->nbytes;
-    }
+    slot *s = &((executor *)user)->slots[v->id];
+    s->type = used->type;
+    s->host = used->data;
+    s->nbytes = used->nbytes;
     return true;
 }
 
@@ -38,7 +28,7 @@ const void *rt_cu_ensure_host(executor *ex, ir_value *v, const ir_node *n)
     if (s->host)
         return s->host;
     if (v->kind == IR_VALUE_CONST) {
-        s->host = ir_const_data(ex->g, v, ex->dg);
+        s->host = ir_const_data(ex->run.g, v, ex->run.dg);
         int64_t nbytes = 0;
         FR_CHECK(!s->host || ir_type_nbytes(&v->type, &nbytes));
         s->type = v->type;
@@ -80,52 +70,5 @@ void *rt_cu_ensure_dev(executor *ex, ir_value *v, const ir_node *n)
     }
     return s->dev->ptr;
 }
-
-/* ---- device tensors ---- */
-
-bool rt_cu_dtype_of(ir_dtype dt, kc_dtype *out)
-{
-    switch (dt) {
-    case IR_F32: *out = KC_F32; return true;
-    case IR_F16: *out = KC_F16; return true;
-    case IR_BF16: *out = KC_BF16; return true;
-    case IR_I8: *out = KC_I8; return true;
-    case IR_I32: *out = KC_I32; return true;
-    case IR_BOOL: *out = KC_BOOL; return true;
-    default: return false;
-    }
-}
-
-bool rt_cu_device_tensor(executor *ex, const ir_node *n, ir_value *v, void *ptr, kc_tensor *t)
-{
-    *t = (kc_tensor){0};
-    if (!v)
-        return true;
-    const slot *s = &ex->slots[v->id];
-    if (!rt_cu_dtype_of(s->type.dtype, &t->dtype))
-        return rt_cu_report(ex, n, "'%s' is %s, which no CUDA kernel takes", v->name,
-                            ir_dtype_name(s->type.dtype));
-    t->rank = s->type.rank;
-    memcpy(t->dims, s->type.dims, sizeof t->dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
-    FR_CHECK(ir_type_numel(&s->type, &t->numel));
-    t->data = ptr;
-    return true;
-}
-
-/* Device buffers for n's outputs, as device tensors in out. */
-bool rt_cu_alloc_outputs(executor *ex, ir_node *n, kc_tensor *out)
-{
-    for (uint32_t k = 0; k < n->noutputs; k++) {
-        slot *s = &ex->slots[n->outputs[k]->id];
-        if (!(s->dev = rt_cu_dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[k]->name)))
-            return rt_cu_failed(ex, n);
-        if (!rt_cu_device_tensor(ex, n, n->outputs[k], s->dev->ptr, &out[k]))
-            return false;
-    }
-    return true;
-}
-
-/* A plain elementwise op as its ElementwiseChain expression: only the inputs the expression reads
- * go to the device (not Expand's shape, nor a Clip bound that is absent). */
 
 #endif /* FR_HAVE_CUDA */

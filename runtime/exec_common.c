@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "base/half.h"
+#include "runtime/inputs.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -251,4 +252,55 @@ double rt_now(clockid_t clock)
     struct timespec ts;
     clock_gettime(clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void rt_exec_begin(rt_exec *x, ir_graph *g, const rt_options *opts, rt_result *out, dg_context *dg)
+{
+    static const rt_options defaults = {0};
+    *out = (rt_result){.arena = ar_new()};
+    *x = (rt_exec){.g = g, .dg = dg, .opts = opts ? opts : &defaults, .res = out};
+    size_t nvalues = g->values.len;
+    x->saved = malloc((nvalues ? nvalues : 1) * sizeof *x->saved);
+    x->symbols = malloc((g->symbols.len ? g->symbols.len : 1) * sizeof *x->symbols);
+    FR_CHECK(x->saved && x->symbols);
+    for (size_t i = 0; i < g->symbols.len; i++)
+        x->symbols[i] = -1;
+    ir_compute_uses(g);
+    for (size_t i = 0; i < nvalues; i++) {
+        FR_CHECK(g->values.items[i]->id == i);
+        x->saved[i] = g->values.items[i]->type;
+    }
+}
+
+void rt_exec_end(rt_exec *x)
+{
+    for (size_t i = 0; i < x->g->values.len; i++)
+        x->g->values.items[i]->type = x->saved[i];
+    free(x->saved);
+    free(x->symbols);
+    vec_free(&x->kin);
+    vec_free(&x->kout);
+    vec_free(&x->scratch);
+}
+
+kn_call rt_exec_kernel_call(const rt_exec *x, const ir_node *n)
+{
+    return (kn_call){.graph = x->g,
+                     .node = n,
+                     .inputs = x->kin.items,
+                     .ninputs = n->ninputs,
+                     .outputs = x->kout.items,
+                     .noutputs = n->noutputs,
+                     .dg = x->dg};
+}
+
+bool rt_exec_bind_inputs(rt_exec *x, const rt_tensor *given, size_t ngiven,
+                         bool (*bind)(void *user, ir_value *v, const rt_tensor *used), void *user)
+{
+    if (!rt_bind_inputs(x->g, x->dg, x->opts, x->symbols, x->res, given, ngiven))
+        return false;
+    for (size_t k = 0; k < x->g->inputs.len; k++)
+        if (!bind(user, x->g->inputs.items[k], &x->res->inputs[k]))
+            return false;
+    return true;
 }

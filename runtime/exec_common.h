@@ -111,6 +111,36 @@ typedef struct rt_releaser {
  * and the outputs that nothing reads. */
 void rt_release_after(const ir_node *n, rt_buffers *scratch, rt_pool *pool, const rt_releaser *r);
 
+/* ---- one run's state ---- */
+
+/* What every executor holds for one run; the CPU and CUDA executors embed it as `run`, beside
+ * their own slots for the values' bytes. */
+typedef struct rt_exec {
+    ir_graph *g;
+    dg_context *dg;
+    const rt_options *opts;
+    rt_result *res;
+    ir_type *saved;           /* every value's type before the run, restored by rt_exec_end */
+    int64_t *symbols;         /* per graph symbol: its bound size, or -1 */
+    VEC(kn_tensor) kin, kout; /* a CPU kernel's view of one node's operands */
+    rt_buffers scratch;       /* host buffers of one node's converted operands */
+    rt_op_time times[IR_OP_COUNT];
+} rt_exec;
+
+/* Starts a run of g: *out gets a new arena, opts the defaults when NULL, every value's type is
+ * saved, every symbol unbound and every value's uses counted. */
+void rt_exec_begin(rt_exec *x, ir_graph *g, const rt_options *opts, rt_result *out, dg_context *dg);
+/* Restores every value's type and frees what rt_exec_begin allocated and the vectors (the scratch
+ * buffers themselves go back to the executor's pool first; *out stays). */
+void rt_exec_end(rt_exec *x);
+/* Node n's CPU kernel call on the operands in x->kin and x->kout. */
+kn_call rt_exec_kernel_call(const rt_exec *x, const ir_node *n);
+/* Binds the inputs (runtime/inputs.h: symbols, given or generated data into x->res->inputs), then
+ * hands each graph input and its bound tensor to bind(user, v, used), which makes it v's data.
+ * False after reporting (the binding's error, or bind's). */
+bool rt_exec_bind_inputs(rt_exec *x, const rt_tensor *given, size_t ngiven,
+                         bool (*bind)(void *user, ir_value *v, const rt_tensor *used), void *user);
+
 /* The time of `clock` in seconds. */
 double rt_now(clockid_t clock);
 

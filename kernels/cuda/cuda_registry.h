@@ -24,10 +24,23 @@
 #include "ir/fused_ops.def"
 #undef IR_OP
 
-/* The launch of a plain ONNX op that shares a fused op's kernel (Conv, MatMul, Gemm, MaxPool,
- * AveragePool, Softmax, LayerNormalization; kernels/cuda/launch_common.c), NULL for any other op:
- * kn_cuda_get's plain rows. */
+/* The CUDA column's rows for the plain ONNX ops (kernels/cuda/launch_onnx.c): the launch of op,
+ * which fetches the operands it reads through the call, or NULL when no CUDA kernel runs op (the
+ * ops kn_cuda_onnx_supports refuses as having none). kn_cuda_get's plain rows. */
 kn_cuda_fn kn_cuda_onnx_run(ir_op op);
+
+/* Fetches every input of the call's node as a typed device tensor (absent ones zero) and
+ * allocates every output, then runs `run` on them: how the executor launches a fused op, and the
+ * plain ops on a fused op's kernel (Conv, MatMul, ...) are launched (launch_operands.c). */
+bool kn_cuda_run_given(const kn_cuda_call *call, kn_cuda_fn run);
+
+/* Whether op's output is sized by a count made on the device (NonZero, Compress): the executor
+ * then sets the output's type from kn_cuda_count_output instead of running inference, and never
+ * copies the input to the host. */
+bool kn_cuda_counts_output(ir_op op);
+/* That type, as the op's inference would set it (ir/infer_index.c); false after reporting,
+ * e.g. while capturing a CUDA graph, which cannot read the count back (launch_scatter.c). */
+bool kn_cuda_count_output(const kn_cuda_call *call, ir_type *out);
 
 /* The CUDA source of an ElementwiseChain expression: one C expression over float variables
  * x0..x(n-1) calling the fr_* device functions of the NVRTC prelude (kernels/cuda/ewchain.cu),

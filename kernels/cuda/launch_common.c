@@ -1,5 +1,5 @@
-/* What the CUDA column's launches share (kernels/cuda/cuda_launch.h), and the launches of the plain
- * ONNX ops that run on the fused ops' kernels (kn_cuda_onnx_run). */
+/* What the CUDA column's launches share (kernels/cuda/cuda_launch.h): reporting, the axis, the
+ * activation, the pooling window. */
 #include "kernels/cuda/cuda_launch.h"
 
 #include "kernels/cpu/cpu_util.h"
@@ -89,21 +89,4 @@ bool kn_cuda_pool_params(const ir_node *n, int rank, const int64_t *dims, kc_poo
         }
     }
     return true;
-}
-
-/* ---- the plain ops on the fused ops' kernels ------------------------------------------------ */
-
-static const kn_cuda_fn onnx_runs[IR_OP_COUNT] = {
-    [IR_OP_Conv] = kn_cuda_run_Conv,
-    [IR_OP_MatMul] = kn_cuda_run_onnx_gemm,
-    [IR_OP_Gemm] = kn_cuda_run_onnx_gemm,
-    [IR_OP_MaxPool] = kn_cuda_run_pool,
-    [IR_OP_AveragePool] = kn_cuda_run_pool,
-    [IR_OP_Softmax] = kn_cuda_run_Softmax,
-    [IR_OP_LayerNormalization] = kn_cuda_run_LayerNormalization,
-};
-
-kn_cuda_fn kn_cuda_onnx_run(ir_op op)
-{
-    return (unsigned)op < IR_OP_COUNT ? onnx_runs[op] : NULL;
 }

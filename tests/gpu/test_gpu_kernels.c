@@ -11,10 +11,10 @@
 #include "tests/unit.h"
 
 #include "base/diag.h"
+#include "kernels/cuda/copy_plan.h" /* the executor's copy plans, applied on the host below */
 #include "kernels/cuda/cuda_registry.h"
 #include "kernels/kernels.h"
 #include "rewrite/rewrite.h"
-#include "runtime/cuda_movement.h" /* the executor's copy plans, applied on the host below */
 #include "runtime/runtime.h"
 
 #include <math.h>
@@ -1169,11 +1169,11 @@ static void test_copy_plans_on_host(void)
         CHECK(ok);
         if (ok) {
             const ir_node *n = g->nodes.items[0];
-            rt_move_io io = {.in_type = {&r.inputs[0].type}, .out_type = {&r.outputs[0].type}};
-            kc_copy_plan plan[RT_MOVE_MAX_PLANS];
+            kn_cuda_move_io io = {.in_type = {&r.inputs[0].type}, .out_type = {&r.outputs[0].type}};
+            kc_copy_plan plan[KN_CUDA_MOVE_MAX_PLANS];
             int nplans = 0;
             const char *err = "";
-            CHECK(rt_move_plans(n, &io, plan, &nplans, &err) && nplans == 1);
+            CHECK(kn_cuda_move_plans(n, &io, plan, &nplans, &err) && nplans == 1);
             const int32_t *x = r.inputs[0].data, *want = r.outputs[0].data;
             int64_t numel = (int64_t)(r.outputs[0].nbytes / sizeof *want), idx[KC_MAX_RANK] = {0};
             int32_t *got = calloc((size_t)numel, sizeof *got);

@@ -1,9 +1,8 @@
-/* The CUDA executor's data movement: Transpose, Slice, Concat, Split, DepthToSpace and
- * SpaceToDepth as strided copies on the
- * device (kc_strided_copy), whatever the element type. Their plans are the CPU kernels'
+/* The CUDA launches' data movement: Transpose, Slice, Concat, Split, DepthToSpace and
+ * SpaceToDepth as strided copies on the device (kc_strided_copy), whatever the element type. Their plans are the CPU kernels'
  * (kernels/cpu/onnx_movement.c) with element offsets; the shapes are the ones inference gave the
  * outputs for this run. */
-#include "runtime/cuda_movement.h"
+#include "kernels/cuda/copy_plan.h"
 
 #include "base/check.h"
 #include "kernels/helpers.h"
@@ -28,7 +27,8 @@ static bool norm_axis(int64_t axis, int rank, int *out)
     return axis >= 0 && axis < rank;
 }
 
-static bool transpose(const rt_move_io *io, const ir_node *n, kc_copy_plan *p, const char **err)
+static bool transpose(const kn_cuda_move_io *io, const ir_node *n, kc_copy_plan *p,
+                      const char **err)
 {
     const ir_type *x = io->in_type[0];
     const int64_t *perm_attr;
@@ -49,7 +49,7 @@ static bool transpose(const rt_move_io *io, const ir_node *n, kc_copy_plan *p, c
     return true;
 }
 
-static bool slice(const rt_move_io *io, const ir_node *n, kc_copy_plan *p, const char **err)
+static bool slice(const kn_cuda_move_io *io, const ir_node *n, kc_copy_plan *p, const char **err)
 {
     const ir_type *x = io->in_type[0];
     int64_t xs[IR_MAX_RANK], first[IR_MAX_RANK] = {0}, step[IR_MAX_RANK];
@@ -88,7 +88,8 @@ static bool slice(const rt_move_io *io, const ir_node *n, kc_copy_plan *p, const
 /* DepthToSpace and SpaceToDepth as one 6-D copy over the space side's [N, C, H/b, b, W/b, b]
  * (kernels/cpu/onnx_index.c): the depth side's channel is (bh*b + bw)*C + c in DCR mode (and
  * always for SpaceToDepth), c*b*b + bh*b + bw in CRD mode. */
-static bool depth_space(const rt_move_io *io, const ir_node *n, kc_copy_plan *p, const char **err)
+static bool depth_space(const kn_cuda_move_io *io, const ir_node *n, kc_copy_plan *p,
+                        const char **err)
 {
     bool to_space = n->op == IR_OP_DepthToSpace;
     const ir_type *space = to_space ? io->out_type[0] : io->in_type[0];
@@ -112,12 +113,12 @@ static bool depth_space(const rt_move_io *io, const ir_node *n, kc_copy_plan *p,
     return true;
 }
 
-bool rt_move_plans(const ir_node *n, const rt_move_io *io, kc_copy_plan *plans, int *nplans,
-                   const char **err)
+bool kn_cuda_move_plans(const ir_node *n, const kn_cuda_move_io *io, kc_copy_plan *plans,
+                        int *nplans, const char **err)
 {
     *nplans = 0;
     *err = "unsupported";
-    memset(plans, 0, sizeof *plans * (size_t)RT_MOVE_MAX_PLANS);
+    memset(plans, 0, sizeof *plans * (size_t)KN_CUDA_MOVE_MAX_PLANS);
     switch (n->op) {
     case IR_OP_Transpose: *nplans = 1; return transpose(io, n, &plans[0], err);
     case IR_OP_Slice: *nplans = 1; return slice(io, n, &plans[0], err);
@@ -131,7 +132,8 @@ bool rt_move_plans(const ir_node *n, const rt_move_io *io, kc_copy_plan *plans, 
         const ir_type *whole = concat ? io->out_type[0] : io->in_type[0];
         int parts = concat ? (int)n->ninputs : (int)n->noutputs;
         int axis;
-        if (parts > RT_MOVE_MAX_PLANS || !norm_axis(ir_get_int(n, "axis"), whole->rank, &axis)) {
+        if (parts > KN_CUDA_MOVE_MAX_PLANS ||
+            !norm_axis(ir_get_int(n, "axis"), whole->rank, &axis)) {
             *err = "too many parts or the axis out of range";
             return false;
         }
@@ -156,8 +158,9 @@ bool rt_move_plans(const ir_node *n, const rt_move_io *io, kc_copy_plan *plans, 
     }
 }
 
-bool rt_pad_plan(const ir_node *n, int rank, const int64_t *pads, int npads, const int64_t *axes,
-                 int naxes, int64_t *before, kc_pad_mode *mode, const char **err)
+bool kn_cuda_pad_plan(const ir_node *n, int rank, const int64_t *pads, int npads,
+                      const int64_t *axes, int naxes, int64_t *before, kc_pad_mode *mode,
+                      const char **err)
 {
     static const char *const names[] = {"constant", "reflect", "edge", "wrap"};
     static const kc_pad_mode modes[] = {KC_PAD_CONSTANT, KC_PAD_REFLECT, KC_PAD_EDGE, KC_PAD_WRAP};

@@ -1,12 +1,9 @@
-/* cuda-c (runtime/cuda_internal.h): quantized and integer linear algebra, ConvTranspose, Det, DFT,
- * Einsum (quant.cu, linalg.cu), RNN, GRU, LSTM (rnn.cu). Shapes and parameters are checked on the
- * host by the CPU kernels' own geometry code (kn_qmap_init, kn_conv_geom_init, kn_tconv_geom_init)
- * or a copy of their checks, reporting the CPU kernel's errors, before anything is launched. */
-#include "runtime/runtime.h"
-
-#ifdef FR_HAVE_CUDA
-
-#include "runtime/cuda_internal.h"
+/* The plain ONNX ops' CUDA launches of quantized and integer linear algebra, ConvTranspose, Det,
+ * DFT, Einsum (quant.cu, linalg.cu), RNN, GRU, LSTM (rnn.cu); rows of kn_cuda_onnx_run
+ * (launch_onnx.c). Shapes and parameters are checked on the host by the CPU kernels' own geometry
+ * code (kn_qmap_init, kn_conv_geom_init, kn_tconv_geom_init) or a copy of their checks, reporting
+ * the CPU kernel's errors, before anything is launched. */
+#include "kernels/cuda/cuda_launch.h"
 
 #include "base/check.h"
 #include "kernels/helpers.h"
@@ -22,87 +19,91 @@ typedef struct shape_call {
     kn_call call;
 } shape_call;
 
-static void shape_call_init(executor *ex, const ir_node *n, shape_call *sc)
+/* A tensor of type t's dims at data as the CPU kernels are shown it (float dtypes as f32). */
+static kn_tensor shape_view(const ir_type *t, void *data)
 {
+    kn_tensor k = {
+        .dtype = ir_dtype_is_float(t->dtype) ? IR_F32 : t->dtype, .rank = t->rank, .data = data};
+    memcpy(k.dims, t->dims, sizeof k.dims[0] * (size_t)(t->rank > 0 ? t->rank : 0));
+    FR_CHECK(ir_type_numel(t, &k.numel));
+    return k;
+}
+
+static void shape_call_init(const kn_cuda_call *call, shape_call *sc)
+{
+    const ir_node *n = call->node;
     memset(sc, 0, sizeof *sc);
     for (uint32_t i = 0; i < n->ninputs && i < 9; i++)
         if (n->inputs[i])
-            sc->in[i] = rt_cu_host_view(&ex->slots[n->inputs[i]->id].type, n->inputs[i]);
+            sc->in[i] = shape_view(kn_cuda_type(call, n->inputs[i]), n->inputs[i]);
     for (uint32_t k = 0; k < n->noutputs && k < 3; k++)
-        sc->out[k] = rt_cu_host_view(&ex->slots[n->outputs[k]->id].type, n->outputs[k]);
-    sc->call = (kn_call){.graph = ex->g,
+        sc->out[k] = shape_view(kn_cuda_type(call, n->outputs[k]), n->outputs[k]);
+    sc->call = (kn_call){.graph = call->graph,
                          .node = n,
                          .inputs = sc->in,
                          .ninputs = n->ninputs < 9 ? n->ninputs : 9,
                          .outputs = sc->out,
                          .noutputs = n->noutputs < 3 ? n->noutputs : 3,
-                         .dg = ex->dg};
+                         .dg = call->dg};
 }
 
 /* Device copies of the present inputs (t[i].data NULL for an absent one) and of every output,
  * shapes only (the dtype-free kernels' way). */
-static bool raw_operands(executor *ex, ir_node *n, kc_tensor *in, kc_tensor *out)
+static bool raw_operands(const kn_cuda_call *call, kc_tensor *in, kc_tensor *out)
 {
+    const ir_node *n = call->node;
     for (uint32_t i = 0; i < n->ninputs; i++) {
         in[i] = (kc_tensor){0};
-        if (n->inputs[i] && !rt_cu_raw_tensor(ex, n, n->inputs[i], &in[i]))
+        if (n->inputs[i] && !kn_cuda_raw_tensor(call, n->inputs[i], &in[i]))
             return false;
     }
-    for (uint32_t k = 0; k < n->noutputs; k++) {
-        slot *s = &ex->slots[n->outputs[k]->id];
-        if (!(s->dev = rt_cu_dpool_get(ex, s->nbytes ? s->nbytes : 1, n->outputs[k]->name)))
-            return rt_cu_failed(ex, n);
-        out[k] = (kc_tensor){.rank = s->type.rank, .data = s->dev->ptr};
-        memcpy(out[k].dims, s->type.dims,
-               sizeof out[k].dims[0] * (size_t)(s->type.rank > 0 ? s->type.rank : 0));
-        FR_CHECK(ir_type_numel(&s->type, &out[k].numel));
-    }
-    return true;
+    return kn_cuda_raw_outputs(call, out);
 }
 
-static kc_elem elem_of_value(executor *ex, const ir_value *v)
+static kc_elem elem_of_value(const kn_cuda_call *call, const ir_value *v)
 {
     kc_elem e = KC_E_I8;
     FR_CHECK(!v ||
-             rt_cu_elem_of(ex->slots[v->id].type.dtype, &e)); /* the supports check saw to it */
+             kn_cuda_elem_of(kn_cuda_type(call, v)->dtype, &e)); /* the supports check saw to it */
     return e;
 }
 
 /* QuantizeLinear and DequantizeLinear. */
-static bool run_qdq(executor *ex, ir_node *n)
+bool kn_cuda_run_qdq(const kn_cuda_call *call)
 {
+    const ir_node *n = call->node;
     kc_tensor in[3], y;
     shape_call sc;
     kn_qmap m;
-    if (!raw_operands(ex, n, in, &y))
+    if (!raw_operands(call, in, &y))
         return false;
-    shape_call_init(ex, n, &sc);
+    shape_call_init(call, &sc);
     ir_value *zp = n->ninputs > 2 ? n->inputs[2] : NULL;
     if (!kn_qmap_init(&sc.call, &sc.in[0], &sc.in[1], zp ? &sc.in[2] : NULL, &m))
         return false;
     kc_qmap km = {m.kind, m.axis_dim, m.inner, m.block, m.scale_axis_dim};
     if (n->op == IR_OP_QuantizeLinear)
-        return kc_quantize_linear(ex->kc, in[0].data, in[1].data, zp ? in[2].data : NULL,
-                                  elem_of_value(ex, n->outputs[0]), &km, in[0].numel, y.data) ||
-               rt_cu_failed(ex, n);
-    return kc_dequantize_linear(ex->kc, in[0].data, elem_of_value(ex, n->inputs[0]), in[1].data,
+        return kc_quantize_linear(call->kc, in[0].data, in[1].data, zp ? in[2].data : NULL,
+                                  elem_of_value(call, n->outputs[0]), &km, in[0].numel, y.data) ||
+               kn_cuda_failed(call);
+    return kc_dequantize_linear(call->kc, in[0].data, elem_of_value(call, n->inputs[0]), in[1].data,
                                 zp ? in[2].data : NULL, &km, in[0].numel, y.data) ||
-           rt_cu_failed(ex, n);
+           kn_cuda_failed(call);
 }
 
 /* DynamicQuantizeLinear: the range comes back to the host (outside a capture) so that an
  * infinity is the CPU kernel's error. */
-static bool run_dynamic_quantize(executor *ex, ir_node *n)
+bool kn_cuda_run_dynamic_quantize(const kn_cuda_call *call)
 {
     kc_tensor x, out[3];
     shape_call sc;
     float range[2] = {0, 0};
-    if (!raw_operands(ex, n, &x, out))
+    if (!raw_operands(call, &x, out))
         return false;
-    shape_call_init(ex, n, &sc);
-    if (!kc_dynamic_quantize(ex->kc, x.data, x.numel, out[0].data, out[1].data, out[2].data,
-                             ex->capturing ? NULL : range))
-        return rt_cu_failed(ex, n);
+    shape_call_init(call, &sc);
+    if (!kc_dynamic_quantize(call->kc, x.data, x.numel, out[0].data, out[1].data, out[2].data,
+                             call->capturing ? NULL : range))
+        return kn_cuda_failed(call);
     if (isinf(range[0]) || isinf(range[1]))
         return kn_fail(&sc.call, "the input holds an infinity: no scale covers it");
     return true;
@@ -117,23 +118,25 @@ static bool param_len(const kn_call *call, const kc_tensor *t, int64_t len, cons
                    (long long)len);
 }
 
-static kc_qoperand qoperand(executor *ex, const ir_node *n, const kc_tensor *in, uint32_t data,
+static kc_qoperand qoperand(const kn_cuda_call *call, const kc_tensor *in, uint32_t data,
                             uint32_t zp)
 {
-    return (kc_qoperand){in[data].data, elem_of_value(ex, n->inputs[data]), in[zp].data,
+    const ir_node *n = call->node;
+    return (kc_qoperand){in[data].data, elem_of_value(call, n->inputs[data]), in[zp].data,
                          in[zp].numel};
 }
 
 /* MatMulInteger and QLinearMatMul, shapes as the CPU's int_matmul (numpy batch broadcasting). */
-static bool run_int_matmul(executor *ex, ir_node *n)
+bool kn_cuda_run_int_matmul(const kn_cuda_call *call)
 {
+    const ir_node *n = call->node;
     bool ql = n->op == IR_OP_QLinearMatMul;
     uint32_t ia = 0, ib = ql ? 3 : 1, iaz = 2, ibz = ql ? 5 : 3;
     kc_tensor in[8] = {0}, y;
     shape_call sc;
-    if (!raw_operands(ex, n, in, &y))
+    if (!raw_operands(call, in, &y))
         return false;
-    shape_call_init(ex, n, &sc);
+    shape_call_init(call, &sc);
     const kc_tensor *a = &in[ia], *b = &in[ib];
     int64_t m = a->rank >= 2 ? a->dims[a->rank - 2] : 1, k = a->dims[a->rank - 1];
     int64_t kb = b->rank >= 2 ? b->dims[b->rank - 2] : b->dims[0];
@@ -160,34 +163,35 @@ static bool run_int_matmul(executor *ex, ir_node *n)
         p.batch_dims[d] = y.dims[d], p.batches *= y.dims[d];
     if (p.batches * m * nn != y.numel)
         return kn_fail(&sc.call, "the output was allocated with another shape than the product's");
-    kc_qoperand qa = qoperand(ex, n, in, ia, iaz), qb = qoperand(ex, n, in, ib, ibz);
+    kc_qoperand qa = qoperand(call, in, ia, iaz), qb = qoperand(call, in, ib, ibz);
     if (!ql)
-        return kc_int_matmul_run(ex->kc, &qa, &qb, &p, NULL, y.data) || rt_cu_failed(ex, n);
+        return kc_int_matmul_run(call->kc, &qa, &qb, &p, NULL, y.data) || kn_cuda_failed(call);
     kc_requant rq = {.a_scale = in[1].data,
                      .b_scale = in[4].data,
                      .y_scale = in[6].data,
                      .a_scale_n = in[1].numel,
                      .b_scale_n = in[4].numel,
                      .y_zp = in[7].data,
-                     .yt = elem_of_value(ex, n->outputs[0]),
+                     .yt = elem_of_value(call, n->outputs[0]),
                      .row_div = nn,
                      .rows = m,
                      .col_div = 1,
                      .cols = nn};
-    return kc_int_matmul_run(ex->kc, &qa, &qb, &p, &rq, y.data) || rt_cu_failed(ex, n);
+    return kc_int_matmul_run(call->kc, &qa, &qb, &p, &rq, y.data) || kn_cuda_failed(call);
 }
 
 /* ConvInteger and QLinearConv, geometry from the CPU's kn_conv_geom_init. */
-static bool run_int_conv(executor *ex, ir_node *n)
+bool kn_cuda_run_int_conv(const kn_cuda_call *call)
 {
+    const ir_node *n = call->node;
     bool ql = n->op == IR_OP_QLinearConv;
     uint32_t ix = 0, iw = ql ? 3 : 1, ixz = 2, iwz = ql ? 5 : 3;
     kc_tensor in[9] = {0}, y;
     shape_call sc;
     kn_conv_geom g;
-    if (!raw_operands(ex, n, in, &y))
+    if (!raw_operands(call, in, &y))
         return false;
-    shape_call_init(ex, n, &sc);
+    shape_call_init(call, &sc);
     int64_t m = in[iw].rank >= 1 ? in[iw].dims[0] : 1;
     if (ql &&
         (!param_len(&sc.call, &in[4], m, "w_scale") || !param_len(&sc.call, &in[8], m, "the bias")))
@@ -207,9 +211,9 @@ static bool run_int_conv(executor *ex, ir_node *n)
         c.dilations[i] = real ? g.dilations[i - o] : 1;
         c.pad_begin[i] = real ? g.pad_begin[i - o] : 0;
     }
-    kc_qoperand qx = qoperand(ex, n, in, ix, ixz), qw = qoperand(ex, n, in, iw, iwz);
+    kc_qoperand qx = qoperand(call, in, ix, ixz), qw = qoperand(call, in, iw, iwz);
     if (!ql)
-        return kc_int_conv_run(ex->kc, &qx, &qw, &c, NULL, y.data) || rt_cu_failed(ex, n);
+        return kc_int_conv_run(call->kc, &qx, &qw, &c, NULL, y.data) || kn_cuda_failed(call);
     int64_t spatial = c.out[0] * c.out[1] * c.out[2];
     kc_requant rq = {.a_scale = in[1].data,
                      .b_scale = in[4].data,
@@ -217,29 +221,30 @@ static bool run_int_conv(executor *ex, ir_node *n)
                      .a_scale_n = in[1].numel,
                      .b_scale_n = in[4].numel,
                      .y_zp = in[7].data,
-                     .yt = elem_of_value(ex, n->outputs[0]),
+                     .yt = elem_of_value(call, n->outputs[0]),
                      .bias = in[8].data,
                      .row_div = 1,
                      .rows = 1,
                      .col_div = spatial,
                      .cols = m};
-    return kc_int_conv_run(ex->kc, &qx, &qw, &c, &rq, y.data) || rt_cu_failed(ex, n);
+    return kc_int_conv_run(call->kc, &qx, &qw, &c, &rq, y.data) || kn_cuda_failed(call);
 }
 
 /* ConvTranspose, geometry from the CPU's kn_tconv_geom_init. */
-static bool run_conv_transpose(executor *ex, ir_node *n)
+bool kn_cuda_run_conv_transpose(const kn_cuda_call *call)
 {
+    const ir_node *n = call->node;
     kc_tensor in[3] = {0}, y;
     shape_call sc;
     kn_tconv_geom t;
     for (uint32_t i = 0; i < n->ninputs && i < 3; i++) {
-        void *ptr = n->inputs[i] ? rt_cu_ensure_dev(ex, n->inputs[i], n) : NULL;
-        if ((n->inputs[i] && !ptr) || !rt_cu_device_tensor(ex, n, n->inputs[i], ptr, &in[i]))
+        void *ptr = n->inputs[i] ? kn_cuda_device(call, n->inputs[i]) : NULL;
+        if ((n->inputs[i] && !ptr) || !kn_cuda_device_tensor(call, n->inputs[i], ptr, &in[i]))
             return false;
     }
-    if (!rt_cu_alloc_outputs(ex, n, &y))
+    if (!kn_cuda_alloc_outputs(call, &y))
         return false;
-    shape_call_init(ex, n, &sc);
+    shape_call_init(call, &sc);
     if (!kn_tconv_geom_init(&sc.call, &sc.in[0], &sc.in[1], &t))
         return false;
     if (in[2].data && in[2].numel != t.out_channels)
@@ -253,17 +258,18 @@ static bool run_conv_transpose(executor *ex, ir_node *n)
         c.in[i] = t.in[i], c.out[i] = t.out[i], c.kernel[i] = t.k[i], c.strides[i] = t.s[i];
         c.dilations[i] = t.d[i], c.pad_begin[i] = t.pad[i];
     }
-    return kc_conv_transpose(ex->kc, &in[0], &in[1], &in[2], &c, &y) || rt_cu_failed(ex, n);
+    return kc_conv_transpose(call->kc, &in[0], &in[1], &in[2], &c, &y) || kn_cuda_failed(call);
 }
 
 /* Det and DFT, with the CPU kernels' checks. */
-static bool run_det_dft(executor *ex, ir_node *n)
+bool kn_cuda_run_det_dft(const kn_cuda_call *call)
 {
+    const ir_node *n = call->node;
     kc_tensor in[2] = {0}, y;
     shape_call sc;
-    if (!raw_operands(ex, n, in, &y))
+    if (!raw_operands(call, in, &y))
         return false;
-    shape_call_init(ex, n, &sc);
+    shape_call_init(call, &sc);
     const kc_tensor *x = &in[0];
     if (n->op == IR_OP_Det) {
         if (x->rank < 2)
@@ -273,7 +279,7 @@ static bool run_det_dft(executor *ex, ir_node *n)
             return kn_fail(&sc.call, "the matrices are not square");
         int64_t count = m ? x->numel / (m * m) : 1;
         return kn_check_numel(&sc.call, 0, count) &&
-               (kc_det(ex->kc, x->data, count, m, y.data) || rt_cu_failed(ex, n));
+               (kc_det(call->kc, x->data, count, m, y.data) || kn_cuda_failed(call));
     }
     int axis;
     if (x->rank < 2 || y.rank != x->rank)
@@ -283,31 +289,32 @@ static bool run_det_dft(executor *ex, ir_node *n)
     int64_t comp = x->dims[x->rank - 1], len = x->dims[axis], dft_len = len;
     const int64_t *given;
     int ngiven;
-    if (!rt_cu_host_ints(ex, n, 1, &given, &ngiven))
+    if (!kn_cuda_host_ints(call, 1, &given, &ngiven))
         return false;
     if (given && ngiven >= 1)
         dft_len = given[0];
     int64_t outlen = y.dims[axis];
     if ((comp != 1 && comp != 2) || dft_len < 1 || y.dims[y.rank - 1] != 2)
         return kn_fail(&sc.call, "the last dim must be 1 or 2, and dft_length at least 1");
-    int64_t outer = rt_cu_dims_prod(x->dims, 0, axis),
-            inner = rt_cu_dims_prod(x->dims, axis + 1, x->rank - 1);
+    int64_t outer = kn_cuda_dims_prod(x->dims, 0, axis),
+            inner = kn_cuda_dims_prod(x->dims, axis + 1, x->rank - 1);
     return kn_check_numel(&sc.call, 0, outer * outlen * inner * 2) &&
-           (kc_dft(ex->kc, x->data, outer, len, inner, comp, dft_len, outlen,
+           (kc_dft(call->kc, x->data, outer, len, inner, comp, dft_len, outlen,
                    ir_get_int(n, "inverse") != 0, y.data) ||
-            rt_cu_failed(ex, n));
+            kn_cuda_failed(call));
 }
 
 /* Einsum: the equation resolved and the shapes checked as the CPU kernel does (its errors). */
-static bool run_einsum(executor *ex, ir_node *n)
+bool kn_cuda_run_einsum(const kn_cuda_call *call)
 {
+    const ir_node *n = call->node;
     kc_tensor in[KC_EINSUM_MAX_INPUTS], y;
     shape_call sc;
     if (n->ninputs > KC_EINSUM_MAX_INPUTS)
-        return rt_cu_report(ex, n, "the CUDA Einsum takes at most %d inputs", KC_EINSUM_MAX_INPUTS);
-    if (!raw_operands(ex, n, in, &y))
+        return kn_cuda_fail(call, "the CUDA Einsum takes at most %d inputs", KC_EINSUM_MAX_INPUTS);
+    if (!raw_operands(call, in, &y))
         return false;
-    shape_call_init(ex, n, &sc);
+    shape_call_init(call, &sc);
     int ranks[IR_EINSUM_MAX_INPUTS];
     for (uint32_t i = 0; i < n->ninputs; i++)
         ranks[i] = in[i].rank;
@@ -356,7 +363,7 @@ static bool run_einsum(executor *ex, ir_node *n)
         if (!used[l] || in_out[l])
             continue;
         if (p.nsum == KC_EINSUM_MAX_SUM)
-            return rt_cu_report(ex, n, "the CUDA Einsum sums over at most %d labels",
+            return kn_cuda_fail(call, "the CUDA Einsum sums over at most %d labels",
                                 KC_EINSUM_MAX_SUM);
         p.sum_dims[p.nsum] = size[l];
         for (int i = 0; i < e.ninputs; i++)
@@ -367,20 +374,21 @@ static bool run_einsum(executor *ex, ir_node *n)
     for (int i = 0; i < e.ninputs; i++)
         ptrs[i] = in[i].data;
     kc_dtype dt;
-    if (!rt_cu_dtype_of(ex->slots[n->outputs[0]->id].type.dtype, &dt))
-        return rt_cu_report(ex, n, "a dtype no CUDA kernel takes");
-    return kc_einsum_run(ex->kc, dt, ptrs, &p, out_numel, y.data) || rt_cu_failed(ex, n);
+    if (!kn_cuda_dtype_of(kn_cuda_type(call, n->outputs[0])->dtype, &dt))
+        return kn_cuda_fail(call, "a dtype no CUDA kernel takes");
+    return kc_einsum_run(call->kc, dt, ptrs, &p, out_numel, y.data) || kn_cuda_failed(call);
 }
 
 /* RNN, GRU and LSTM: shapes checked as the CPU kernel's setup, sequence lengths read on the host
  * and checked against [0, seq] as the CPU does. */
-static bool run_rnn_op(executor *ex, ir_node *n)
+bool kn_cuda_run_rnn_op(const kn_cuda_call *call)
 {
+    const ir_node *n = call->node;
     kc_tensor in[8] = {0}, out[3] = {0};
     shape_call sc;
-    if (!raw_operands(ex, n, in, out))
+    if (!raw_operands(call, in, out))
         return false;
-    shape_call_init(ex, n, &sc);
+    shape_call_init(call, &sc);
     int kind = n->op == IR_OP_RNN ? 1 : n->op == IR_OP_GRU ? 3 : 4;
     bool lstm = kind == 4;
     const char *dir = ir_get_string(n, "direction");
@@ -413,8 +421,8 @@ static bool run_rnn_op(executor *ex, ir_node *n)
         return false;
     bool lens64 = false;
     if (lens->data) { /* one per batch entry: read here, as many as there are */
-        lens64 = ex->slots[n->inputs[4]->id].type.dtype == IR_I64;
-        const void *host = rt_cu_ensure_host(ex, n->inputs[4], n);
+        lens64 = kn_cuda_type(call, n->inputs[4])->dtype == IR_I64;
+        const void *host = kn_cuda_host(call, n->inputs[4]);
         if (!host)
             return false;
         for (int64_t i = 0; i < lens->numel; i++) {
@@ -436,30 +444,5 @@ static bool run_rnn_op(executor *ex, ir_node *n)
                          .y = n->noutputs > 0 ? out[0].data : NULL,
                          .yh = n->noutputs > 1 ? out[1].data : NULL,
                          .yc = n->noutputs > 2 ? out[2].data : NULL};
-    return kc_rnn(ex->kc, &m, &o) || rt_cu_failed(ex, n);
+    return kc_rnn(call->kc, &m, &o) || kn_cuda_failed(call);
 }
-
-/* The cuda-c ops' launches; false in *handled for another op. */
-bool rt_cu_run_cuda_c(executor *ex, ir_node *n, bool *handled)
-{
-    *handled = true;
-    switch (n->op) {
-    case IR_OP_QuantizeLinear:
-    case IR_OP_DequantizeLinear: return run_qdq(ex, n);
-    case IR_OP_DynamicQuantizeLinear: return run_dynamic_quantize(ex, n);
-    case IR_OP_MatMulInteger:
-    case IR_OP_QLinearMatMul: return run_int_matmul(ex, n);
-    case IR_OP_ConvInteger:
-    case IR_OP_QLinearConv: return run_int_conv(ex, n);
-    case IR_OP_ConvTranspose: return run_conv_transpose(ex, n);
-    case IR_OP_Det:
-    case IR_OP_DFT: return run_det_dft(ex, n);
-    case IR_OP_Einsum: return run_einsum(ex, n);
-    case IR_OP_RNN:
-    case IR_OP_GRU:
-    case IR_OP_LSTM: return run_rnn_op(ex, n);
-    default: *handled = false; return false;
-    }
-}
-
-#endif /* FR_HAVE_CUDA */
