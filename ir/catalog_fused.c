@@ -78,6 +78,8 @@ const ir_attr_schema ir_attrs_Attention[] = {
     {"layout", IR_ATTR_STRING, false, 0, 0, "BHSD", NULL, 0},
     /* 1: probabilities that are NaN become 0 (SDPA's Where(IsNaN(p), 0, p): fully masked rows) */
     {"nan_to_zero", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
+    /* what a key whose key_mask entry is not > 0 adds to its scores (ONNX Runtime's default) */
+    {"mask_filter_value", IR_ATTR_FLOAT, false, 0, -10000.0, NULL, NULL, 0},
 };
 const uint32_t ir_nattrs_Attention = FR_COUNT_OF(ir_attrs_Attention);
 
@@ -550,11 +552,12 @@ bool ir_infer_ElementwiseChain(ir_graph *g, ir_node *n, dg_context *dg)
 
 /* ---- Attention ------------------------------------------------------------------------------- */
 
-/* Attention(Q, K, V, mask?, cos?, sin?) {layout}: Q, K, V and Y are [B, H, S, D] (layout "BHSD") or
- * [B, S, H, D] ("BSHD"); the checks below work on the logical [B, H, S, D] view of each. Hq is a
- * multiple of Hkv; the mask broadcasts to [B, Hq, S, T]; cos and sin (together) are RoPE's
- * tables, of one shape [..., W] (W = D or D/2, D even) broadcasting to both Q's [B, Hq, S, W]
- * and K's [B, Hkv, T, W], since each is rotated by its own positions in the tables. */
+/* Attention(Q, K, V, mask?, cos?, sin?, key_mask?) {layout}: Q, K, V and Y are [B, H, S, D]
+ * (layout "BHSD") or [B, S, H, D] ("BSHD"); the checks below work on the logical [B, H, S, D]
+ * view of each. Hq is a multiple of Hkv; the mask broadcasts to [B, Hq, S, T]; cos and sin
+ * (together) are RoPE's tables, of one shape [..., W] (W = D or D/2, D even) broadcasting to both
+ * Q's [B, Hq, S, W] and K's [B, Hkv, T, W], since each is rotated by its own positions in the
+ * tables; key_mask is an integer key-padding mask broadcasting to [B, T]. */
 
 /* The logical [B, H, S, D] dims of a [B, H, S, D] or [B, S, H, D] operand. */
 static void heads_view(const ir_type *t, bool bshd, int64_t out[4])
@@ -604,9 +607,32 @@ static bool check_rotary(ir_graph *g, const ir_node *n, dg_context *dg, const in
            ir_check_unidirectional(g, n, dg, cs, &kt, "cos (for K)");
 }
 
+/* The key-padding mask key_mask (input 6), when given: i32 or i64 [B, T], either dim may be 1. */
+static bool check_key_mask(ir_graph *g, const ir_node *n, dg_context *dg, const int64_t q[4],
+                           const int64_t k[4])
+{
+    const ir_type *km = ir_in(n, 6);
+    if (!km)
+        return true;
+    if (!ir_check_rank(g, n, dg, 6, 2, 2))
+        return false;
+    bool one0 = ir_dim_is_static(km->dims[0]) && km->dims[0] == 1,
+         one1 = ir_dim_is_static(km->dims[1]) && km->dims[1] == 1;
+    if ((!dims_agree(km->dims[0], q[0]) && !one0) || (!dims_agree(km->dims[1], k[2]) && !one1))
+        return ir_node_error(
+            g, n, dg, "key_mask %s must broadcast to [batch, keys] of Q %s and K %s",
+            ir_shape_str(g, km), ir_shape_str(g, ir_in(n, 0)), ir_shape_str(g, ir_in(n, 1)));
+    return true;
+}
+
 bool ir_infer_Attention(ir_graph *g, ir_node *n, dg_context *dg)
 {
-    if (!float_inputs(g, n, dg))
+    if (!ir_check_arity(g, n, dg))
+        return false;
+    for (uint32_t i = 0; i < n->ninputs && i < 6; i++)
+        if (!ir_check_dtype(g, n, dg, i, IR_DTS_FLOAT) || !ir_check_same_dtype(g, n, dg, 0, i))
+            return false;
+    if (!ir_check_dtype(g, n, dg, 6, IR_DTS_INDEX))
         return false;
     const char *layout = ir_get_string(n, "layout");
     bool bshd = strcmp(layout, "BSHD") == 0;
@@ -634,7 +660,7 @@ bool ir_infer_Attention(ir_graph *g, ir_node *n, dg_context *dg)
     ir_type scores = type4(qt, q[0], q[1], q[2], k[2]);
     if (ir_in(n, 3) && !ir_check_unidirectional(g, n, dg, ir_in(n, 3), &scores, "the mask"))
         return false;
-    if (!check_rotary(g, n, dg, q, k))
+    if (!check_rotary(g, n, dg, q, k) || !check_key_mask(g, n, dg, q, k))
         return false;
     double scale = ir_get_float(n, "scale");
     if (!(scale >= 0))

@@ -40,15 +40,21 @@ static const ir_type *in_type(const ir_node *n, uint32_t i)
 }
 
 /* Every present input is f32, f16 or bf16 (unknown dtypes are not refused). */
-static bool float_inputs(const ir_node *n, char *why_not)
+/* Inputs before `end` are float (or omitted). */
+static bool float_inputs_before(const ir_node *n, uint32_t end, char *why_not)
 {
-    for (uint32_t i = 0; i < n->ninputs; i++) {
+    for (uint32_t i = 0; i < n->ninputs && i < end; i++) {
         const ir_type *t = in_type(n, i);
         if (t && t->dtype != IR_DTYPE_UNKNOWN && !ir_dtype_is_float(t->dtype))
             return kn_why(why_not, "input %u is %s; the CPU kernel takes f32, f16 or bf16", i,
                           ir_dtype_name(t->dtype));
     }
     return true;
+}
+
+static bool float_inputs(const ir_node *n, char *why_not)
+{
+    return float_inputs_before(n, n->ninputs, why_not);
 }
 
 static bool cpu_float_op(const ir_graph *g, const ir_node *n, char *why_not)
@@ -98,9 +104,10 @@ static bool cpu_ewchain(const ir_graph *g, const ir_node *n, char *why_not)
     return float_inputs(n, why_not);
 }
 
+/* Q, K, V, mask, cos and sin float; key_mask (input 6) i32 or i64, as inference checked. */
 static bool cpu_attention(const ir_graph *g, const ir_node *n, char *why_not)
 {
-    if (!float_inputs(n, why_not))
+    if (!float_inputs_before(n, 6, why_not))
         return false;
     for (uint32_t i = 0; i < 3; i++) {
         const ir_type *t = in_type(n, i);
@@ -186,8 +193,10 @@ static const kn_fused_entry entries[] = {
      {{"x", false}}, {{"Y", false}}, true, CPU(ElementwiseChain, cpu_ewchain),
      CUDA(ElementwiseChain)},
     {IR_OP_Attention,
-     "softmax(scale * rope(Q) @ rope(K)^T + mask) @ V, causal optional, GQA, BHSD or BSHD",
-     {{"Q", false}, {"K", false}, {"V", false}, {"mask", true}, {"cos", true}, {"sin", true}},
+     "softmax(scale * rope(Q) @ rope(K)^T + key_mask + mask) @ V, causal optional, GQA, BHSD or "
+     "BSHD",
+     {{"Q", false}, {"K", false}, {"V", false}, {"mask", true}, {"cos", true}, {"sin", true},
+      {"key_mask", true}},
      {{"Y", false}}, false,
      CPU(Attention, cpu_attention), CUDA(Attention)},
     {IR_OP_RoPE, "X * cos + rotate(X) * sin on the last dim",

@@ -17,9 +17,9 @@
  *     present_key/value = k4/v4 transposed to [B, H, T, D].
  *
  * mask (mask_index or key_padding_mask) is ONNX Runtime's 2-D raw mask [B, T]: a key whose entry
- * is not > 0 gets mask_filter_value (-10000 by default) added to its scores, which is what
- * Where(Greater(mask, 0), 0, mask_filter_value) unsqueezed to [B, 1, 1, T] adds; attention_bias
- * is added as it is. Attention's mask_index may also be Megatron's 4-D mask [B, 1, M, M] (ONNX
+ * is not > 0 gets mask_filter_value (-10000 by default) added to its scores, which is what the
+ * catalog Attention's key_mask input (with its mask_filter_value) means: the mask goes there as it
+ * is; attention_bias is added as it is (after the key mask, as ONNX Runtime adds them). Attention's mask_index may also be Megatron's 4-D mask [B, 1, M, M] (ONNX
  * Runtime's CUDA kernel): query s after P cached tokens reads row P + s, keys 0 .. P + S - 1, an
  * entry of 0 adding mask_filter_value. Because their constants take the data's element type, the
  * mask is built after the first validation (an after-validation fixup), as are the checks of ranks
@@ -560,9 +560,9 @@ static ir_value *megatron_rows(ox_importer *im, mha_fixup *fx)
     return add1(im, IR_OP_Slice, ar_printf(g->arena, "%s_rows", stem), 4, sin);
 }
 
-/* The raw mask as scores to add, plus attention_bias when there is one: a 2-D [B, T] mask (a key
- * whose entry is not > 0 is masked) unsqueezed to [B, 1, 1, T], or Megatron's 4-D mask (an entry
- * of 0 is masked) at the rows and keys of megatron_rows. */
+/* The raw mask: a 2-D [B, T] mask (a key whose entry is not > 0 is masked) is Attention's
+ * key_mask, with mask_filter_value; Megatron's 4-D mask (an entry of 0 is masked) at the rows and
+ * keys of megatron_rows becomes scores to add, plus attention_bias when there is one. */
 static bool build_mask(ox_importer *im, mha_fixup *fx)
 {
     ir_graph *g = ox_importer_graph(im);
@@ -583,22 +583,22 @@ static bool build_mask(ox_importer *im, mha_fixup *fx)
                    fx->label, fx->mask->name);
         return false;
     }
+    ir_node *att = fx->attention;
+    if (!megatron) { /* Attention reads the raw mask itself: its key_mask */
+        set_input_at(im, att, 6, fx->mask);
+        if (fx->filter != -10000.0)
+            ir_set_attr_float(g, att, "mask_filter_value", fx->filter);
+        return true;
+    }
     const char *stem = fx->mask->name;
     ir_dtype dt = fx->x->type.dtype;
-    ir_value *gin[] = {megatron ? megatron_rows(im, fx) : fx->mask,
+    ir_value *gin[] = {megatron_rows(im, fx),
                        ox_const_scalar(im, ar_printf(g->arena, "%s_zero", stem), mt->dtype, 0)};
-    ir_value *keep = add1(im, megatron ? IR_OP_Equal : IR_OP_Greater,
-                          ar_printf(g->arena, "%s_%s", stem, megatron ? "masked" : "keep"), 2, gin);
+    ir_value *masked = add1(im, IR_OP_Equal, ar_printf(g->arena, "%s_masked", stem), 2, gin);
     ir_value *open = ox_const_scalar(im, ar_printf(g->arena, "%s_open", stem), dt, 0);
     ir_value *filter = ox_const_scalar(im, ar_printf(g->arena, "%s_filter", stem), dt, fx->filter);
-    ir_value *win[] = {keep, megatron ? filter : open, megatron ? open : filter};
+    ir_value *win[] = {masked, filter, open};
     ir_value *add_mask = add1(im, IR_OP_Where, ar_printf(g->arena, "%s_scores", stem), 3, win);
-    if (!megatron) {
-        static const int64_t axes[] = {1, 2};
-        ir_value *uin[] = {add_mask, i64s(im, ar_printf(g->arena, "%s_axes", stem), axes, 2)};
-        add_mask = add1(im, IR_OP_Unsqueeze, ar_printf(g->arena, "%s_4d", stem), 2, uin);
-    }
-    ir_node *att = fx->attention;
     if (att->ninputs > 3 && att->inputs[3]) {
         ir_value *ain[] = {att->inputs[3], add_mask};
         add_mask = add1(im, IR_OP_Add, ar_printf(g->arena, "%s_with_bias", stem), 2, ain);

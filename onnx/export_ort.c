@@ -16,7 +16,8 @@
  *   ElementwiseChain {expr}          one ONNX op per function of the expression
  *   RoPE(X, cos, sin)                rotate-half: X * c + Concat(-x2, x1) * s (tables of D/2
  *                                    concatenated twice); interleaved: the pairs split apart
- *   Attention(Q, K, V, mask?)        Softmax(MatMul(Q, K^T) * scale + mask [+ causal]) @ V over
+ *   Attention(Q, K, V, mask?, .., key_mask?)  Softmax(MatMul(Q, K^T) * scale [+ key_mask's scores]
+ *                                    + mask [+ causal]) @ V over
  *                                    BHSD (BSHD transposed in and out; Q and K rotated as
  *                                    RoPE below when the tables are given; K/V heads repeated
  *                                    for GQA)
@@ -671,6 +672,18 @@ static const char *causal_mask(sub *s, const char *q, const char *k)
     return emit(s, "", "Where", in, 3, NULL, NULL);
 }
 
+/* The key-padding mask km [B, T] as scores [B, 1, 1, T]: 0 where km > 0, else filter. */
+static const char *key_mask_scores(sub *s, const ir_value *km, double filter)
+{
+    enum { ONNX_INT64 = 7 };
+    static const int64_t axes[] = {1, 2};
+    const char *keep =
+        op2(s, "Greater", cast(s, name_of(km), ONNX_INT64, NULL), int_scalar(s, "zero", 0), NULL);
+    const char *in[] = {keep, scalar(s, "open", 0), scalar(s, "filter", filter)};
+    const char *scores = emit(s, "", "Where", in, 3, NULL, NULL);
+    return op2(s, "Unsqueeze", scores, ints(s, "key_axes", axes, 2), NULL);
+}
+
 static void attention(sub *s)
 {
     static const int64_t bshd_perm[] = {0, 2, 1, 3}, kt_perm[] = {0, 1, 3, 2};
@@ -719,6 +732,9 @@ static void attention(sub *s)
     }
     const char *scores = op2(s, "MatMul", q, transpose(s, k, kt_perm, 4), NULL);
     scores = op2(s, "Mul", scores, scalar(s, "scale", scale), NULL);
+    if (n->ninputs > 6 && n->inputs[6]) /* the key-padding mask first, as the kernels add it */
+        scores = op2(s, "Add", scores,
+                     key_mask_scores(s, n->inputs[6], ir_get_float(n, "mask_filter_value")), NULL);
     if (n->ninputs > 3 && n->inputs[3])
         scores = op2(s, "Add", scores, name_of(n->inputs[3]), NULL);
     if (ir_get_int(n, "causal")) /* key j masked for query i when j > i + T - S */

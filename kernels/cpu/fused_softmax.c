@@ -81,7 +81,18 @@ typedef struct {
     bool nan_to_zero; /* NaN probabilities (a row of -inf or NaN scores) become 0 */
     const float *mask;
     int64_t mask_strides[4]; /* the mask broadcast to [B, Hq, S, T] */
+    const kn_tensor *key_mask; /* i32 or i64 broadcasting to [B, T]: a key whose entry is not > 0
+                                * is masked */
+    float filter;              /* what a masked key adds to its scores */
 } attention;
+
+/* Whether key j of batch b is kept by the key-padding mask. */
+static bool key_kept(const kn_tensor *km, int64_t b, int64_t j)
+{
+    int64_t at = (km->dims[0] == 1 ? 0 : b) * km->dims[1] + (km->dims[1] == 1 ? 0 : j);
+    return km->dtype == IR_I64 ? ((const int64_t *)km->data)[at] > 0
+                               : ((const int32_t *)km->data)[at] > 0;
+}
 
 /* Scores of query head h of batch b into p [S, T], masked, then softmaxed. */
 static void attention_scores(const attention *at, const float *q, const float *k, int64_t b,
@@ -89,6 +100,11 @@ static void attention_scores(const attention *at, const float *q, const float *k
 {
     int64_t s = at->q.len, t = at->k.len;
     kn_gemm_f32(false, true, s, t, at->q.d, at->scale, q, at->q.row, k, at->k.row, 0.0f, p, t);
+    if (at->key_mask) /* first, as ONNX Runtime adds its raw mask before attention_bias */
+        for (int64_t j = 0; j < t; j++)
+            if (!key_kept(at->key_mask, b, j))
+                for (int64_t i = 0; i < s; i++)
+                    p[i * t + j] += at->filter;
     if (at->mask) {
         const int64_t *ms = at->mask_strides;
         for (int64_t i = 0; i < s; i++) {
@@ -165,6 +181,8 @@ bool kn_cpu_Attention(const kn_call *call)
         .causal = ir_get_int(call->node, "causal") != 0,
         .nan_to_zero = ir_get_int(call->node, "nan_to_zero") != 0,
         .mask = mask ? mask->data : NULL,
+        .key_mask = call->ninputs > 6 && in[6].data ? &in[6] : NULL,
+        .filter = (float)ir_get_float(call->node, "mask_filter_value"),
     };
     if (at.k.h < 1 || at.q.h % at.k.h != 0)
         return kn_fail(call, "Q's %lld heads are not a multiple of K's %lld", (long long)at.q.h,

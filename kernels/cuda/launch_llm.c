@@ -12,7 +12,8 @@ bool kn_cuda_run_Attention(const kn_cuda_call *call)
     return kc_attention(call->kc, &in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &call->outputs[0],
                         (float)ir_get_float(n, "scale"), ir_get_int(n, "causal") != 0,
                         strcmp(ir_get_string(n, "layout"), "BSHD") == 0,
-                        ir_get_int(n, "nan_to_zero") != 0) ||
+                        ir_get_int(n, "nan_to_zero") != 0, &in[6],
+                        (float)ir_get_float(n, "mask_filter_value")) ||
            kn_cuda_failed(call);
 }
 

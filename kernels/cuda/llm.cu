@@ -155,6 +155,9 @@ template <typename T> struct att_args {
     float scale;
     bool causal;
     bool nan_to_zero; // NaN probabilities become 0 (torch's Where(IsNaN(p), 0, p) after SDPA)
+    const int32_t *key_mask; // broadcasting to [B, T]: a key whose entry is not > 0 adds `filter`
+    int64_t key_mask_sb, key_mask_sj; // its strides (0 along a dim of 1)
+    float filter;
 };
 
 // Element c of the row x (D elements) after the rotate-half RoPE, as docs/kernels.md's RoPE with
@@ -225,6 +228,8 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
             for (int64_t c = 0; c < p.d; c++)
                 dot += qs[warp][c] * ks[lane][c];
             score = p.scale * dot;
+            if (p.key_mask && !(p.key_mask[bi * p.key_mask_sb + t * p.key_mask_sj] > 0))
+                score += p.filter; // before the mask, as the CPU adds them
             if (p.mask)
                 score += kc_to_f32(p.mask[kc_bcast_offset(p.mb, qrow * p.t + t)]);
         }
@@ -272,10 +277,16 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
 
 bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const kc_tensor *v,
                   const kc_tensor *mask, const kc_tensor *cos_t, const kc_tensor *sin_t,
-                  kc_tensor *y, float scale, bool causal, bool bshd, bool nan_to_zero)
+                  kc_tensor *y, float scale, bool causal, bool bshd, bool nan_to_zero,
+                  const kc_tensor *key_mask, float filter)
 {
     if (q->rank != 4 || k->rank != 4 || v->rank != 4)
         return KC_FAIL(ctx, "attention: Q, K and V must have rank 4");
+    const bool keyed = key_mask && key_mask->data;
+    if (keyed && (key_mask->dtype != KC_I32 || key_mask->rank != 2 ||
+                  (key_mask->dims[1] != 1 && key_mask->dims[1] != k->dims[bshd ? 1 : 2]) ||
+                  (key_mask->dims[0] != 1 && key_mask->dims[0] != q->dims[0])))
+        return KC_FAIL(ctx, "attention: key_mask must be i32 broadcasting to [B, T]");
     const int hd = bshd ? 2 : 1, sd = bshd ? 1 : 2; // the dims of heads and positions
     int64_t hq = q->dims[hd], hkv = k->dims[hd];
     if (hkv < 1 || hq % hkv != 0)
@@ -301,6 +312,12 @@ bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const
         p.scale = scale != 0.0f ? scale : 1.0f / sqrtf((float)p.d);
         p.causal = causal;
         p.nan_to_zero = nan_to_zero;
+        if (keyed) {
+            p.key_mask = (const int32_t *)key_mask->data;
+            p.key_mask_sb = key_mask->dims[0] == 1 ? 0 : key_mask->dims[1];
+            p.key_mask_sj = key_mask->dims[1] == 1 ? 0 : 1;
+            p.filter = filter;
+        }
         if (mask && mask->data) {
             int64_t dims[4] = {p.b, p.hq, p.s, p.t};
             if (!kc_bcast_make(mask, dims, 4, &p.mb))

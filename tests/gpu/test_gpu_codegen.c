@@ -171,6 +171,14 @@ static void test_supports(void)
     CHECK(!supported("graph t {\n input q : f32[1,70000,2,64]\n"
                      " y = Attention(q, q, q)\n output y\n}\n", why));
     CHECK_STR(why, "batch 1 or heads 70000 above the 65535 of the kernel's grid");
+    /* the key-padding mask: i32 on the device, i64 on the CPU */
+    CHECK(supported("graph t {\n input q : f32[2,4,3,8]\n input km : i32[2,4]\n"
+                    " y = Attention(q, q, q, _, _, _, km) {layout=\"BSHD\"}\n output y\n}\n",
+                    why));
+    CHECK(!supported("graph t {\n input q : f32[2,4,3,8]\n input km : i64[1,4]\n"
+                     " y = Attention(q, q, q, _, _, _, km) {layout=\"BSHD\"}\n output y\n}\n",
+                    why));
+    CHECK_STR(why, "key_mask is i64; the CUDA kernel reads an i32 key_mask");
     CHECK(!supported("graph t {\n input a : i8[4,30]\n input as : f32[]\n input b : i8[30,8]\n"
                      " input bs : f32[]\n y = QGemm(a, as, b, bs)\n output y\n}\n", why));
     CHECK_STR(why, "K = 30 and N = 8 must be multiples of 4 for cuBLASLt's int8 GEMM");

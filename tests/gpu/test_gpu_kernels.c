@@ -898,6 +898,20 @@ static const gpu_case cases[] = {
      "graph t {\n input a : f32[4,97]\n input b : f32[97]\n const s : f32[97] = random(seed=2)\n"
      " const sb : f32[97] = random(seed=4)\n y, sum = AddLayerNorm(a, b, s, _, sb)\n output y\n"
      " output sum\n}\n", F32_REDUCE},
+    /* Attention's key_mask (ONNX Runtime's raw 2-D mask): BSHD with a mask added after it, and
+     * f16 BHSD with one row for every batch and a filter of its own */
+    {"attention_key_mask_bshd_mask",
+     "graph t {\n input q : f32[2,9,4,32]\n input k : f32[2,13,4,32]\n input v : f32[2,13,4,24]\n"
+     " input m : f32[2,1,1,13]\n"
+     " const km : i32[2,13] = [0,1,1,0,1,1,0,1,1,0,1,1,0, 1,1,0,1,1,0,1,1,0,1,1,0,1]\n"
+     " y = Attention(q, k, v, m, _, _, km) {layout=\"BSHD\"}\n output y\n}\n",
+     F32_REDUCE},
+    {"attention_key_mask_f16_filter",
+     "graph t {\n input q : f16[3,2,7,64]\n input k : f16[3,2,40,64]\n input v : f16[3,2,40,64]\n"
+     " const km : i32[1,40] = [-1,3,3,3,3,-1,3,3,3,3,-1,3,3,3,3,-1,3,3,3,3,\n"
+     "   -1,3,3,3,3,-1,3,3,3,3,-1,3,3,3,3,-1,3,3,3,3]\n"
+     " y = Attention(q, k, v, _, _, _, km) {mask_filter_value=-30, causal=1}\n output y\n}\n",
+     F16_ANY},
 };
 
 /* Compares one output; NaN/Inf must agree in class and sign before any tolerance applies. */

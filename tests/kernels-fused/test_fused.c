@@ -760,7 +760,38 @@ typedef struct {
     ir_dtype dt;
     bool bshd;  /* Q, K, V and Y as [B, S, H, D] (the reference transposes them) */
     int rotary; /* 0: none, else rotate-half tables [S, W] (1, W = D) or [B, 1, S, W/2] (2) */
+    int key_mask; /* 0: none, else a key-padding mask i32 [B, T] (1), i64 [1, T] (2) or i32
+                   * [B, 1] (3) */
+    double filter; /* its mask_filter_value; 0: the default, -10000 */
 } attn_case;
+
+/* The key-padding mask: every third key (from the batch's own offset) masked, and entries -1, 0
+ * and 2 beside 1 (only > 0 keeps). */
+static ir_value *key_mask_of(ir_graph *g, const attn_case *c)
+{
+    int64_t rows = c->key_mask == 2 ? 1 : c->b, cols = c->key_mask == 3 ? 1 : c->t;
+    double *km = calloc((size_t)(rows * cols), sizeof *km);
+    for (int64_t b = 0; b < rows; b++)
+        for (int64_t j = 0; j < cols; j++)
+            km[b * cols + j] = (j + b) % 3 == 0 ? (double)((j + b) % 2 - 1) : j % 4 == 1 ? 2 : 1;
+    ir_value *v = rtt_literal(g, "key_mask", c->key_mask == 2 ? IR_I64 : IR_I32, km,
+                              (size_t)(rows * cols), DIMS(rows, cols));
+    free(km);
+    return v;
+}
+
+/* What the key mask adds, as ONNX Runtime's importer spelt it: Where(Greater(km, 0), 0, filter)
+ * unsqueezed to [B, 1, 1, T]. */
+static ir_value *ref_key_mask(ir_graph *g, const attn_case *c, ir_value *km)
+{
+    double filter = c->filter ? c->filter : -10000.0;
+    ir_value *zero = scalar(g, "km_zero", km->type.dtype, 0);
+    ir_value *keep = rtt_op(g, IR_OP_Greater, "km_keep", IN(km, zero));
+    ir_value *open = scalar(g, "km_open", c->dt, 0), *fill = scalar(g, "km_filter", c->dt, filter);
+    ir_value *add = rtt_op(g, IR_OP_Where, "km_scores", IN(keep, open, fill));
+    ir_value *axes = rtt_ints(g, "km_axes", (double[]){1, 2}, 2);
+    return rtt_op(g, IR_OP_Unsqueeze, "km_4d", IN(add, axes));
+}
 
 /* The unfused reference: heads of K and V repeated for GQA, Q @ K^T * scale + mask (+ causal),
  * softmax, @ V. */
@@ -790,6 +821,8 @@ static ir_value *ref_attention(ir_graph *g, const attn_case *c, ir_value *q, ir_
     double scale = c->scale ? c->scale : 1.0 / sqrt((double)c->d);
     ir_value *s = rtt_op(g, IR_OP_MatMul, "scores", IN(q, kt));
     s = rtt_op(g, IR_OP_Mul, "scaled", IN(s, scalar(g, "scale", dt, scale)));
+    if (c->key_mask) /* before the mask, as the kernels add it */
+        s = rtt_op(g, IR_OP_Add, "key_masked", IN(s, ref_key_mask(g, c, key_mask_of(g, c))));
     if (mask)
         s = rtt_op(g, IR_OP_Add, "masked", IN(s, mask));
     if (c->causal) {
@@ -849,7 +882,10 @@ static void attn_graph(ir_graph *g, const attn_case *c, bool fused)
     }
     ir_value *y;
     if (fused) {
-        y = rtt_op(g, IR_OP_Attention, "y", IN(q, k, v, mask, cs, sn));
+        ir_value *km = c->key_mask ? key_mask_of(g, c) : NULL;
+        y = rtt_op(g, IR_OP_Attention, "y", IN(q, k, v, mask, cs, sn, km));
+        if (c->filter)
+            ir_set_attr_float(g, y->producer, "mask_filter_value", c->filter);
         ir_set_attr_float(g, y->producer, "scale", c->scale);
         ir_set_attr_int(g, y->producer, "causal", c->causal);
         if (c->bshd)
@@ -897,6 +933,17 @@ static void test_attention(void)
          .dt = IR_F32, .bshd = true, .rotary = 1},                       /* Qwen2's: all at once */
         {.b = 1, .hq = 4, .hkv = 2, .s = 5, .t = 5, .d = 8, .dv = 8, .causal = true,
          .dt = IR_F16, .bshd = true, .rotary = 2},
+        {.b = 2, .hq = 4, .hkv = 4, .s = 5, .t = 7, .d = 8, .dv = 8, .dt = IR_F32, .bshd = true,
+         .key_mask = 1},                                      /* ONNX Runtime's packed form */
+        {.b = 2, .hq = 4, .hkv = 2, .s = 3, .t = 9, .d = 8, .dv = 8, .mask_rank = 4,
+         .dt = IR_F32, .key_mask = 2, .filter = -1e30},                  /* + mask, i64, [1, T] */
+        {.b = 2, .hq = 4, .hkv = 4, .s = 5, .t = 5, .d = 8, .dv = 8, .causal = true,
+         .dt = IR_F16, .bshd = true, .key_mask = 1},
+        {.b = 2, .hq = 2, .hkv = 2, .s = 4, .t = 4, .d = 8, .dv = 8, .dt = IR_BF16,
+         .key_mask = 1, .filter = -3},
+        {.b = 2, .hq = 2, .hkv = 2, .s = 1, .t = 3, .d = 8, .dv = 8, .dt = IR_F32,
+         .key_mask = 3, .filter = -2},    /* GPT-2's [B, 1]: one entry per batch (a row of all
+                                           * masked keys: -10000 would leave scores of 1e-3 ulp) */
     };
     for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
         ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
@@ -1715,6 +1762,24 @@ static void test_inference_errors(void)
     cs = rtt_random(g, "cos", IR_F32, 1, DIMS(6, 3));
     ir_add_output(g, rtt_op(g, IR_OP_Attention, "y", IN(q, q, q, NULL, cs, cs)));
     expect_invalid(g, "Attention: cos/sin's last dim must be D = 8 or D/2, not 3");
+
+    /* key_mask: integer [B or 1, T] only */
+    g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(2, 4, 6, 8));
+    ir_value *km = rtt_input(g, "km", IR_F32, DIMS(2, 6));
+    ir_add_output(g, rtt_op(g, IR_OP_Attention, "y", IN(q, q, q, NULL, NULL, NULL, km)));
+    expect_invalid(g, "Attention: input 'km' is f32; expected i32 or i64");
+    g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(2, 4, 6, 8));
+    km = rtt_input(g, "km", IR_I32, DIMS(2, 4));
+    ir_add_output(g, rtt_op(g, IR_OP_Attention, "y", IN(q, q, q, NULL, NULL, NULL, km)));
+    expect_invalid(g, "Attention: key_mask [2,4] must broadcast to [batch, keys] of Q [2,4,6,8] "
+                      "and K [2,4,6,8]");
+    g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(2, 4, 6, 8));
+    km = rtt_input(g, "km", IR_I64, DIMS(3, 6));
+    ir_add_output(g, rtt_op(g, IR_OP_Attention, "y", IN(q, q, q, NULL, NULL, NULL, km)));
+    expect_invalid(g, "Attention: key_mask [3,6] must broadcast");
 
     g = ir_graph_new("bad");
     ir_value *x = rtt_input(g, "x", IR_F32, DIMS(1, 2, 5, 5));
