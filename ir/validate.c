@@ -208,9 +208,25 @@ static void check_const(const checker *c, const ir_value *v)
     }
 }
 
-static void check_value(checker *c, ir_value *v)
+/* Marks the values the graph's name map holds under their own name (the slot's key is the value's
+ * name: new_value points it there), by one pass over the map: no lookup per value. */
+static bool *named_values(const checker *c)
 {
-    ir_value *named = ir_find_value(c->g, v->name);
+    bool *named = calloc(c->nvalues ? c->nvalues : 1, sizeof *named);
+    FR_CHECK(named != NULL);
+    const sm_map *m = &c->g->by_name;
+    for (size_t i = 0; i < m->cap; i++) {
+        const ir_value *v = m->slots[i].value;
+        if (v && m->slots[i].key == v->name && in_graph(c, v))
+            named[v->id] = true;
+    }
+    return named;
+}
+
+/* `named`: the name map is known to hold v under its name (else it is looked up). */
+static void check_value(checker *c, ir_value *v, bool named_ok)
+{
+    ir_value *named = named_ok ? v : ir_find_value(c->g, v->name);
     if (named && named != v) {
         error_value(c, v, "duplicate definition of '%s'", v->name);
         note_value(c, named, "'%s' is first defined here", v->name);
@@ -742,8 +758,10 @@ bool ir_validate(ir_graph *g, dg_context *dg)
     c.bad_value = calloc(c.nvalues ? c.nvalues : 1, sizeof *c.bad_value);
     FR_CHECK(c.bad_node && c.bad_value);
 
+    bool *named = named_values(&c);
     for (size_t i = 0; i < c.nvalues; i++)
-        check_value(&c, g->values.items[i]);
+        check_value(&c, g->values.items[i], named[i]);
+    free(named);
     for (size_t i = 0; i < c.nnodes; i++)
         if (!g->nodes.items[i]->dead)
             check_node(&c, g->nodes.items[i]);
@@ -934,7 +952,7 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
     FR_CHECK(c.bad_node && c.bad_value);
     for (size_t i = 0; i < c.nvalues; i++)
         if (dirty_value[i])
-            check_value(&c, g->values.items[i]);
+            check_value(&c, g->values.items[i], false);
     for (size_t i = 0; i < c.nnodes; i++)
         if (dirty_node[i]) {
             check_node(&c, g->nodes.items[i]); /* may widen an attribute */
