@@ -176,6 +176,40 @@ static void release_vague_declarations(ir_graph *g)
     }
 }
 
+/* The ops the steps that act on some ops only look at (the nodes they change, or, reading through,
+ * the node they start from): a step finds nothing to do in a graph without them. */
+#define CN_OPS(...) (const ir_op[]){__VA_ARGS__}, sizeof((const ir_op[]){__VA_ARGS__}) / sizeof(ir_op)
+#define SPELL_OPS                                                                                  \
+    CN_OPS(IR_OP_ReduceMean, IR_OP_ReduceSum, IR_OP_ReduceMax, IR_OP_ReduceMin, IR_OP_Squeeze,      \
+           IR_OP_Unsqueeze, IR_OP_Split, IR_OP_Slice, IR_OP_Softmax, IR_OP_LayerNormalization,      \
+           IR_OP_Concat, IR_OP_Reshape, IR_OP_Gather, IR_OP_Transpose)
+#define THROUGH_OPS CN_OPS(IR_OP_Cast, IR_OP_Where)
+#define QDQ_OPS CN_OPS(IR_OP_QuantizeLinear)
+#define NOOP_OPS                                                                                   \
+    CN_OPS(IR_OP_Identity, IR_OP_Dropout, IR_OP_Cast, IR_OP_Expand, IR_OP_Reshape,                 \
+           IR_OP_Transpose, IR_OP_Slice, IR_OP_Concat, IR_OP_Where, IR_OP_Pad, IR_OP_Gather)
+
+/* Notes which ops the graph's live nodes have, for may_act. */
+static void note_ops(cn_ctx *c)
+{
+    memset(c->has_op, 0, sizeof c->has_op);
+    for (size_t i = 0; i < c->g->nodes.len; i++)
+        if (!c->g->nodes.items[i]->dead)
+            c->has_op[c->g->nodes.items[i]->op] = true;
+}
+
+/* Whether a step that acts only on nodes of `ops` may change something: the graph has one, or a
+ * step before it in this round changed something (which may have made one). */
+static bool may_act(const cn_ctx *c, uint32_t changed, const ir_op *ops, size_t nops)
+{
+    if (changed || c->opts->whole_rounds)
+        return true;
+    for (size_t i = 0; i < nops; i++)
+        if (c->has_op[ops[i]])
+            return true;
+    return false;
+}
+
 /* One round: the steps in order over the whole graph, each seeing what the ones before forwarded;
  * then the dead nodes go and the graph is compacted and validated (types inferred again) where
  * the round changed it (ir_validate_since: the nodes it changed, their readers, and downstream
@@ -195,16 +229,17 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, ir_validated **valid, d
     c->fwd = calloc(c->nfwd ? c->nfwd : 1, sizeof *c->fwd);
     c->gained = calloc(c->nfwd ? c->nfwd : 1, sizeof *c->gained);
     FR_CHECK(c->fwd != NULL && c->gained != NULL);
-    uint32_t n = cn_spell(c);
+    note_ops(c);
+    uint32_t n = may_act(c, *changed, SPELL_OPS) ? cn_spell(c) : 0;
     rep->respelled += n;
     *changed += n;
-    n = cn_through(c);
+    n = may_act(c, *changed, THROUGH_OPS) ? cn_through(c) : 0;
     rep->respelled += n;
     *changed += n;
-    n = cn_qdq(c);
+    n = may_act(c, *changed, QDQ_OPS) ? cn_qdq(c) : 0;
     rep->removed += n;
     *changed += n;
-    n = cn_noops(c);
+    n = may_act(c, *changed, NOOP_OPS) ? cn_noops(c) : 0;
     rep->removed += n;
     *changed += n;
     apply_forwards(c);
@@ -215,7 +250,7 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, ir_validated **valid, d
     n = c->round > 1 && !*changed && c->cse_fixed && !c->opts->whole_rounds ? 0 : cn_cse(c);
     rep->merged += n;
     *changed += n;
-    n = cn_output_noops(c);
+    n = may_act(c, *changed, NOOP_OPS) ? cn_output_noops(c) : 0;
     rep->removed += n;
     *changed += n;
     apply_forwards(c);

@@ -26,6 +26,7 @@ typedef struct cn_ctx {
     /* the last cn_cse merged nothing and found no equal it could not merge (a merge can make a
      * node it skipped as its input's only reader read a shared value: it may find more) */
     bool cse_fixed;
+    bool has_op[IR_OP_COUNT]; /* the ops of the live nodes at the round's start */
 } cn_ctx;
 
 /* Makes the readers of `from` read `to` (applied by the driver after the step). False, and
