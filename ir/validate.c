@@ -833,7 +833,8 @@ static uint64_t value_fingerprint(const ir_value *v)
                        ptr_bits(v->konst->literal) ^ ((uint64_t)v->konst->kind << 60) ^
                        v->konst->literal_count);
     const ir_type *t = &v->type;
-    h = mix(h, (uint64_t)t->dtype ^ ((uint64_t)(uint8_t)t->rank << 8) ^ ((uint64_t)t->layout << 16));
+    h = mix(h,
+            (uint64_t)t->dtype ^ ((uint64_t)(uint8_t)t->rank << 8) ^ ((uint64_t)t->layout << 16));
     for (int i = 0; i < t->rank && i < IR_MAX_RANK; i++)
         h = mix(h, (uint64_t)t->dims[i]);
     return h;
@@ -921,8 +922,8 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
                              dg_context *dg, bool *ok)
 {
     size_t errors_before = dg_error_count(dg);
-    checker c = {.g = g, .dg = dg, .nnodes = g->nodes.len, .nvalues = g->values.len,
-                 .structure_ok = true};
+    checker c = {
+        .g = g, .dg = dg, .nnodes = g->nodes.len, .nvalues = g->values.len, .structure_ok = true};
     /* the nodes that read a changed value or changed themselves must come after their
      * producers: then the order ir_validate's sort keeps is this one */
     for (size_t i = 0; i < c.nnodes; i++) {
