@@ -41,6 +41,7 @@ bool cn_forward(cn_ctx *c, ir_value *from, ir_value *to)
     }
     c->fwd[from->id] = to;
     c->gained[to->id] = true;
+    c->nforwards++;
     return true;
 }
 
@@ -110,10 +111,14 @@ ir_value *cn_new_ints(ir_graph *g, const char *stem, const int64_t *x, int64_t c
     return v;
 }
 
-/* Makes every live node read what the steps so far forwarded its inputs to. */
+/* Makes every live node read what the steps so far forwarded its inputs to (nothing to do when
+ * no step forwarded anything since the last time). */
 static void apply_forwards(cn_ctx *c)
 {
     ir_graph *g = c->g;
+    if (c->nforwards == c->applied && !c->opts->whole_rounds)
+        return;
+    c->applied = c->nforwards;
     for (size_t i = 0; i < g->nodes.len; i++) {
         ir_node *n = g->nodes.items[i];
         for (uint32_t k = 0; !n->dead && k < n->ninputs; k++)
@@ -171,42 +176,88 @@ static void release_vague_declarations(ir_graph *g)
     }
 }
 
+/* The ops the steps that act on some ops only look at (the nodes they change, or, reading through,
+ * the node they start from): a step finds nothing to do in a graph without them. */
+#define CN_OPS(...)                                                                                \
+    (const ir_op[]){__VA_ARGS__}, sizeof((const ir_op[]){__VA_ARGS__}) / sizeof(ir_op)
+#define SPELL_OPS                                                                                  \
+    CN_OPS(IR_OP_ReduceMean, IR_OP_ReduceSum, IR_OP_ReduceMax, IR_OP_ReduceMin, IR_OP_Squeeze,     \
+           IR_OP_Unsqueeze, IR_OP_Split, IR_OP_Slice, IR_OP_Softmax, IR_OP_LayerNormalization,     \
+           IR_OP_Concat, IR_OP_Reshape, IR_OP_Gather, IR_OP_Transpose)
+#define THROUGH_OPS CN_OPS(IR_OP_Cast, IR_OP_Where)
+#define QDQ_OPS     CN_OPS(IR_OP_QuantizeLinear)
+#define NOOP_OPS                                                                                   \
+    CN_OPS(IR_OP_Identity, IR_OP_Dropout, IR_OP_Cast, IR_OP_Expand, IR_OP_Reshape,                 \
+           IR_OP_Transpose, IR_OP_Slice, IR_OP_Concat, IR_OP_Where, IR_OP_Pad, IR_OP_Gather)
+
+/* Notes which ops the graph's live nodes have, for may_act. */
+static void note_ops(cn_ctx *c)
+{
+    memset(c->has_op, 0, sizeof c->has_op);
+    for (size_t i = 0; i < c->g->nodes.len; i++)
+        if (!c->g->nodes.items[i]->dead)
+            c->has_op[c->g->nodes.items[i]->op] = true;
+}
+
+/* Whether a step that acts only on nodes of `ops` may change something: the graph has one, or a
+ * step before it in this round changed something (which may have made one). */
+static bool may_act(const cn_ctx *c, uint32_t changed, const ir_op *ops, size_t nops)
+{
+    if (changed || c->opts->whole_rounds)
+        return true;
+    for (size_t i = 0; i < nops; i++)
+        if (c->has_op[ops[i]])
+            return true;
+    return false;
+}
+
 /* One round: the steps in order over the whole graph, each seeing what the ones before forwarded;
- * then the dead nodes go and the graph is compacted and validated (types inferred again). Returns
- * false when the graph no longer validates. */
-static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
+ * then the dead nodes go and the graph is compacted and validated (types inferred again) where
+ * the round changed it (ir_validate_since: the nodes it changed, their readers, and downstream
+ * where a type changed). Returns false when the graph no longer validates. `*valid` holds the
+ * fingerprints of the graph as last validated; the use lists are current when `c->uses_current`. */
+static bool round_of_steps(cn_ctx *c, uint32_t *changed, ir_validated **valid, dg_context *dg)
 {
     ir_graph *g = c->g;
     cn_report *rep = c->rep;
-    ir_compute_uses(g);
+    if (!c->uses_current || c->opts->whole_rounds)
+        ir_compute_uses(g);
+    c->uses_current = true;
+    if (!*valid)
+        *valid = ir_validated_take(g);
+    c->nforwards = c->applied = 0;
     c->nfwd = g->values.len;
     c->fwd = calloc(c->nfwd ? c->nfwd : 1, sizeof *c->fwd);
     c->gained = calloc(c->nfwd ? c->nfwd : 1, sizeof *c->gained);
     FR_CHECK(c->fwd != NULL && c->gained != NULL);
-    uint32_t n = cn_spell(c);
+    note_ops(c);
+    uint32_t n = may_act(c, *changed, SPELL_OPS) ? cn_spell(c) : 0;
     rep->respelled += n;
     *changed += n;
-    n = cn_through(c);
+    n = may_act(c, *changed, THROUGH_OPS) ? cn_through(c) : 0;
     rep->respelled += n;
     *changed += n;
-    n = cn_qdq(c);
+    n = may_act(c, *changed, QDQ_OPS) ? cn_qdq(c) : 0;
     rep->removed += n;
     *changed += n;
-    n = cn_noops(c);
+    n = may_act(c, *changed, NOOP_OPS) ? cn_noops(c) : 0;
     rep->removed += n;
     *changed += n;
     apply_forwards(c);
     n = cn_fold(c);
     rep->folded += n;
     *changed += n;
-    n = cn_cse(c);
+    /* a cn_cse that found nothing finds nothing again until something changes */
+    n = c->round > 1 && !*changed && c->cse_fixed && !c->opts->whole_rounds ? 0 : cn_cse(c);
     rep->merged += n;
     *changed += n;
-    n = cn_output_noops(c);
+    n = may_act(c, *changed, NOOP_OPS) ? cn_output_noops(c) : 0;
     rep->removed += n;
     *changed += n;
     apply_forwards(c);
-    n = drop_dead(c);
+    /* a round after the first starts with every node read (the last one dropped the rest, and
+     * validation drops nothing): when its steps changed nothing, nothing is unread */
+    n = c->round > 1 && !*changed && !c->opts->whole_rounds ? 0 : drop_dead(c);
     rep->dead += n;
     *changed += n;
     free(c->fwd);
@@ -216,10 +267,22 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
     c->nfwd = 0;
     if (!*changed)
         return true;
-    ir_compact(g);
+    /* before compaction: it releases the values of dead nodes too, which compaction drops */
     release_vague_declarations(g);
-    if (ir_validate(g, dg))
-        return true;
+    bool ok;
+    if (c->opts->whole_rounds) {
+        ir_compact(g);
+        ok = ir_validate(g, dg);
+        ir_validated_free(*valid);
+        *valid = ok ? ir_validated_take(g) : NULL;
+    } else {
+        ok = ir_validate_since(g, *valid, dg); /* compacts */
+    }
+    c->uses_current = ok;
+    if (ok)
+        return true; /* and *valid holds the fingerprints of g as validated now */
+    ir_validated_free(*valid);
+    *valid = NULL;
     dg_error_path(dg, g->name,
                   "internal error: the graph is invalid after canonicalization (a bug "
                   "in fuserule's canon/)");
@@ -231,15 +294,18 @@ bool cn_canonicalize(ir_graph *g, const cn_options *opts, cn_report *rep, dg_con
     double t0 = cpu_seconds();
     memset(rep, 0, sizeof *rep);
     cn_ctx c = {.g = g, .opts = opts, .rep = rep};
+    ir_validated *valid = NULL;
     bool ok = true;
     for (uint32_t round = 1; ok && round <= CN_MAX_ROUNDS; round++) {
         uint32_t changed = 0;
-        rep->rounds = round;
-        ok = round_of_steps(&c, &changed, dg);
+        rep->rounds = c.round = round;
+        ok = round_of_steps(&c, &changed, &valid, dg);
         if (!changed)
             break;
     }
-    ir_compute_uses(g);
+    ir_validated_free(valid);
+    if (!ok || !c.uses_current || opts->whole_rounds)
+        ir_compute_uses(g);
     rep->seconds = cpu_seconds() - t0;
     return ok;
 }

@@ -26,6 +26,10 @@ enum { CN_MAX_ROUNDS = 16 };
 
 typedef struct cn_options {
     int64_t fold_budget; /* bytes of output a folded node may have; 0: no folding */
+    /* every round runs every step and validates the whole graph, with none of the shortcuts
+     * (validation of what changed, steps skipped when nothing they read changed): the same
+     * result, slower; tests compare the two */
+    bool whole_rounds;
 } cn_options;
 
 /* What each step did, summed over the rounds. */

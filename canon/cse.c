@@ -184,6 +184,7 @@ uint32_t cn_cse(cn_ctx *c)
     buf k = {0};
     table consts = {.arena = ar_new()}, nodes = {.arena = consts.arena};
     uint32_t merged = 0;
+    bool refused = false;
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
         if (v->kind != IR_VALUE_CONST || !const_key(g, &k, v))
@@ -191,6 +192,8 @@ uint32_t cn_cse(cn_ctx *c)
         ir_value *first = first_with(&consts, k.b, k.len, v);
         if (first && cn_forward(c, v, first))
             merged++;
+        else if (first)
+            refused = true;
     }
     for (size_t j = 0; j < g->nodes.len; j++) {
         ir_node *n = g->nodes.items[j];
@@ -213,13 +216,16 @@ uint32_t cn_cse(cn_ctx *c)
         for (uint32_t o = 0; o < n->noutputs && ok; o++)
             ok = !n->outputs[o]->is_output &&
                  ir_type_equal(&n->outputs[o]->type, &first->outputs[o]->type);
-        if (!ok)
+        if (!ok) {
+            refused = true;
             continue;
+        }
         for (uint32_t o = 0; o < n->noutputs; o++)
             FR_CHECK(cn_forward(c, n->outputs[o], first->outputs[o]));
         n->dead = true;
         merged++;
     }
+    c->cse_fixed = merged == 0 && !refused;
     free(consts.s);
     free(nodes.s);
     ar_free(consts.arena);

@@ -19,6 +19,14 @@ typedef struct cn_ctx {
     ir_value **fwd; /* by value id: what its readers read instead (NULL: itself) */
     bool *gained;   /* by value id: readers were forwarded to it this round */
     size_t nfwd;
+    uint32_t round;    /* 1 for the first */
+    size_t nforwards;  /* cn_forward calls this round */
+    size_t applied;    /* of which the readers read the target already */
+    bool uses_current; /* the use lists are the graph's */
+    /* the last cn_cse merged nothing and found no equal it could not merge (a merge can make a
+     * node it skipped as its input's only reader read a shared value: it may find more) */
+    bool cse_fixed;
+    bool has_op[IR_OP_COUNT]; /* the ops of the live nodes at the round's start */
 } cn_ctx;
 
 /* Makes the readers of `from` read `to` (applied by the driver after the step). False, and

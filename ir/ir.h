@@ -358,6 +358,22 @@ void ir_compact(ir_graph *g);
  * kinds, declared vs inferred types, impossible shapes. Reports every problem found. */
 bool ir_validate(ir_graph *g, dg_context *dg);
 
+/* Validation again after a few changes, at the cost of the changes (ir/validate.c): the
+ * fingerprints of a graph ir_validate (or ir_validate_since) has just accepted, one per node and
+ * value, changing with what validation reads (a node's op, operands, outputs, attributes; a
+ * value's kind, constant, producer, type, shape value). */
+typedef struct ir_validated ir_validated;
+ir_validated *ir_validated_take(const ir_graph *g);
+void ir_validated_free(ir_validated *s);
+/* Compacts g (ir_compact) and validates it, with the result, the reports, the types, the order
+ * and the use lists ir_compact + ir_validate would give, checking and inferring only what changed
+ * since `s` was taken: the nodes and values changed or added, the nodes reading those values, and
+ * downstream of them wherever an inferred type or shape value changed. Between the two, nodes may
+ * be marked dead and nodes and values appended, not removed or moved. Runs ir_validate itself
+ * when a changed node reads a value produced after it (the nodes need sorting again). When it
+ * returns true, `s` holds g's fingerprints again (as ir_validated_take would). */
+bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg);
+
 /* Sets the shape values (ir_value.sv) of n's outputs from its inputs' shape values, constants and
  * types, after n's types are inferred; NULL where nothing is known. ir_validate calls it. */
 void ir_infer_shape_value(ir_graph *g, ir_node *n);

@@ -208,9 +208,25 @@ static void check_const(const checker *c, const ir_value *v)
     }
 }
 
-static void check_value(checker *c, ir_value *v)
+/* Marks the values the graph's name map holds under their own name (the slot's key is the value's
+ * name: new_value points it there), by one pass over the map: no lookup per value. */
+static bool *named_values(const checker *c)
 {
-    ir_value *named = ir_find_value(c->g, v->name);
+    bool *named = calloc(c->nvalues ? c->nvalues : 1, sizeof *named);
+    FR_CHECK(named != NULL);
+    const sm_map *m = &c->g->by_name;
+    for (size_t i = 0; i < m->cap; i++) {
+        const ir_value *v = m->slots[i].value;
+        if (v && m->slots[i].key == v->name && in_graph(c, v))
+            named[v->id] = true;
+    }
+    return named;
+}
+
+/* `named`: the name map is known to hold v under its name (else it is looked up). */
+static void check_value(checker *c, ir_value *v, bool named_ok)
+{
+    ir_value *named = named_ok ? v : ir_find_value(c->g, v->name);
     if (named && named != v) {
         error_value(c, v, "duplicate definition of '%s'", v->name);
         note_value(c, named, "'%s' is first defined here", v->name);
@@ -742,8 +758,10 @@ bool ir_validate(ir_graph *g, dg_context *dg)
     c.bad_value = calloc(c.nvalues ? c.nvalues : 1, sizeof *c.bad_value);
     FR_CHECK(c.bad_node && c.bad_value);
 
+    bool *named = named_values(&c);
     for (size_t i = 0; i < c.nvalues; i++)
-        check_value(&c, g->values.items[i]);
+        check_value(&c, g->values.items[i], named[i]);
+    free(named);
     for (size_t i = 0; i < c.nnodes; i++)
         if (!g->nodes.items[i]->dead)
             check_node(&c, g->nodes.items[i]);
@@ -761,4 +779,267 @@ bool ir_validate(ir_graph *g, dg_context *dg)
     free(c.bad_node);
     free(c.bad_value);
     return dg_error_count(dg) == errors_before;
+}
+
+/* ---- again, after changes (ir_validate_since) ---------------------------------------------- */
+
+/* What a validated graph was: a fingerprint of each node and each value, by position. A change
+ * that validation reads (an operand, an output, an attribute, the op; a value's kind, constant,
+ * producer, type or shape value) changes the fingerprint; anything else (use lists, names,
+ * declared flags, which only the producer's own check reads) does not. */
+struct ir_validated {
+    size_t nnodes, nvalues;
+    uint64_t *node_fp, *value_fp;
+};
+
+static uint64_t mix(uint64_t h, uint64_t x)
+{
+    h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t ptr_bits(const void *p)
+{
+    return (uint64_t)(uintptr_t)p;
+}
+
+static uint64_t node_fingerprint(const ir_node *n)
+{
+    uint64_t h = mix(ptr_bits(n), (uint64_t)n->op);
+    h = mix(h, ((uint64_t)n->ninputs << 40) ^ ((uint64_t)n->noutputs << 20) ^ n->nattrs);
+    h = mix(h, ptr_bits(n->kernel) ^ (uint64_t)n->dead);
+    for (uint32_t k = 0; k < n->ninputs; k++)
+        h = mix(h, ptr_bits(n->inputs[k]));
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        h = mix(h, ptr_bits(n->outputs[k]));
+    for (uint32_t a = 0; a < n->nattrs; a++) {
+        const ir_attr *at = &n->attrs[a];
+        uint64_t bits;
+        memcpy(&bits, &at->v, sizeof bits);
+        h = mix(h, ptr_bits(at->name) ^ ((uint64_t)at->kind << 56) ^ ((uint64_t)at->count << 24));
+        h = mix(h, bits);
+    }
+    return h;
+}
+
+static uint64_t value_fingerprint(const ir_value *v)
+{
+    uint64_t h = mix(ptr_bits(v), (uint64_t)v->kind);
+    h = mix(h, ptr_bits(v->producer) ^ v->out_index);
+    h = mix(h, ptr_bits(v->konst) ^ (ptr_bits(v->sv) << 1));
+    /* the data of a literal, random or file constant is a cache, filled on first read */
+    if (v->konst)
+        h = mix(h, (v->konst->kind == IR_CONST_DATA ? ptr_bits(v->konst->data) : 0) ^
+                       ptr_bits(v->konst->literal) ^ ((uint64_t)v->konst->kind << 60) ^
+                       v->konst->literal_count);
+    const ir_type *t = &v->type;
+    h = mix(h,
+            (uint64_t)t->dtype ^ ((uint64_t)(uint8_t)t->rank << 8) ^ ((uint64_t)t->layout << 16));
+    for (int i = 0; i < t->rank && i < IR_MAX_RANK; i++)
+        h = mix(h, (uint64_t)t->dims[i]);
+    return h;
+}
+
+/* Fills s with g's fingerprints. */
+static void take(ir_validated *s, const ir_graph *g)
+{
+    s->nnodes = g->nodes.len;
+    s->nvalues = g->values.len;
+    s->node_fp = malloc((s->nnodes ? s->nnodes : 1) * sizeof *s->node_fp);
+    s->value_fp = malloc((s->nvalues ? s->nvalues : 1) * sizeof *s->value_fp);
+    FR_CHECK(s->node_fp && s->value_fp);
+    for (size_t i = 0; i < s->nnodes; i++)
+        s->node_fp[i] = node_fingerprint(g->nodes.items[i]);
+    for (size_t i = 0; i < s->nvalues; i++)
+        s->value_fp[i] = value_fingerprint(g->values.items[i]);
+}
+
+ir_validated *ir_validated_take(const ir_graph *g)
+{
+    ir_validated *s = malloc(sizeof *s);
+    FR_CHECK(s != NULL);
+    take(s, g);
+    return s;
+}
+
+void ir_validated_free(ir_validated *s)
+{
+    if (!s)
+        return;
+    free(s->node_fp);
+    free(s->value_fp);
+    free(s);
+}
+
+/* Whether two types and shape values say the same. */
+static bool same_shape_value(const ir_shape_value *a, const ir_shape_value *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (a->len != b->len)
+        return false;
+    for (uint32_t k = 0; k < a->len && k < IR_SV_MAX; k++)
+        if (a->el[k].kind != b->el[k].kind || a->el[k].v != b->el[k].v)
+            return false;
+    return true;
+}
+
+static bool same_type(const ir_type *a, const ir_type *b)
+{
+    if (a->dtype != b->dtype || a->rank != b->rank || a->layout != b->layout)
+        return false;
+    for (int i = 0; i < a->rank && i < IR_MAX_RANK; i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+/* Infers n again; true when one of its outputs now has another type or shape value. */
+static bool reinfer_node(checker *c, ir_node *n)
+{
+    enum { KEEP = 8 };
+    ir_type types[KEEP];
+    ir_shape_value svs[KEEP];
+    const ir_shape_value *had[KEEP];
+    bool kept = n->noutputs <= KEEP;
+    for (uint32_t i = 0; kept && i < n->noutputs; i++) {
+        types[i] = n->outputs[i]->type;
+        had[i] = n->outputs[i]->sv;
+        if (had[i])
+            svs[i] = *had[i];
+    }
+    infer_node(c, n);
+    bool changed = !kept;
+    for (uint32_t i = 0; !changed && i < n->noutputs; i++)
+        changed = !same_type(&types[i], &n->outputs[i]->type) ||
+                  !same_shape_value(had[i] ? &svs[i] : NULL, n->outputs[i]->sv);
+    return changed;
+}
+
+/* The incremental check; false when it cannot stand for ir_validate (a changed node reads a value
+ * produced after it, the changes broke the structure): nothing reported then, types unchanged. */
+static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, bool *dirty_value,
+                             dg_context *dg, bool *ok)
+{
+    size_t errors_before = dg_error_count(dg);
+    checker c = {
+        .g = g, .dg = dg, .nnodes = g->nodes.len, .nvalues = g->values.len, .structure_ok = true};
+    /* the nodes that read a changed value or changed themselves must come after their
+     * producers: then the order ir_validate's sort keeps is this one */
+    for (size_t i = 0; i < c.nnodes; i++) {
+        ir_node *n = g->nodes.items[i];
+        bool dirty = dirty_node[i];
+        for (uint32_t k = 0; !dirty && k < n->ninputs; k++)
+            dirty = n->inputs[k] && n->inputs[k]->id < c.nvalues &&
+                    g->values.items[n->inputs[k]->id] == n->inputs[k] &&
+                    dirty_value[n->inputs[k]->id];
+        if (!dirty)
+            continue;
+        dirty_node[i] = true;
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            ir_value *v = n->inputs[k];
+            if (!v || !in_graph(&c, v))
+                return false;
+            if (v->kind == IR_VALUE_NODE &&
+                (!v->producer || !node_in_graph(&c, v->producer) || v->producer->id >= i))
+                return false;
+        }
+        for (uint32_t k = 0; k < n->noutputs; k++)
+            if (!in_graph(&c, n->outputs[k]))
+                return false;
+    }
+    c.bad_node = calloc(c.nnodes ? c.nnodes : 1, sizeof *c.bad_node);
+    c.bad_value = calloc(c.nvalues ? c.nvalues : 1, sizeof *c.bad_value);
+    FR_CHECK(c.bad_node && c.bad_value);
+    for (size_t i = 0; i < c.nvalues; i++)
+        if (dirty_value[i])
+            check_value(&c, g->values.items[i], false);
+    for (size_t i = 0; i < c.nnodes; i++)
+        if (dirty_node[i]) {
+            check_node(&c, g->nodes.items[i]); /* may widen an attribute */
+            s->node_fp[i] = node_fingerprint(g->nodes.items[i]);
+        }
+    if (c.structure_ok) {
+        for (size_t i = 0; i < c.nnodes; i++) {
+            ir_node *n = g->nodes.items[i];
+            bool dirty = dirty_node[i];
+            for (uint32_t k = 0; !dirty && k < n->ninputs; k++)
+                dirty = n->inputs[k] && dirty_value[n->inputs[k]->id];
+            if (!dirty)
+                continue;
+            bool changed = reinfer_node(&c, n);
+            for (uint32_t k = 0; k < n->noutputs; k++) {
+                dirty_value[n->outputs[k]->id] |= changed;
+                s->value_fp[n->outputs[k]->id] = value_fingerprint(n->outputs[k]);
+            }
+        }
+    }
+    check_outputs(&c);
+    if (c.structure_ok)
+        ir_compute_uses(g);
+    free(c.bad_node);
+    free(c.bad_value);
+    *ok = dg_error_count(dg) == errors_before;
+    return true;
+}
+
+bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg)
+{
+    if (g->nodes.len < s->nnodes || g->values.len < s->nvalues) {
+        ir_compact(g);
+        bool ok = ir_validate(g, dg);
+        take(s, g);
+        return ok;
+    }
+    /* what changed, by the positions before compaction; the flags and the fingerprints then
+     * move with what ir_compact keeps (in its order) */
+    size_t nn = g->nodes.len, nv = g->values.len;
+    bool *node_changed = malloc((nn ? nn : 1) * sizeof *node_changed);
+    bool *value_changed = malloc((nv ? nv : 1) * sizeof *value_changed);
+    uint64_t *node_fp = malloc((nn ? nn : 1) * sizeof *node_fp);
+    uint64_t *value_fp = malloc((nv ? nv : 1) * sizeof *value_fp);
+    ir_value **before = malloc((nv ? nv : 1) * sizeof *before);
+    FR_CHECK(node_changed && value_changed && node_fp && value_fp && before);
+    for (size_t i = 0; i < nn; i++) {
+        node_fp[i] = node_fingerprint(g->nodes.items[i]);
+        node_changed[i] = i >= s->nnodes || node_fp[i] != s->node_fp[i];
+    }
+    for (size_t i = 0; i < nv; i++) {
+        value_fp[i] = value_fingerprint(g->values.items[i]);
+        value_changed[i] = i >= s->nvalues || value_fp[i] != s->value_fp[i];
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < nn; i++)
+        if (!g->nodes.items[i]->dead) {
+            node_changed[kept] = node_changed[i];
+            node_fp[kept++] = node_fp[i];
+        }
+    if (nv)
+        memcpy(before, g->values.items, nv * sizeof *before);
+    ir_compact(g);
+    FR_CHECK(kept == g->nodes.len);
+    kept = 0;
+    for (size_t i = 0; i < nv && kept < g->values.len; i++)
+        if (g->values.items[kept] == before[i]) {
+            value_changed[kept] = value_changed[i];
+            value_fp[kept++] = value_fp[i];
+        }
+    FR_CHECK(kept == g->values.len);
+    free(before);
+    free(s->node_fp);
+    free(s->value_fp);
+    s->node_fp = node_fp;
+    s->value_fp = value_fp;
+    s->nnodes = g->nodes.len;
+    s->nvalues = g->values.len;
+    bool ok = false;
+    if (!validate_changed(g, s, node_changed, value_changed, dg, &ok)) {
+        ok = ir_validate(g, dg);
+        free(s->node_fp);
+        free(s->value_fp);
+        take(s, g);
+    }
+    free(node_changed);
+    free(value_changed);
+    return ok;
 }
