@@ -456,6 +456,127 @@ static void test_gemm_batched_b(void)
     check_gemm(&cases[2], &none, IR_BF16);
 }
 
+/* transBatchA / transBatchB (ONNX Runtime's FusedMatMul): an operand stored [d0, b..., d] is read
+ * as [b..., d0, d] (then transposed when trans), in place. Against Transpose (one perm doing both
+ * moves) and MatMul, every combination of the four flags, A's batch [2, 3] against B's [2, 3] or
+ * [1, 3] (broadcast), with a bias, residual and activation on some. */
+typedef struct {
+    bool trans[2], batch[2], broadcast_b, epilogue;
+} trans_batch_case;
+
+static void expect_invalid(ir_graph *g, const char *message);
+
+/* An operand whose op() is [bd..., rows, cols] as the case stores it, and its reference. */
+static ir_value *trans_batch_operand(ir_graph *g, const char *name, ir_dtype dt, const int64_t *bd,
+                                     int64_t rows, int64_t cols, bool trans, bool batch, bool fused)
+{
+    /* the matrix before trans, then before the batch move */
+    int64_t d[4] = {bd[0], bd[1], trans ? cols : rows, trans ? rows : cols};
+    int64_t stored[4] = {d[0], d[1], d[2], d[3]};
+    if (batch) {
+        stored[0] = d[2];
+        stored[1] = d[0];
+        stored[2] = d[1];
+    }
+    ir_value *x = rtt_input(g, name, dt, DIMS(stored[0], stored[1], stored[2], stored[3]));
+    if (fused || (!trans && !batch))
+        return x;
+    int64_t perm[4] = {0, 1, 2, 3};
+    if (batch) {
+        perm[0] = 1;
+        perm[1] = 2;
+        perm[2] = 0;
+    }
+    if (trans) {
+        int64_t t = perm[3];
+        perm[3] = perm[2];
+        perm[2] = t;
+    }
+    x = rtt_op(g, IR_OP_Transpose, ar_printf(g->arena, "%s_t", name), IN(x));
+    ir_set_attr_ints(g, x->producer, "perm", perm, 4);
+    return x;
+}
+
+static void trans_batch_graph(ir_graph *g, const trans_batch_case *c, ir_dtype dt, bool fused)
+{
+    static const act_case relu = {"Relu", false, 0, 0};
+    static const act_case none = {"Identity", false, 0, 0};
+    const int64_t m = 5, k = 16, n = 12;
+    const int64_t ab[2] = {2, 3}, bb[2] = {c->broadcast_b ? 1 : 2, 3};
+    ir_value *a = trans_batch_operand(g, "a", dt, ab, m, k, c->trans[0], c->batch[0], fused);
+    ir_value *b = trans_batch_operand(g, "b", dt, bb, k, n, c->trans[1], c->batch[1], fused);
+    ir_value *bias = c->epilogue ? rtt_random(g, "bias", dt, 6, DIMS(n)) : NULL;
+    ir_value *res = c->epilogue ? rtt_input(g, "res", dt, DIMS(m, n)) : NULL;
+    const act_case *act = c->epilogue ? &relu : &none;
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, b, bias, res));
+        ir_node *node = y->producer;
+        static const char *const names[2][2] = {{"transA", "transB"},
+                                                {"transBatchA", "transBatchB"}};
+        for (int i = 0; i < 2; i++) {
+            ir_set_attr_int(g, node, names[0][i], c->trans[i]);
+            ir_set_attr_int(g, node, names[1][i], c->batch[i]);
+        }
+        ir_set_attr_float(g, node, "alpha", 0.5);
+        set_act(g, node, act);
+    } else {
+        ir_value *acc = rtt_op(g, IR_OP_MatMul, "mm", IN(a, b));
+        acc = rtt_op(g, IR_OP_Mul, "scaled", IN(acc, scalar(g, "alpha", dt, 0.5)));
+        if (bias)
+            acc = rtt_op(g, IR_OP_Add, "biased", IN(acc, bias));
+        if (res)
+            acc = rtt_op(g, IR_OP_Add, "summed", IN(acc, res));
+        y = ref_act(g, act, acc, dt, "y");
+    }
+    ir_add_output(g, y);
+}
+
+static void check_trans_batch(const trans_batch_case *c, ir_dtype dt)
+{
+    char what[160];
+    snprintf(what, sizeof what,
+             "GemmEpilogue %s transA %d transB %d transBatchA %d transBatchB %d%s%s",
+             ir_dtype_name(dt), c->trans[0], c->trans[1], c->batch[0], c->batch[1],
+             c->broadcast_b ? ", B's batch broadcast" : "", c->epilogue ? ", epilogue" : "");
+    ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+    trans_batch_graph(f, c, dt, true);
+    trans_batch_graph(r, c, dt, false);
+    check_pair(f, r, tol_for(dt), what);
+}
+
+static void test_gemm_trans_batch(void)
+{
+    for (int bits = 0; bits < 16; bits++) {
+        trans_batch_case c = {.trans = {bits & 1, bits & 2},
+                              .batch = {bits & 4, bits & 8},
+                              .broadcast_b = bits == 9 || bits == 12,
+                              .epilogue = bits % 3 == 0};
+        check_trans_batch(&c, IR_F32);
+    }
+    check_trans_batch(&(trans_batch_case){.trans = {true, false}, .batch = {true, true}}, IR_F16);
+    check_trans_batch(
+        &(trans_batch_case){.trans = {false, true}, .batch = {false, true}, .epilogue = true},
+        IR_BF16);
+
+    /* refused: transBatch over operands of different ranks, or of rank 2 */
+    ir_graph *g = ir_graph_new("bad");
+    ir_value *a = rtt_input(g, "a", IR_F32, DIMS(5, 3, 4));
+    ir_value *y =
+        rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, rtt_input(g, "b", IR_F32, DIMS(2, 3, 4, 6))));
+    ir_set_attr_int(g, y->producer, "transBatchA", 1);
+    ir_add_output(g, y);
+    expect_invalid(g, "GemmEpilogue: transBatchA/transBatchB need A and B of one rank of at least "
+                      "3, not A [5,3,4] and B [2,3,4,6]");
+    g = ir_graph_new("bad");
+    a = rtt_input(g, "a", IR_F32, DIMS(5, 4));
+    y = rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, rtt_input(g, "b", IR_F32, DIMS(4, 6))));
+    ir_set_attr_int(g, y->producer, "transBatchB", 1);
+    ir_add_output(g, y);
+    expect_invalid(g, "GemmEpilogue: transBatchA/transBatchB need A and B of one rank of at least "
+                      "3, not A [5,4] and B [4,6]");
+}
+
 /* ---- FusedQKV ------------------------------------------------------------------------------- */
 
 static void qkv_graph(ir_graph *g, const int64_t *sizes, uint32_t nsizes, bool bias, ir_dtype dt,
@@ -1711,6 +1832,7 @@ int main(void)
     RUN(test_gemm_every_activation);
     RUN(test_gemm_variants);
     RUN(test_gemm_batched_b);
+    RUN(test_gemm_trans_batch);
     RUN(test_qkv);
     RUN(test_rmsnorm);
     RUN(test_add_norms);
