@@ -259,7 +259,9 @@ static bool refines(const ir_type *now, const ir_type *was)
 /* A Reshape's computed shape as a constant, when its elements are known numbers (>= 1), dims
  * equal to the input's own at their place (0: copy, when allowzero is 0), and at most one other
  * dim, unknown element or -1 (-1: what is left, the only size that runs). The output's type must
- * stay what it was, or, when it is not a graph output, only gain static dims. */
+ * stay what it was or only gain static dims, also where it is a graph output: a dim the element
+ * count determines is the only size with which the original runs (ONNX Runtime's ReshapeFusion
+ * makes such a shape constant too). */
 static bool respell_reshape_shape(ir_graph *g, ir_node *n)
 {
     ir_value *shape = n->ninputs > 1 ? n->inputs[1] : NULL;
@@ -295,9 +297,9 @@ static bool respell_reshape_shape(ir_graph *g, ir_node *n)
         candidate.el[k] = (ir_sv_elem){vals[k], IR_SV_INT};
     shape->sv = &candidate;
     dg_context *quiet = dg_new();
-    bool same = ir_op_info_get(n->op)->infer(g, n, quiet) &&
-                (ir_type_equal(&n->outputs[0]->type, &before) ||
-                 (!n->outputs[0]->is_output && refines(&n->outputs[0]->type, &before)));
+    bool same =
+        ir_op_info_get(n->op)->infer(g, n, quiet) &&
+        (ir_type_equal(&n->outputs[0]->type, &before) || refines(&n->outputs[0]->type, &before));
     dg_free(quiet);
     shape->sv = sv;
     n->outputs[0]->type = before; /* validation after the step infers it again */
