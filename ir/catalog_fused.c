@@ -345,7 +345,8 @@ static ir_type trans_batch_view(const ir_type *t)
     return v;
 }
 
-/* GemmEpilogue(A[...,M,K], B[...,K,N], bias[N]?, residual?) -> Y[...,M,N] (transBatchA/transBatchB
+/* GemmEpilogue(A[...,M,K], B[...,K,N], bias[N]?, residual?) -> Y[...,M,N] (a 1-D A [K] with a
+ * matrix B gives Y [N], as MatMul's vector does; transBatchA/transBatchB
  * first move the first dim of A / B behind its batch dims, as ONNX Runtime's FusedMatMul does, and
  * need A and B of one rank of at least 3; transA/transB then swap the last two dims of A / B); a
  * batched B's batch dims broadcast with A's as MatMul's do; the residual broadcasts to Y. */
@@ -356,9 +357,27 @@ bool ir_infer_GemmEpilogue(ir_graph *g, ir_node *n, dg_context *dg)
     const ir_type *a = ir_in(n, 0), *b = ir_in(n, 1);
     if (any_rank_unknown(n))
         return all_unknown(g, n, dg, a->dtype);
-    if (!ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 1, 2, IR_MAX_RANK))
+    if (!ir_check_rank(g, n, dg, 0, 1, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 1, 2, IR_MAX_RANK))
         return false;
     bool tba = ir_get_int(n, "transBatchA") != 0, tbb = ir_get_int(n, "transBatchB") != 0;
+    if (a->rank == 1) { /* a vector times a matrix, as MatMul's 1-D A: Y [N] */
+        if (b->rank != 2 || ir_get_int(n, "transA") || tba || tbb)
+            return ir_node_error(g, n, dg,
+                                 "a 1-D A %s needs a matrix B (not %s) and no transA or transBatch",
+                                 ir_shape_str(g, a), ir_shape_str(g, b));
+        bool tb1 = ir_get_int(n, "transB") != 0;
+        if (!dims_agree(a->dims[0], b->dims[tb1 ? 1 : 0]))
+            return ir_node_error(g, n, dg, "A %s and B %s disagree on K", ir_shape_str(g, a),
+                                 ir_shape_str(g, b));
+        ir_type y1 = *a;
+        y1.layout = IR_LAYOUT_NONE;
+        y1.dims[0] = b->dims[tb1 ? 0 : 1];
+        if (!check_vector(g, n, dg, 2, y1.dims[0], "bias") ||
+            (ir_in(n, 3) && !ir_check_unidirectional(g, n, dg, ir_in(n, 3), &y1, "the residual")))
+            return false;
+        n->outputs[0]->type = y1;
+        return ir_infer_done(g, n, dg);
+    }
     ir_type va, vb;
     if (tba || tbb) {
         if (a->rank != b->rank || a->rank < 3)

@@ -67,6 +67,13 @@ static operand operand_of(const kn_tensor *t, bool trans_batch)
     int r = t->rank;
     for (int i = 0; i < r; i++)
         o.dims[i] = t->dims[i];
+    if (r == 1) { /* a vector: one row [1, K] */
+        o.rank = 2;
+        o.dims[0] = 1;
+        o.dims[1] = t->dims[0];
+        o.ld = o.matrix_stride = t->dims[0];
+        return o;
+    }
     o.ld = t->dims[r - 1];
     o.matrix_stride = t->dims[r - 2] * t->dims[r - 1];
     if (trans_batch) {

@@ -577,6 +577,72 @@ static void test_gemm_trans_batch(void)
                       "3, not A [5,4] and B [4,6]");
 }
 
+/* A 1-D A [K] (MatMul's vector: Y [N]) against MatMul, Add and the activation, with transB, a
+ * bias, a residual of [N] or [1] and alpha / beta; refused with a batched B or transA. */
+static void vector_gemm_graph(ir_graph *g, bool trans_b, bool bias, int64_t res_len, ir_dtype dt,
+                              bool fused)
+{
+    static const act_case tanh_act = {"Tanh", false, 0, 0};
+    const int64_t k = 16, n = 12;
+    ir_value *a = rtt_input(g, "a", dt, DIMS(k));
+    ir_value *w = trans_b ? rtt_input(g, "w", dt, DIMS(n, k)) : rtt_input(g, "w", dt, DIMS(k, n));
+    ir_value *b = bias ? rtt_random(g, "bias", dt, 6, DIMS(n)) : NULL;
+    ir_value *res = res_len ? rtt_input(g, "res", dt, DIMS(res_len)) : NULL;
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, w, b, res));
+        ir_set_attr_int(g, y->producer, "transB", trans_b);
+        ir_set_attr_float(g, y->producer, "alpha", 0.5);
+        ir_set_attr_float(g, y->producer, "beta", 2.0);
+        set_act(g, y->producer, &tanh_act);
+    } else {
+        if (trans_b) {
+            w = rtt_op(g, IR_OP_Transpose, "wt", IN(w));
+            ir_set_attr_ints(g, w->producer, "perm", (int64_t[]){1, 0}, 2);
+        }
+        ir_value *acc = rtt_op(g, IR_OP_MatMul, "mm", IN(a, w));
+        acc = rtt_op(g, IR_OP_Mul, "scaled", IN(acc, scalar(g, "alpha", dt, 0.5)));
+        if (b)
+            acc = rtt_op(g, IR_OP_Add, "biased", IN(acc, b));
+        if (res) {
+            ir_value *r = rtt_op(g, IR_OP_Mul, "res_scaled", IN(res, scalar(g, "beta", dt, 2.0)));
+            acc = rtt_op(g, IR_OP_Add, "summed", IN(acc, r));
+        }
+        y = ref_act(g, &tanh_act, acc, dt, "y");
+    }
+    ir_add_output(g, y);
+}
+
+static void test_gemm_vector_a(void)
+{
+    for (int bits = 0; bits < 8; bits++) {
+        bool trans_b = bits & 1, bias = bits & 2;
+        int64_t res_len = bits & 4 ? 12 : bits == 3 ? 1 : 0;
+        ir_dtype dt = bits == 6 ? IR_F16 : bits == 7 ? IR_BF16 : IR_F32;
+        char what[128];
+        snprintf(what, sizeof what, "GemmEpilogue 1-D A %s transB %d bias %d residual [%lld]",
+                 ir_dtype_name(dt), trans_b, bias, (long long)res_len);
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        vector_gemm_graph(f, trans_b, bias, res_len, dt, true);
+        vector_gemm_graph(r, trans_b, bias, res_len, dt, false);
+        check_pair(f, r, tol_for(dt), what);
+    }
+    ir_graph *g = ir_graph_new("bad");
+    ir_value *a = rtt_input(g, "a", IR_F32, DIMS(4));
+    ir_value *y =
+        rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, rtt_input(g, "b", IR_F32, DIMS(2, 4, 6))));
+    ir_add_output(g, y);
+    expect_invalid(g, "GemmEpilogue: a 1-D A [4] needs a matrix B (not [2,4,6]) and no transA or "
+                      "transBatch");
+    g = ir_graph_new("bad");
+    a = rtt_input(g, "a", IR_F32, DIMS(4));
+    y = rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, rtt_input(g, "b", IR_F32, DIMS(4, 6))));
+    ir_set_attr_int(g, y->producer, "transA", 1);
+    ir_add_output(g, y);
+    expect_invalid(g, "GemmEpilogue: a 1-D A [4] needs a matrix B (not [4,6]) and no transA or "
+                      "transBatch");
+}
+
 /* ---- FusedQKV ------------------------------------------------------------------------------- */
 
 static void qkv_graph(ir_graph *g, const int64_t *sizes, uint32_t nsizes, bool bias, ir_dtype dt,
@@ -1833,6 +1899,7 @@ int main(void)
     RUN(test_gemm_variants);
     RUN(test_gemm_batched_b);
     RUN(test_gemm_trans_batch);
+    RUN(test_gemm_vector_a);
     RUN(test_qkv);
     RUN(test_rmsnorm);
     RUN(test_add_norms);
