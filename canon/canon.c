@@ -177,13 +177,15 @@ static void release_vague_declarations(ir_graph *g)
 }
 
 /* The ops the steps that act on some ops only look at (the nodes they change, or, reading through,
- * the node they start from): a step finds nothing to do in a graph without them. */
+ * the node they start from): a step finds nothing to do in a graph without them. A new respelling
+ * or no-op in spell.c, through.c, qdq.c or noops.c adds the op it starts from here, or it is skipped
+ * in graphs that have none of the others. */
 #define CN_OPS(...)                                                                                \
     (const ir_op[]){__VA_ARGS__}, sizeof((const ir_op[]){__VA_ARGS__}) / sizeof(ir_op)
 #define SPELL_OPS                                                                                  \
     CN_OPS(IR_OP_ReduceMean, IR_OP_ReduceSum, IR_OP_ReduceMax, IR_OP_ReduceMin, IR_OP_Squeeze,     \
            IR_OP_Unsqueeze, IR_OP_Split, IR_OP_Slice, IR_OP_Softmax, IR_OP_LayerNormalization,     \
-           IR_OP_Concat, IR_OP_Reshape, IR_OP_Gather, IR_OP_Transpose)
+           IR_OP_Concat, IR_OP_Reshape, IR_OP_Gather, IR_OP_Transpose, IR_OP_BatchNormalization)
 #define THROUGH_OPS CN_OPS(IR_OP_Cast, IR_OP_Where)
 #define QDQ_OPS     CN_OPS(IR_OP_QuantizeLinear)
 #define NOOP_OPS                                                                                   \

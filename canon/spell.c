@@ -15,6 +15,8 @@
  * - a Transpose that moves only dims of size 1 (and keeps the last) is a Reshape: a view;
  * - two Transposes in a row (the inner one read by nothing else) are one;
  * - a ReduceMax or ReduceMin over dims of size 1 is a Squeeze (or a no-op): a view.
+ * - a BatchNormalization of a view of a value [N, C, 1...] (views that move no element) normalizes
+ *   that value, and the view follows as one Reshape.
  *
  * Which ops, which attribute and input, and how the axes count is the table below. */
 #include "canon/internal.h"
@@ -258,7 +260,9 @@ static bool refines(const ir_type *now, const ir_type *was)
 /* A Reshape's computed shape as a constant, when its elements are known numbers (>= 1), dims
  * equal to the input's own at their place (0: copy, when allowzero is 0), and at most one other
  * dim, unknown element or -1 (-1: what is left, the only size that runs). The output's type must
- * stay what it was, or, when it is not a graph output, only gain static dims. */
+ * stay what it was or only gain static dims, also where it is a graph output: a dim the element
+ * count determines is the only size with which the original runs (ONNX Runtime's ReshapeFusion
+ * makes such a shape constant too). */
 static bool respell_reshape_shape(ir_graph *g, ir_node *n)
 {
     ir_value *shape = n->ninputs > 1 ? n->inputs[1] : NULL;
@@ -294,9 +298,9 @@ static bool respell_reshape_shape(ir_graph *g, ir_node *n)
         candidate.el[k] = (ir_sv_elem){vals[k], IR_SV_INT};
     shape->sv = &candidate;
     dg_context *quiet = dg_new();
-    bool same = ir_op_info_get(n->op)->infer(g, n, quiet) &&
-                (ir_type_equal(&n->outputs[0]->type, &before) ||
-                 (!n->outputs[0]->is_output && refines(&n->outputs[0]->type, &before)));
+    bool same =
+        ir_op_info_get(n->op)->infer(g, n, quiet) &&
+        (ir_type_equal(&n->outputs[0]->type, &before) || refines(&n->outputs[0]->type, &before));
     dg_free(quiet);
     shape->sv = sv;
     n->outputs[0]->type = before; /* validation after the step infers it again */
@@ -477,6 +481,102 @@ static bool respell_transpose_pair(cn_ctx *c, ir_node *outer)
     return true;
 }
 
+/* Whether a view node moves no element: a Reshape, Flatten, Squeeze or Unsqueeze, or a Transpose
+ * whose dims of more than 1 keep their order (static shapes of no zero dim). */
+static bool moves_nothing(const ir_node *n)
+{
+    if (n->op == IR_OP_Reshape || n->op == IR_OP_Flatten || n->op == IR_OP_Squeeze ||
+        n->op == IR_OP_Unsqueeze)
+        return true;
+    if (n->op != IR_OP_Transpose || !n->inputs[0])
+        return false;
+    const ir_type *x = &n->inputs[0]->type;
+    const int64_t *perm;
+    if (ir_get_ints(n, "perm", &perm) != (uint32_t)x->rank || !ir_type_is_static(x))
+        return false;
+    int64_t last = -1;
+    for (int i = 0; i < x->rank; i++) {
+        if (perm[i] < 0 || perm[i] >= x->rank || x->dims[perm[i]] < 1)
+            return false;
+        if (x->dims[perm[i]] == 1)
+            continue;
+        if (perm[i] < last)
+            return false;
+        last = perm[i];
+    }
+    return true;
+}
+
+/* Whether t is [N, C, 1...] (rank 2 or more): a BatchNormalization's channels and nothing else. */
+static bool channels_only(const ir_type *t, int64_t n, int64_t ch)
+{
+    if (t->rank < 2 || !ir_type_is_static(t) || t->dims[0] != n || t->dims[1] != ch)
+        return false;
+    for (int i = 2; i < t->rank; i++)
+        if (t->dims[i] != 1)
+            return false;
+    return true;
+}
+
+/* A BatchNormalization of a view that moves no element (ONNX Runtime's MatmulBNFusion test:
+ * MatMul [1, 5] > Reshape [1, 1, 1, 5] > Transpose [1, 5, 1, 1] > BN), where some value up the
+ * chain of views, y, is [N, C, 1...] as the BN's input is: the BN normalizes y (the same elements
+ * with the same channels, so exact), and a Reshape to its output's shape follows. The BN then reads
+ * what computed y (matmul_bn folds it into a MatMul's weight) and the views between go. The views
+ * must have no other reader, the BN one output and constant parameters: the view next to the BN
+ * becomes the BN, the BN the Reshape (it keeps its output, so its readers and name stay). */
+static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
+{
+    if (bn->op != IR_OP_BatchNormalization || bn->noutputs != 1 || bn->ninputs != 5 ||
+        !bn->inputs[0])
+        return false;
+    const ir_type *x = &bn->inputs[0]->type;
+    if (x->rank < 2 || !ir_type_is_static(x))
+        return false;
+    int64_t dims[IR_MAX_RANK]; /* the BN's input, whose type the view next to it gives up */
+    memcpy(dims, x->dims, (size_t)x->rank * sizeof *dims);
+    for (uint32_t i = 1; i < 5; i++)
+        if (!bn->inputs[i] || bn->inputs[i]->kind != IR_VALUE_CONST)
+            return false;
+    ir_node *top = NULL;
+    ir_value *y = NULL;
+    for (ir_value *v = bn->inputs[0]; v && v->kind == IR_VALUE_NODE;) {
+        ir_node *view = v->producer;
+        if (cn_shared(c, v) || view->dead || view->noutputs != 1 || !moves_nothing(view) ||
+            !view->inputs[0])
+            break;
+        if (!top)
+            top = view;
+        v = view->inputs[0];
+        if (v->type.dtype == x->dtype && channels_only(&v->type, x->dims[0], x->dims[1]))
+            y = v;
+    }
+    if (!y || y->type.rank == x->rank || bn->outputs[0]->type.rank != x->rank)
+        return false; /* none, or the BN's own shape: a Reshape to itself, noops' business */
+    ir_value **in = ar_alloc_array(c->g->arena, 5, sizeof *in);
+    in[0] = y;
+    for (uint32_t i = 1; i < 5; i++)
+        in[i] = bn->inputs[i];
+    ir_attr *attrs = ar_alloc_array(c->g->arena, bn->nattrs ? bn->nattrs : 1, sizeof *attrs);
+    memcpy(attrs, bn->attrs, bn->nattrs * sizeof *attrs);
+    top->op = IR_OP_BatchNormalization;
+    top->inputs = in;
+    top->ninputs = 5;
+    top->attrs = attrs;
+    top->nattrs = bn->nattrs;
+    top->outputs[0]->type = y->type;
+    int rank = bn->outputs[0]->type.rank;
+    ir_value *shape = cn_new_ints(c->g, stem(bn, "shape"), dims, rank);
+    bn->op = IR_OP_Reshape;
+    bn->nattrs = 0;
+    bn->ninputs = 2;
+    bn->inputs[0] = top->outputs[0];
+    bn->inputs[1] = shape;
+    if (y->id < c->nfwd) /* a reader more: no step may change it in place now */
+        c->gained[y->id] = true;
+    return true;
+}
+
 uint32_t cn_spell(cn_ctx *c)
 {
     uint32_t respelled = 0;
@@ -494,6 +594,7 @@ uint32_t cn_spell(cn_ctx *c)
         changed |= respell_unit_transpose(c, n);
         changed |= respell_transpose_pair(c, n);
         changed |= respell_unit_reduce(c, n);
+        changed |= respell_bn_through_view(c, n);
         respelled += changed;
     }
     return respelled;

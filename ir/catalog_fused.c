@@ -42,6 +42,8 @@ const ir_attr_schema ir_attrs_GemmEpilogue[] = {
     {"alpha", IR_ATTR_FLOAT, false, 0, 1.0, NULL, NULL, 0},
     {"beta", IR_ATTR_FLOAT, false, 0, 1.0, NULL, NULL, 0},
     ACT_ATTRS,
+    {"transBatchA", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
+    {"transBatchB", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
 };
 const uint32_t ir_nattrs_GemmEpilogue = FR_COUNT_OF(ir_attrs_GemmEpilogue);
 
@@ -338,9 +340,24 @@ bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
 
 /* ---- GemmEpilogue ---------------------------------------------------------------------------- */
 
-/* GemmEpilogue(A[...,M,K], B[...,K,N], bias[N]?, residual?) -> Y[...,M,N] (transA/transB swap the
- * last two dims of A / B); a batched B's batch dims broadcast with A's as MatMul's do; the residual
- * broadcasts to Y. */
+/* t with its first dim moved behind the batch dims ([d0, b..., d] -> [b..., d0, d]): what
+ * transBatchA / transBatchB make of an operand before transA / transB. */
+static ir_type trans_batch_view(const ir_type *t)
+{
+    ir_type v = *t;
+    int r = t->rank;
+    for (int i = 0; i < r - 2; i++)
+        v.dims[i] = t->dims[i + 1];
+    v.dims[r - 2] = t->dims[0];
+    v.layout = IR_LAYOUT_NONE;
+    return v;
+}
+
+/* GemmEpilogue(A[...,M,K], B[...,K,N], bias[N]?, residual?) -> Y[...,M,N] (a 1-D A [K] with a
+ * matrix B gives Y [N], as MatMul's vector does; transBatchA/transBatchB
+ * first move the first dim of A / B behind its batch dims, as ONNX Runtime's FusedMatMul does, and
+ * need A and B of one rank of at least 3; transA/transB then swap the last two dims of A / B); a
+ * batched B's batch dims broadcast with A's as MatMul's do; the residual broadcasts to Y. */
 bool ir_infer_GemmEpilogue(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!float_inputs(g, n, dg) || !check_act(g, n, dg))
@@ -348,16 +365,47 @@ bool ir_infer_GemmEpilogue(ir_graph *g, ir_node *n, dg_context *dg)
     const ir_type *a = ir_in(n, 0), *b = ir_in(n, 1);
     if (any_rank_unknown(n))
         return all_unknown(g, n, dg, a->dtype);
-    if (!ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 1, 2, IR_MAX_RANK))
+    if (!ir_check_rank(g, n, dg, 0, 1, IR_MAX_RANK) || !ir_check_rank(g, n, dg, 1, 2, IR_MAX_RANK))
         return false;
+    bool tba = ir_get_int(n, "transBatchA") != 0, tbb = ir_get_int(n, "transBatchB") != 0;
+    if (a->rank == 1) { /* a vector times a matrix, as MatMul's 1-D A: Y [N] */
+        if (b->rank != 2 || ir_get_int(n, "transA") || tba || tbb)
+            return ir_node_error(g, n, dg,
+                                 "a 1-D A %s needs a matrix B (not %s) and no transA or transBatch",
+                                 ir_shape_str(g, a), ir_shape_str(g, b));
+        bool tb1 = ir_get_int(n, "transB") != 0;
+        if (!dims_agree(a->dims[0], b->dims[tb1 ? 1 : 0]))
+            return ir_node_error(g, n, dg, "A %s and B %s disagree on K", ir_shape_str(g, a),
+                                 ir_shape_str(g, b));
+        ir_type y1 = *a;
+        y1.layout = IR_LAYOUT_NONE;
+        y1.dims[0] = b->dims[tb1 ? 0 : 1];
+        if (!check_vector(g, n, dg, 2, y1.dims[0], "bias") ||
+            (ir_in(n, 3) && !ir_check_unidirectional(g, n, dg, ir_in(n, 3), &y1, "the residual")))
+            return false;
+        n->outputs[0]->type = y1;
+        return ir_infer_done(g, n, dg);
+    }
+    ir_type va, vb;
+    if (tba || tbb) {
+        if (a->rank != b->rank || a->rank < 3)
+            return ir_node_error(g, n, dg,
+                                 "transBatchA/transBatchB need A and B of one rank of at least 3, "
+                                 "not A %s and B %s",
+                                 ir_shape_str(g, a), ir_shape_str(g, b));
+        va = tba ? trans_batch_view(a) : *a;
+        vb = tbb ? trans_batch_view(b) : *b;
+        a = &va;
+        b = &vb;
+    }
     bool ta = ir_get_int(n, "transA") != 0, tb = ir_get_int(n, "transB") != 0;
     int r = a->rank, rb = b->rank;
     int64_t m = ta ? a->dims[r - 1] : a->dims[r - 2], k = ta ? a->dims[r - 2] : a->dims[r - 1];
     int64_t kb = tb ? b->dims[rb - 1] : b->dims[rb - 2],
             nn = tb ? b->dims[rb - 2] : b->dims[rb - 1];
     if (!dims_agree(k, kb))
-        return ir_node_error(g, n, dg, "A %s and B %s disagree on K", ir_shape_str(g, a),
-                             ir_shape_str(g, b));
+        return ir_node_error(g, n, dg, "A %s and B %s disagree on K", ir_shape_str(g, ir_in(n, 0)),
+                             ir_shape_str(g, ir_in(n, 1)));
     ir_type y = *a;
     if (rb > 2) { /* the batch dims broadcast */
         ir_type ba = *a, bb = *b;

@@ -86,7 +86,7 @@ static bool rank_in(const ir_node *n, uint32_t i, int lo, int hi, const char *wh
 /* GEMMs: A batched [..., M, K] (rank 2 or more), the weight a matrix, the bias a vector. */
 static bool cpu_gemm(const ir_graph *g, const ir_node *n, char *why_not)
 {
-    return float_inputs(n, why_not) && rank_in(n, 0, 2, IR_MAX_RANK, "A", why_not) &&
+    return float_inputs(n, why_not) && rank_in(n, 0, 1, IR_MAX_RANK, "A", why_not) &&
            rank_in(n, 1, 2, IR_MAX_RANK, "B", why_not) && rank_in(n, 2, 1, 1, "the bias", why_not);
 }
 

@@ -9,7 +9,8 @@
  *                                        activation, activation_alpha/beta  Relu, LeakyRelu, Sigmoid,
  *                                                                           Tanh or HardSigmoid
  *   GemmEpilogue(A, B, bias)           Gemm(A, B, C) (standard ONNX)       A 2-D, no residual or act
- *   GemmEpilogue(A, B)                 FusedMatMul(A, B) alpha, trans*     no bias, residual or act
+ *   GemmEpilogue(A, B)                 FusedMatMul(A, B) alpha, trans*,    no bias, residual or act
+ *                                        transBatch*
  *   AddLayerNorm(A, B, s, b?, sb?)     SkipLayerNormalization(A, B, s, b,  normalized over the last
  *     -> Y, S                            sb) -> Y,_,_,S                    axis, A 2-D or 3-D, B of
  *   AddRMSNorm(A, B, s) -> Y, S        SkipSimplifiedLayerNormalization    A's shape, s, b, sb 1-D
@@ -427,17 +428,17 @@ static bool no_attrs(const ox_pending *p)
     return p->proto->n_attribute == 0;
 }
 
-/* FusedMatMul's transBatchA/B transpose batch dims into the matrix: only 0 is the catalog's. */
+/* FusedMatMul's attributes are GemmEpilogue's (contrib_matmul.c decomposes the forms it cannot
+ * hold before this). */
 static bool fused_matmul_attrs(ox_importer *im, ox_pending *p)
 {
-    static const char *const matmul[] = {"alpha", "transA", "transB", NULL};
+    static const char *const matmul[] = {"alpha",       "transA",      "transB",
+                                         "transBatchA", "transBatchB", NULL};
     for (size_t i = 0; i < p->proto->n_attribute; i++) {
         const Onnx__AttributeProto *a = p->proto->attribute[i];
-        if (is_attr(a, "transBatchA", ATTR_INT) || is_attr(a, "transBatchB", ATTR_INT)) {
-            if (a->i != 0)
-                return false;
-            continue;
-        }
+        if ((is_attr(a, "transBatchA", ATTR_INT) || is_attr(a, "transBatchB", ATTR_INT)) &&
+            a->i == 0)
+            continue; /* the default, left unwritten */
         bool known = false;
         for (const char *const *name = matmul; *name && !known; name++)
             known = a->name && strcmp(a->name, *name) == 0;
@@ -593,14 +594,18 @@ static bool export_fused_conv(ox_exporter *ex, const ir_node *n)
 static bool export_gemm(ox_exporter *ex, const ir_node *n)
 {
     static const char *const matmul_attrs[] = {"alpha", "transA", "transB", NULL};
+    static const char *const batch_attrs[] = {"alpha",       "transA",      "transB",
+                                              "transBatchA", "transBatchB", NULL};
     bool bias = n->ninputs > 2 && n->inputs[2];
     bool residual = n->ninputs > 3 && n->inputs[3];
     int act = node_act(n);
     if (!bias && !residual && act == -2) {
         Onnx__NodeProto *np = ox_emit_node(ex, "com.microsoft", "FusedMatMul", n);
-        ox_emit_copy_attrs(ex, np, n, matmul_attrs);
+        ox_emit_copy_attrs(ex, np, n, batch_attrs);
         return true;
     }
+    if (ir_get_int(n, "transBatchA") || ir_get_int(n, "transBatchB"))
+        return false; /* only FusedMatMul moves batch dims */
     if (residual || act == -1 || (act >= 0 && !acts[act].in_gemm) || n->inputs[0]->type.rank != 2 ||
         n->inputs[1]->type.rank != 2)
         return false;

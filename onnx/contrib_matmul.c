@@ -8,8 +8,9 @@
  * imported as Transpose (one per operand, the two moves composed), MatMul, and Mul by alpha when
  * alpha is not 1 (ONNX Runtime scales the finished products, as the Mul does). GemmEpilogue takes
  * the node when there is no transBatch and B is known at import to be 2-D (a constant or a graph
- * input); a B computed by another node may be 3-D, so the subgraph is taken, which rules fuse
- * again where they may. onnx/forms checks each form against onnxruntime. */
+ * input), and with transBatch when A and B are known to have one rank of at least 3 (GemmEpilogue's
+ * transBatchA / transBatchB); a B computed by another node may be 3-D, so the subgraph is taken,
+ * which rules fuse again where they may. onnx/forms checks each form against onnxruntime. */
 #include "onnx/onnx_internal.h"
 
 #include "base/check.h"
@@ -108,6 +109,8 @@ bool ox_contrib_fused_matmul(ox_importer *im, ox_pending *p, bool *decomposed)
     int ra = known_rank(a), rb = known_rank(b);
     if (!batch && rb == 2 && (ra < 0 || ra >= 2))
         return true; /* GemmEpilogue's form */
+    if (batch && ra >= 3 && ra == rb)
+        return true; /* GemmEpilogue's form, with transBatchA / transBatchB */
     int rank[2] = {ra, rb};
     if (batch) {
         int known = ra >= 0 ? ra : rb;

@@ -11,7 +11,8 @@
  *   FusedSoftmax(X, mask?)           Softmax(Add(Mul(X, scale), mask)) (bf16: in f32 between Casts)
  *   SwiGLU(g, u)                     Mul(Mul(g, Sigmoid(g)), u)
  *   GemmEpilogue(A, B, bias?, res?)  act(Add(Add(Mul(MatMul(A', B'), alpha), bias),
- *                                    Mul(res, beta))), A' and B' transposed per transA/B
+ *                                    Mul(res, beta))), A' and B' transposed per transA/B and
+ *                                    transBatchA/B
  *   FusedConvAct(X, W, B?, res?)     act(Add(Conv(X, W, B), res))
  *   ElementwiseChain {expr}          one ONNX op per function of the expression
  *   RoPE(X, cos, sin)                rotate-half: X * c + Concat(-x2, x1) * s (tables of D/2
@@ -297,14 +298,27 @@ static const char *swap_last(sub *s, const char *x, int rank)
     return transpose(s, x, perm, rank);
 }
 
+/* A GEMM operand as op() reads it: with trans_batch its first dim moved behind the batch dims
+ * ([d0, b..., d] -> [b..., d0, d]), with trans its last two dims swapped; one Transpose for both. */
+static const char *gemm_operand(sub *s, const char *x, int rank, bool trans_batch, bool trans)
+{
+    if (!trans_batch)
+        return trans ? swap_last(s, x, rank) : x;
+    int64_t perm[IR_MAX_RANK];
+    for (int i = 0; i < rank - 2; i++)
+        perm[i] = i + 1;
+    perm[rank - 2] = trans ? rank - 1 : 0;
+    perm[rank - 1] = trans ? 0 : rank - 1;
+    return transpose(s, x, perm, rank);
+}
+
 static void gemm_epilogue(sub *s)
 {
     const ir_node *n = s->n;
-    const char *a = name_of(n->inputs[0]), *b = name_of(n->inputs[1]);
-    if (ir_get_int(n, "transA"))
-        a = swap_last(s, a, n->inputs[0]->type.rank);
-    if (ir_get_int(n, "transB"))
-        b = swap_last(s, b, n->inputs[1]->type.rank);
+    const char *a = gemm_operand(s, name_of(n->inputs[0]), n->inputs[0]->type.rank,
+                                 ir_get_int(n, "transBatchA"), ir_get_int(n, "transA"));
+    const char *b = gemm_operand(s, name_of(n->inputs[1]), n->inputs[1]->type.rank,
+                                 ir_get_int(n, "transBatchB"), ir_get_int(n, "transB"));
     const char *y = op2(s, "MatMul", a, b, NULL);
     double alpha = ir_get_float(n, "alpha"), beta = ir_get_float(n, "beta");
     if (alpha != 1.0)

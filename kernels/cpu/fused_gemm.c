@@ -50,9 +50,45 @@ static void apply_epilogue(const epilogue *e, float *y, int64_t n, int64_t r0, i
     }
 }
 
+/* An operand as the GEMM reads it: its dims in the order the GEMM sees them (transBatch applied),
+ * the distance between consecutive matrices of its batch dims and the row stride of each matrix. A
+ * transBatch operand [d0, b..., d] is read in place as [b..., d0, d]: matrix i starts at i * d and
+ * its rows are a whole batch of rows apart. */
+typedef struct {
+    const float *data;
+    int rank;
+    int64_t dims[IR_MAX_RANK];
+    int64_t matrix_stride, ld;
+} operand;
+
+static operand operand_of(const kn_tensor *t, bool trans_batch)
+{
+    operand o = {.data = t->data, .rank = t->rank};
+    int r = t->rank;
+    for (int i = 0; i < r; i++)
+        o.dims[i] = t->dims[i];
+    if (r == 1) { /* a vector: one row [1, K] */
+        o.rank = 2;
+        o.dims[0] = 1;
+        o.dims[1] = t->dims[0];
+        o.ld = o.matrix_stride = t->dims[0];
+        return o;
+    }
+    o.ld = t->dims[r - 1];
+    o.matrix_stride = t->dims[r - 2] * t->dims[r - 1];
+    if (trans_batch) {
+        for (int i = 0; i < r - 2; i++)
+            o.dims[i] = t->dims[i + 1];
+        o.dims[r - 2] = t->dims[0];
+        o.matrix_stride = t->dims[r - 1];
+        o.ld = fused_prod(t->dims, 1, r - 1) * t->dims[r - 1];
+    }
+    return o;
+}
+
 /* The stride, in matrices, of each of Y's `nb` batch dims in t's batch dims (aligned from the
  * right; 0 where t has no such dim or a dim of 1 that broadcasts). */
-static void batch_strides(const kn_tensor *t, const int64_t *ydims, int nb, int64_t *strides)
+static void batch_strides(const operand *t, const int64_t *ydims, int nb, int64_t *strides)
 {
     int tb = t->rank - 2;
     int64_t s = 1;
@@ -65,7 +101,7 @@ static void batch_strides(const kn_tensor *t, const int64_t *ydims, int nb, int6
 }
 
 /* A batched B: one GEMM per batch of Y, A's and B's batches broadcast to Y's as MatMul's do. */
-static void batched_gemm(const kn_tensor *a, const kn_tensor *b, kn_tensor *y, const epilogue *e,
+static void batched_gemm(const operand *a, const operand *b, kn_tensor *y, const epilogue *e,
                          bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha)
 {
     int nb = y->rank - 2;
@@ -73,7 +109,6 @@ static void batched_gemm(const kn_tensor *a, const kn_tensor *b, kn_tensor *y, c
     batch_strides(a, y->dims, nb, sa);
     batch_strides(b, y->dims, nb, sb);
     int64_t batch = fused_prod(y->dims, 0, nb);
-    const float *A = a->data, *B = b->data;
     float *Y = y->data;
     for (int64_t i = 0; i < batch; i++) {
         int64_t oa = 0, ob = 0, rest = i;
@@ -83,40 +118,42 @@ static void batched_gemm(const kn_tensor *a, const kn_tensor *b, kn_tensor *y, c
             oa += idx * sa[j];
             ob += idx * sb[j];
         }
-        kn_gemm_f32(ta, tb, m, n, k, alpha, A + oa * m * k, ta ? m : k, B + ob * k * n, tb ? k : n,
-                    0.0f, Y + i * m * n, n);
+        kn_gemm_f32(ta, tb, m, n, k, alpha, a->data + oa * a->matrix_stride, a->ld,
+                    b->data + ob * b->matrix_stride, b->ld, 0.0f, Y + i * m * n, n);
         apply_epilogue(e, Y, n, i * m, (i + 1) * m);
     }
 }
 
 bool kn_cpu_GemmEpilogue(const kn_call *call)
 {
-    const kn_tensor *a = &call->inputs[0], *b = &call->inputs[1];
     const kn_tensor *bias = call->ninputs > 2 ? &call->inputs[2] : NULL;
     const kn_tensor *res = call->ninputs > 3 ? &call->inputs[3] : NULL;
     kn_tensor *y = &call->outputs[0];
     bool ta = ir_get_int(call->node, "transA") != 0, tb = ir_get_int(call->node, "transB") != 0;
+    bool tba = ir_get_int(call->node, "transBatchA") != 0,
+         tbb = ir_get_int(call->node, "transBatchB") != 0;
+    operand a = operand_of(&call->inputs[0], tba), b = operand_of(&call->inputs[1], tbb);
     float alpha = (float)ir_get_float(call->node, "alpha");
     epilogue e = {.bias = bias && bias->data ? bias->data : NULL,
                   .res = res && res->data ? res->data : NULL,
                   .beta = (float)ir_get_float(call->node, "beta")};
     if (!fused_act_read(call, &e.act))
         return false;
-    int r = a->rank, rb = b->rank;
-    int64_t m = ta ? a->dims[r - 1] : a->dims[r - 2], k = ta ? a->dims[r - 2] : a->dims[r - 1];
-    int64_t n = tb ? b->dims[rb - 2] : b->dims[rb - 1];
-    int64_t batch = fused_prod(rb > 2 ? y->dims : a->dims, 0, (rb > 2 ? y->rank : r) - 2);
+    int r = a.rank, rb = b.rank;
+    int64_t m = ta ? a.dims[r - 1] : a.dims[r - 2], k = ta ? a.dims[r - 2] : a.dims[r - 1];
+    int64_t n = tb ? b.dims[rb - 2] : b.dims[rb - 1];
+    int64_t batch = fused_prod(rb > 2 ? y->dims : a.dims, 0, (rb > 2 ? y->rank : r) - 2);
     if (!kn_check_numel(call, 0, batch * m * n))
         return false;
     e.rank = y->rank;
     e.dims = y->dims;
     if (e.res)
         fused_bcast_strides(res, y->rank, e.res_strides);
-    if (rb > 2) {
-        batched_gemm(a, b, y, &e, ta, tb, m, n, k, alpha);
+    if (rb > 2) { /* also every transBatch: A and B then have one rank of at least 3 */
+        batched_gemm(&a, &b, y, &e, ta, tb, m, n, k, alpha);
         return true;
     }
-    const float *A = a->data, *B = b->data;
+    const float *A = a.data, *B = b.data;
     float *Y = y->data;
     int64_t ldb = tb ? k : n;
     if (!ta) {

@@ -158,12 +158,17 @@ static bool batches_fit(const ir_node *n, char *why_not)
 }
 
 /* GEMM rows: A's last dim (K, or M with transA), B's last dim and Y's (N) row alignment; a batched
- * B as MatMul's on cuBLASLt, when each operand holds every batch of Y or one matrix. */
+ * B as MatMul's on cuBLASLt, when each operand holds every batch of Y or one matrix. transBatchA/B
+ * (an operand's matrices interleaved along its batch dims) are not wired to cuBLASLt's layouts:
+ * refused, so the Transpose stays a kernel of its own on --target cuda. */
 bool kn_cuda_supports_GemmEpilogue(const ir_graph *g, const ir_node *n, char *why_not)
 {
     if (!same_float(n, 0, 4, why_not) || !rank_is(n, 0, 2, IR_MAX_RANK, "A", why_not) ||
         !rank_is(n, 1, 2, IR_MAX_RANK, "B", why_not) || !rank_is(n, 2, 1, 1, "the bias", why_not))
         return false;
+    if (ir_get_int(n, "transBatchA") || ir_get_int(n, "transBatchB"))
+        return kn_why(why_not, "transBatchA/transBatchB: the cuBLASLt kernel reads each operand's "
+                               "matrices contiguous, not interleaved along its batch dims");
     const ir_type *b = in_type(n, 1);
     if (b && b->rank > 2 && !batches_fit(n, why_not))
         return false;

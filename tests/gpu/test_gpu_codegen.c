@@ -160,6 +160,11 @@ static void test_supports(void)
                      " y = GemmEpilogue(a, b)\n output y\n}\n", why));
     CHECK_STR(why, "A's last dim = 33: rows of 66 bytes are not 16-byte aligned, as cuBLASLt's "
                    "kernels need");
+    CHECK(!supported("graph t {\n input a : f32[4,2,64]\n input b : f32[2,64,8]\n"
+                     " y = GemmEpilogue(a, b) {transBatchA=1}\n output y\n}\n",
+                     why));
+    CHECK_STR(why, "transBatchA/transBatchB: the cuBLASLt kernel reads each operand's matrices "
+                   "contiguous, not interleaved along its batch dims");
     CHECK(supported("graph t {\n input q : f32[1,2,4,128]\n input k : f32[1,1,4,128]\n"
                     " input v : f32[1,1,4,128]\n y = Attention(q, k, v)\n output y\n}\n", why));
     CHECK(!supported("graph t {\n input q : f32[1,2,4,256]\n input k : f32[1,1,4,256]\n"

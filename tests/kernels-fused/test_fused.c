@@ -456,6 +456,193 @@ static void test_gemm_batched_b(void)
     check_gemm(&cases[2], &none, IR_BF16);
 }
 
+/* transBatchA / transBatchB (ONNX Runtime's FusedMatMul): an operand stored [d0, b..., d] is read
+ * as [b..., d0, d] (then transposed when trans), in place. Against Transpose (one perm doing both
+ * moves) and MatMul, every combination of the four flags, A's batch [2, 3] against B's [2, 3] or
+ * [1, 3] (broadcast), with a bias, residual and activation on some. */
+typedef struct {
+    bool trans[2], batch[2], broadcast_b, epilogue;
+} trans_batch_case;
+
+static void expect_invalid(ir_graph *g, const char *message);
+
+/* An operand whose op() is [bd..., rows, cols] as the case stores it, and its reference. */
+static ir_value *trans_batch_operand(ir_graph *g, const char *name, ir_dtype dt, const int64_t *bd,
+                                     int64_t rows, int64_t cols, bool trans, bool batch, bool fused)
+{
+    /* the matrix before trans, then before the batch move */
+    int64_t d[4] = {bd[0], bd[1], trans ? cols : rows, trans ? rows : cols};
+    int64_t stored[4] = {d[0], d[1], d[2], d[3]};
+    if (batch) {
+        stored[0] = d[2];
+        stored[1] = d[0];
+        stored[2] = d[1];
+    }
+    ir_value *x = rtt_input(g, name, dt, DIMS(stored[0], stored[1], stored[2], stored[3]));
+    if (fused || (!trans && !batch))
+        return x;
+    int64_t perm[4] = {0, 1, 2, 3};
+    if (batch) {
+        perm[0] = 1;
+        perm[1] = 2;
+        perm[2] = 0;
+    }
+    if (trans) {
+        int64_t t = perm[3];
+        perm[3] = perm[2];
+        perm[2] = t;
+    }
+    x = rtt_op(g, IR_OP_Transpose, ar_printf(g->arena, "%s_t", name), IN(x));
+    ir_set_attr_ints(g, x->producer, "perm", perm, 4);
+    return x;
+}
+
+static void trans_batch_graph(ir_graph *g, const trans_batch_case *c, ir_dtype dt, bool fused)
+{
+    static const act_case relu = {"Relu", false, 0, 0};
+    static const act_case none = {"Identity", false, 0, 0};
+    const int64_t m = 5, k = 16, n = 12;
+    const int64_t ab[2] = {2, 3}, bb[2] = {c->broadcast_b ? 1 : 2, 3};
+    ir_value *a = trans_batch_operand(g, "a", dt, ab, m, k, c->trans[0], c->batch[0], fused);
+    ir_value *b = trans_batch_operand(g, "b", dt, bb, k, n, c->trans[1], c->batch[1], fused);
+    ir_value *bias = c->epilogue ? rtt_random(g, "bias", dt, 6, DIMS(n)) : NULL;
+    ir_value *res = c->epilogue ? rtt_input(g, "res", dt, DIMS(m, n)) : NULL;
+    const act_case *act = c->epilogue ? &relu : &none;
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, b, bias, res));
+        ir_node *node = y->producer;
+        static const char *const names[2][2] = {{"transA", "transB"},
+                                                {"transBatchA", "transBatchB"}};
+        for (int i = 0; i < 2; i++) {
+            ir_set_attr_int(g, node, names[0][i], c->trans[i]);
+            ir_set_attr_int(g, node, names[1][i], c->batch[i]);
+        }
+        ir_set_attr_float(g, node, "alpha", 0.5);
+        set_act(g, node, act);
+    } else {
+        ir_value *acc = rtt_op(g, IR_OP_MatMul, "mm", IN(a, b));
+        acc = rtt_op(g, IR_OP_Mul, "scaled", IN(acc, scalar(g, "alpha", dt, 0.5)));
+        if (bias)
+            acc = rtt_op(g, IR_OP_Add, "biased", IN(acc, bias));
+        if (res)
+            acc = rtt_op(g, IR_OP_Add, "summed", IN(acc, res));
+        y = ref_act(g, act, acc, dt, "y");
+    }
+    ir_add_output(g, y);
+}
+
+static void check_trans_batch(const trans_batch_case *c, ir_dtype dt)
+{
+    char what[160];
+    snprintf(what, sizeof what,
+             "GemmEpilogue %s transA %d transB %d transBatchA %d transBatchB %d%s%s",
+             ir_dtype_name(dt), c->trans[0], c->trans[1], c->batch[0], c->batch[1],
+             c->broadcast_b ? ", B's batch broadcast" : "", c->epilogue ? ", epilogue" : "");
+    ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+    trans_batch_graph(f, c, dt, true);
+    trans_batch_graph(r, c, dt, false);
+    check_pair(f, r, tol_for(dt), what);
+}
+
+static void test_gemm_trans_batch(void)
+{
+    for (int bits = 0; bits < 16; bits++) {
+        trans_batch_case c = {.trans = {bits & 1, bits & 2},
+                              .batch = {bits & 4, bits & 8},
+                              .broadcast_b = bits == 9 || bits == 12,
+                              .epilogue = bits % 3 == 0};
+        check_trans_batch(&c, IR_F32);
+    }
+    check_trans_batch(&(trans_batch_case){.trans = {true, false}, .batch = {true, true}}, IR_F16);
+    check_trans_batch(
+        &(trans_batch_case){.trans = {false, true}, .batch = {false, true}, .epilogue = true},
+        IR_BF16);
+
+    /* refused: transBatch over operands of different ranks, or of rank 2 */
+    ir_graph *g = ir_graph_new("bad");
+    ir_value *a = rtt_input(g, "a", IR_F32, DIMS(5, 3, 4));
+    ir_value *y =
+        rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, rtt_input(g, "b", IR_F32, DIMS(2, 3, 4, 6))));
+    ir_set_attr_int(g, y->producer, "transBatchA", 1);
+    ir_add_output(g, y);
+    expect_invalid(g, "GemmEpilogue: transBatchA/transBatchB need A and B of one rank of at least "
+                      "3, not A [5,3,4] and B [2,3,4,6]");
+    g = ir_graph_new("bad");
+    a = rtt_input(g, "a", IR_F32, DIMS(5, 4));
+    y = rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, rtt_input(g, "b", IR_F32, DIMS(4, 6))));
+    ir_set_attr_int(g, y->producer, "transBatchB", 1);
+    ir_add_output(g, y);
+    expect_invalid(g, "GemmEpilogue: transBatchA/transBatchB need A and B of one rank of at least "
+                      "3, not A [5,4] and B [4,6]");
+}
+
+/* A 1-D A [K] (MatMul's vector: Y [N]) against MatMul, Add and the activation, with transB, a
+ * bias, a residual of [N] or [1] and alpha / beta; refused with a batched B or transA. */
+static void vector_gemm_graph(ir_graph *g, bool trans_b, bool bias, int64_t res_len, ir_dtype dt,
+                              bool fused)
+{
+    static const act_case tanh_act = {"Tanh", false, 0, 0};
+    const int64_t k = 16, n = 12;
+    ir_value *a = rtt_input(g, "a", dt, DIMS(k));
+    ir_value *w = trans_b ? rtt_input(g, "w", dt, DIMS(n, k)) : rtt_input(g, "w", dt, DIMS(k, n));
+    ir_value *b = bias ? rtt_random(g, "bias", dt, 6, DIMS(n)) : NULL;
+    ir_value *res = res_len ? rtt_input(g, "res", dt, DIMS(res_len)) : NULL;
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, w, b, res));
+        ir_set_attr_int(g, y->producer, "transB", trans_b);
+        ir_set_attr_float(g, y->producer, "alpha", 0.5);
+        ir_set_attr_float(g, y->producer, "beta", 2.0);
+        set_act(g, y->producer, &tanh_act);
+    } else {
+        if (trans_b) {
+            w = rtt_op(g, IR_OP_Transpose, "wt", IN(w));
+            ir_set_attr_ints(g, w->producer, "perm", (int64_t[]){1, 0}, 2);
+        }
+        ir_value *acc = rtt_op(g, IR_OP_MatMul, "mm", IN(a, w));
+        acc = rtt_op(g, IR_OP_Mul, "scaled", IN(acc, scalar(g, "alpha", dt, 0.5)));
+        if (b)
+            acc = rtt_op(g, IR_OP_Add, "biased", IN(acc, b));
+        if (res) {
+            ir_value *r = rtt_op(g, IR_OP_Mul, "res_scaled", IN(res, scalar(g, "beta", dt, 2.0)));
+            acc = rtt_op(g, IR_OP_Add, "summed", IN(acc, r));
+        }
+        y = ref_act(g, &tanh_act, acc, dt, "y");
+    }
+    ir_add_output(g, y);
+}
+
+static void test_gemm_vector_a(void)
+{
+    for (int bits = 0; bits < 8; bits++) {
+        bool trans_b = bits & 1, bias = bits & 2;
+        int64_t res_len = bits & 4 ? 12 : bits == 3 ? 1 : 0;
+        ir_dtype dt = bits == 6 ? IR_F16 : bits == 7 ? IR_BF16 : IR_F32;
+        char what[128];
+        snprintf(what, sizeof what, "GemmEpilogue 1-D A %s transB %d bias %d residual [%lld]",
+                 ir_dtype_name(dt), trans_b, bias, (long long)res_len);
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        vector_gemm_graph(f, trans_b, bias, res_len, dt, true);
+        vector_gemm_graph(r, trans_b, bias, res_len, dt, false);
+        check_pair(f, r, tol_for(dt), what);
+    }
+    ir_graph *g = ir_graph_new("bad");
+    ir_value *a = rtt_input(g, "a", IR_F32, DIMS(4));
+    ir_value *y =
+        rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, rtt_input(g, "b", IR_F32, DIMS(2, 4, 6))));
+    ir_add_output(g, y);
+    expect_invalid(g, "GemmEpilogue: a 1-D A [4] needs a matrix B (not [2,4,6]) and no transA or "
+                      "transBatch");
+    g = ir_graph_new("bad");
+    a = rtt_input(g, "a", IR_F32, DIMS(4));
+    y = rtt_op(g, IR_OP_GemmEpilogue, "y", IN(a, rtt_input(g, "b", IR_F32, DIMS(4, 6))));
+    ir_set_attr_int(g, y->producer, "transA", 1);
+    ir_add_output(g, y);
+    expect_invalid(g, "GemmEpilogue: a 1-D A [4] needs a matrix B (not [4,6]) and no transA or "
+                      "transBatch");
+}
+
 /* ---- FusedQKV ------------------------------------------------------------------------------- */
 
 static void qkv_graph(ir_graph *g, const int64_t *sizes, uint32_t nsizes, bool bias, ir_dtype dt,
@@ -1871,6 +2058,8 @@ int main(void)
     RUN(test_gemm_every_activation);
     RUN(test_gemm_variants);
     RUN(test_gemm_batched_b);
+    RUN(test_gemm_trans_batch);
+    RUN(test_gemm_vector_a);
     RUN(test_qkv);
     RUN(test_rmsnorm);
     RUN(test_add_norms);

@@ -100,9 +100,12 @@ static void test_supports(void)
 
     ir_node *gemm3 = node(g, IR_OP_GemmEpilogue, IR_F32, 3, 2); /* B batched (FusedMatMul) */
     CHECK(kn_supports(g, gemm3, KN_BACKEND_CPU, why));
-    ir_node *gemm1 = node(g, IR_OP_GemmEpilogue, IR_F32, 1, 2);
+    ir_node *gemm1 = node(g, IR_OP_GemmEpilogue, IR_F32, 1, 2); /* A may be a vector, B not */
     CHECK(!kn_supports(g, gemm1, KN_BACKEND_CPU, why));
-    CHECK_STR(why, "A has rank 1; the kernel takes rank 2 or more");
+    CHECK_STR(why, "B has rank 1; the kernel takes rank 2 or more");
+    ir_node *gemm0 = node(g, IR_OP_GemmEpilogue, IR_F32, 0, 2);
+    CHECK(!kn_supports(g, gemm0, KN_BACKEND_CPU, why));
+    CHECK_STR(why, "A has rank 0; the kernel takes rank 1 or more");
 
     ir_node *chain = node(g, IR_OP_ElementwiseChain, IR_F32, 1, 33);
     CHECK(!kn_supports(g, chain, KN_BACKEND_CPU, why));

@@ -439,6 +439,26 @@ GQA_GRAPH = """graph gqa {
 }
 """
 
+# GemmEpilogue's transBatchA/B: alone a com.microsoft FusedMatMul of the same flags, with a bias,
+# residual and activation the Transpose (batch move and swap in one perm) + MatMul subgraph.
+TRANS_BATCH_GRAPH = """graph trans_batch {
+  input  a : f32[5,2,3,4]
+  input  b : f32[4,2,3,6]
+  input  a2 : f32[2,3,4,5]
+  input  b3 : f32[6,2,3,5]
+  input  r : f32[5,6]
+  const  c : f32[6] = random(seed=1)
+  y1 = GemmEpilogue(a, b) {transBatchA=1, transBatchB=1, alpha=0.5}
+  y2 = GemmEpilogue(a2, b, c, r) {transA=1, transBatchB=1, act="Relu", beta=2.0}
+  y3 = GemmEpilogue(a, b3) {transBatchA=1, transA=1, transBatchB=1, transB=1}
+  y4 = GemmEpilogue(a, b3, c) {transBatchA=1, transA=1, transBatchB=1, transB=1, act="Tanh"}
+  output y1
+  output y2
+  output y3
+  output y4
+}
+"""
+
 
 def make_cases(binary, tmp):
     cases = []
@@ -462,6 +482,10 @@ def make_cases(binary, tmp):
     cases.append(example_case(binary, tmp, gqa))
     for model in sorted(glob.glob(os.path.join(ROOT, "examples", "real", "*.onnx"))):
         cases.append(real_case(binary, tmp, model))
+    trans_batch = os.path.join(tmp, "trans_batch.graph")
+    with open(trans_batch, "w") as f:
+        f.write(TRANS_BATCH_GRAPH)
+    cases.append(example_case(binary, tmp, trans_batch))
     if os.path.isdir(SUITE):
         cases.append(suite_case(binary, tmp))
     return cases + flavours(binary, tmp)

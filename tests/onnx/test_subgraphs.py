@@ -9,7 +9,7 @@ EmbedLayerNormalization and FusedMatMul in onnxruntime itself).
 - BiasDropout, BitmaskDropout, DropoutGrad, BitmaskDropoutGrad in inference and with their
   masks; training mode imports as a Dropout that stays (never a no-op) and runs with the seeded
   mask of docs/kernels.md ("Dropout in training mode"), written again here in numpy;
-- FusedMatMul with transBatchA/B, transA/B and alpha, and with a 3-D B;
+- FusedMatMul with transBatchA/B, transA/B and alpha (GemmEpilogue's flags), and with a 3-D B;
 - EmbedLayerNormalization with and without segment, mask and position ids;
 - com.microsoft Attention with Megatron's 4-D mask and a KV cache.
 """
@@ -194,7 +194,11 @@ def fused_matmul(binary, tmp):
                               {"a": a, "b": b})
         testlib.assert_close(f"FusedMatMul {attrs}", out["y"], want, 1e-5, 1e-5)
         text = fuserule_ok(binary, "fmt", path)
-        check("MatMul(" in text and "GemmEpilogue" not in text, text)
+        # transBatch over operands of one known rank is GemmEpilogue's; a 3-D B the subgraph
+        if "transBatchA" in attrs or "transBatchB" in attrs:
+            check("GemmEpilogue(" in text and "MatMul(" not in text, text)
+        else:
+            check("MatMul(" in text and "GemmEpilogue" not in text, text)
     # different ranks are not what ONNX Runtime takes with transBatch
     node = ms("FusedMatMul", ["a", "b"], ["y"], transBatchB=1)
     path = os.path.join(d, "ranks.onnx")
