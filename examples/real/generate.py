@@ -222,7 +222,10 @@ def wav2vec2_conformer():
     from transformers import Wav2Vec2ConformerConfig, Wav2Vec2ConformerModel
     config = Wav2Vec2ConformerConfig(hidden_size=64, num_hidden_layers=2, num_attention_heads=4,
                                      intermediate_size=128, conv_dim=(32,) * 7,
-                                     conv_depthwise_kernel_size=15, vocab_size=32)
+                                     conv_depthwise_kernel_size=15, vocab_size=32,
+                                     # the dynamo exporter cannot decompose the sdpa path (a .view
+                                     # of a transposed [1, T, 4, 16]); eager exports with both
+                                     attn_implementation="eager")
     model = hf(Wav2Vec2ConformerModel(config))
     call = lambda m, x: m(input_values=x, return_dict=True)  # noqa: E731
     audio = torch.randn(1, 3200, generator=torch.Generator().manual_seed(17))
