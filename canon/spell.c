@@ -557,7 +557,7 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
     in[0] = y;
     for (uint32_t i = 1; i < 5; i++)
         in[i] = bn->inputs[i];
-    ir_attr *attrs = ar_alloc_array(c->g->arena, bn->nattrs ? bn->nattrs : 1, sizeof *attrs);
+    ir_attr *attrs = ar_alloc_array(c->g->arena, bn->nattrs, sizeof *attrs);
     memcpy(attrs, bn->attrs, bn->nattrs * sizeof *attrs);
     top->op = IR_OP_BatchNormalization;
     top->inputs = in;

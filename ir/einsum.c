@@ -130,6 +130,34 @@ bool ir_einsum_parse(const char *eq, const int *ranks, int ninputs, ir_einsum *e
     return true;
 }
 
+bool ir_einsum_sizes(const ir_einsum *e, const int64_t *const *dims, int64_t *size,
+                     int64_t (*stride)[IR_EINSUM_LABELS], bool *used, int64_t *a, int64_t *b)
+{
+    for (int l = 0; l < IR_EINSUM_LABELS; l++) {
+        size[l] = 1;
+        used[l] = false;
+    }
+    for (int i = 0; i < e->ninputs; i++) {
+        memset(stride[i], 0, sizeof stride[i]);
+        int64_t s = 1;
+        for (int k = e->rank[i] - 1; k >= 0; k--) {
+            int l = e->labels[i][k];
+            int64_t d = dims[i][k];
+            if (used[l] && size[l] != d && d != 1 && size[l] != 1) {
+                *a = size[l], *b = d;
+                return false;
+            }
+            if (!used[l] || size[l] == 1)
+                size[l] = d;
+            used[l] = true;
+            if (d != 1)
+                stride[i][l] += s; /* a repeated label walks the diagonal */
+            s *= d;
+        }
+    }
+    return true;
+}
+
 /* Einsum(Inputs...) {equation}: one dtype; each letter's size agrees across its uses (the
  * ellipsis dims broadcast); the output has the output term's dims. */
 bool ir_infer_Einsum(ir_graph *g, ir_node *n, dg_context *dg)

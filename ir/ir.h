@@ -470,6 +470,12 @@ typedef struct ir_einsum {
  * the equation has ("an output letter that no input has", ...). */
 bool ir_einsum_parse(const char *equation, const int *ranks, int ninputs, ir_einsum *out,
                      const char **err);
+/* The sizes of an equation's labels over inputs of the given dims: size[l] (1 for a label no input
+ * has), used[l] (some input has it), and each input's stride along each label (rows 0 to
+ * ninputs - 1: 0 where the input broadcasts it, the sum of its dims' strides where a label repeats:
+ * the diagonal). False when a label has two sizes of which neither is 1: *a and *b are those. */
+bool ir_einsum_sizes(const ir_einsum *e, const int64_t *const *dims, int64_t *size,
+                     int64_t (*stride)[IR_EINSUM_LABELS], bool *used, int64_t *a, int64_t *b);
 
 /* ---- ElementwiseChain expressions (defined in ir/catalog_fused.c; see docs/kernels.md) ------- */
 

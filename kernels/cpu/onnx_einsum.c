@@ -23,30 +23,15 @@ bool kn_cpu_Einsum(const kn_call *call)
     if (!ir_einsum_parse(eq, ranks, (int)call->ninputs, &e, &err))
         return kn_fail(call, "equation \"%s\" has %s", eq, err);
     /* each label's size, and each operand's stride along it (0 where it broadcasts) */
-    int64_t size[IR_EINSUM_LABELS], stride[IR_EINSUM_MAX_INPUTS + 1][IR_EINSUM_LABELS];
-    bool used[IR_EINSUM_LABELS] = {false};
+    int64_t size[IR_EINSUM_LABELS], stride[IR_EINSUM_MAX_INPUTS + 1][IR_EINSUM_LABELS], a, b;
+    bool used[IR_EINSUM_LABELS];
+    const int64_t *dims[IR_EINSUM_MAX_INPUTS];
+    for (int i = 0; i < e.ninputs; i++)
+        dims[i] = call->inputs[i].dims;
     memset(stride, 0, sizeof stride);
-    for (int l = 0; l < IR_EINSUM_LABELS; l++)
-        size[l] = 1;
-    for (int i = 0; i < e.ninputs; i++) {
-        const kn_tensor *x = &call->inputs[i];
-        int64_t s = 1;
-        for (int k = e.rank[i] - 1; k >= 0; k--) {
-            int l = e.labels[i][k];
-            int64_t d = x->dims[k];
-            if (used[l] && size[l] != d && d != 1 && size[l] != 1)
-                return kn_fail(call,
-                               "equation \"%s\": a dim is %lld in one place and %lld in "
-                               "another",
-                               eq, (long long)size[l], (long long)d);
-            if (!used[l] || size[l] == 1)
-                size[l] = d;
-            used[l] = true;
-            if (d != 1)
-                stride[i][l] += s; /* a repeated label walks the diagonal */
-            s *= d;
-        }
-    }
+    if (!ir_einsum_sizes(&e, dims, size, stride, used, &a, &b))
+        return kn_fail(call, "equation \"%s\": a dim is %lld in one place and %lld in another",
+                       eq, (long long)a, (long long)b);
     int64_t s = 1, out_numel = 1;
     for (int k = e.out_rank - 1; k >= 0; k--) {
         stride[e.ninputs][e.out[k]] = s;

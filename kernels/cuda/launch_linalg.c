@@ -322,28 +322,14 @@ bool kn_cuda_run_einsum(const kn_cuda_call *call)
     ir_einsum e;
     if (!ir_einsum_parse(eq, ranks, (int)n->ninputs, &e, &err))
         return kn_fail(&sc.call, "equation \"%s\" has %s", eq, err);
-    int64_t size[IR_EINSUM_LABELS], stride[KC_EINSUM_MAX_INPUTS][IR_EINSUM_LABELS];
-    bool used[IR_EINSUM_LABELS] = {false}, in_out[IR_EINSUM_LABELS] = {false};
-    memset(stride, 0, sizeof stride);
-    for (int l = 0; l < IR_EINSUM_LABELS; l++)
-        size[l] = 1;
-    for (int i = 0; i < e.ninputs; i++) {
-        int64_t s = 1;
-        for (int k = e.rank[i] - 1; k >= 0; k--) {
-            int l = e.labels[i][k];
-            int64_t d = in[i].dims[k];
-            if (used[l] && size[l] != d && d != 1 && size[l] != 1)
-                return kn_fail(&sc.call,
-                               "equation \"%s\": a dim is %lld in one place and %lld in another",
-                               eq, (long long)size[l], (long long)d);
-            if (!used[l] || size[l] == 1)
-                size[l] = d;
-            used[l] = true;
-            if (d != 1)
-                stride[i][l] += s; /* a repeated label walks the diagonal */
-            s *= d;
-        }
-    }
+    int64_t size[IR_EINSUM_LABELS], stride[KC_EINSUM_MAX_INPUTS][IR_EINSUM_LABELS], a, b;
+    bool used[IR_EINSUM_LABELS], in_out[IR_EINSUM_LABELS] = {false};
+    const int64_t *dims[KC_EINSUM_MAX_INPUTS];
+    for (int i = 0; i < e.ninputs; i++)
+        dims[i] = in[i].dims;
+    if (!ir_einsum_sizes(&e, dims, size, stride, used, &a, &b))
+        return kn_fail(&sc.call, "equation \"%s\": a dim is %lld in one place and %lld in another",
+                       eq, (long long)a, (long long)b);
     kc_einsum p = {.ninputs = e.ninputs, .out_rank = e.out_rank};
     int64_t out_numel = 1;
     for (int k = 0; k < e.out_rank; k++) {
