@@ -600,9 +600,10 @@ bool ir_infer_ElementwiseChain(ir_graph *g, ir_node *n, dg_context *dg)
 
 /* ---- Attention ------------------------------------------------------------------------------- */
 
-/* Attention(Q, K, V, mask?, cos?, sin?, key_mask?) {layout}: Q, K, V and Y are [B, H, S, D]
- * (layout "BHSD") or [B, S, H, D] ("BSHD"); the checks below work on the logical [B, H, S, D]
- * view of each. Hq is a multiple of Hkv; the mask broadcasts to [B, Hq, S, T]; cos and sin
+/* Attention(Q, K, V, mask?, cos?, sin?, key_mask?, bias?) {layout}: Q, K, V and Y are
+ * [B, H, S, D] (layout "BHSD") or [B, S, H, D] ("BSHD"); the checks below work on the logical
+ * [B, H, S, D] view of each. Hq is a multiple of Hkv; the mask and the bias (a second additive
+ * term, added after the mask) broadcast to [B, Hq, S, T]; cos and sin
  * (together) are RoPE's tables, of one shape [..., W] (W = D or D/2, D even) broadcasting to both
  * Q's [B, Hq, S, W] and K's [B, Hkv, T, W], since each is rotated by its own positions in the
  * tables; key_mask is an integer key-padding mask broadcasting to [B, T]. */
@@ -682,6 +683,8 @@ bool ir_infer_Attention(ir_graph *g, ir_node *n, dg_context *dg)
             return false;
     if (!ir_check_dtype(g, n, dg, 6, IR_DTS_INDEX))
         return false;
+    if (!ir_check_dtype(g, n, dg, 7, IR_DTS_FLOAT) || !ir_check_same_dtype(g, n, dg, 0, 7))
+        return false;
     const char *layout = ir_get_string(n, "layout");
     bool bshd = strcmp(layout, "BSHD") == 0;
     if (!bshd && strcmp(layout, "BHSD") != 0)
@@ -707,6 +710,8 @@ bool ir_infer_Attention(ir_graph *g, ir_node *n, dg_context *dg)
                              (long long)q[1], (long long)k[1]);
     ir_type scores = type4(qt, q[0], q[1], q[2], k[2]);
     if (ir_in(n, 3) && !ir_check_unidirectional(g, n, dg, ir_in(n, 3), &scores, "the mask"))
+        return false;
+    if (ir_in(n, 7) && !ir_check_unidirectional(g, n, dg, ir_in(n, 7), &scores, "the bias"))
         return false;
     if (!check_rotary(g, n, dg, q, k) || !check_key_mask(g, n, dg, q, k))
         return false;

@@ -128,7 +128,7 @@ typedef struct kn_cuda_impl {
     kn_cuda_fn run;
 } kn_cuda_impl;
 
-enum { KN_MAX_PORTS = 7 };
+enum { KN_MAX_PORTS = 8 };
 
 /* Layout tags (docs/graph-format.md) as a set: bit (1 << IR_LAYOUT_x). A tag names what each dim
  * of a tensor is; the kernels of convolutions read the channels at dim 1, so they declare the

@@ -104,11 +104,15 @@ static bool cpu_ewchain(const ir_graph *g, const ir_node *n, char *why_not)
     return float_inputs(n, why_not);
 }
 
-/* Q, K, V, mask, cos and sin float; key_mask (input 6) i32 or i64, as inference checked. */
+/* Q, K, V, mask, cos, sin and bias float; key_mask (input 6) i32 or i64, as inference checked. */
 static bool cpu_attention(const ir_graph *g, const ir_node *n, char *why_not)
 {
     if (!float_inputs_before(n, 6, why_not))
         return false;
+    const ir_type *bt = in_type(n, 7);
+    if (bt && bt->dtype != IR_DTYPE_UNKNOWN && !ir_dtype_is_float(bt->dtype))
+        return kn_why(why_not, "input 7 is %s; the CPU kernel takes f32, f16 or bf16",
+                      ir_dtype_name(bt->dtype));
     for (uint32_t i = 0; i < 3; i++) {
         const ir_type *t = in_type(n, i);
         if (t && t->rank >= 0 && t->rank != 4)
@@ -193,10 +197,10 @@ static const kn_fused_entry entries[] = {
      {{"x", false}}, {{"Y", false}}, true, CPU(ElementwiseChain, cpu_ewchain),
      CUDA(ElementwiseChain)},
     {IR_OP_Attention,
-     "softmax(scale * rope(Q) @ rope(K)^T + key_mask + mask) @ V, causal optional, GQA, BHSD or "
-     "BSHD",
+     "softmax(scale * rope(Q) @ rope(K)^T + key_mask + mask + bias) @ V, causal optional, GQA, "
+     "BHSD or BSHD",
      {{"Q", false}, {"K", false}, {"V", false}, {"mask", true}, {"cos", true}, {"sin", true},
-      {"key_mask", true}},
+      {"key_mask", true}, {"bias", true}},
      {{"Y", false}}, false,
      CPU(Attention, cpu_attention), CUDA(Attention)},
     {IR_OP_RoPE, "X * cos + rotate(X) * sin on the last dim",

@@ -17,8 +17,8 @@
  *   ElementwiseChain {expr}          one ONNX op per function of the expression
  *   RoPE(X, cos, sin)                rotate-half: X * c + Concat(-x2, x1) * s (tables of D/2
  *                                    concatenated twice); interleaved: the pairs split apart
- *   Attention(Q, K, V, mask?, .., key_mask?)  Softmax(MatMul(Q, K^T) * scale [+ key_mask's scores]
- *                                    + mask [+ causal]) @ V over
+ *   Attention(Q, K, V, mask?, .., key_mask?, bias?)  Softmax(MatMul(Q, K^T) * scale
+ *                                    [+ key_mask's scores] + mask [+ bias] [+ causal]) @ V over
  *                                    BHSD (BSHD transposed in and out; Q and K rotated as
  *                                    RoPE below when the tables are given; K/V heads repeated
  *                                    for GQA)
@@ -751,6 +751,8 @@ static void attention(sub *s)
                      key_mask_scores(s, n->inputs[6], ir_get_float(n, "mask_filter_value")), NULL);
     if (n->ninputs > 3 && n->inputs[3])
         scores = op2(s, "Add", scores, name_of(n->inputs[3]), NULL);
+    if (n->ninputs > 7 && n->inputs[7]) /* the bias after the mask, as the kernels add it */
+        scores = op2(s, "Add", scores, name_of(n->inputs[7]), NULL);
     if (ir_get_int(n, "causal")) /* key j masked for query i when j > i + T - S */
         scores = op2(s, "Add", scores, causal_mask(s, q, k), NULL);
     Onnx__NodeProto *np;

@@ -84,6 +84,8 @@ typedef struct {
     const kn_tensor *key_mask; /* i32 or i64 broadcasting to [B, T]: a key whose entry is not > 0
                                 * is masked */
     float filter;              /* what a masked key adds to its scores */
+    const float *bias;         /* a second additive term, added after the mask */
+    int64_t bias_strides[4];   /* the bias broadcast to [B, Hq, S, T] */
 } attention;
 
 /* Whether key j of batch b is kept by the key-padding mask. */
@@ -111,6 +113,14 @@ static void attention_scores(const attention *at, const float *q, const float *k
             const float *m = at->mask + b * ms[0] + h * ms[1] + i * ms[2];
             for (int64_t j = 0; j < t; j++)
                 p[i * t + j] += m[j * ms[3]];
+        }
+    }
+    if (at->bias) { /* after the mask: (scores * s + mask) + bias, as the unfused Adds */
+        const int64_t *bs = at->bias_strides;
+        for (int64_t i = 0; i < s; i++) {
+            const float *m = at->bias + b * bs[0] + h * bs[1] + i * bs[2];
+            for (int64_t j = 0; j < t; j++)
+                p[i * t + j] += m[j * bs[3]];
         }
     }
     if (at->causal)
@@ -171,6 +181,7 @@ bool kn_cpu_Attention(const kn_call *call)
     const kn_tensor *in = call->inputs;
     bool bshd = strcmp(ir_get_string(call->node, "layout"), "BSHD") == 0;
     const kn_tensor *mask = call->ninputs > 3 && in[3].data ? &in[3] : NULL;
+    const kn_tensor *bias = call->ninputs > 7 && in[7].data ? &in[7] : NULL;
     bool rotary = call->ninputs > 5 && in[4].data && in[5].data;
     attention at = {
         .q = heads_of(&in[0], bshd),
@@ -183,6 +194,7 @@ bool kn_cpu_Attention(const kn_call *call)
         .mask = mask ? mask->data : NULL,
         .key_mask = call->ninputs > 6 && in[6].data ? &in[6] : NULL,
         .filter = (float)ir_get_float(call->node, "mask_filter_value"),
+        .bias = bias ? bias->data : NULL,
     };
     if (at.k.h < 1 || at.q.h % at.k.h != 0)
         return kn_fail(call, "Q's %lld heads are not a multiple of K's %lld", (long long)at.q.h,
@@ -193,6 +205,8 @@ bool kn_cpu_Attention(const kn_call *call)
         at.scale = (float)(1.0 / sqrt((double)(at.q.d ? at.q.d : 1)));
     if (mask)
         fused_bcast_strides(mask, 4, at.mask_strides);
+    if (bias)
+        fused_bcast_strides(bias, 4, at.bias_strides);
     if (!rotary)
         return attention_run(call, &at, in[0].data, in[1].data);
     float *q = rotated(&in[0], &at.q, &in[4], &in[5]);

@@ -182,12 +182,13 @@ bool kc_rope(kc_context *ctx, const kc_tensor *x, const kc_tensor *cos_t, const 
  * shape [.., W], W = D or D/2)?: the rotate-half RoPE of q and k, the tables broadcasting to
  * [B, Hq, S, W] and [B, Hkv, T, W]; key_mask (i32 broadcasting to [B, T])?: key j of batch b adds filter to
  * its scores where key_mask[b, j] is not > 0, before the mask. Tiled over keys with an online softmax: no score matrix is
- * stored. D and Dv at most KC_ATTENTION_MAX_HEAD_DIM. */
+ * stored. bias (additive, broadcasting to [B, Hq, S, T])?: added after the mask. D and Dv at most
+ * KC_ATTENTION_MAX_HEAD_DIM. */
 enum { KC_ATTENTION_MAX_HEAD_DIM = 128 };
 bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const kc_tensor *v,
                   const kc_tensor *mask, const kc_tensor *cos_t, const kc_tensor *sin_t,
                   kc_tensor *y, float scale, bool causal, bool bshd, bool nan_to_zero,
-                  const kc_tensor *key_mask, float filter);
+                  const kc_tensor *key_mask, float filter, const kc_tensor *bias);
 
 /* ElementwiseChain: `body` is the CUDA source of one expression over float inputs x0..x(n-1)
  * (made by kn_cuda_ewchain_source, kernels/cuda/ewchain_codegen.c). The kernel is compiled at run

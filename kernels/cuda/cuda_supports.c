@@ -219,12 +219,16 @@ bool kn_cuda_supports_ElementwiseChain(const ir_graph *g, const ir_node *n, char
     return same_float(n, 0, n->ninputs, why_not);
 }
 
-/* Either layout, the mask, the rotary tables and an i32 key_mask: the kernel reads Q, K, V and Y
- * through strides and rotates Q and K as it loads them. */
+/* Either layout, the mask, the rotary tables, an i32 key_mask and the bias: the kernel reads Q,
+ * K, V and Y through strides and rotates Q and K as it loads them. */
 bool kn_cuda_supports_Attention(const ir_graph *g, const ir_node *n, char *why_not)
 {
     if (!same_float(n, 0, 6, why_not))
         return false;
+    const ir_type *q = in_type(n, 0), *bias = in_type(n, 7);
+    if (bias && (!ir_dtype_is_float(bias->dtype) || (q && bias->dtype != q->dtype)))
+        return kn_why(why_not, "the bias is %s; the CUDA kernel reads it in Q's dtype",
+                      ir_dtype_name(bias->dtype));
     const ir_type *km = in_type(n, 6);
     if (km && km->dtype != IR_DTYPE_UNKNOWN && km->dtype != IR_I32)
         return kn_why(why_not, "key_mask is %s; the CUDA kernel reads an i32 key_mask",

@@ -13,7 +13,7 @@ bool kn_cuda_run_Attention(const kn_cuda_call *call)
                         (float)ir_get_float(n, "scale"), ir_get_int(n, "causal") != 0,
                         strcmp(ir_get_string(n, "layout"), "BSHD") == 0,
                         ir_get_int(n, "nan_to_zero") != 0, &in[6],
-                        (float)ir_get_float(n, "mask_filter_value")) ||
+                        (float)ir_get_float(n, "mask_filter_value"), &in[7]) ||
            kn_cuda_failed(call);
 }
 

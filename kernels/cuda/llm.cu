@@ -146,9 +146,9 @@ static att_view att_view_of(const kc_tensor *t, bool bshd)
 }
 
 template <typename T> struct att_args {
-    const T *q, *k, *v, *mask, *cos_t, *sin_t;
+    const T *q, *k, *v, *mask, *cos_t, *sin_t, *bias;
     att_view qv, kv, vv, yv;
-    kc_bcast mb;     // the mask to [B, Hq, S, T]
+    kc_bcast mb, bb; // the mask and the bias to [B, Hq, S, T]
     kc_bcast cq, ck; // the tables (sin has cos's shape) to [B, Hq, S, W] and [B, Hkv, T, W]
     T *y;
     int64_t b, hq, hkv, s, t, d, dv, w;
@@ -232,6 +232,8 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
                 score += p.filter; // before the mask, as the CPU adds them
             if (p.mask)
                 score += kc_to_f32(p.mask[kc_bcast_offset(p.mb, qrow * p.t + t)]);
+            if (p.bias) // after the mask, as the unfused Adds
+                score += kc_to_f32(p.bias[kc_bcast_offset(p.bb, qrow * p.t + t)]);
         }
         float m_new = fmaxf(m, kc_warp_max(score));
         // exp(-inf - -inf) would be NaN: a row that has seen only masked keys keeps zero weight.
@@ -278,7 +280,7 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
 bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const kc_tensor *v,
                   const kc_tensor *mask, const kc_tensor *cos_t, const kc_tensor *sin_t,
                   kc_tensor *y, float scale, bool causal, bool bshd, bool nan_to_zero,
-                  const kc_tensor *key_mask, float filter)
+                  const kc_tensor *key_mask, float filter, const kc_tensor *bias)
 {
     if (q->rank != 4 || k->rank != 4 || v->rank != 4)
         return KC_FAIL(ctx, "attention: Q, K and V must have rank 4");
@@ -323,6 +325,13 @@ bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const
             if (!kc_bcast_make(mask, dims, 4, &p.mb))
                 return KC_FAIL(ctx, "attention: the mask does not broadcast to [B, Hq, S, T]");
             p.mask = (const T *)mask->data;
+        }
+        if (bias && bias->data) {
+            int64_t dims[4] = {p.b, p.hq, p.s, p.t};
+            if (bias->dtype != q->dtype || !kc_bcast_make(bias, dims, 4, &p.bb))
+                return KC_FAIL(ctx, "attention: the bias must be Q's dtype broadcasting to "
+                                    "[B, Hq, S, T]");
+            p.bias = (const T *)bias->data;
         }
         if (rotary) {
             p.w = cos_t->dims[cos_t->rank - 1];

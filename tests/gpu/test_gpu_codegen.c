@@ -184,6 +184,10 @@ static void test_supports(void)
                      " y = Attention(q, q, q, _, _, _, km) {layout=\"BSHD\"}\n output y\n}\n",
                     why));
     CHECK_STR(why, "key_mask is i64; the CUDA kernel reads an i32 key_mask");
+    /* the bias: Q's dtype on the device */
+    CHECK(supported("graph t {\n input q : f32[2,4,3,8]\n input b : f32[1,4,3,3]\n"
+                    " y = Attention(q, q, q, _, _, _, _, b)\n output y\n}\n",
+                    why));
     CHECK(!supported("graph t {\n input a : i8[4,30]\n input as : f32[]\n input b : i8[30,8]\n"
                      " input bs : f32[]\n y = QGemm(a, as, b, bs)\n output y\n}\n", why));
     CHECK_STR(why, "K = 30 and N = 8 must be multiples of 4 for cuBLASLt's int8 GEMM");

@@ -912,6 +912,18 @@ static const gpu_case cases[] = {
      "   -1,3,3,3,3,-1,3,3,3,3,-1,3,3,3,3,-1,3,3,3,3]\n"
      " y = Attention(q, k, v, _, _, _, km) {mask_filter_value=-30, causal=1}\n output y\n}\n",
      F16_ANY},
+    /* Attention's bias, added after the mask: Wav2Vec2-Conformer's position scores [1, H, S, T]
+     * with a padding mask, and an f16 BSHD bias [B, 1, 1, T] with causal and no mask */
+    {"attention_bias_mask",
+     "graph t {\n input q : f32[2,4,9,32]\n input k : f32[2,4,13,32]\n input v : f32[2,4,13,24]\n"
+     " input m : f32[2,1,1,13]\n input pb : f32[1,4,9,13]\n"
+     " y = Attention(q, k, v, m, _, _, _, pb)\n output y\n}\n",
+     F32_REDUCE},
+    {"attention_bias_f16_bshd_causal",
+     "graph t {\n input q : f16[3,7,2,64]\n input k : f16[3,40,2,64]\n input v : f16[3,40,2,64]\n"
+     " input pb : f16[3,1,1,40]\n"
+     " y = Attention(q, k, v, _, _, _, _, pb) {layout=\"BSHD\", causal=1}\n output y\n}\n",
+     F16_ANY},
 };
 
 /* Compares one output; NaN/Inf must agree in class and sign before any tolerance applies. */

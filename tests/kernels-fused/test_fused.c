@@ -950,6 +950,7 @@ typedef struct {
     int key_mask; /* 0: none, else a key-padding mask i32 [B, T] (1), i64 [1, T] (2) or i32
                    * [B, 1] (3) */
     double filter; /* its mask_filter_value; 0: the default, -10000 */
+    int bias;      /* 0: none, else a second additive term [1, Hq, S, T] (1) or [B, 1, 1, T] (2) */
 } attn_case;
 
 /* The key-padding mask: every third key (from the batch's own offset) masked, and entries -1, 0
@@ -983,7 +984,7 @@ static ir_value *ref_key_mask(ir_graph *g, const attn_case *c, ir_value *km)
 /* The unfused reference: heads of K and V repeated for GQA, Q @ K^T * scale + mask (+ causal),
  * softmax, @ V. */
 static ir_value *ref_attention(ir_graph *g, const attn_case *c, ir_value *q, ir_value *k,
-                               ir_value *v, ir_value *mask)
+                               ir_value *v, ir_value *mask, ir_value *bias)
 {
     ir_dtype dt = c->dt;
     if (c->hq != c->hkv) {
@@ -1012,6 +1013,8 @@ static ir_value *ref_attention(ir_graph *g, const attn_case *c, ir_value *q, ir_
         s = rtt_op(g, IR_OP_Add, "key_masked", IN(s, ref_key_mask(g, c, key_mask_of(g, c))));
     if (mask)
         s = rtt_op(g, IR_OP_Add, "masked", IN(s, mask));
+    if (bias) /* after the mask, as the kernels add it */
+        s = rtt_op(g, IR_OP_Add, "biased", IN(s, bias));
     if (c->causal) {
         /* bottom-right aligned: query i sees keys j <= i + T - S; the masked scores get a large
          * negative number the dtype can hold, which exp takes to 0 as it does -inf */
@@ -1054,7 +1057,11 @@ static void attn_graph(ir_graph *g, const attn_case *c, bool fused)
     ir_value *q = heads_input(g, "q", c, c->hq, c->s, c->d);
     ir_value *k = heads_input(g, "k", c, c->hkv, c->t, c->d);
     ir_value *v = heads_input(g, "v", c, c->hkv, c->t, c->dv);
-    ir_value *mask = NULL, *cs = NULL, *sn = NULL;
+    ir_value *mask = NULL, *cs = NULL, *sn = NULL, *bias = NULL;
+    if (c->bias == 1)
+        bias = rtt_random(g, "bias", dt, 19, DIMS(1, c->hq, c->s, c->t));
+    else if (c->bias == 2)
+        bias = rtt_random_range(g, "bias", dt, 19, -3, 0, DIMS(c->b, 1, 1, c->t));
     if (c->mask_rank == 4)
         mask = rtt_random_range(g, "mask", dt, 16, -3, 0, DIMS(c->b, 1, 1, c->t));
     else if (c->mask_rank == 2)
@@ -1070,7 +1077,7 @@ static void attn_graph(ir_graph *g, const attn_case *c, bool fused)
     ir_value *y;
     if (fused) {
         ir_value *km = c->key_mask ? key_mask_of(g, c) : NULL;
-        y = rtt_op(g, IR_OP_Attention, "y", IN(q, k, v, mask, cs, sn, km));
+        y = rtt_op(g, IR_OP_Attention, "y", IN(q, k, v, mask, cs, sn, km, bias));
         if (c->filter)
             ir_set_attr_float(g, y->producer, "mask_filter_value", c->filter);
         ir_set_attr_float(g, y->producer, "scale", c->scale);
@@ -1087,7 +1094,7 @@ static void attn_graph(ir_graph *g, const attn_case *c, bool fused)
             q = ref_rope_half(g, "q_", q, cs, sn, c->d, c->rotary == 2);
             k = ref_rope_half(g, "k_", k, cs, sn, c->d, c->rotary == 2);
         }
-        y = ref_attention(g, c, q, k, v, mask);
+        y = ref_attention(g, c, q, k, v, mask, bias);
         if (c->bshd)
             y = swap_heads(g, "y_seq", y);
     }
@@ -1131,6 +1138,12 @@ static void test_attention(void)
         {.b = 2, .hq = 2, .hkv = 2, .s = 1, .t = 3, .d = 8, .dv = 8, .dt = IR_F32,
          .key_mask = 3, .filter = -2},    /* GPT-2's [B, 1]: one entry per batch (a row of all
                                            * masked keys: -10000 would leave scores of 1e-3 ulp) */
+        {.b = 2, .hq = 4, .hkv = 4, .s = 5, .t = 5, .d = 8, .dv = 8, .mask_rank = 4,
+         .dt = IR_F32, .bias = 1},      /* Wav2Vec2-Conformer's position scores, padding mask */
+        {.b = 2, .hq = 4, .hkv = 2, .s = 3, .t = 7, .d = 8, .dv = 8, .causal = true,
+         .dt = IR_F16, .bshd = true, .key_mask = 1, .bias = 2},    /* every term, no mask */
+        {.b = 1, .hq = 4, .hkv = 4, .s = 6, .t = 6, .d = 8, .dv = 8, .mask_rank = 2,
+         .dt = IR_BF16, .bias = 1},
     };
     for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
         ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
@@ -1967,6 +1980,18 @@ static void test_inference_errors(void)
     km = rtt_input(g, "km", IR_I64, DIMS(3, 6));
     ir_add_output(g, rtt_op(g, IR_OP_Attention, "y", IN(q, q, q, NULL, NULL, NULL, km)));
     expect_invalid(g, "Attention: key_mask [3,6] must broadcast");
+
+    /* bias: Q's float dtype, broadcasting to the scores [B, Hq, S, T] without enlarging them */
+    g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(1, 4, 6, 8));
+    ir_value *ab = rtt_input(g, "ab", IR_F32, DIMS(2, 1, 1, 6));
+    ir_add_output(g, rtt_op(g, IR_OP_Attention, "y", IN(q, q, q, NULL, NULL, NULL, NULL, ab)));
+    expect_invalid(g, "Attention: the bias of shape [2,1,1,6] does not broadcast to");
+    g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(1, 4, 6, 8));
+    ab = rtt_input(g, "ab", IR_F16, DIMS(1, 1, 1, 6));
+    ir_add_output(g, rtt_op(g, IR_OP_Attention, "y", IN(q, q, q, NULL, NULL, NULL, NULL, ab)));
+    expect_invalid(g, "Attention: inputs 'q' (f32) and 'ab' (f16) must have the same dtype");
 
     g = ir_graph_new("bad");
     ir_value *x = rtt_input(g, "x", IR_F32, DIMS(1, 2, 5, 5));

@@ -432,10 +432,13 @@ GQA_GRAPH = """graph gqa {
   input  k : f32[2,5,2,8]
   input  v : f32[2,5,2,6]
   const  m : f32[5,5] = random(seed=1, lo=-1, hi=0)
+  const  pb : f32[1,4,5,5] = random(seed=2, lo=-2, hi=2)
   y = Attention(q, k, v, m) {causal=1, layout="BSHD"}
   z = Attention(q, k, v) {scale=0.3, layout="BSHD"}
+  w = Attention(q, k, v, m, _, _, _, pb) {layout="BSHD"}
   output y
   output z
+  output w
 }
 """
 
@@ -475,7 +478,8 @@ def make_cases(binary, tmp):
         cases.append(example_case(binary, tmp, graph))
     for name in ["fused_cnn", "fused_transformer", "fused_other", "fused_skip_bias"]:
         cases.append(example_case(binary, tmp, os.path.join(HERE, name + ".graph")))
-    # grouped-query attention (4 query heads over 2 key/value heads), causal with a mask, BSHD
+    # grouped-query attention (4 query heads over 2 key/value heads), causal with a mask, BSHD;
+    # and with a bias (a second additive term) after the mask
     gqa = os.path.join(tmp, "gqa.graph")
     with open(gqa, "w") as f:
         f.write(GQA_GRAPH)
