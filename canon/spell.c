@@ -558,7 +558,8 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
     for (uint32_t i = 1; i < 5; i++)
         in[i] = bn->inputs[i];
     ir_attr *attrs = ar_alloc_array(c->g->arena, bn->nattrs, sizeof *attrs);
-    memcpy(attrs, bn->attrs, bn->nattrs * sizeof *attrs);
+    if (bn->nattrs) /* a BN without attributes has none to copy (attrs is NULL) */
+        memcpy(attrs, bn->attrs, bn->nattrs * sizeof *attrs);
     top->op = IR_OP_BatchNormalization;
     top->inputs = in;
     top->ninputs = 5;
