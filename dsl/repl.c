@@ -217,11 +217,12 @@ static void check_shares(dsl_rule_check *rc, const dsl_repl_syntax *syn, dsl_rep
         }
         for (uint32_t k = 0; k < n->nops; k++)
             if (!cheap_to_share(n->ops[k])) {
-                dsl_rule_error(rc, tok.offset, tok.len,
-                               "'%s' may be %s, which is not cheap to keep for other readers: only "
-                               "elementwise, broadcast and movement ops (and DynamicQuantizeLinear) "
-                               "may be shared",
-                               cap->name, ir_op_name(n->ops[k]));
+                dsl_rule_error(
+                    rc, tok.offset, tok.len,
+                    "'%s' may be %s, which is not cheap to keep for other readers: only "
+                    "elementwise, broadcast and movement ops (and DynamicQuantizeLinear) "
+                    "may be shared",
+                    cap->name, ir_op_name(n->ops[k]));
                 break;
             }
         r->shares[r->nshares++] = cap;

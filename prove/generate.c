@@ -370,9 +370,8 @@ ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn, pv_trac
      * node then stays for that reader) */
     for (uint32_t i = 0; ok && i < r->nnodes; i++) {
         ir_value *v = gen.values[i];
-        if ((facts->nodes[i].exported || facts->nodes[i].shared) && v &&
-            v->kind == IR_VALUE_NODE && !v->is_output &&
-            pv_rng_chance(rng, 0.5))
+        if ((facts->nodes[i].exported || facts->nodes[i].shared) && v && v->kind == IR_VALUE_NODE &&
+            !v->is_output && pv_rng_chance(rng, 0.5))
             ir_add_output(g, v);
     }
     dg_free(dg);

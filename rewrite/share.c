@@ -66,7 +66,8 @@ bool rw_keep_shared(rw_plan *p, ir_node *n)
 
 /* A kept node must still compute what it computed: every value it reads comes from outside the
  * match or from another kept node. A shared member it reads is kept with it (even when nothing
- * else reads that one); any other member would be removed under it. */
+ * else reads that one); any other member refuses (conservatively even one whose value the fused
+ * node exports). */
 bool rw_close_kept(rw_plan *p, char *why)
 {
     for (size_t i = 0; i < p->kept.len; i++) {
@@ -79,7 +80,7 @@ bool rw_close_kept(rw_plan *p, char *why)
             if (!rw_is_shared(p, v->producer))
                 return rw_why(why,
                               "fan-out: '%s' (%s) is kept for its readers outside the match, but "
-                              "reads '%s', which the match would remove (not shared)",
+                              "reads '%s', computed by a node of the match that is not shared",
                               node_name(k), ir_op_name(k->op), v->name);
             vec_push(&p->kept, v->producer);
         }
