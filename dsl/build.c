@@ -379,7 +379,8 @@ dsl_value *dsl_value_list(dsl_parse *ctx, dsl_token open, dsl_list *items, dsl_t
 /* ---- replacements ---- */
 
 dsl_repl_syntax *dsl_repl_op(dsl_parse *ctx, dsl_token target, dsl_list *operands,
-                             dsl_list *actions, dsl_list *attrs, dsl_list *exports)
+                             dsl_list *actions, dsl_list *attrs, dsl_list *exports,
+                             dsl_list *shares)
 {
     dsl_repl_syntax *r = ar_alloc(ctx->rs->arena, sizeof *r);
     r->target = target;
@@ -388,6 +389,7 @@ dsl_repl_syntax *dsl_repl_op(dsl_parse *ctx, dsl_token target, dsl_list *operand
     r->actions = take_tokens(ctx, actions, &r->nactions);
     r->attrs = (dsl_attr_syntax **)take(ctx, attrs, &r->nattrs);
     r->exports = take_tokens(ctx, exports, &r->nexports);
+    r->shares = take_tokens(ctx, shares, &r->nshares);
     return r;
 }
 

@@ -151,6 +151,11 @@ typedef struct dsl_replacement {
     uint32_t nattrs;
     dsl_capture **exports;     /* interior nodes whose values become extra outputs, in order */
     uint32_t nexports;
+    /* interior nodes the fused node may absorb while other nodes still read them (`shares @t`):
+     * such a node stays for its other readers and dies with its last one (docs/matcher.md,
+     * "Shared nodes") */
+    dsl_capture **shares;
+    uint32_t nshares;
     dsl_capture *forward;      /* FORWARD */
     uint32_t src_offset, src_len;
 } dsl_replacement;

@@ -97,6 +97,8 @@ typedef struct dsl_repl_syntax {
     uint32_t nattrs;
     dsl_token *exports;
     uint32_t nexports;
+    dsl_token *shares;
+    uint32_t nshares;
 } dsl_repl_syntax;
 
 /* What the parser knows about a rule before it is checked. */
@@ -251,9 +253,10 @@ dsl_pattern *dsl_leaf(dsl_parse *ctx, dsl_token name, dsl_list *preds);
 dsl_pattern *dsl_prev_slot(dsl_parse *ctx, dsl_token caret);
 dsl_pattern *dsl_chain(dsl_parse *ctx, dsl_pattern *prev, dsl_pattern *stage);
 
-/* operands NULL: none written; actions, attrs, exports may be NULL. */
+/* operands NULL: none written; actions, attrs, exports, shares may be NULL. */
 dsl_repl_syntax *dsl_repl_op(dsl_parse *ctx, dsl_token target, dsl_list *operands,
-                             dsl_list *actions, dsl_list *attrs, dsl_list *exports);
+                             dsl_list *actions, dsl_list *attrs, dsl_list *exports,
+                             dsl_list *shares);
 dsl_repl_syntax *dsl_repl_forward(dsl_parse *ctx, dsl_token capture);
 
 dsl_expr *dsl_expr_atom(dsl_parse *ctx, dsl_expr_kind kind, dsl_token tok);

@@ -299,6 +299,10 @@ static void put_replacement(printer *pr, dsl_buf *b, const dsl_replacement *r)
         dsl_buf_printf(b, " exports ");
         put_capture_list(pr, b, r->exports, r->nexports);
     }
+    if (r->nshares) {
+        dsl_buf_printf(b, " shares ");
+        put_capture_list(pr, b, r->shares, r->nshares);
+    }
 }
 
 void dsl_format_rule(const dsl_rule *r, bool named, dsl_buf *pattern, dsl_buf *repl,

@@ -178,6 +178,57 @@ static void check_exports(dsl_rule_check *rc, const dsl_repl_syntax *syn, dsl_re
     }
 }
 
+/* Whether a node of op `op` is cheap to keep for other readers while a fusion absorbs it: one pass
+ * over its data (elementwise, broadcast, movement, or flagged IR_OPF_CHEAP_SHARE, such as
+ * DynamicQuantizeLinear), never a contraction or a window (a Conv or MatMul computed twice). */
+static bool cheap_to_share(ir_op op)
+{
+    const ir_op_info *info = ir_op_info_get(op);
+    return info->cls == IR_CLASS_ELEMENTWISE || info->cls == IR_CLASS_BROADCAST ||
+           info->cls == IR_CLASS_MOVEMENT || (info->flags & IR_OPF_CHEAP_SHARE);
+}
+
+/* `shares @t`: an op inside the pattern (not a leaf, not a root, not exported), each of whose
+ * alternatives is cheap to share. */
+static void check_shares(dsl_rule_check *rc, const dsl_repl_syntax *syn, dsl_replacement *r)
+{
+    r->shares = ar_alloc_array(rc->rs->arena, syn->nshares, sizeof *r->shares);
+    for (uint32_t i = 0; i < syn->nshares; i++) {
+        dsl_token tok = syn->shares[i];
+        dsl_capture *cap = dsl_rule_ref(rc, tok);
+        if (!cap)
+            continue;
+        bool twice = false;
+        for (uint32_t k = 0; k < r->nshares; k++)
+            twice |= r->shares[k] == cap;
+        for (uint32_t k = 0; k < r->nexports; k++)
+            if (r->exports[k] == cap)
+                dsl_rule_error(rc, tok.offset, tok.len,
+                               "'%s' is exported; a shared node is not an output of the fused node",
+                               cap->name);
+        if (twice)
+            dsl_rule_error(rc, tok.offset, tok.len, "'%s' is shared twice", cap->name);
+        const dsl_pattern *n = cap->node;
+        if (n->kind != DSL_PAT_OP || n->users == 0) {
+            dsl_rule_error(rc, tok.offset, tok.len,
+                           "a shared node must name an op inside the pattern (not an input or a "
+                           "root)");
+            continue;
+        }
+        for (uint32_t k = 0; k < n->nops; k++)
+            if (!cheap_to_share(n->ops[k])) {
+                dsl_rule_error(
+                    rc, tok.offset, tok.len,
+                    "'%s' may be %s, which is not cheap to keep for other readers: only "
+                    "elementwise, broadcast and movement ops (and DynamicQuantizeLinear) "
+                    "may be shared",
+                    cap->name, ir_op_name(n->ops[k]));
+                break;
+            }
+        r->shares[r->nshares++] = cap;
+    }
+}
+
 /* The fused node's inputs (operands plus port bindings) and outputs (one per root, plus the
  * exports) must fit the target's arity. */
 static void check_counts(dsl_rule_check *rc, dsl_replacement *r)
@@ -220,6 +271,8 @@ static void count_references(dsl_rule_check *rc, const dsl_repl_syntax *syn)
 {
     for (uint32_t i = 0; i < syn->nexports; i++)
         dsl_rule_ref(rc, syn->exports[i]);
+    for (uint32_t i = 0; i < syn->nshares; i++)
+        dsl_rule_ref(rc, syn->shares[i]);
     for (uint32_t i = 0; i < syn->nattrs; i++) {
         const dsl_value *v = syn->attrs[i]->value;
         if (v->kind == DSL_VAL_CAPTURE)
@@ -254,6 +307,7 @@ void dsl_check_replacement(dsl_rule_check *rc)
                        ir_op_name(r->op));
     check_attrs(rc, syn, r);
     check_exports(rc, syn, r);
+    check_shares(rc, syn, r);
     check_counts(rc, r);
     dsl_check_target_inputs(rc, r);
 }

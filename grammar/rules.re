@@ -115,6 +115,7 @@ int dsl_lex(dsl_parse *ctx, dsl_token *tok)
             "priority"  { return token(ctx, tok, from, DSL_T_PRIORITY); }
             "phase"     { return token(ctx, tok, from, DSL_T_PHASE); }
             "exports"   { return token(ctx, tok, from, DSL_T_EXPORTS); }
+            "shares"    { return token(ctx, tok, from, DSL_T_SHARES); }
             "_"         { return token(ctx, tok, from, DSL_T_UNDERSCORE); }
             ident       { return token(ctx, tok, from, DSL_T_IDENT); }
             "@" ident   { return token(ctx, tok, from, DSL_T_CAPTURE); }

@@ -19,7 +19,7 @@
 %start_symbol file
 
 /* Keywords, names and literals first, then punctuation; see grammar/rules.re. */
-%token RULE SET PRED FOR IN LET INCLUDE WHERE PRIORITY PHASE EXPORTS.
+%token RULE SET PRED FOR IN LET INCLUDE WHERE PRIORITY PHASE EXPORTS SHARES.
 /* VAR, a rule family's `$name`, never reaches the parser inside a family (dsl/family.c replaces
  * it first); anywhere else it is a syntax error. */
 %token IDENT CAPTURE VAR INT FLOAT STRING.
@@ -55,6 +55,7 @@
 %type ractions {dsl_list *}
 %type rattrs {dsl_list *}
 %type rexports {dsl_list *}
+%type rshares {dsl_list *}
 %type args {dsl_list *}
 %type params {dsl_list *}
 %type forvars {dsl_list *}
@@ -78,6 +79,7 @@
 %destructor ractions { dsl_list_free($$); }
 %destructor rattrs { dsl_list_free($$); }
 %destructor rexports { dsl_list_free($$); }
+%destructor rshares { dsl_list_free($$); }
 %destructor args { dsl_list_free($$); }
 %destructor params { dsl_list_free($$); }
 %destructor forvars { dsl_list_free($$); }
@@ -220,11 +222,11 @@ value(V) ::= LBRACKET(O) vlist(L) RBRACKET(C).                 { V = dsl_value_l
 vlist(L) ::= value(V).                                         { L = dsl_list_push(ctx, NULL, V); }
 vlist(L) ::= vlist(A) COMMA value(V).                          { L = dsl_list_push(ctx, A, V); }
 
-/* ---- replacements: `=> Target(@a, @b)[actions]{attrs} exports @v` or `=> @x` ---- */
+/* ---- replacements: `=> Target(@a, @b)[actions]{attrs} exports @v shares @t` or `=> @x` ---- */
 
 repl(X) ::= CAPTURE(C).                                        { X = dsl_repl_forward(ctx, C); }
-repl(X) ::= IDENT(T) ropnds(O) ractions(A) rattrs(S) rexports(E).
-                                                               { X = dsl_repl_op(ctx, T, O, A, S, E); }
+repl(X) ::= IDENT(T) ropnds(O) ractions(A) rattrs(S) rexports(E) rshares(H).
+                                                               { X = dsl_repl_op(ctx, T, O, A, S, E, H); }
 ropnds(L) ::= .                                                { L = NULL; }
 ropnds(L) ::= LPAREN RPAREN.                                   { L = dsl_list_new(ctx); }
 ropnds(L) ::= LPAREN refs(A) RPAREN.                           { L = A; }
@@ -235,6 +237,8 @@ rattrs(L) ::= .                                                { L = NULL; }
 rattrs(L) ::= attrs(A).                                        { L = A; }
 rexports(L) ::= .                                              { L = NULL; }
 rexports(L) ::= EXPORTS refs(A).                               { L = A; }
+rshares(L) ::= .                                               { L = NULL; }
+rshares(L) ::= SHARES refs(A).                                 { L = A; }
 refs(L) ::= CAPTURE(T).                                        { L = dsl_list_push(ctx, NULL, dsl_token_dup(ctx, T)); }
 refs(L) ::= IDENT(T).                                          { L = dsl_list_push(ctx, NULL, dsl_token_dup(ctx, T)); }
 refs(L) ::= refs(A) COMMA CAPTURE(T).                          { L = dsl_list_push(ctx, A, dsl_token_dup(ctx, T)); }

@@ -157,6 +157,10 @@ enum {
     IR_OPF_INT_ACCUMULATOR = 1 << 6, /* a fused op whose kernel converts the int32 accumulator of
                                         its integer product to f32 as an i32 -> f32 Cast does
                                         (DynamicQuantizeMatMul): such a Cast in its match fuses */
+    IR_OPF_CHEAP_SHARE = 1 << 7, /* not elementwise, broadcast or movement, but one pass over its
+                                    input all the same (DynamicQuantizeLinear: a min/max and a
+                                    map): a rule may absorb it while it stays for other readers
+                                    (`shares`, docs/matcher.md "Shared nodes") */
 };
 
 typedef struct ir_graph ir_graph;

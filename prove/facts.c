@@ -150,4 +150,6 @@ void pv_facts_compute(const dsl_rule *r, ar_arena *arena, pv_facts *f)
     }
     for (uint32_t i = 0; i < r->repl.nexports; i++)
         facts_of(f, r->repl.exports[i])->exported = true;
+    for (uint32_t i = 0; i < r->repl.nshares; i++)
+        facts_of(f, r->repl.shares[i])->shared = true;
 }

@@ -366,11 +366,12 @@ ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn, pv_trac
         if (ok)
             ir_add_output(g, v);
     }
-    /* an exported interior value is sometimes read outside the match too */
+    /* an exported or shared interior value is sometimes read outside the match too (a shared
+     * node then stays for that reader) */
     for (uint32_t i = 0; ok && i < r->nnodes; i++) {
         ir_value *v = gen.values[i];
-        if (facts->nodes[i].exported && v && v->kind == IR_VALUE_NODE && !v->is_output &&
-            pv_rng_chance(rng, 0.5))
+        if ((facts->nodes[i].exported || facts->nodes[i].shared) && v && v->kind == IR_VALUE_NODE &&
+            !v->is_output && pv_rng_chance(rng, 0.5))
             ir_add_output(g, v);
     }
     dg_free(dg);

@@ -33,6 +33,8 @@ typedef struct pv_node_facts {
     int8_t rank;      /* `:rankN` or `rank(@c) == N`; -1 = any */
     ir_dtype dtype;   /* `:i8`, ...; IR_DTYPE_UNKNOWN = any */
     bool exported;    /* `exports @c`: also made a graph output on some candidates */
+    bool shared;      /* `shares @c`: also made a graph output (read outside the match, so kept)
+                         on some candidates */
     const struct dsl_pattern *output_of; /* `is_output(@c, @n, i)`: @c is built as output
                                           * output_index of @n's node, not as a leaf */
     uint32_t output_index;

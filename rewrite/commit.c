@@ -151,6 +151,7 @@ static void add_helpers(rw_plan *p)
 ir_node *rw_commit(rw_plan *p)
 {
     ir_graph *g = p->g;
+    rw_release_kept(p);
     add_consts(p);
     add_helpers(p);
     ir_op op = p->rule->repl.op;

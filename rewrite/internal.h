@@ -8,6 +8,7 @@
  * plan_check.c  the tentative node: inference, output types, kernel support, actions, constants
  * commit.c      committing a checked plan into the graph
  * forward.c     forwarding replacements (`=> @x`)
+ * share.c       shared nodes (`shares @t`): which members stay for readers outside the match
  * weights.c     reading and writing constants as doubles
  * actions.c     the action table; action_*.c one action each
  * report.c      text and JSON reports */
@@ -92,6 +93,7 @@ struct rw_plan {
     VEC(rw_helper) helpers;
     int64_t new_bytes;
     ir_node *tentative;            /* the fused node before commit */
+    VEC(ir_node *) kept;           /* shared members that stay for readers outside the match */
 };
 
 bool rw_is_member(const rw_plan *p, const ir_node *n);
@@ -111,6 +113,24 @@ bool rw_check_convex(rw_plan *p, char *why);
 bool rw_check_precision(rw_plan *p, char *why);
 /* The tentative fused node's inputs carry only layout tags its kernels read (kn_layouts). */
 bool rw_check_layout(const ir_node *fused, char *why);
+
+/* ---- shared nodes (share.c; docs/matcher.md, "Shared nodes") ---- */
+
+/* Whether n is the node of a capture the rule's `shares` names. */
+bool rw_is_shared(const rw_plan *p, const ir_node *n);
+/* Whether n is a member kept for readers outside the match. */
+bool rw_is_kept(const rw_plan *p, const ir_node *n);
+/* For a shared member: adds it to the kept ones when a node outside the match will still read it
+ * (or it is a graph output), and returns true; false when n is not shared (the interior check
+ * applies). */
+bool rw_keep_shared(rw_plan *p, ir_node *n);
+/* Keeps the shared members the kept ones read; refuses when a kept node reads another member. */
+bool rw_close_kept(rw_plan *p, char *why);
+/* After the actions: no helper takes a kept node's place, and the fused node and helpers launch
+ * no more kernels than the members that go. */
+bool rw_check_kept(rw_plan *p, char *why);
+/* At commit: the kept nodes leave the members (they stay in the graph and the order). */
+void rw_release_kept(rw_plan *p);
 
 /* ---- the replacement (plan*.c, commit.c, forward.c) ----
  *

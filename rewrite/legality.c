@@ -78,7 +78,8 @@ static bool is_output_of_plan(const rw_plan *p, const ir_value *v, bool forward)
 
 /* Every value a member computes and the fused node does not give must die with the match: no
  * consumer outside it (a consumer fused earlier in the round counts as outside), not a graph
- * output. */
+ * output; except a member the rule shares (`shares @t`), which is kept for those readers
+ * (share.c), with the shared members it reads. */
 bool rw_check_interior(rw_plan *p, bool forward, char *why)
 {
     for (size_t i = 0; i < p->outputs.len; i++) {
@@ -88,7 +89,9 @@ bool rw_check_interior(rw_plan *p, bool forward, char *why)
                           v ? v->name : "(unbound)");
     }
     for (size_t i = 0; i < p->members.len; i++) {
-        const ir_node *n = p->members.items[i];
+        ir_node *n = p->members.items[i];
+        if (!forward && rw_keep_shared(p, n))
+            continue;
         for (uint32_t k = 0; k < n->noutputs; k++) {
             const ir_value *v = n->outputs[k];
             if (is_output_of_plan(p, v, forward))
@@ -104,12 +107,14 @@ bool rw_check_interior(rw_plan *p, bool forward, char *why)
                                   v->name, node_name(v->uses[u]), ir_op_name(v->uses[u]->op));
         }
     }
-    return true;
+    return rw_close_kept(p, why);
 }
 
 /* A path that leaves the match and comes back would be a cycle through the fused node. Walks up
  * from the match's external inputs; in a topological order nothing before the match's first node
- * can depend on it, which bounds the walk to the match's span. */
+ * can depend on it, which bounds the walk to the match's span. A path back to a kept node (shared,
+ * staying for other readers) is none: that node stays outside the fused node, and the walk from
+ * its own inputs finds any path through the match. */
 bool rw_check_convex(rw_plan *p, char *why)
 {
     rw_ctx *ctx = p->ctx;
@@ -140,7 +145,7 @@ bool rw_check_convex(rw_plan *p, char *why)
         const ir_value *from = via.items[--via.len];
         for (uint32_t k = 0; ok && k < x->ninputs; k++) {
             const ir_value *v = x->inputs[k];
-            if (!v || v->kind != IR_VALUE_NODE)
+            if (!v || v->kind != IR_VALUE_NODE || rw_is_kept(p, v->producer))
                 continue;
             if (rw_is_member(p, v->producer)) {
                 ok = rw_why(why,

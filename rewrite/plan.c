@@ -52,6 +52,7 @@ void rw_plan_free(rw_plan *p)
     vec_free(&p->attrs);
     vec_free(&p->consts);
     vec_free(&p->helpers);
+    vec_free(&p->kept);
 }
 
 void rw_plan_set_attr(rw_plan *p, const ir_attr *a)

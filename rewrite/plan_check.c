@@ -116,6 +116,6 @@ bool rw_plan_replacement(rw_plan *p, char *why)
 {
     rw_build_inputs(p);
     return rw_build_attrs(p, why) && run_actions(p, why) && check_helpers(p, why) &&
-           rw_place_ports(p, why) && rw_check_inputs(p, why) && rw_check_attrs(p, why) &&
-           check_tentative(p, why) && compute_consts(p, why);
+           rw_check_kept(p, why) && rw_place_ports(p, why) && rw_check_inputs(p, why) &&
+           rw_check_attrs(p, why) && check_tentative(p, why) && compute_consts(p, why);
 }
