@@ -132,6 +132,9 @@ const ir_attr_schema ir_attrs_BiasDropout[] = {
 };
 const uint32_t ir_nattrs_BiasDropout = FR_COUNT_OF(ir_attrs_BiasDropout);
 
+const ir_attr_schema ir_attrs_QLinearAdd[] = {{"", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0}};
+const uint32_t ir_nattrs_QLinearAdd = 0;
+
 /* ---- helpers --------------------------------------------------------------------------------- */
 
 /* Arity, and every present input a float of input 0's dtype. */
@@ -905,5 +908,34 @@ bool ir_infer_BiasDropout(ir_graph *g, ir_node *n, dg_context *dg)
         n->outputs[1]->type.dtype = IR_BOOL;
         n->outputs[1]->type.layout = IR_LAYOUT_NONE;
     }
+    return ir_infer_done(g, n, dg);
+}
+
+/* ---- QLinearAdd ------------------------------------------------------------------------------ */
+
+/* QLinearAdd(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale, C_zero_point) -> C:
+ * A and B of one 8-bit dtype (u8 or i8), numpy broadcasting; the scales f32 and the zero points of
+ * that dtype, one value each (per tensor); C of A's dtype and the broadcast shape. */
+bool ir_infer_QLinearAdd(ir_graph *g, ir_node *n, dg_context *dg)
+{
+    if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DT(IR_I8) | IR_DT(IR_U8)))
+        return false;
+    for (uint32_t i = 1; i < 8; i++) {
+        bool scale = i == 1 || i == 4 || i == 6;
+        if (!(scale ? ir_check_dtype(g, n, dg, i, IR_DT(IR_F32))
+                    : ir_check_same_dtype(g, n, dg, 0, i)) ||
+            (i != 3 && !ir_check_scalar(g, n, dg, i)))
+            return false;
+    }
+    ir_type y;
+    if (any_rank_unknown(n)) {
+        y = ir_type_unknown(ir_in(n, 0)->dtype, -1);
+    } else {
+        /* A and B broadcast (A_scale and A_zero_point, one value each, take part harmlessly);
+         * the dtype is A's, the layout that of the first of A, B of the result's rank */
+        if (!ir_broadcast_inputs(g, n, dg, 0, 3, &y))
+            return false;
+    }
+    n->outputs[0]->type = y;
     return ir_infer_done(g, n, dg);
 }

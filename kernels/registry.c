@@ -159,6 +159,16 @@ static bool cpu_bias_dropout(const ir_graph *g, const ir_node *n, char *why_not)
     return true;
 }
 
+/* A and B one 8-bit dtype (inference checked the scales and zero points). */
+static bool cpu_qlinear_add(const ir_graph *g, const ir_node *n, char *why_not)
+{
+    const ir_type *a = in_type(n, 0), *b = in_type(n, 3);
+    if ((a && a->dtype != IR_DTYPE_UNKNOWN && a->dtype != IR_U8 && a->dtype != IR_I8) ||
+        (a && b && b->dtype != IR_DTYPE_UNKNOWN && b->dtype != a->dtype))
+        return kn_why(why_not, "the CPU QLinearAdd takes u8 or i8 A and B of one dtype");
+    return true;
+}
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 #define CPU(op, check) {"cpu." #op, check, kn_cpu_##op}
@@ -229,6 +239,11 @@ static const kn_fused_entry entries[] = {
      {{"X", false}, {"bias", false}, {"residual", true}, {"ratio", true}, {"training_mode", true}},
      {{"Y", false}, {"mask", true}}, false, CPU(BiasDropout, cpu_bias_dropout),
      CUDA(BiasDropout)},
+    {IR_OP_QLinearAdd,
+     "QuantizeLinear(DequantizeLinear(A) + DequantizeLinear(B)), per-tensor parameters",
+     {{"A", false}, {"A_scale", false}, {"A_zero_point", false}, {"B", false}, {"B_scale", false},
+      {"B_zero_point", false}, {"C_scale", false}, {"C_zero_point", false}},
+     {{"C", false}}, false, CPU(QLinearAdd, cpu_qlinear_add), CUDA(QLinearAdd)},
 };
 
 /* The layout column: the fused ops whose kernels read only some layout tags (the rest read any).

@@ -28,6 +28,7 @@
  *
  *   SeparableConv                    out_act(Conv(act(Conv(X, W_dw, B_dw)), W_pw, B_pw) [+ res])
  *   DynamicQuantizeMatMul            com.microsoft DynamicQuantizeMatMul (the same inputs)
+ *   QLinearAdd                       com.microsoft QLinearAdd (the same inputs)
  *   BiasDropout                      com.microsoft BiasDropout (the same inputs, outputs and seed;
  *                                    ONNX Runtime draws its own mask, and runs it on CUDA only)
  *   QGemm                            QuantizeLinear(DequantizeLinear(A) @ DequantizeLinear(B) +
@@ -413,6 +414,17 @@ static void bias_dropout(sub *s)
     Onnx__NodeProto *np = ox_emit_raw(s->ex, "com.microsoft", "BiasDropout", in, nin, out, nout);
     if (ir_node_attr(n, "seed"))
         ox_emit_attr_int(s->ex, np, "seed", ir_get_int(n, "seed"));
+}
+
+/* com.microsoft QLinearAdd(A, A_scale, A_zero_point, B, B_scale, B_zero_point, C_scale,
+ * C_zero_point): ONNX Runtime's contrib op of these semantics (docs/kernels.md). */
+static void qlinear_add(sub *s)
+{
+    const ir_node *n = s->n;
+    const char *in[8];
+    for (uint32_t i = 0; i < 8; i++)
+        in[i] = name_of(n->inputs[i]);
+    emit(s, "com.microsoft", "QLinearAdd", in, 8, n->outputs[0]->name, NULL);
 }
 
 /* DequantizeLinear(A, a_scale) @ DequantizeLinear(B, b_scale, axis 1) + bias, requantized to
@@ -810,6 +822,7 @@ void ox_ort_export(ox_exporter *ex, const ir_node *n)
     case IR_OP_SqueezeExcite: squeeze_excite(&s); break;
     case IR_OP_DynamicQuantizeMatMul: dynq_matmul(&s); break;
     case IR_OP_BiasDropout: bias_dropout(&s); break;
+    case IR_OP_QLinearAdd: qlinear_add(&s); break;
     default: fail(&s, "no ONNX Runtime op or standard subgraph for it yet"); break;
     }
     ar_free(arena);

@@ -673,6 +673,14 @@ bool kc_reverse_sequence(kc_context *ctx, const void *x, size_t esize, const voi
 bool kc_random_uniform(kc_context *ctx, kc_elem t, uint64_t seed, double lo, double hi, void *y,
                        int64_t n);
 
+/* QLinearAdd (kernels/cuda/qlinear_add.cu): c = saturate(rint((f32(a - a_zp) * a_scale +
+ * f32(b - b_zp) * b_scale) / c_scale) + c_zp), a and b broadcasting to c; every tensor i8 but the
+ * f32 scales, each parameter one value. */
+bool kc_qlinear_add(kc_context *ctx, const kc_tensor *a, const kc_tensor *a_scale,
+                    const kc_tensor *a_zp, const kc_tensor *b, const kc_tensor *b_scale,
+                    const kc_tensor *b_zp, const kc_tensor *c_scale, const kc_tensor *c_zp,
+                    kc_tensor *c);
+
 #ifdef __cplusplus
 }
 #endif

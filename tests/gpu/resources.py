@@ -122,6 +122,8 @@ def launch_table(c):
         (r"^dynq_epilogue_kernel\(", grid, 0, False),
         # dropout.cu: BiasDropout, a grid-stride loop of KC_THREADS threads
         (r"^bias_dropout_kernel<", grid, 0, False),
+        # qlinear_add.cu: QLinearAdd, a grid-stride loop of KC_THREADS threads
+        (r"^qlinear_add_kernel\(", grid, 0, False),
     ]
 
 

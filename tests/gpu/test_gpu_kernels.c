@@ -238,6 +238,12 @@ static const gpu_case cases[] = {
     {"bias_dropout_f16_inference",
      "graph t {\n input x : f16[4,64]\n input b : f16[4,64]\n const p : f32[] = 0.8\n"
      " input on : bool[]\n y = BiasDropout(x, b, _, p, on)\n output y\n}\n", F16_ANY},
+    {"qlinear_add_i8_broadcast",
+     "graph t {\n input a : i8[2,5,16]\n const b : i8[16] = random(seed=2, lo=-128, hi=128)\n"
+     " const as : f32[] = 0.05\n const az : i8[] = -3\n const bs : f32[] = 0.02\n"
+     " const bz : i8[] = 4\n const cs : f32[] = 0.07\n const cz : i8[] = 1\n"
+     " y = QLinearAdd(a, as, az, b, bs, bz, cs, cz)\n output y\n}\n", 0, 0,
+     "the CPU's f32 operations in its order (_rn, no FMA), rounded half to even: bit for bit"},
 
     /* ---- rows at the launch limits: 1024 threads with 8-wide f16/bf16 vectors (7,200+
      * elements: registers), the shared-memory row cache up to 16,384 floats (64 KiB, opted in)

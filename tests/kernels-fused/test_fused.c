@@ -1612,6 +1612,78 @@ static void test_bias_dropout(void)
     expect_invalid(g, "ratio 1 is not in [0, 1)");
 }
 
+/* ---- QLinearAdd ----------------------------------------------------------------------------- */
+
+/* The fused op against DequantizeLinear(A), DequantizeLinear(B) -> Add -> QuantizeLinear: u8 and
+ * i8, same shapes and B broadcast ([n] and [2, 1, n]), scales that are not powers of two, and an
+ * output scale small enough to saturate most elements both ways. */
+typedef struct {
+    ir_dtype dt;
+    int b_shape; /* 0 A's shape, 1 [n], 2 [2, 1, n] */
+    double as, bs, cs;
+    int az, bz, cz;
+} qadd_case;
+
+static void qadd_graph(ir_graph *g, const qadd_case *c, bool fused)
+{
+    const int64_t n = 7;
+    bool u8 = c->dt == IR_U8;
+    double lo = u8 ? 0 : -128, hi = u8 ? 256 : 128;
+    ir_value *a = rtt_random_range(g, "a", c->dt, 41, lo, hi, DIMS(2, 3, n));
+    ir_value *b = c->b_shape == 0   ? rtt_random_range(g, "b", c->dt, 42, lo, hi, DIMS(2, 3, n))
+                  : c->b_shape == 1 ? rtt_random_range(g, "b", c->dt, 42, lo, hi, DIMS(n))
+                                    : rtt_random_range(g, "b", c->dt, 42, lo, hi, DIMS(2, 1, n));
+    ir_value *as = scalar(g, "as", IR_F32, c->as), *bs = scalar(g, "bs", IR_F32, c->bs);
+    ir_value *cs = scalar(g, "cs", IR_F32, c->cs);
+    ir_value *az = scalar(g, "az", c->dt, c->az), *bz = scalar(g, "bz", c->dt, c->bz);
+    ir_value *cz = scalar(g, "cz", c->dt, c->cz);
+    ir_value *y;
+    if (fused) {
+        y = rtt_op(g, IR_OP_QLinearAdd, "y", IN(a, as, az, b, bs, bz, cs, cz));
+    } else {
+        ir_value *da = rtt_op(g, IR_OP_DequantizeLinear, "da", IN(a, as, az));
+        ir_value *db = rtt_op(g, IR_OP_DequantizeLinear, "db", IN(b, bs, bz));
+        ir_value *sum = rtt_op(g, IR_OP_Add, "sum", IN(da, db));
+        y = rtt_op(g, IR_OP_QuantizeLinear, "y", IN(sum, cs, cz));
+    }
+    ir_add_output(g, y);
+}
+
+static void test_qlinear_add(void)
+{
+    static const qadd_case cases[] = {
+        {IR_U8, 0, 0.0186, 0.0241, 0.0317, 131, 120, 128},
+        {IR_I8, 1, 0.05, 0.02, 0.07, -3, 4, 1},
+        {IR_U8, 2, 0.37732705, 0.2099439, 0.38668025, 120, 153, 120},
+        {IR_I8, 0, 0.1, 0.3, 0.001, 0, -7, 5},
+    };
+    /* the same f32 operations in the same order: exact */
+    const rt_tolerance exact = {.rtol = 0, .atol = 0};
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
+        qadd_graph(f, &cases[i], true);
+        qadd_graph(r, &cases[i], false);
+        check_pair(f, r, exact, "QLinearAdd");
+    }
+    /* refusals (inference): A and B of two dtypes; a per-channel scale */
+    ir_graph *g = ir_graph_new("mixed");
+    ir_value *y = rtt_op(g, IR_OP_QLinearAdd, "y",
+                         IN(rtt_input(g, "a", IR_U8, DIMS(2, 4)), scalar(g, "as", IR_F32, 0.1),
+                            scalar(g, "az", IR_U8, 0), rtt_input(g, "b", IR_I8, DIMS(2, 4)),
+                            scalar(g, "bs", IR_F32, 0.1), scalar(g, "bz", IR_I8, 0),
+                            scalar(g, "cs", IR_F32, 0.1), scalar(g, "cz", IR_U8, 0)));
+    ir_add_output(g, y);
+    expect_invalid(g, "must have the same dtype");
+    g = ir_graph_new("per_channel");
+    y = rtt_op(g, IR_OP_QLinearAdd, "y",
+               IN(rtt_input(g, "a", IR_U8, DIMS(2, 4)), rtt_random(g, "as", IR_F32, 1, DIMS(4)),
+                  scalar(g, "az", IR_U8, 0), rtt_input(g, "b", IR_U8, DIMS(2, 4)),
+                  scalar(g, "bs", IR_F32, 0.1), scalar(g, "bz", IR_U8, 0),
+                  scalar(g, "cs", IR_F32, 0.1), scalar(g, "cz", IR_U8, 0)));
+    ir_add_output(g, y);
+    expect_invalid(g, "must be a scalar");
+}
+
 /* ---- hand-computed values ------------------------------------------------------------------- */
 
 /* Runs a graph whose inputs are all constants and checks output `index` against `want`. */
@@ -2100,6 +2172,7 @@ int main(void)
     RUN(test_qgemm);
     RUN(test_dynq_matmul);
     RUN(test_bias_dropout);
+    RUN(test_qlinear_add);
     RUN(test_values_conv_gemm);
     RUN(test_values_norms);
     RUN(test_values_softmax_attention);
