@@ -71,6 +71,11 @@ struct dsl_pattern {
     ir_attr *attrs;            /* inline attribute equalities `Conv{group=1}` (INT, FLOAT, STRING, INTS, FLOATS) */
     uint32_t nattrs;
 
+    /* DSL_PAT_ANY only: `@f.1`, output output_index (>= 1) of the op node output_of (an op of
+     * the same pattern, never optional). NULL for other leaves. */
+    const dsl_pattern *output_of;
+    uint32_t output_index;
+
     /* Parser and checker state (internal). */
     struct dsl_pattern_syntax *syntax;
 };
