@@ -105,7 +105,8 @@ struct dsl_capture {
     X(SEPARABLE, separable)           /* a depthwise and a pointwise conv into SeparableConv */   \
     X(MATCH_DTYPE, match_dtype)       /* constant inputs to input 0's float dtype, exactly */    \
     X(FOLD_ADD, fold_add)             /* a constant per-channel Add into the Conv's bias */      \
-    X(FOLD_ALPHA, fold_alpha)         /* a constant scalar Mul or Div of a GEMM into its alpha */
+    X(FOLD_ALPHA, fold_alpha)         /* a constant scalar Mul or Div of a GEMM into its alpha */ \
+    X(PACK_QKV, pack_qkv)             /* FusedQKV's projection into a packed Attention */
 
 typedef enum {
 #define DSL_ACTION_ENUM(id, name) DSL_ACTION_##id,
