@@ -368,6 +368,23 @@ static void check_fold_add(dsl_rule_check *rc, dsl_token at)
                    "pattern, as in Add(Conv, @c:const)");
 }
 
+/* pack_qkv: an Attention root, an Attention target and a FusedQKV (not optional) in the pattern;
+ * that the root's Q, K and V are head views of its three outputs is checked on the graph. */
+static void check_pack_qkv(dsl_rule_check *rc, dsl_token at)
+{
+    const dsl_rule *rule = rc->rule;
+    bool qkv = false;
+    for (uint32_t i = 0; i < rule->nnodes; i++)
+        qkv |= is_single(rule->nodes[i], IR_OP_FusedQKV) && !rule->nodes[i]->optional;
+    if (!qkv || rule->nroots != 1 || !is_single(rule->roots[0], IR_OP_Attention))
+        dsl_rule_error(rc, at.offset, at.len,
+                       "pack_qkv needs an Attention root whose Q, K and V come from a FusedQKV of "
+                       "the pattern");
+    else if (rc->target_ok && rule->repl.op != IR_OP_Attention)
+        dsl_rule_error(rc, at.offset, at.len, "pack_qkv makes an Attention, not %s",
+                       ir_op_name(rule->repl.op));
+}
+
 /* One check per action, named after it: an action added to DSL_ACTIONS without its check_<name>
  * does not compile. */
 static const action_check checks[] = {

@@ -288,6 +288,14 @@ dsl_pattern *dsl_leaf(dsl_parse *ctx, dsl_token name, dsl_list *preds)
     return p;
 }
 
+dsl_pattern *dsl_output_leaf(dsl_parse *ctx, dsl_token ref, dsl_list *preds)
+{
+    dsl_pattern *p = dsl_leaf(ctx, ref, preds);
+    p->syntax->capture = dsl_no_token(); /* `@f.1` names no value of its own */
+    p->syntax->output_ref = ref;
+    return p;
+}
+
 dsl_pattern *dsl_prev_slot(dsl_parse *ctx, dsl_token caret)
 {
     dsl_pattern *p = new_pattern(ctx, DSL_PAT_ANY, caret, caret);

@@ -71,6 +71,11 @@ struct dsl_pattern {
     ir_attr *attrs;            /* inline attribute equalities `Conv{group=1}` (INT, FLOAT, STRING, INTS, FLOATS) */
     uint32_t nattrs;
 
+    /* DSL_PAT_ANY only: `@f.1`, output output_index (>= 1) of the op node output_of (an op of
+     * the same pattern, never optional). NULL for other leaves. */
+    const dsl_pattern *output_of;
+    uint32_t output_index;
+
     /* Parser and checker state (internal). */
     struct dsl_pattern_syntax *syntax;
 };
@@ -100,7 +105,8 @@ struct dsl_capture {
     X(SEPARABLE, separable)           /* a depthwise and a pointwise conv into SeparableConv */   \
     X(MATCH_DTYPE, match_dtype)       /* constant inputs to input 0's float dtype, exactly */    \
     X(FOLD_ADD, fold_add)             /* a constant per-channel Add into the Conv's bias */      \
-    X(FOLD_ALPHA, fold_alpha)         /* a constant scalar Mul or Div of a GEMM into its alpha */
+    X(FOLD_ALPHA, fold_alpha)         /* a constant scalar Mul or Div of a GEMM into its alpha */ \
+    X(PACK_QKV, pack_qkv)             /* FusedQKV's projection into a packed Attention */
 
 typedef enum {
 #define DSL_ACTION_ENUM(id, name) DSL_ACTION_##id,

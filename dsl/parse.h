@@ -63,6 +63,7 @@ struct dsl_pattern_syntax {
     uint32_t nattrs;
     bool has_operand_list;     /* `Op(...)` was written */
     bool prev_slot;            /* ANY: the `^` of a chain stage */
+    dsl_token output_ref;      /* ANY: `@f.1`, another output of a captured op (len 0: none) */
     bool chained;              /* OP: a chain stage that received the previous stage ... */
     uint32_t chain_slot;       /* ... as this operand */
     uint32_t depth;            /* ops nested below and including this node, as written */
@@ -250,6 +251,8 @@ dsl_pattern *dsl_op_head(dsl_parse *ctx, dsl_token first, dsl_list *alternatives
 dsl_pattern *dsl_op_attrs(dsl_parse *ctx, dsl_pattern *op, dsl_list *attrs);
 dsl_pattern *dsl_op_operands(dsl_parse *ctx, dsl_pattern *op, dsl_list *operands, dsl_token close);
 dsl_pattern *dsl_leaf(dsl_parse *ctx, dsl_token name, dsl_list *preds);
+/* `@f.1 :preds`: a leaf standing for output 1 of the op captured as @f (resolved by sema). */
+dsl_pattern *dsl_output_leaf(dsl_parse *ctx, dsl_token ref, dsl_list *preds);
 dsl_pattern *dsl_prev_slot(dsl_parse *ctx, dsl_token caret);
 dsl_pattern *dsl_chain(dsl_parse *ctx, dsl_pattern *prev, dsl_pattern *stage);
 

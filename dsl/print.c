@@ -166,6 +166,8 @@ static void put_node(printer *pr, dsl_buf *b, const dsl_pattern *p)
     if (pr->seen[p->id]) {
         if (pr->named && p->capture)
             put_capture_ref(pr, b, p->capture);
+        else if (pr->named && p->output_of && p->output_of->capture)
+            dsl_buf_printf(b, "@%s.%u", p->output_of->capture->name, p->output_index);
         else
             dsl_buf_printf(b, "%%%u", pr->seen[p->id]);
         return;
@@ -176,6 +178,14 @@ static void put_node(printer *pr, dsl_buf *b, const dsl_pattern *p)
         dsl_buf_printf(b, "%%%u=", pr->seen[p->id]);
     if (pr->named && p->capture && p->capture->is_let)
         dsl_buf_printf(b, "%s=", p->capture->name);
+    if (p->kind == DSL_PAT_ANY && p->output_of) {
+        if (pr->named && p->output_of->capture)
+            dsl_buf_printf(b, "@%s.%u", p->output_of->capture->name, p->output_index);
+        else
+            dsl_buf_printf(b, "_.%u", p->output_index);
+        put_preds(b, &p->preds);
+        return;
+    }
     if (p->kind == DSL_PAT_ANY) {
         if (pr->named && p->capture && !p->capture->is_let)
             dsl_buf_printf(b, "@%s", p->capture->name);

@@ -30,6 +30,8 @@ static void count_inputs(const dsl_pattern *p, uint8_t *seen, range *r)
     if (seen[p->id])
         return;
     seen[p->id] = 1;
+    if (p->output_of)
+        return; /* `@f.1`: computed inside the match, no input */
     if (p->kind == DSL_PAT_ANY) {
         r->lo = add_sat(r->lo, 1);
         r->hi = add_sat(r->hi, 1);

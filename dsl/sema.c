@@ -506,6 +506,8 @@ static void resolve_tree(dsl_rule_check *rc, dsl_pattern **slot)
         resolve_preds(rc, p);
         if (syn->capture.len)
             note_occurrence(rc, syn->capture, slot, false);
+        if (syn->output_ref.len)
+            vec_push(&rc->outputs, p);
         return;
     }
     if (resolve_let_reference(rc, slot))
@@ -595,6 +597,69 @@ static void unify_captures(dsl_rule_check *rc)
     }
 }
 
+/* `@f.1`: ties each output leaf to its op (an op of this pattern that always or may have that
+ * output); a second leaf for the same output of the same op is the same node. */
+static void resolve_outputs(dsl_rule_check *rc)
+{
+    for (size_t i = 0; i < rc->outputs.len; i++) {
+        dsl_pattern *p = rc->outputs.items[i];
+        dsl_token ref = p->syntax->output_ref;
+        const char *text = tok_str(rc, ref), *dot = strchr(text, '.');
+        uint32_t name_len = (uint32_t)(dot - text);
+        const char *name = ar_strndup(rc->rs->arena, text + 1, name_len - 1);
+        char *end;
+        unsigned long index = strtoul(dot + 1, &end, 10);
+        dsl_capture *cap = dsl_rule_ref_name(rc, name, ref.offset, name_len,
+                                             ar_strndup(rc->rs->arena, text, name_len));
+        if (!cap)
+            continue;
+        const dsl_pattern *n = cap->node;
+        if (n->kind != DSL_PAT_OP) {
+            dsl_rule_error(rc, ref.offset, ref.len,
+                           "'@%s' names a value, not an op: only an op's outputs can be named "
+                           "'@%s.N'", name, name);
+            continue;
+        }
+        if (n->optional) {
+            dsl_rule_error(rc, ref.offset, ref.len,
+                           "'%s?' is optional: when it is absent, '%s' has no output %lu",
+                           n->text, text, index);
+            continue;
+        }
+        if (p->preds.is_const) {
+            dsl_rule_error(rc, ref.offset, ref.len,
+                           "'%s' is an output of an op, which is never a constant", text);
+            continue;
+        }
+        if (index == 0) {
+            dsl_rule_error(rc, ref.offset, ref.len, "'%s' is output 0 of '@%s': write '@%s'",
+                           text, name, name);
+            continue;
+        }
+        bool fits = true;
+        for (uint32_t k = 0; k < n->nops && fits; k++)
+            if (index >= ir_op_info_get(n->ops[k])->max_outputs) {
+                dsl_rule_error(rc, ref.offset, ref.len, "%s has %u output%s; '%s' names output %lu",
+                               ir_op_name(n->ops[k]), ir_op_info_get(n->ops[k])->max_outputs,
+                               ir_op_info_get(n->ops[k])->max_outputs == 1 ? "" : "s", text,
+                               index);
+                fits = false;
+            }
+        if (!fits)
+            continue;
+        p->output_of = n;
+        p->output_index = (uint32_t)index;
+        for (size_t j = 0; j < i; j++) {
+            dsl_pattern *q = rc->outputs.items[j];
+            if (q->output_of == n && q->output_index == p->output_index) {
+                merge_preds(rc, q, p, ref);
+                p->syntax->forward = q; /* one node per output, as for a repeated capture */
+                break;
+            }
+        }
+    }
+}
+
 static dsl_pattern *follow(dsl_pattern *p)
 {
     while (p->syntax->forward)
@@ -647,6 +712,22 @@ static bool visit(dsl_rule_check *rc, dsl_pattern *root)
     while (ok && stack.len) {
         frame *f = &stack.items[stack.len - 1];
         dsl_pattern *p = f->node;
+        if (f->next == p->noperands && p->output_of &&
+            p->output_of->syntax->mark != DONE) {
+            /* `@f.1` after its op, so that operands still come before their users */
+            dsl_pattern *of = (dsl_pattern *)p->output_of;
+            if (of->syntax->mark == ON_PATH) {
+                dsl_rule_error(rc, p->src_offset, p->src_len,
+                               "'%s' is an output of an op that reads it: the pattern would be "
+                               "a cycle",
+                               p->text);
+                ok = false;
+                break;
+            }
+            of->syntax->mark = ON_PATH;
+            vec_push(&stack, ((frame){of, 0}));
+            continue;
+        }
         if (f->next == p->noperands) {
             ok = finish_node(rc, p);
             stack.len--;
@@ -709,6 +790,8 @@ static void check_connected(dsl_rule_check *rc, dsl_pattern **roots, uint32_t nr
         const dsl_pattern *p = rc->nodes.items[i];
         for (uint32_t k = 0; k < p->noperands; k++)
             parent[find_set(parent, p->operands[k]->id)] = find_set(parent, p->id);
+        if (p->output_of)
+            parent[find_set(parent, p->output_of->id)] = find_set(parent, p->id);
     }
     for (uint32_t i = 1; i < nroots; i++)
         if (find_set(parent, roots[i]->id) != find_set(parent, roots[0]->id))
@@ -801,6 +884,7 @@ void dsl_check_rule(dsl_rule_check *rc)
     for (uint32_t i = 0; i < rule->syntax->nroots; i++)
         resolve_tree(rc, &rule->syntax->roots[i]);
     unify_captures(rc);
+    resolve_outputs(rc);
     if (order_nodes(rc)) {
         finish_rule(rc);
         check_roots(rc);
@@ -815,4 +899,5 @@ void dsl_check_rule(dsl_rule_check *rc)
     vec_free(&rc->captures);
     vec_free(&rc->occurrences);
     vec_free(&rc->nodes);
+    vec_free(&rc->outputs);
 }

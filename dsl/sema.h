@@ -31,6 +31,7 @@ typedef struct dsl_rule_check {
     VEC(dsl_capture *) captures;
     VEC(dsl_occurrence) occurrences;
     VEC(dsl_pattern *) nodes;
+    VEC(dsl_pattern *) outputs; /* `@f.1` leaves, in source order */
     bool target_ok;            /* the replacement's target op resolved */
     bool ok;
 } dsl_rule_check;

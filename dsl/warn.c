@@ -137,7 +137,7 @@ static bool has_optional(const dsl_rule *r)
 static bool plain_tree(const dsl_rule *r)
 {
     for (uint32_t i = 0; i < r->nnodes; i++)
-        if (r->nodes[i]->users > 1)
+        if (r->nodes[i]->users > 1 || r->nodes[i]->output_of) /* `@f.1` ties two nodes */
             return false;
     return !has_optional(r);
 }

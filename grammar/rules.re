@@ -119,6 +119,7 @@ int dsl_lex(dsl_parse *ctx, dsl_token *tok)
             "_"         { return token(ctx, tok, from, DSL_T_UNDERSCORE); }
             ident       { return token(ctx, tok, from, DSL_T_IDENT); }
             "@" ident   { return token(ctx, tok, from, DSL_T_CAPTURE); }
+            "@" ident "." digits { return token(ctx, tok, from, DSL_T_OUTPUT); }
             "$" ident   { return token(ctx, tok, from, DSL_T_VAR); }
             digits      { return token(ctx, tok, from, DSL_T_INT); }
             float       { return token(ctx, tok, from, DSL_T_FLOAT); }

@@ -25,6 +25,8 @@
 %token IDENT CAPTURE VAR INT FLOAT STRING.
 %token ARROW ASSIGN COLON COMMA AMP PIPE QUESTION CARET UNDERSCORE ELLIPSIS.
 %token LPAREN RPAREN LBRACKET RBRACKET LBRACE RBRACE.
+/* `@f.1`: output 1 of the op captured as @f (a pattern leaf). */
+%token OUTPUT.
 
 /* Guard operators, loosest first. GT doubles as the chain operator of patterns, where no
  * precedence is involved. */
@@ -192,6 +194,7 @@ preds(L) ::= preds(A) COLON IDENT(N).                          { L = dsl_list_pu
 
 leaf(P) ::= CAPTURE(C) preds(L).                               { P = dsl_leaf(ctx, C, L); }
 leaf(P) ::= UNDERSCORE(U) preds(L).                            { P = dsl_leaf(ctx, U, L); }
+leaf(P) ::= OUTPUT(O) preds(L).                                { P = dsl_output_leaf(ctx, O, L); }
 leaf(P) ::= CARET(C).                                          { P = dsl_prev_slot(ctx, C); }
 
 /* A trailing `...` (a NULL item) leaves the remaining operands unconstrained. */

@@ -82,6 +82,10 @@ const ir_attr_schema ir_attrs_Attention[] = {
     {"nan_to_zero", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
     /* what a key whose key_mask entry is not > 0 adds to its scores (ONNX Runtime's default) */
     {"mask_filter_value", IR_ATTR_FLOAT, false, 0, -10000.0, NULL, NULL, 0},
+    /* packed: when set ([Nq, Nk, Nv]), inputs 0..2 are X [B, S, C], W [C, Nq + Nk + Nv] and its
+     * bias, and Q, K, V are the column blocks of X @ W + bias in num_heads heads (BSHD only) */
+    {"qkv_sizes", IR_ATTR_INTS, false, 0, 0, NULL, NULL, 0},
+    {"num_heads", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
 };
 const uint32_t ir_nattrs_Attention = FR_COUNT_OF(ir_attrs_Attention);
 
@@ -677,6 +681,43 @@ static bool check_key_mask(ir_graph *g, const ir_node *n, dg_context *dg, const 
     return true;
 }
 
+/* Packed Attention (qkv_sizes set): the [B, S, H, D] types of Q, K and V that X @ W + bias gives,
+ * in q[3]; false after reporting. */
+static bool packed_heads(ir_graph *g, const ir_node *n, dg_context *dg, ir_type q[3])
+{
+    const int64_t *sizes;
+    uint32_t nsizes = ir_get_ints(n, "qkv_sizes", &sizes);
+    int64_t h = ir_get_int(n, "num_heads");
+    if (nsizes != 3)
+        return ir_node_error(g, n, dg, "qkv_sizes has %u entries, not 3 (Q, K, V)", nsizes);
+    if (h < 1)
+        return ir_node_error(g, n, dg, "packed: num_heads %lld must be positive", (long long)h);
+    if (strcmp(ir_get_string(n, "layout"), "BSHD") != 0)
+        return ir_node_error(g, n, dg, "packed: the layout must be \"BSHD\"");
+    if (ir_in(n, 4) || ir_in(n, 5))
+        return ir_node_error(g, n, dg, "packed: no rotary tables (cos, sin)");
+    int64_t total = 0;
+    for (uint32_t i = 0; i < 3; i++) {
+        if (sizes[i] < 1 || sizes[i] > IR_MAX_NUMEL || sizes[i] % h != 0)
+            return ir_node_error(g, n, dg, "qkv_sizes[%u] = %lld must be a positive multiple of "
+                                 "num_heads %lld", i, (long long)sizes[i], (long long)h);
+        total = ir_sat_add(total, sizes[i]);
+    }
+    if (!ir_in(n, 2))
+        return ir_node_error(g, n, dg, "packed: the bias (input 2) is missing");
+    if (!ir_check_rank(g, n, dg, 0, 3, 3) || !ir_check_rank(g, n, dg, 1, 2, 2))
+        return false;
+    const ir_type *x = ir_in(n, 0), *w = ir_in(n, 1);
+    if (!dims_agree(x->dims[2], w->dims[0]) || !dims_agree(w->dims[1], total))
+        return ir_node_error(g, n, dg, "packed: X %s and W %s do not make [.., %lld] from X's "
+                             "last dim", ir_shape_str(g, x), ir_shape_str(g, w), (long long)total);
+    if (!check_vector(g, n, dg, 2, total, "bias"))
+        return false;
+    for (uint32_t i = 0; i < 3; i++)
+        q[i] = type4(x, x->dims[0], x->dims[1], h, sizes[i] / h);
+    return true;
+}
+
 bool ir_infer_Attention(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!ir_check_arity(g, n, dg))
@@ -695,7 +736,14 @@ bool ir_infer_Attention(ir_graph *g, ir_node *n, dg_context *dg)
     const ir_type *qt = ir_in(n, 0), *kt = ir_in(n, 1), *vt = ir_in(n, 2);
     if (any_rank_unknown(n))
         return all_unknown(g, n, dg, qt->dtype);
-    for (uint32_t i = 0; i < 3; i++)
+    ir_type packed[3];
+    const int64_t *sizes;
+    if (ir_get_ints(n, "qkv_sizes", &sizes) || ir_get_int(n, "num_heads")) {
+        if (!packed_heads(g, n, dg, packed))
+            return false;
+        qt = &packed[0], kt = &packed[1], vt = &packed[2];
+    }
+    for (uint32_t i = 0; i < 3 && qt == ir_in(n, 0); i++)
         if (!ir_check_rank(g, n, dg, i, 4, 4))
             return false;
     int64_t q[4], k[4], v[4];

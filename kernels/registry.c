@@ -113,6 +113,8 @@ static bool cpu_attention(const ir_graph *g, const ir_node *n, char *why_not)
     if (bt && bt->dtype != IR_DTYPE_UNKNOWN && !ir_dtype_is_float(bt->dtype))
         return kn_why(why_not, "input 7 is %s; the CPU kernel takes f32, f16 or bf16",
                       ir_dtype_name(bt->dtype));
+    if (ir_get_int(n, "num_heads") > 0)
+        return true; /* packed: X, W and bias, whose ranks inference checked */
     for (uint32_t i = 0; i < 3; i++) {
         const ir_type *t = in_type(n, i);
         if (t && t->rank >= 0 && t->rank != 4)

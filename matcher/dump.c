@@ -45,6 +45,7 @@ static void text_operands(const mt_automaton *a, uint32_t pc, char *buf, size_t 
         snprintf(buf, size, "r%u %s == %s", x[0], a->attrs[x[1]]->name, tmp);
         break;
     case MI_EQ: snprintf(buf, size, "r%u == r%u", x[0], x[1]); break;
+    case MI_OUTPUT: snprintf(buf, size, "r%u == r%u.out[%u]", x[0], x[1], x[2]); break;
     case MI_JOIN: {
         size_t used =
             (size_t)snprintf(buf, size, "r%u = consumer of r%u, loop %u", x[0], x[1], x[2]);

@@ -184,6 +184,11 @@ void mt_describe_failure(const mt_automaton *a, const mt_variant *v, uint32_t de
         value_text(regs[c->args[1]], other, sizeof other);
         snprintf(buf, size, "%s: %s and %s must be the same value", what, val, other);
         return;
+    case MI_OUTPUT:
+        value_text(r0, val, sizeof val);
+        snprintf(buf, size, "%s: %s is not output %u of %s '%s'", what, val, c->args[2],
+                 ir_op_name(regs[c->args[1]]->producer->op), regs[c->args[1]]->name);
+        return;
     case MI_JOIN:
         value_text(regs[c->args[1]], val, sizeof val);
         snprintf(buf, size, "%s: no other consumer of %s to join", what, val);

@@ -31,6 +31,7 @@
     X(RANK, "rank")       /* reg rank */                                                         \
     X(ATTR, "attr")       /* reg a: the node's attribute equals attribute a of the pool */       \
     X(EQ, "same")         /* a b: the two positions hold the same value */                       \
+    X(OUTPUT, "output")   /* reg src k: the value is output k of src's node (`@f.k`) */          \
     X(JOIN, "join")       /* dst src depth nexcl excl...: loop over consumers of src (not the    \
                              nodes of the excl registers); dst = the consumer's output 0 */       \
     X(GUARD, "guard")     /* accept: the rule's where-guard holds on accept's bindings */        \

@@ -314,6 +314,10 @@ static void run(mt_matcher *m, ir_node *n)
         case MI_RANK: ok = regs[x[0]]->type.rank == (int32_t)x[1]; break;
         case MI_ATTR: ok = mt_attr_equal(regs[x[0]]->producer, a->attrs[x[1]]); break;
         case MI_EQ: ok = regs[x[0]] == regs[x[1]]; break;
+        case MI_OUTPUT:
+            ok = regs[x[0]]->kind == IR_VALUE_NODE &&
+                 regs[x[0]]->producer == regs[x[1]]->producer && regs[x[0]]->out_index == x[2];
+            break;
         case MI_JOIN:
             m->loop_next[x[2]] = 0;
             ok = join_next(m, x);

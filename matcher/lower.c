@@ -392,6 +392,20 @@ static bool lower_variant(lowering *L)
     }
     for (size_t i = 0; i < L->eqs.len; i++)
         vec_push(&L->checks, L->eqs.items[i]);
+    /* `@f.k` leaves: the value is output k of the node @f bound */
+    for (uint32_t i = 0; i < r->nnodes; i++) {
+        const dsl_pattern *q = r->nodes[i];
+        if (!q->output_of || L->reg_of[q->id] < 0)
+            continue;
+        if (L->reg_of[q->output_of->id] < 0 || !L->present[q->output_of->id]) {
+            L->problem = "an output '@f.k' of an op the pattern does not reach";
+            continue;
+        }
+        mt_check *c = add_check(L, MI_OUTPUT, q, 3);
+        c->args[0] = (uint32_t)L->reg_of[q->id];
+        c->args[1] = (uint32_t)L->reg_of[q->output_of->id];
+        c->args[2] = q->output_index;
+    }
     if (r->guard)
         add_check(L, MI_GUARD, NULL, 1);
     add_check(L, MI_ACCEPT, r->roots[0], 1);

@@ -22,6 +22,10 @@
  *                                    BHSD (BSHD transposed in and out; Q and K rotated as
  *                                    RoPE below when the tables are given; K/V heads repeated
  *                                    for GQA)
+ *   Attention packed (qkv_sizes, num_heads): com.microsoft Attention(X, W, bias, key_mask,
+ *                                    _, mask or bias) reshaped to the heads where it computes
+ *                                    the same; else Split(Add(MatMul(X, W), bias)) reshaped to
+ *                                    the heads, then the subgraph above
  *
  * Activations (act) are the ONNX ops of the same name; Silu is x * Sigmoid(x), Gelu and GeluTanh
  * are com.microsoft Gelu and FastGelu (float32) or ONNX Gelu at opset 20.
@@ -710,19 +714,91 @@ static const char *key_mask_scores(sub *s, const ir_value *km, double filter)
     return op2(s, "Unsqueeze", scores, ints(s, "key_axes", axes, 2), NULL);
 }
 
+/* Whether a and b are the same known dim. */
+static bool dim_same(int64_t a, int64_t b)
+{
+    return a == b && a != IR_DIM_UNKNOWN;
+}
+
+/* Packed (qkv_sizes, num_heads) as ONNX Runtime's own com.microsoft Attention(input, weights,
+ * bias, mask_index, past, attention_bias) {num_heads, qkv_hidden_sizes, scale,
+ * mask_filter_value}, its [B, S, Nv] output reshaped to the node's heads, where that op computes
+ * the same: f32, no rotary tables, causal or NaN rule, a key_mask of i32 [B, S] (ONNX Runtime's
+ * raw mask: a key whose entry is not > 0 is masked, as contrib_attention.c imports it), at most one
+ * additive term, [B or 1, H or 1, S, S] (its attention_bias, which broadcasts over no other
+ * dim). False: not written, the caller decomposes. */
+static bool packed_contrib(sub *s)
+{
+    const ir_node *n = s->n;
+    const ir_type *x = &n->inputs[0]->type;
+    const ir_value *mask = n->ninputs > 3 ? n->inputs[3] : NULL;
+    const ir_value *km = n->ninputs > 6 ? n->inputs[6] : NULL;
+    const ir_value *bias = n->ninputs > 7 ? n->inputs[7] : NULL;
+    const ir_value *add = mask ? mask : bias;
+    if (s->dt != IR_F32 || (n->ninputs > 4 && (n->inputs[4] || n->inputs[5])) ||
+        ir_get_int(n, "causal") || ir_get_int(n, "nan_to_zero") || (mask && bias) ||
+        (add && (add->type.dtype != IR_F32 || add->type.rank != 4 ||
+                 !dim_same(add->type.dims[2], x->dims[1]) ||
+                 !dim_same(add->type.dims[3], x->dims[1]) ||
+                 (add->type.dims[0] != 1 && !dim_same(add->type.dims[0], x->dims[0])) ||
+                 (add->type.dims[1] != 1 && add->type.dims[1] != ir_get_int(n, "num_heads")))) ||
+        (km && (km->type.dtype != IR_I32 || km->type.rank != 2 ||
+                !dim_same(km->type.dims[0], x->dims[0]) || !dim_same(km->type.dims[1], x->dims[1]))))
+        return false;
+    const char *in[] = {name_of(n->inputs[0]), name_of(n->inputs[1]), name_of(n->inputs[2]),
+                        name_of(km), "", name_of(add)};
+    uint32_t nin = add ? 6 : km ? 4 : 3;
+    const char *flat = tmp(s, "Attention");
+    Onnx__NodeProto *np = ox_emit_raw(s->ex, "com.microsoft", "Attention", in, nin, &flat, 1);
+    const int64_t *sizes;
+    uint32_t count = ir_get_ints(n, "qkv_sizes", &sizes);
+    ox_emit_attr_int(s->ex, np, "num_heads", ir_get_int(n, "num_heads"));
+    ox_emit_attr_ints(s->ex, np, "qkv_hidden_sizes", sizes, count);
+    if (ir_get_float(n, "scale") != 0)
+        ox_emit_attr_float(s->ex, np, "scale", ir_get_float(n, "scale"));
+    ox_emit_attr_float(s->ex, np, "mask_filter_value", ir_get_float(n, "mask_filter_value"));
+    int64_t heads[] = {0, 0, ir_get_int(n, "num_heads"), -1};
+    op2(s, "Reshape", flat, ints(s, "heads", heads, 4), n->outputs[0]->name);
+    return true;
+}
+
 static void attention(sub *s)
 {
     static const int64_t bshd_perm[] = {0, 2, 1, 3}, kt_perm[] = {0, 1, 3, 2};
     const ir_node *n = s->n;
     bool bshd = strcmp(ir_get_string(n, "layout"), "BSHD") == 0;
     const ir_type *qt = &n->inputs[0]->type, *kt = &n->inputs[1]->type;
+    const char *q = name_of(n->inputs[0]), *k = name_of(n->inputs[1]), *v = name_of(n->inputs[2]);
+    ir_type packed[3];
+    if (ir_get_int(n, "num_heads") > 0) { /* packed: X @ W + bias split into head views */
+        if (packed_contrib(s))
+            return;
+        const int64_t *sizes;
+        ir_get_ints(n, "qkv_sizes", &sizes);
+        int64_t hn = ir_get_int(n, "num_heads");
+        const char *y = op2(s, "MatMul", q, k, NULL);
+        y = op2(s, "Add", y, v, NULL);
+        const char *in[] = {y, ints(s, "qkv_sizes", sizes, 3)};
+        const char *out[] = {tmp(s, "q"), tmp(s, "k"), tmp(s, "v")};
+        Onnx__NodeProto *np = ox_emit_raw(s->ex, "", "Split", in, 2, out, 3);
+        ox_emit_attr_int(s->ex, np, "axis", -1);
+        const char *views[3];
+        for (int i = 0; i < 3; i++) {
+            int64_t shape[] = {0, 0, hn, sizes[i] / hn};
+            views[i] = op2(s, "Reshape", out[i], ints(s, "heads", shape, 4), NULL);
+            packed[i] = *qt;
+            packed[i].rank = 4;
+            packed[i].dims[2] = hn, packed[i].dims[3] = sizes[i] / hn;
+        }
+        q = views[0], k = views[1], v = views[2];
+        qt = &packed[0], kt = &packed[1];
+    }
     if (qt->rank != 4 || kt->rank != 4) {
         fail(s, "Attention needs Q, K and V of rank 4");
         return;
     }
     int h = bshd ? 2 : 1;
     int64_t hq = qt->dims[h], hkv = kt->dims[h], d = qt->dims[3];
-    const char *q = name_of(n->inputs[0]), *k = name_of(n->inputs[1]), *v = name_of(n->inputs[2]);
     if (bshd) {
         q = transpose(s, q, bshd_perm, 4);
         k = transpose(s, k, bshd_perm, 4);

@@ -121,8 +121,11 @@ void pv_facts_compute(const dsl_rule *r, ar_arena *arena, pv_facts *f)
     f->nodes = ar_alloc(arena, (r->nnodes + 1) * sizeof *f->nodes);
     for (uint32_t i = 0; i < r->nnodes; i++) {
         const dsl_pattern *p = r->nodes[i];
-        f->nodes[i] = (pv_node_facts){
-            .is_const = p->preds.is_const, .rank = p->preds.rank, .dtype = p->preds.dtype};
+        f->nodes[i] = (pv_node_facts){.is_const = p->preds.is_const,
+                                      .rank = p->preds.rank,
+                                      .dtype = p->preds.dtype,
+                                      .output_of = p->output_of, /* `@f.k` */
+                                      .output_index = p->output_index};
     }
     /* an epsilon added under a square root or a power: Sqrt(Add(ms, @eps)), Pow(Add(ms, @eps), p) */
     for (uint32_t i = 0; i < r->nnodes; i++) {

@@ -230,8 +230,13 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
     if (nin < info->min_inputs || (info->max_inputs != IR_VARIADIC && nin > info->max_inputs))
         return pv_why(gen, "%s: %u operands written; the op takes %u to %u", info->name, nin,
                       info->min_inputs, info->max_inputs);
-    /* every output an op always has (DynamicQuantizeLinear's three), named v1, v2, ... */
+    /* every output an op always has (DynamicQuantizeLinear's three), and those the rule names
+     * (`@f.2`, is_output(@v, @f, 2)), named v1, v2, ... */
     uint32_t nout = info->min_outputs > 1 ? info->min_outputs : 1;
+    for (uint32_t i = 0; i < gen->facts->rule->nnodes; i++)
+        if (gen->facts->nodes[i].output_of == p && gen->facts->nodes[i].output_index >= nout &&
+            gen->facts->nodes[i].output_index < info->max_outputs)
+            nout = gen->facts->nodes[i].output_index + 1;
     const char **out_names = ar_alloc(gen->g->arena, nout * sizeof *out_names);
     for (uint32_t k = 0; k < nout; k++)
         out_names[k] = ar_printf(gen->g->arena, "v%u", ++gen->names);

@@ -542,7 +542,7 @@ static bool propose_reshape(pv_gen *gen, ir_node *n, const pv_node_facts *const 
         propose_ints(gen, &out[1], asked.dims, asked.rank);
         return true;
     }
-    ir_type c[12];
+    ir_type c[16];
     uint32_t nc = 0;
     if (x->rank >= 2) {
         int at = (int)pv_rng_below(gen->rng, (uint32_t)x->rank - 1); /* dims at, at + 1 merge */
@@ -553,6 +553,10 @@ static bool propose_reshape(pv_gen *gen, ir_node *n, const pv_node_facts *const 
                                        : x->dims[i + 1];
         c[nc++] = merged, c[nc++] = merged;
         c[nc++] = (ir_type){.rank = 2, .dims = {x->dims[0], -1}};
+    }
+    if (x->rank == 3 && x->dims[2] % 2 == 0) { /* a head split [B, S, 2, N / 2], often */
+        ir_type split = {.rank = 4, .dims = {x->dims[0], x->dims[1], 2, x->dims[2] / 2}};
+        c[nc++] = split, c[nc++] = split, c[nc++] = split, c[nc++] = split;
     }
     c[nc++] = (ir_type){.rank = 1, .dims = {numel}};
     ir_type rev = {.rank = x->rank};
@@ -1096,6 +1100,38 @@ static bool propose_range(pv_gen *gen, ir_node *n, const pv_node_facts *const *h
 }
 
 /* Any other op: the first operand is primary data, the others take its type. */
+/* FusedQKV(X [.., C], W [C, Nq + Nk + Nv], bias?) {sizes}: X drawn [B, S, C], sizes even
+ * (two heads' worth) with Nq = Nk (Q and K heads of one size), unless the pattern set them. */
+static bool propose_fused_qkv(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                              pv_operand *out)
+{
+    const ir_type *x = primary(gen, n, hints, out, 0, 3, 3);
+    if (!x || x->rank < 1)
+        return false;
+    const int64_t *set;
+    int64_t *sizes = ar_alloc(gen->g->arena, 3 * sizeof *sizes), total = 0;
+    uint32_t ns = ir_get_ints(n, "sizes", &set);
+    if (ns != n->noutputs) {
+        int64_t dq = 2 * pool_dim(gen), dv = pv_rng_chance(gen->rng, 0.7) ? dq : 2 * pool_dim(gen);
+        sizes[0] = sizes[1] = dq, sizes[2] = dv;
+        ns = n->noutputs < 3 ? n->noutputs : 3;
+        ir_set_attr(gen->g, n,
+                    &(ir_attr){.name = "sizes", .kind = IR_ATTR_INTS, .count = ns,
+                               .v.ints = sizes});
+        set = sizes;
+    }
+    for (uint32_t i = 0; i < ns; i++)
+        total += set[i];
+    if (open_slot(n, out, 1))
+        propose(&out[1],
+                (ir_type){.dtype = x->dtype, .rank = 2, .dims = {x->dims[x->rank - 1], total}},
+                pv_rng_chance(gen->rng, 0.6), PV_DOM_ANY);
+    if (open_slot(n, out, 2))
+        propose(&out[2], (ir_type){.dtype = x->dtype, .rank = 1, .dims = {total}},
+                pv_rng_chance(gen->rng, 0.6), PV_DOM_ANY);
+    return true;
+}
+
 static bool propose_default(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                             pv_operand *out)
 {
@@ -1149,6 +1185,7 @@ bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, p
     case IR_OP_Softmax: return propose_softmax(gen, n, hints, out);
     case IR_OP_DynamicQuantizeLinear:
     case IR_OP_MatMulInteger: return propose_integer(gen, n, hints, out);
+    case IR_OP_FusedQKV: return propose_fused_qkv(gen, n, hints, out);
     default: break;
     }
     const ir_op_info *info = ir_op_info_get(n->op);

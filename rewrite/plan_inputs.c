@@ -33,6 +33,8 @@ static void default_inputs_of(rw_plan *p, const dsl_pattern *pat, uint8_t *seen)
     if (seen[pat->id])
         return;
     seen[pat->id] = 1;
+    if (pat->output_of)
+        return; /* `@f.1`: computed inside the match */
     const mt_match *m = p->m;
     ir_node *n = m->nodes[pat->id];
     if (pat->kind == DSL_PAT_ANY || (!n && (!pat->noperands || !m->values[pat->operands[0]->id]))) {

@@ -155,14 +155,14 @@ static float *rotated(const kn_tensor *x, const heads *v, const kn_tensor *ct, c
     return out;
 }
 
-static bool attention_run(const kn_call *call, const attention *at, const float *Q, const float *K)
+static bool attention_run(const kn_call *call, const attention *at, const float *Q, const float *K,
+                          const float *V)
 {
     float *p = malloc((size_t)(at->q.len * at->k.len > 0 ? at->q.len * at->k.len : 1) * sizeof *p);
     if (!p)
         return kn_fail(call, "out of memory for the %lld x %lld scores", (long long)at->q.len,
                        (long long)at->k.len);
     int64_t group = at->q.h / at->k.h;
-    const float *V = call->inputs[2].data;
     float *Y = call->outputs[0].data;
     for (int64_t b = 0; b < at->q.b; b++)
         for (int64_t h = 0; h < at->q.h; h++) {
@@ -174,6 +174,33 @@ static bool attention_run(const kn_call *call, const attention *at, const float 
         }
     free(p);
     return true;
+}
+
+/* Packed (qkv_sizes, num_heads): P = X @ W + bias [B * S, N] once, and Q, K, V its column blocks
+ * seen as [B, S, H, D] heads whose rows are N apart. */
+static bool attention_packed(const kn_call *call, attention *at)
+{
+    const kn_tensor *in = call->inputs;
+    const int64_t *sizes;
+    ir_get_ints(call->node, "qkv_sizes", &sizes);
+    int64_t h = ir_get_int(call->node, "num_heads");
+    int64_t b = in[0].dims[0], s = in[0].dims[1], c = in[0].dims[2], n = in[1].dims[1];
+    float *p = malloc((size_t)(b * s * n > 0 ? b * s * n : 1) * sizeof *p);
+    if (!p)
+        return kn_fail(call, "out of memory for the packed projection");
+    const float *bias = in[2].data;
+    for (int64_t r = 0; r < b * s; r++)
+        for (int64_t j = 0; j < n; j++)
+            p[r * n + j] = bias[j];
+    kn_gemm_f32(false, false, b * s, n, c, 1.0f, in[0].data, c, in[1].data, n, 1.0f, p, n);
+    heads *views[3] = {&at->q, &at->k, &at->v};
+    for (int i = 0; i < 3; i++)
+        *views[i] = (heads){b, h, s, sizes[i] / h, s * n, sizes[i] / h, n};
+    if (at->scale == 0.0f)
+        at->scale = (float)(1.0 / sqrt((double)(at->q.d ? at->q.d : 1)));
+    bool ok = attention_run(call, at, p, p + sizes[0], p + sizes[0] + sizes[1]);
+    free(p);
+    return ok;
 }
 
 bool kn_cpu_Attention(const kn_call *call)
@@ -196,6 +223,12 @@ bool kn_cpu_Attention(const kn_call *call)
         .filter = (float)ir_get_float(call->node, "mask_filter_value"),
         .bias = bias ? bias->data : NULL,
     };
+    if (mask)
+        fused_bcast_strides(mask, 4, at.mask_strides);
+    if (bias)
+        fused_bcast_strides(bias, 4, at.bias_strides);
+    if (ir_get_int(call->node, "num_heads") > 0)
+        return attention_packed(call, &at);
     if (at.k.h < 1 || at.q.h % at.k.h != 0)
         return kn_fail(call, "Q's %lld heads are not a multiple of K's %lld", (long long)at.q.h,
                        (long long)at.k.h);
@@ -203,16 +236,12 @@ bool kn_cpu_Attention(const kn_call *call)
         return false;
     if (at.scale == 0.0f)
         at.scale = (float)(1.0 / sqrt((double)(at.q.d ? at.q.d : 1)));
-    if (mask)
-        fused_bcast_strides(mask, 4, at.mask_strides);
-    if (bias)
-        fused_bcast_strides(bias, 4, at.bias_strides);
     if (!rotary)
-        return attention_run(call, &at, in[0].data, in[1].data);
+        return attention_run(call, &at, in[0].data, in[1].data, in[2].data);
     float *q = rotated(&in[0], &at.q, &in[4], &in[5]);
     float *k = q ? rotated(&in[1], &at.k, &in[4], &in[5]) : NULL;
     bool ok =
-        k ? attention_run(call, &at, q, k) : kn_fail(call, "out of memory for the rotated Q and K");
+        k ? attention_run(call, &at, q, k, in[2].data) : kn_fail(call, "out of memory for the rotated Q and K");
     free(q);
     free(k);
     return ok;

@@ -233,6 +233,23 @@ bool kn_cuda_supports_Attention(const ir_graph *g, const ir_node *n, char *why_n
     if (km && km->dtype != IR_DTYPE_UNKNOWN && km->dtype != IR_I32)
         return kn_why(why_not, "key_mask is %s; the CUDA kernel reads an i32 key_mask",
                       ir_dtype_name(km->dtype));
+    const int64_t *sizes;
+    int64_t packed_heads = ir_get_int(n, "num_heads");
+    if (packed_heads > 0) { /* packed: FusedQKV's GEMM, then the attention on its head views */
+        if (ir_get_ints(n, "qkv_sizes", &sizes) != 3 || !rank_is(n, 0, 3, 3, "X", why_not))
+            return kn_why(why_not, "packed: X must be [B, S, C] and qkv_sizes have 3 entries");
+        if (sizes[0] / packed_heads > KN_CUDA_ATTENTION_MAX_HEAD_DIM ||
+            sizes[2] / packed_heads > KN_CUDA_ATTENTION_MAX_HEAD_DIM)
+            return kn_why(why_not, "packed head dims above the CUDA kernel's %d",
+                          KN_CUDA_ATTENTION_MAX_HEAD_DIM);
+        int64_t pb = static_dim(n, 0, 0);
+        if (pb > 65535 || packed_heads > 65535)
+            return kn_why(why_not, "batch %lld or heads %lld above the 65535 of the kernel's grid",
+                          (long long)pb, (long long)packed_heads);
+        return rank_is(n, 1, 2, 2, "W", why_not) && rank_is(n, 2, 1, 1, "the bias", why_not) &&
+               row_aligned(n, 0, static_dim(n, 0, -1), "K", why_not) &&
+               row_aligned(n, 1, static_dim(n, 1, -1), "the concatenated width", why_not);
+    }
     for (uint32_t i = 0; i < 3; i++)
         if (!rank_is(n, i, 4, 4, i == 0 ? "Q" : i == 1 ? "K" : "V", why_not))
             return false;

@@ -5,10 +5,43 @@
 
 #include <string.h>
 
+/* Packed (qkv_sizes, num_heads): FusedQKV's GEMM and split into three scratch tensors [B, S, N_i],
+ * then the attention on them seen as [B, S, H, N_i / H]. */
+static bool attention_packed(const kn_cuda_call *call)
+{
+    const ir_node *n = call->node;
+    const kc_tensor *in = call->inputs;
+    const int64_t *sizes;
+    if (ir_get_ints(n, "qkv_sizes", &sizes) != 3)
+        return kn_cuda_fail(call, "qkv_sizes must have 3 entries");
+    int64_t h = ir_get_int(n, "num_heads"), b = in[0].dims[0], s = in[0].dims[1];
+    size_t elem = in[0].dtype == KC_F32 ? 4 : 2;
+    kc_tensor flat[3], heads[3];
+    kc_tensor *outs[3] = {&flat[0], &flat[1], &flat[2]};
+    bool ok = true;
+    for (int i = 0; i < 3; i++) {
+        flat[i] = (kc_tensor){.dtype = in[0].dtype, .rank = 3, .dims = {b, s, sizes[i]},
+                              .numel = b * s * sizes[i]};
+        ok = ok && kc_alloc(call->kc, (size_t)flat[i].numel * elem, &flat[i].data);
+        heads[i] = (kc_tensor){.dtype = in[0].dtype, .rank = 4, .dims = {b, s, h, sizes[i] / h},
+                               .numel = flat[i].numel, .data = flat[i].data};
+    }
+    ok = ok && kc_fused_qkv(call->kc, &in[0], &in[1], &in[2], outs, 3) &&
+         kc_attention(call->kc, &heads[0], &heads[1], &heads[2], &in[3], &in[4], &in[5],
+                      &call->outputs[0], (float)ir_get_float(n, "scale"),
+                      ir_get_int(n, "causal") != 0, true, ir_get_int(n, "nan_to_zero") != 0,
+                      &in[6], (float)ir_get_float(n, "mask_filter_value"), &in[7]);
+    for (int i = 0; i < 3; i++)
+        kc_free(call->kc, flat[i].data);
+    return ok || kn_cuda_failed(call);
+}
+
 bool kn_cuda_run_Attention(const kn_cuda_call *call)
 {
     const ir_node *n = call->node;
     const kc_tensor *in = call->inputs;
+    if (ir_get_int(n, "num_heads") > 0)
+        return attention_packed(call);
     return kc_attention(call->kc, &in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &call->outputs[0],
                         (float)ir_get_float(n, "scale"), ir_get_int(n, "causal") != 0,
                         strcmp(ir_get_string(n, "layout"), "BSHD") == 0,

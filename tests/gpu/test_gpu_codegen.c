@@ -188,6 +188,16 @@ static void test_supports(void)
     CHECK(supported("graph t {\n input q : f32[2,4,3,8]\n input b : f32[1,4,3,3]\n"
                     " y = Attention(q, q, q, _, _, _, _, b)\n output y\n}\n",
                     why));
+    /* packed QKV: the GEMM's rows aligned as FusedQKV's, the head dims within the kernel's */
+    CHECK(supported("graph t {\n input x : f32[2,3,16]\n input w : f32[16,48]\n input b : f32[48]\n"
+                    " y = Attention(x, w, b) {layout=\"BSHD\", qkv_sizes=[16,16,16], num_heads=2}\n"
+                    " output y\n}\n",
+                    why));
+    CHECK(!supported("graph t {\n input x : f32[2,3,512]\n input w : f32[512,1536]\n"
+                     " input b : f32[1536]\n y = Attention(x, w, b) {layout=\"BSHD\", "
+                     "qkv_sizes=[512,512,512], num_heads=2}\n output y\n}\n",
+                     why));
+    CHECK_STR(why, "packed head dims above the CUDA kernel's 128");
     CHECK(!supported("graph t {\n input a : i8[4,30]\n input as : f32[]\n input b : i8[30,8]\n"
                      " input bs : f32[]\n y = QGemm(a, as, b, bs)\n output y\n}\n", why));
     CHECK_STR(why, "K = 30 and N = 8 must be multiples of 4 for cuBLASLt's int8 GEMM");

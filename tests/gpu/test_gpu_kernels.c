@@ -102,6 +102,11 @@ static const gpu_case cases[] = {
     {"attention_gqa_f32",
      "graph t {\n input q : f32[2,4,9,32]\n input k : f32[2,2,13,32]\n input v : f32[2,2,13,24]\n"
      " y = Attention(q, k, v)\n output y\n}\n", F32_REDUCE},
+    {"attention_packed_qkv_key_mask",
+     "graph t {\n input x : f32[2,9,64]\n input w : f32[64,160]\n input b : f32[160]\n"
+     " input km : i32[2,9]\n y = Attention(x, w, b, _, _, _, km) {layout=\"BSHD\", "
+     "qkv_sizes=[64,64,32], num_heads=4}\n output y\n}\n",
+     F32_REDUCE},
     {"attention_causal_kvcache_mask",
      "graph t {\n input q : f32[1,2,5,64]\n input k : f32[1,2,70,64]\n input v : f32[1,2,70,64]\n"
      " input m : f32[1,1,1,70]\n y = Attention(q, k, v, m) {causal=1, scale=0.1}\n output y\n}\n",

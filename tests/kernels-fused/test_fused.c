@@ -1838,6 +1838,24 @@ static void test_values_softmax_attention(void)
     /* query 1: exp(1) vs exp(ln 3) = e vs 3 */
     double e = exp(1.0);
     expect_values(g, 0, (double[]){4, (4 * e + 8 * 3) / (e + 3)}, 2, 1e-6);
+
+    /* the same packed (qkv_sizes, num_heads): X [1, 2, 2] @ W [2, 3] + bias gives the columns
+     * q = [2, 1], k = [1, ln 3], v = [4, 8]; query 0 sees key 0 (4), query 1 scores
+     * [1 * 1, 1 * ln 3] -> weights [e, 3] / (e + 3) */
+    g = ir_graph_new("v");
+    ir_value *xp = lit(g, "x", (double[]){1, 0, 0, 1}, 4, DIMS(1, 2, 2));
+    ir_value *wp = lit(g, "w", (double[]){1, 1, 4, 0, log(3.0), 8}, 6, DIMS(2, 3));
+    ir_value *bp = lit(g, "b", (double[]){1, 0, 0}, 3, DIMS(3));
+    y = rtt_op(g, IR_OP_Attention, "y", IN(xp, wp, bp));
+    ir_set_attr_int(g, y->producer, "causal", 1);
+    ir_set_attr_float(g, y->producer, "scale", 1);
+    ir_set_attr_string(g, y->producer, "layout", "BSHD");
+    ir_set_attr_int(g, y->producer, "num_heads", 1);
+    ir_set_attr(g, y->producer,
+                &(ir_attr){.name = "qkv_sizes", .kind = IR_ATTR_INTS, .count = 3,
+                           .v.ints = (int64_t[]){1, 1, 1}});
+    ir_add_output(g, y);
+    expect_values(g, 0, (double[]){4, (4 * e + 8 * 3) / (e + 3)}, 2, 1e-6);
 }
 
 static void test_values_rope_swiglu_chain(void)
@@ -1989,8 +2007,40 @@ static void expect_separable_invalid(const bad_separable *c)
     expect_invalid(g, c->message);
 }
 
+/* A packed Attention(x [2, 3, 16], w [16, wcols], b [wcols]) with these attributes must be
+ * refused with this message. */
+static void expect_packed_invalid(int64_t wcols, const int64_t *sizes, uint32_t nsizes,
+                                  int64_t heads, const char *layout, const char *message)
+{
+    ir_graph *g = ir_graph_new("bad");
+    ir_value *x = rtt_input(g, "x", IR_F32, DIMS(2, 3, 16));
+    ir_value *w = rtt_random(g, "w", IR_F32, 1, DIMS(16, wcols));
+    ir_value *b = rtt_random(g, "b", IR_F32, 2, DIMS(wcols));
+    ir_value *y = rtt_op(g, IR_OP_Attention, "y", IN(x, w, b));
+    ir_set_attr_string(g, y->producer, "layout", layout);
+    ir_set_attr_int(g, y->producer, "num_heads", heads);
+    ir_set_attr(g, y->producer,
+                &(ir_attr){.name = "qkv_sizes", .kind = IR_ATTR_INTS, .count = nsizes,
+                           .v.ints = (int64_t *)sizes});
+    ir_add_output(g, y);
+    expect_invalid(g, message);
+}
+
 static void test_inference_errors(void)
 {
+    static const int64_t even[] = {16, 16, 16}, odd[] = {16, 16, 15};
+    expect_packed_invalid(48, even, 2, 2, "BSHD",
+                          "Attention: qkv_sizes has 2 entries, not 3 (Q, K, V)");
+    expect_packed_invalid(48, even, 3, 2, "BHSD",
+                          "Attention: packed: the layout must be \"BSHD\"");
+    expect_packed_invalid(47, odd, 3, 2, "BSHD",
+                          "Attention: qkv_sizes[2] = 15 must be a positive multiple of num_heads 2");
+    expect_packed_invalid(40, even, 3, 2, "BSHD",
+                          "Attention: packed: X [2,3,16] and W [16,40] do not make [.., 48] from "
+                          "X's last dim");
+    expect_packed_invalid(48, even, 3, 0, "BSHD",
+                          "Attention: packed: num_heads 0 must be positive");
+
     ir_graph *g = ir_graph_new("bad");
     ir_value *q = rtt_input(g, "q", IR_F32, DIMS(1, 6, 4, 8));
     ir_value *k = rtt_input(g, "k", IR_F32, DIMS(1, 4, 4, 8));

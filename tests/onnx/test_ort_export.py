@@ -442,6 +442,30 @@ GQA_GRAPH = """graph gqa {
 }
 """
 
+# Attention over a packed QKV projection (rule attention_packed_qkv): with an i32 key mask, ONNX
+# Runtime's com.microsoft Attention (its output reshaped to the heads), and with it a [1, H, S, S]
+# bias as its attention_bias; causal with a mask, and with a mask and a bias, which that op does
+# not compute so: MatMul, Add, Split and the head views before the attention subgraph; a padding
+# mask [B, 1, 1, S], which its attention_bias does not broadcast, the same way.
+PACKED_GRAPH = """graph packed {
+  input  x : f32[2,5,16]
+  input  km : i32[2,5]
+  const  s4 : i64[4] = [0,0,2,-1]
+  const  m : f32[5,5] = random(seed=3, lo=-1, hi=0)
+  const  pb : f32[1,2,5,5] = random(seed=4, lo=-2, hi=2)
+  const  pm : f32[2,1,1,5] = random(seed=5, lo=-3, hi=0)
+""" + "".join(f"""  const  w{i} : f32[16,40] = random(seed={10 + i})
+  const  b{i} : f32[40] = random(seed={20 + i})
+  q{i}, k{i}, v{i} = FusedQKV(x, w{i}, b{i}) {{sizes=[16,16,8]}}
+  q{i}4 = Reshape(q{i}, s4)
+  k{i}4 = Reshape(k{i}, s4)
+  v{i}4 = Reshape(v{i}, s4)
+  y{i} = Attention(q{i}4, k{i}4, v{i}4{rest}) {{{attrs}layout="BSHD"}}
+  output y{i}
+""" for i, (rest, attrs) in enumerate([
+    (", _, _, _, km", ""), (", m", "causal=1, "), (", m, _, _, _, pb", ""),
+    (", _, _, _, km, pb", ""), (", pm", "")])) + "}\n"
+
 # GemmEpilogue's transBatchA/B: alone a com.microsoft FusedMatMul of the same flags, with a bias,
 # residual and activation the Transpose (batch move and swap in one perm) + MatMul subgraph.
 TRANS_BATCH_GRAPH = """graph trans_batch {
@@ -484,6 +508,10 @@ def make_cases(binary, tmp):
     with open(gqa, "w") as f:
         f.write(GQA_GRAPH)
     cases.append(example_case(binary, tmp, gqa))
+    packed = os.path.join(tmp, "packed.graph")
+    with open(packed, "w") as f:
+        f.write(PACKED_GRAPH)
+    cases.append(example_case(binary, tmp, packed))
     for model in sorted(glob.glob(os.path.join(ROOT, "examples", "real", "*.onnx"))):
         cases.append(real_case(binary, tmp, model))
     trans_batch = os.path.join(tmp, "trans_batch.graph")
