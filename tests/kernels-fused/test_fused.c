@@ -1952,6 +1952,13 @@ static void test_inference_errors(void)
     ir_add_output(g, y);
     expect_invalid(g, "Attention: layout \"BHDS\" is not \"BHSD\" or \"BSHD\"");
 
+    g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(1, 4, 6, 8));
+    y = rtt_op(g, IR_OP_Attention, "y", IN(q, q, q));
+    ir_set_attr_int(g, y->producer, "causal", 3);
+    ir_add_output(g, y);
+    expect_invalid(g, "Attention: causal = 3 is not 0 (none), 1 (-inf) or 2 (causal_fill first)");
+
     /* BSHD: Q [1,4,6,8] is 6 heads of 4 positions, K [1,5,3,8] 3 heads of 5: fine; V's 2 heads
      * are not K's 3 */
     g = ir_graph_new("bad");
