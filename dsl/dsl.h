@@ -205,7 +205,9 @@ typedef enum {
     X(VALUE, "value", 1, "the element of a one-element constant, as a float")                    \
     X(ALL, "all", 1, "all(L == x): a comparison of a list with a number holds for every element") \
     X(ANY, "any", 1, "any(L == x): a comparison of a list with a number holds for some element") \
-    X(IS_OUTPUT, "is_output", 3, "is_output(@v, @n, i): whether value @v is output i of op @n")
+    X(IS_OUTPUT, "is_output", 3, "is_output(@v, @n, i): whether value @v is output i of op @n") \
+    X(CAUSAL_MASK, "causal_mask", 2,                                                             \
+      "causal_mask(@c, @s): whether @c is the causal mask of the scores @s [..., S, T]")
 
 typedef enum {
 #define DSL_FN_ENUM(id, name, nargs, summary) DSL_FN_##id,

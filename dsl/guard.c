@@ -290,6 +290,11 @@ static dsl_type check_call(dsl_rule_check *rc, dsl_expr *e)
                         dsl_type_name(t));
         return ok && t == DSL_TYPE_INT ? DSL_TYPE_BOOL : DSL_TYPE_ERROR;
     }
+    case DSL_FN_CAUSAL_MASK: {
+        bool ok = need_capture(rc, e, e->args[0], false);
+        ok = need_capture(rc, e, e->args[1], false) && ok;
+        return ok ? DSL_TYPE_BOOL : DSL_TYPE_ERROR;
+    }
     case DSL_FN_DIM: {
         bool ok = need_capture(rc, e, e->args[0], false);
         dsl_type t = check(rc, e->args[1]);

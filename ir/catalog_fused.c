@@ -86,6 +86,9 @@ const ir_attr_schema ir_attrs_Attention[] = {
      * bias, and Q, K, V are the column blocks of X @ W + bias in num_heads heads (BSHD only) */
     {"qkv_sizes", IR_ATTR_INTS, false, 0, 0, NULL, NULL, 0},
     {"num_heads", IR_ATTR_INT, false, 0, 0, NULL, NULL, 0},
+    /* with causal = 2: what a masked score becomes, before the masks are added (GPT-2's
+     * Where(tril, scores, -10000)) */
+    {"causal_fill", IR_ATTR_FLOAT, false, 0, -10000.0, NULL, NULL, 0},
 };
 const uint32_t ir_nattrs_Attention = FR_COUNT_OF(ir_attrs_Attention);
 
@@ -733,6 +736,11 @@ bool ir_infer_Attention(ir_graph *g, ir_node *n, dg_context *dg)
     bool bshd = strcmp(layout, "BSHD") == 0;
     if (!bshd && strcmp(layout, "BHSD") != 0)
         return ir_node_error(g, n, dg, "layout \"%s\" is not \"BHSD\" or \"BSHD\"", layout);
+    int64_t causal = ir_get_int(n, "causal");
+    if (causal < 0 || causal > 2)
+        return ir_node_error(g, n, dg,
+                             "causal = %lld is not 0 (none), 1 (-inf) or 2 (causal_fill first)",
+                             (long long)causal);
     const ir_type *qt = ir_in(n, 0), *kt = ir_in(n, 1), *vt = ir_in(n, 2);
     if (any_rank_unknown(n))
         return all_unknown(g, n, dg, qt->dtype);

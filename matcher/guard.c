@@ -297,6 +297,12 @@ static gval call(const guard_env *env, const dsl_expr *e)
         return boolean(i.i >= 0 && i.i < (int64_t)n.node->noutputs &&
                        n.node->outputs[i.i] == v);
     }
+    case DSL_FN_CAUSAL_MASK: {
+        gval s = eval(env, e->args[1]);
+        if (s.kind != GV_VALUE)
+            return unknown();
+        return boolean(mt_causal_mask(env->g, (ir_value *)v, s.value));
+    }
     case DSL_FN_ALL:
     case DSL_FN_ANY:
     case DSL_FN_COUNT: break;

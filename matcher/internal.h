@@ -133,5 +133,7 @@ void mt_describe_failure(const mt_automaton *a, const mt_variant *v, uint32_t de
                          ir_value *const *regs, const dsl_expr *failed, char *buf, size_t size);
 /* An attribute's value as the rules language writes it: 1, 0.5, "tanh", [1, 2]. */
 void mt_attr_text(const ir_attr *a, char *buf, size_t size);
+/* causal_mask(@c, @s): whether c is the bottom-right causal mask of the scores s (guard_causal.c). */
+bool mt_causal_mask(ir_graph *g, ir_value *c, const ir_value *s);
 
 #endif

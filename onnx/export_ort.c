@@ -684,9 +684,9 @@ static const char *int_scalar(sub *s, const char *what, int64_t v)
     return ox_emit_const_i64(s->ex, stem, &v, 1, true);
 }
 
-/* The causal mask [S, T] of BHSD operands q and k, of any lengths: -inf where key j > i + T - S
- * (aligned to the bottom right), else 0. */
-static const char *causal_mask(sub *s, const char *q, const char *k)
+/* Whether key j is hidden from query i [S, T] for BHSD operands q and k, of any lengths: j > i + T
+ * - S (the causal mask aligned to the bottom right). */
+static const char *causal_hidden(sub *s, const char *q, const char *k)
 {
     static const int64_t last[] = {1};
     const char *axis = int_scalar(s, "seq_axis", 2);
@@ -697,8 +697,13 @@ static const char *causal_mask(sub *s, const char *q, const char *k)
     const char *cols = emit(s, "", "Range", (const char *[]){zero, tk, one}, 3, NULL, NULL);
     const char *limit = op2(s, "Add", rows, op2(s, "Sub", tk, sq, NULL), NULL);
     limit = op2(s, "Unsqueeze", limit, ints(s, "column", last, 1), NULL);
-    const char *masked = op2(s, "Greater", cols, limit, NULL);
-    const char *in[] = {masked, scalar(s, "ninf", -INFINITY), scalar(s, "open", 0)};
+    return op2(s, "Greater", cols, limit, NULL);
+}
+
+/* The causal mask [S, T] as scores: -inf where causal_hidden, else 0. */
+static const char *causal_mask(sub *s, const char *q, const char *k)
+{
+    const char *in[] = {causal_hidden(s, q, k), scalar(s, "ninf", -INFINITY), scalar(s, "open", 0)};
     return emit(s, "", "Where", in, 3, NULL, NULL);
 }
 
@@ -834,6 +839,11 @@ static void attention(sub *s)
     }
     const char *scores = op2(s, "MatMul", q, transpose(s, k, kt_perm, 4), NULL);
     scores = op2(s, "Mul", scores, scalar(s, "scale", scale), NULL);
+    if (ir_get_int(n, "causal") == 2) { /* hidden scores become causal_fill before the masks */
+        const char *in[] = {causal_hidden(s, q, k),
+                            scalar(s, "causal_fill", ir_get_float(n, "causal_fill")), scores};
+        scores = emit(s, "", "Where", in, 3, NULL, NULL);
+    }
     if (n->ninputs > 6 && n->inputs[6]) /* the key-padding mask first, as the kernels add it */
         scores = op2(s, "Add", scores,
                      key_mask_scores(s, n->inputs[6], ir_get_float(n, "mask_filter_value")), NULL);
@@ -841,7 +851,7 @@ static void attention(sub *s)
         scores = op2(s, "Add", scores, name_of(n->inputs[3]), NULL);
     if (n->ninputs > 7 && n->inputs[7]) /* the bias after the mask, as the kernels add it */
         scores = op2(s, "Add", scores, name_of(n->inputs[7]), NULL);
-    if (ir_get_int(n, "causal")) /* key j masked for query i when j > i + T - S */
+    if (ir_get_int(n, "causal") == 1) /* key j masked for query i when j > i + T - S */
         scores = op2(s, "Add", scores, causal_mask(s, q, k), NULL);
     Onnx__NodeProto *np;
     const char *p = emit(s, "", "Softmax", &scores, 1, NULL, &np);

@@ -101,6 +101,12 @@ static void walk_guard(pv_facts *f, ar_arena *arena, const dsl_expr *e, uint32_t
         nf->output_of = capture_of(e->args[1])->node;
         nf->output_index = (uint32_t)index;
     }
+    if (e->kind == DSL_EXPR_CALL && e->fn == DSL_FN_CAUSAL_MASK && capture_of(e->args[0]) &&
+        capture_of(e->args[1])) {
+        pv_node_facts *nf = facts_of(f, capture_of(e->args[0]));
+        nf->is_const = true;
+        nf->causal_of = capture_of(e->args[1])->node;
+    }
     if (e->kind == DSL_EXPR_CALL && (e->fn == DSL_FN_ALL || e->fn == DSL_FN_ANY))
         return; /* its comparison is per element: no value for the whole attribute */
     if (e->kind == DSL_EXPR_BINARY && e->op == DSL_OP_EQ) {

@@ -151,6 +151,27 @@ static ir_value *make_leaf(pv_gen *gen, const pv_operand *o, const dsl_pattern *
         t.rank = pv_rng_chance(gen->rng, 0.5) ? 0 : 1;
         t.dims[0] = 1;
     }
+    const ir_value *scores = nf && nf->causal_of ? gen->values[nf->causal_of->id] : NULL;
+    if (scores && scores->type.rank >= 2 && pv_rng_chance(gen->rng, 0.9)) {
+        /* causal_mask(@c, @s): the bool [S, T] of the keys each query sees, j <= i + T - S,
+         * sometimes with leading ones (GPT-2's [1, 1, S, T]) */
+        const ir_type *st = &scores->type;
+        int64_t s = st->dims[st->rank - 2], tk = st->dims[st->rank - 1];
+        if (ir_dim_is_static(s) && ir_dim_is_static(tk) && s * tk > 0) {
+            t.dtype = IR_BOOL;
+            t.rank = pv_rng_chance(gen->rng, 0.5) ? 2 : 4;
+            t.dims[0] = t.dims[1] = 1;
+            t.dims[t.rank - 2] = s;
+            t.dims[t.rank - 1] = tk;
+            ir_const *c = ir_const_new(gen->g, IR_CONST_LITERAL);
+            c->literal = ar_alloc(gen->g->arena, (size_t)(s * tk + 1) * sizeof *c->literal);
+            for (int64_t i = 0; i < s; i++)
+                for (int64_t j = 0; j < tk; j++)
+                    c->literal[i * tk + j] = j <= i + tk - s;
+            c->literal_count = (size_t)(s * tk);
+            return ir_add_const(gen->g, ir_fresh_name(gen->g, leaf->capture->name), &t, c);
+        }
+    }
     if (!ir_type_numel(&t, &numel))
         return NULL;
     bool is_const = leaf ? nf->is_const || (o->want_const && pv_rng_chance(gen->rng, 0.85)) ||

@@ -38,6 +38,8 @@ typedef struct pv_node_facts {
     const struct dsl_pattern *output_of; /* `is_output(@c, @n, i)`: @c is built as output
                                           * output_index of @n's node, not as a leaf */
     uint32_t output_index;
+    const struct dsl_pattern *causal_of; /* `causal_mask(@c, @s)`: @c is built as the causal
+                                          * mask of @s's scores, once @s is built */
 } pv_node_facts;
 
 /* An attribute value the guard compares attr(@n, name) with. */

@@ -17,6 +17,25 @@ bool rw_same_type(const ir_type *a, const ir_type *b)
     return true;
 }
 
+/* Whether the fused node's type `got` may stand for the type `want` the matched ops gave their
+ * output: the same type, or one that knows a dim where the original's inference left it unknown
+ * (`?`), every known dim the same. That is sound: the fused node computes what the matched ops
+ * compute, so wherever they run their result has the fused node's shape; the `?` only said that
+ * inference could not tell (the causal mask `Slice(bias[1,1,N,N], T - S, T)`, whose rows are
+ * min(T, N) - (T - S), which no dim expression writes). The output value takes the fused type, and
+ * the consumers' types are inferred again from it. A dim the original knows is never replaced. */
+static bool fused_type_fits(const ir_type *want, const ir_type *got)
+{
+    if (want->dtype != got->dtype || want->rank != got->rank)
+        return false;
+    if (want->layout && got->layout && want->layout != got->layout)
+        return false;
+    for (int i = 0; i < want->rank; i++)
+        if (want->dims[i] != got->dims[i] && want->dims[i] != IR_DIM_UNKNOWN)
+            return false;
+    return true;
+}
+
 static ir_node *tentative(rw_plan *p)
 {
     ar_arena *arena = p->ctx->scratch;
@@ -60,7 +79,7 @@ static bool check_tentative(rw_plan *p, char *why)
         return rw_why(why, "shape: the fused node would be invalid: %s", msg);
     for (uint32_t i = 0; i < t->noutputs; i++) {
         const ir_type *want = &p->outputs.items[i]->type, *got = &t->outputs[i]->type;
-        if (!rw_same_type(want, got)) {
+        if (!fused_type_fits(want, got)) {
             char a[160], b[160];
             return rw_why(why, "shape: the fused node gives %s for '%s', which is %s",
                           ir_type_format(p->g, got, a, sizeof a), p->outputs.items[i]->name,

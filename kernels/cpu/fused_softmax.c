@@ -78,6 +78,8 @@ typedef struct {
     heads q, k, v, y;
     float scale;
     bool causal;
+    bool causal_fill_mode; /* causal = 2: masked scores become causal_fill before the masks */
+    float causal_fill;
     bool nan_to_zero; /* NaN probabilities (a row of -inf or NaN scores) become 0 */
     const float *mask;
     int64_t mask_strides[4]; /* the mask broadcast to [B, Hq, S, T] */
@@ -102,6 +104,12 @@ static void attention_scores(const attention *at, const float *q, const float *k
 {
     int64_t s = at->q.len, t = at->k.len;
     kn_gemm_f32(false, true, s, t, at->q.d, at->scale, q, at->q.row, k, at->k.row, 0.0f, p, t);
+    if (at->causal_fill_mode) /* replaced, not added: the masks below add to the fill */
+        for (int64_t i = 0; i < s; i++) {
+            int64_t first = i + t - s + 1; /* the first key query i may not see */
+            for (int64_t j = first > 0 ? first : 0; j < t; j++)
+                p[i * t + j] = at->causal_fill;
+        }
     if (at->key_mask) /* first, as ONNX Runtime adds its raw mask before attention_bias */
         for (int64_t j = 0; j < t; j++)
             if (!key_kept(at->key_mask, b, j))
@@ -216,7 +224,9 @@ bool kn_cpu_Attention(const kn_call *call)
         .v = heads_of(&in[2], bshd),
         .y = heads_of(&call->outputs[0], bshd),
         .scale = (float)ir_get_float(call->node, "scale"),
-        .causal = ir_get_int(call->node, "causal") != 0,
+        .causal = ir_get_int(call->node, "causal") == 1,
+        .causal_fill_mode = ir_get_int(call->node, "causal") == 2,
+        .causal_fill = (float)ir_get_float(call->node, "causal_fill"),
         .nan_to_zero = ir_get_int(call->node, "nan_to_zero") != 0,
         .mask = mask ? mask->data : NULL,
         .key_mask = call->ninputs > 6 && in[6].data ? &in[6] : NULL,

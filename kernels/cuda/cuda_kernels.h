@@ -187,8 +187,9 @@ bool kc_rope(kc_context *ctx, const kc_tensor *x, const kc_tensor *cos_t, const 
 enum { KC_ATTENTION_MAX_HEAD_DIM = 128 };
 bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const kc_tensor *v,
                   const kc_tensor *mask, const kc_tensor *cos_t, const kc_tensor *sin_t,
-                  kc_tensor *y, float scale, bool causal, bool bshd, bool nan_to_zero,
-                  const kc_tensor *key_mask, float filter, const kc_tensor *bias);
+                  kc_tensor *y, float scale, int causal, bool bshd, bool nan_to_zero,
+                  const kc_tensor *key_mask, float filter, const kc_tensor *bias,
+                  float causal_fill);
 
 /* ElementwiseChain: `body` is the CUDA source of one expression over float inputs x0..x(n-1)
  * (made by kn_cuda_ewchain_source, kernels/cuda/ewchain_codegen.c). The kernel is compiled at run

@@ -43,10 +43,11 @@ bool kn_cuda_run_Attention(const kn_cuda_call *call)
     if (ir_get_int(n, "num_heads") > 0)
         return attention_packed(call);
     return kc_attention(call->kc, &in[0], &in[1], &in[2], &in[3], &in[4], &in[5], &call->outputs[0],
-                        (float)ir_get_float(n, "scale"), ir_get_int(n, "causal") != 0,
+                        (float)ir_get_float(n, "scale"), (int)ir_get_int(n, "causal"),
                         strcmp(ir_get_string(n, "layout"), "BSHD") == 0,
                         ir_get_int(n, "nan_to_zero") != 0, &in[6],
-                        (float)ir_get_float(n, "mask_filter_value"), &in[7]) ||
+                        (float)ir_get_float(n, "mask_filter_value"), &in[7],
+                        (float)ir_get_float(n, "causal_fill")) ||
            kn_cuda_failed(call);
 }
 

@@ -154,6 +154,8 @@ template <typename T> struct att_args {
     int64_t b, hq, hkv, s, t, d, dv, w;
     float scale;
     bool causal;
+    bool causal_fill_mode; // causal = 2: a hidden key's score becomes causal_fill before the masks
+    float causal_fill;
     bool nan_to_zero; // NaN probabilities become 0 (torch's Where(IsNaN(p), 0, p) after SDPA)
     const int32_t *key_mask; // broadcasting to [B, T]: a key whose entry is not > 0 adds `filter`
     int64_t key_mask_sb, key_mask_sj; // its strides (0 along a dim of 1)
@@ -228,6 +230,8 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
             for (int64_t c = 0; c < p.d; c++)
                 dot += qs[warp][c] * ks[lane][c];
             score = p.scale * dot;
+            if (p.causal_fill_mode && t > s + p.t - p.s) // replaced, not added, as on the CPU
+                score = p.causal_fill;
             if (p.key_mask && !(p.key_mask[bi * p.key_mask_sb + t * p.key_mask_sj] > 0))
                 score += p.filter; // before the mask, as the CPU adds them
             if (p.mask)
@@ -279,8 +283,9 @@ __global__ void __launch_bounds__(ATT_ROWS * 32) attention_kernel(att_args<T> p)
 
 bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const kc_tensor *v,
                   const kc_tensor *mask, const kc_tensor *cos_t, const kc_tensor *sin_t,
-                  kc_tensor *y, float scale, bool causal, bool bshd, bool nan_to_zero,
-                  const kc_tensor *key_mask, float filter, const kc_tensor *bias)
+                  kc_tensor *y, float scale, int causal, bool bshd, bool nan_to_zero,
+                  const kc_tensor *key_mask, float filter, const kc_tensor *bias,
+                  float causal_fill)
 {
     if (q->rank != 4 || k->rank != 4 || v->rank != 4)
         return KC_FAIL(ctx, "attention: Q, K and V must have rank 4");
@@ -312,7 +317,9 @@ bool kc_attention(kc_context *ctx, const kc_tensor *q, const kc_tensor *k, const
         p.b = q->dims[0], p.hq = hq, p.hkv = hkv, p.s = q->dims[sd], p.t = k->dims[sd];
         p.d = q->dims[3], p.dv = v->dims[3];
         p.scale = scale != 0.0f ? scale : 1.0f / sqrtf((float)p.d);
-        p.causal = causal;
+        p.causal = causal == 1;
+        p.causal_fill_mode = causal == 2;
+        p.causal_fill = causal_fill;
         p.nan_to_zero = nan_to_zero;
         if (keyed) {
             p.key_mask = (const int32_t *)key_mask->data;

@@ -293,6 +293,11 @@ static const gpu_case cases[] = {
      "graph t {\n input q : f32[1,1,3,32]\n input k : f32[1,1,4,32]\n input v : f32[1,1,4,32]\n"
      " const m : f32[1,1,3,4] = [0,-inf,0,0, -inf,-inf,-inf,-inf, 0,0,0,-inf]\n"
      " y = Attention(q, k, v, m)\n output y\n}\n", F32_REDUCE},
+    {"attention_causal_fill_past_mask",
+     "graph t {\n input q : f32[2,2,5,32]\n input k : f32[2,2,70,32]\n input v : f32[2,2,70,32]\n"
+     " input m : f32[2,1,1,70]\n y = Attention(q, k, v, m) {causal=2, causal_fill=-3.0}\n"
+     " output y\n}\n",
+     F32_REDUCE},
     {"attention_causal_s_gt_t",
      "graph t {\n input q : f32[1,2,9,32]\n input k : f32[1,2,5,32]\n input v : f32[1,2,5,32]\n"
      " y = Attention(q, k, v) {causal=1}\n output y\n}\n", F32_REDUCE},

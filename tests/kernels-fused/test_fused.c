@@ -942,7 +942,8 @@ static ir_value *ref_rope_interleaved(ir_graph *g, ir_value *x, ir_value *c, ir_
 typedef struct {
     int64_t b, hq, hkv, s, t, d, dv;
     int mask_rank; /* 0: none, else the mask is [B,1,1,T] (4) or [S,T] (2) */
-    bool causal;
+    int causal;         /* 0: none, 1: -inf after the masks, 2: causal_fill before them */
+    double causal_fill; /* with causal = 2 */
     double scale; /* 0: 1/sqrt(d) */
     ir_dtype dt;
     bool bshd;  /* Q, K, V and Y as [B, S, H, D] (the reference transposes them) */
@@ -1009,13 +1010,23 @@ static ir_value *ref_attention(ir_graph *g, const attn_case *c, ir_value *q, ir_
     double scale = c->scale ? c->scale : 1.0 / sqrt((double)c->d);
     ir_value *s = rtt_op(g, IR_OP_MatMul, "scores", IN(q, kt));
     s = rtt_op(g, IR_OP_Mul, "scaled", IN(s, scalar(g, "scale", dt, scale)));
+    if (c->causal == 2) { /* GPT-2's Where(tril, scores, fill), before the masks */
+        double *tril = calloc((size_t)(c->s * c->t), sizeof *tril);
+        for (int64_t i = 0; i < c->s; i++)
+            for (int64_t j = 0; j < c->t; j++)
+                tril[i * c->t + j] = j <= i + c->t - c->s;
+        ir_value *seen = rtt_literal(g, "seen", IR_BOOL, tril, (size_t)(c->s * c->t),
+                                     DIMS(c->s, c->t));
+        free(tril);
+        s = rtt_op(g, IR_OP_Where, "filled", IN(seen, s, scalar(g, "fill", dt, c->causal_fill)));
+    }
     if (c->key_mask) /* before the mask, as the kernels add it */
         s = rtt_op(g, IR_OP_Add, "key_masked", IN(s, ref_key_mask(g, c, key_mask_of(g, c))));
     if (mask)
         s = rtt_op(g, IR_OP_Add, "masked", IN(s, mask));
     if (bias) /* after the mask, as the kernels add it */
         s = rtt_op(g, IR_OP_Add, "biased", IN(s, bias));
-    if (c->causal) {
+    if (c->causal == 1) {
         /* bottom-right aligned: query i sees keys j <= i + T - S; the masked scores get a large
          * negative number the dtype can hold, which exp takes to 0 as it does -inf */
         double masked = dt == IR_F32 ? -1e30 : -6e4;
@@ -1082,6 +1093,8 @@ static void attn_graph(ir_graph *g, const attn_case *c, bool fused)
             ir_set_attr_float(g, y->producer, "mask_filter_value", c->filter);
         ir_set_attr_float(g, y->producer, "scale", c->scale);
         ir_set_attr_int(g, y->producer, "causal", c->causal);
+        if (c->causal == 2)
+            ir_set_attr_float(g, y->producer, "causal_fill", c->causal_fill);
         if (c->bshd)
             ir_set_attr_string(g, y->producer, "layout", "BSHD");
     } else {
@@ -1144,6 +1157,13 @@ static void test_attention(void)
          .dt = IR_F16, .bshd = true, .key_mask = 1, .bias = 2},    /* every term, no mask */
         {.b = 1, .hq = 4, .hkv = 4, .s = 6, .t = 6, .d = 8, .dv = 8, .mask_rank = 2,
          .dt = IR_BF16, .bias = 1},
+        {.b = 2, .hq = 4, .hkv = 4, .s = 5, .t = 5, .d = 8, .dv = 8, .mask_rank = 4,
+         .causal = 2, .causal_fill = -10000, .dt = IR_F32},   /* GPT-2: Where(tril, s, -10000) */
+        {.b = 2, .hq = 4, .hkv = 4, .s = 3, .t = 7, .d = 8, .dv = 8, .mask_rank = 4,
+         .causal = 2, .causal_fill = -10000, .dt = IR_F16, .bshd = true},   /* with its past */
+        {.b = 2, .hq = 4, .hkv = 2, .s = 4, .t = 6, .d = 8, .dv = 8, .mask_rank = 2,
+         .causal = 2, .causal_fill = -0.5, .dt = IR_F32, .key_mask = 1,
+         .bias = 2}, /* a fill that is no -inf and takes the masks: replaced, not added */
     };
     for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
         ir_graph *f = ir_graph_new("fused"), *r = ir_graph_new("ref");
@@ -2053,6 +2073,13 @@ static void test_inference_errors(void)
     ir_set_attr_string(g, y->producer, "layout", "BHDS");
     ir_add_output(g, y);
     expect_invalid(g, "Attention: layout \"BHDS\" is not \"BHSD\" or \"BSHD\"");
+
+    g = ir_graph_new("bad");
+    q = rtt_input(g, "q", IR_F32, DIMS(1, 4, 6, 8));
+    y = rtt_op(g, IR_OP_Attention, "y", IN(q, q, q));
+    ir_set_attr_int(g, y->producer, "causal", 3);
+    ir_add_output(g, y);
+    expect_invalid(g, "Attention: causal = 3 is not 0 (none), 1 (-inf) or 2 (causal_fill first)");
 
     /* BSHD: Q [1,4,6,8] is 6 heads of 4 positions, K [1,5,3,8] 3 heads of 5: fine; V's 2 heads
      * are not K's 3 */

@@ -436,9 +436,11 @@ GQA_GRAPH = """graph gqa {
   y = Attention(q, k, v, m) {causal=1, layout="BSHD"}
   z = Attention(q, k, v) {scale=0.3, layout="BSHD"}
   w = Attention(q, k, v, m, _, _, _, pb) {layout="BSHD"}
+  u = Attention(q, k, v, m) {causal=2, causal_fill=-3.0, layout="BSHD"}
   output y
   output z
   output w
+  output u
 }
 """
 
@@ -503,7 +505,8 @@ def make_cases(binary, tmp):
     for name in ["fused_cnn", "fused_transformer", "fused_other", "fused_skip_bias"]:
         cases.append(example_case(binary, tmp, os.path.join(HERE, name + ".graph")))
     # grouped-query attention (4 query heads over 2 key/value heads), causal with a mask, BSHD;
-    # and with a bias (a second additive term) after the mask
+    # and with a bias (a second additive term) after the mask; and GPT-2's causal fill (causal = 2:
+    # hidden scores replaced by -3 before the mask is added)
     gqa = os.path.join(tmp, "gqa.graph")
     with open(gqa, "w") as f:
         f.write(GQA_GRAPH)
