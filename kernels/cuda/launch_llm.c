@@ -29,8 +29,9 @@ static bool attention_packed(const kn_cuda_call *call)
     ok = ok && kc_fused_qkv(call->kc, &in[0], &in[1], &in[2], outs, 3) &&
          kc_attention(call->kc, &heads[0], &heads[1], &heads[2], &in[3], &in[4], &in[5],
                       &call->outputs[0], (float)ir_get_float(n, "scale"),
-                      ir_get_int(n, "causal") != 0, true, ir_get_int(n, "nan_to_zero") != 0,
-                      &in[6], (float)ir_get_float(n, "mask_filter_value"), &in[7]);
+                      (int)ir_get_int(n, "causal"), true, ir_get_int(n, "nan_to_zero") != 0,
+                      &in[6], (float)ir_get_float(n, "mask_filter_value"), &in[7],
+                      (float)ir_get_float(n, "causal_fill"));
     for (int i = 0; i < 3; i++)
         kc_free(call->kc, flat[i].data);
     return ok || kn_cuda_failed(call);
