@@ -97,13 +97,73 @@ static void renumber(rw_ctx *ctx)
     free(st);
 }
 
-static bool validate(rw_ctx *ctx, const char *when)
+static bool validate_failed(rw_ctx *ctx, const char *when)
 {
-    if (ir_validate(ctx->g, ctx->dg))
-        return true;
     dg_error_path(ctx->dg, ctx->g->name,
                   "internal error: the graph is invalid %s (a bug in fuserule's rewriter)", when);
     return false;
+}
+
+/* After a rewrite (validate_each), renumbered: the whole graph, removed nodes still in it (their
+ * state is still read this round). */
+static bool validate_rewrite(rw_ctx *ctx)
+{
+    return ir_validate(ctx->g, ctx->dg) || validate_failed(ctx, "after a rewrite");
+}
+
+/* After a round: renumbers, compacts and validates what the round changed (ir_validate_marked): the
+ * nodes it added and their values; the values of the nodes it removed (now another node's, or gone)
+ * and their live readers (a forward gave them another operand); and downstream of them where a
+ * type changed. Or the whole graph, with opts.whole_validation or validate_each (which renumbered
+ * the list during the round). The nodes from nodes0 on and the values from values0 on are the
+ * round's (the lists before renumbering). */
+static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
+{
+    ir_graph *g = ctx->g;
+    if (ctx->opts.whole_validation || ctx->opts.validate_each) {
+        renumber(ctx);
+        ir_compact(g);
+        return ir_validate(g, ctx->dg) || validate_failed(ctx, "after a round of rewrites");
+    }
+    VEC(ir_node *) nodes = {0};
+    VEC(ir_value *) values = {0};
+    bool whole = false; /* a node made and removed in one round: the use lists do not say */
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        if (i < nodes0 && !n->dead)
+            continue;
+        whole |= i >= nodes0 && n->dead;
+        if (i >= nodes0)
+            vec_push(&nodes, n);
+        for (uint32_t k = 0; k < n->noutputs; k++) {
+            ir_value *v = n->outputs[k];
+            vec_push(&values, v);
+            for (uint32_t u = 0; i < nodes0 && u < v->nuses; u++) /* the uses of the round's start */
+                if (!v->uses[u]->dead)
+                    vec_push(&nodes, v->uses[u]);
+        }
+    }
+    for (size_t i = values0; i < g->values.len; i++)
+        vec_push(&values, g->values.items[i]);
+    renumber(ctx);
+    ir_compact(g);
+    bool *dirty_node = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *dirty_node);
+    bool *dirty_value = calloc(g->values.len ? g->values.len : 1, sizeof *dirty_value);
+    FR_CHECK(dirty_node && dirty_value);
+    for (size_t i = 0; i < nodes.len; i++)
+        dirty_node[nodes.items[i]->id] = true; /* live: compaction numbered them */
+    for (size_t i = 0; i < values.len; i++) {
+        ir_value *v = values.items[i];
+        if (v->id < g->values.len && g->values.items[v->id] == v) /* not dropped */
+            dirty_value[v->id] = true;
+    }
+    bool ok = whole ? ir_validate(g, ctx->dg)
+                    : ir_validate_marked(g, dirty_node, dirty_value, ctx->dg);
+    free(dirty_node);
+    free(dirty_value);
+    vec_free(&nodes);
+    vec_free(&values);
+    return ok || validate_failed(ctx, "after a round of rewrites");
 }
 
 /* ---- recording ----------------------------------------------------------------------------------- */
@@ -240,6 +300,7 @@ static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why)
      * legality check: Cast(Cast(@x)) => @x must not drop an f32 -> f16 -> f32 round trip. */
     bool ok = rw_check_overlap(&p, why) && rw_check_interior(&p, forward, why) &&
               rw_check_convex(&p, why) && rw_check_precision(&p, why);
+    ir_node *made = NULL;
     if (ok && forward) {
         ok = rw_plan_forward(&p, why);
         if (ok)
@@ -247,8 +308,10 @@ static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why)
     } else if (ok) {
         ok = rw_plan_replacement(&p, why);
         if (ok)
-            rw_commit(&p);
+            made = rw_commit(&p);
     }
+    if (ok && ctx->opts.after_commit)
+        ctx->opts.after_commit(ctx->g, made, ctx->opts.after_commit_arg);
     rw_plan_free(&p);
     return ok;
 }
@@ -282,7 +345,7 @@ static long commit_round(rw_ctx *ctx, const candidate *c, size_t n, recorder *re
             ctx->rep->fired[c[i].m->rule_index]++;
             if (ctx->opts.validate_each) {
                 renumber(ctx);
-                if (!validate(ctx, "after a rewrite"))
+                if (!validate_rewrite(ctx))
                     return -1;
             }
         } else {
@@ -337,6 +400,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
     bool ok = true;
     for (uint32_t round = 1; ok && round <= ctx.opts.max_rounds; round++) {
         double t0 = cpu_seconds();
+        size_t nodes0 = g->nodes.len, values0 = g->values.len;
         round_begin(&ctx);
         mt_matcher_reset(m);
         size_t n;
@@ -353,9 +417,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         if (fired < 0) {
             ok = false;
         } else if (fired > 0) {
-            renumber(&ctx);
-            ir_compact(g);
-            ok = validate(&ctx, "after a round of rewrites");
+            ok = validate_round(&ctx, nodes0, values0);
             report->round_limit = round == ctx.opts.max_rounds;
             report->validate_seconds += cpu_seconds() - t2;
         }

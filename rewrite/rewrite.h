@@ -47,6 +47,13 @@ typedef struct rw_options {
     /* Validate the whole graph after every single rewrite (always after every round). On by
      * default in debug builds (rw_options_default). */
     bool validate_each;
+    /* Validate the whole graph after each round instead of only what the round changed
+     * (ir_validate_marked): the same result, slower; tests compare the two. */
+    bool whole_validation;
+    /* Tests only (NULL otherwise): called after each committed rewrite with the node it made (NULL
+     * for a forward); a test corrupts the graph there to see validation catch it. */
+    void (*after_commit)(ir_graph *g, ir_node *fused, void *arg);
+    void *after_commit_arg;
 } rw_options;
 
 rw_options rw_options_default(void);
