@@ -344,12 +344,15 @@ static bool check_overlap(rw_ctx *ctx, const mt_match *m, rw_refusal_rec *why)
 enum { SCRATCH_LIMIT = 1 << 20 };
 
 /* Plans one alternative; commits it when legal; false with the reason's record in *reason (its text
- * in why for RW_REASON_TEXT). A plan's scratch (the tentative node, new
+ * in why for RW_REASON_TEXT). Overlap is checked first, on the match: a match that overlaps a
+ * committed one (most refusals in a large graph) costs no plan. A plan's scratch (the tentative node, new
  * constants before commit) is dead once the plan is decided: the arena is recycled whenever it
  * has grown past SCRATCH_LIMIT, which bounds it without a malloc per plan. */
 static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why, rw_refusal_rec *reason)
 {
     *reason = (rw_refusal_rec){.code = RW_REASON_TEXT, .owner = -1};
+    if (!check_overlap(ctx, m, reason))
+        return false;
     if (ctx->scratch && ar_bytes_used(ctx->scratch) > SCRATCH_LIMIT) {
         ar_free(ctx->scratch);
         ctx->scratch = NULL;
@@ -361,8 +364,8 @@ static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why, rw_refusal_rec
     bool forward = m->rule->repl.kind == DSL_REPL_FORWARD;
     /* A forwarding rule (`=> @x`) removes the match like any fusion does, so it answers to every
      * legality check: Cast(Cast(@x)) => @x must not drop an f32 -> f16 -> f32 round trip. */
-    bool ok = check_overlap(ctx, m, reason) && rw_check_interior(&p, forward, why) &&
-              rw_check_convex(&p, why) && rw_check_precision(&p, why);
+    bool ok = rw_check_interior(&p, forward, why) && rw_check_convex(&p, why) &&
+              rw_check_precision(&p, why);
     ir_node *made = NULL;
     if (ok && forward) {
         ok = rw_plan_forward(&p, why);
