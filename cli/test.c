@@ -394,16 +394,19 @@ static void check_firings(const rule_test *t, const rw_report *rep, failures *f)
     for (size_t i = 0; i < t->refused.len; i++) {
         const refused_expectation *e = &t->refused.items[i];
         bool found = false;
-        for (size_t k = 0; k < rep->refused.len && !found; k++)
-            found = strcmp(rep->refused.items[k].rule, e->rule) == 0 &&
-                    strstr(rep->refused.items[k].reason, e->reason) != NULL;
+        char buf[RW_REASON_SIZE];
+        for (size_t k = 0; k < rep->refused.len && !found; k++) {
+            rw_refusal got = rw_report_refusal(rep, k, buf);
+            found = strcmp(got.rule, e->rule) == 0 && strstr(got.reason, e->reason) != NULL;
+        }
         if (found)
             continue;
         fail(f, "rule '%s' was not refused for '%s'%s", e->rule, e->reason,
              rep->refused.len ? "; refusals:" : " (nothing was refused)");
-        for (size_t k = 0; k < rep->refused.len; k++)
-            fail(f, "  %s at %s: %s", rep->refused.items[k].rule, rep->refused.items[k].node,
-                 rep->refused.items[k].reason);
+        for (size_t k = 0; k < rep->refused.len; k++) {
+            rw_refusal got = rw_report_refusal(rep, k, buf);
+            fail(f, "  %s at %s: %s", got.rule, got.node, got.reason);
+        }
     }
     if (t->kernels >= 0 && rep->after.kernels != (size_t)t->kernels)
         fail(f, "%zu kernels after fusion, expected %ld", rep->after.kernels, t->kernels);

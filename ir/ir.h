@@ -377,6 +377,12 @@ void ir_validated_free(ir_validated *s);
  * when a changed node reads a value produced after it (the nodes need sorting again). When it
  * returns true, `s` holds g's fingerprints again (as ir_validated_take would). */
 bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg);
+/* The same when the caller knows what changed since g was last validated: g compacted, the nodes
+ * and values that changed or are new flagged by id in dirty_node and dirty_value (arrays of
+ * g->nodes.len and g->values.len, overwritten). A node is checked again when flagged or when it
+ * reads a flagged value; types are inferred again there and downstream where one changed. What is
+ * not flagged must be as it was (a reader whose operand was replaced is flagged). */
+bool ir_validate_marked(ir_graph *g, bool *dirty_node, bool *dirty_value, dg_context *dg);
 
 /* Sets the shape values (ir_value.sv) of n's outputs from its inputs' shape values, constants and
  * types, after n's types are inferred; NULL where nothing is known. ir_validate calls it. */

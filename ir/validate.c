@@ -917,7 +917,8 @@ static bool reinfer_node(checker *c, ir_node *n)
 }
 
 /* The incremental check; false when it cannot stand for ir_validate (a changed node reads a value
- * produced after it, the changes broke the structure): nothing reported then, types unchanged. */
+ * produced after it, the changes broke the structure): nothing reported then, types unchanged.
+ * Keeps s's fingerprints current (s may be NULL: ir_validate_marked). */
 static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, bool *dirty_value,
                              dg_context *dg, bool *ok)
 {
@@ -957,7 +958,8 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
     for (size_t i = 0; i < c.nnodes; i++)
         if (dirty_node[i]) {
             check_node(&c, g->nodes.items[i]); /* may widen an attribute */
-            s->node_fp[i] = node_fingerprint(g->nodes.items[i]);
+            if (s)
+                s->node_fp[i] = node_fingerprint(g->nodes.items[i]);
         }
     if (c.structure_ok) {
         for (size_t i = 0; i < c.nnodes; i++) {
@@ -970,7 +972,8 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
             bool changed = reinfer_node(&c, n);
             for (uint32_t k = 0; k < n->noutputs; k++) {
                 dirty_value[n->outputs[k]->id] |= changed;
-                s->value_fp[n->outputs[k]->id] = value_fingerprint(n->outputs[k]);
+                if (s)
+                    s->value_fp[n->outputs[k]->id] = value_fingerprint(n->outputs[k]);
             }
         }
     }
@@ -1041,5 +1044,13 @@ bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg)
     }
     free(node_changed);
     free(value_changed);
+    return ok;
+}
+
+bool ir_validate_marked(ir_graph *g, bool *dirty_node, bool *dirty_value, dg_context *dg)
+{
+    bool ok = false;
+    if (!validate_changed(g, NULL, dirty_node, dirty_value, dg, &ok))
+        ok = ir_validate(g, dg);
     return ok;
 }

@@ -243,8 +243,9 @@ static void tally_free(tally_list *l)
 
 static void note_refusals(prover *pv, const rw_report *rep)
 {
+    char buf[RW_REASON_SIZE];
     for (size_t i = 0; i < rep->refused.len; i++)
-        tally(&pv->refusals, rep->refused.items[i].reason);
+        tally(&pv->refusals, rw_report_refusal(rep, i, buf).reason);
 }
 
 /* Runs both sides on one variant of the drawn inputs; false (after recording the failure) when

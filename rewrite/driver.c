@@ -97,13 +97,73 @@ static void renumber(rw_ctx *ctx)
     free(st);
 }
 
-static bool validate(rw_ctx *ctx, const char *when)
+static bool validate_failed(rw_ctx *ctx, const char *when)
 {
-    if (ir_validate(ctx->g, ctx->dg))
-        return true;
     dg_error_path(ctx->dg, ctx->g->name,
                   "internal error: the graph is invalid %s (a bug in fuserule's rewriter)", when);
     return false;
+}
+
+/* After a rewrite (validate_each), renumbered: the whole graph, removed nodes still in it (their
+ * state is still read this round). */
+static bool validate_rewrite(rw_ctx *ctx)
+{
+    return ir_validate(ctx->g, ctx->dg) || validate_failed(ctx, "after a rewrite");
+}
+
+/* After a round: renumbers, compacts and validates what the round changed (ir_validate_marked): the
+ * nodes it added and their values; the values of the nodes it removed (now another node's, or gone)
+ * and their live readers (a forward gave them another operand); and downstream of them where a
+ * type changed. Or the whole graph, with opts.whole_validation or validate_each (which renumbered
+ * the list during the round). The nodes from nodes0 on and the values from values0 on are the
+ * round's (the lists before renumbering). */
+static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
+{
+    ir_graph *g = ctx->g;
+    if (ctx->opts.whole_validation || ctx->opts.validate_each) {
+        renumber(ctx);
+        ir_compact(g);
+        return ir_validate(g, ctx->dg) || validate_failed(ctx, "after a round of rewrites");
+    }
+    VEC(ir_node *) nodes = {0};
+    VEC(ir_value *) values = {0};
+    bool whole = false; /* a node made and removed in one round: the use lists do not say */
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        if (i < nodes0 && !n->dead)
+            continue;
+        whole |= i >= nodes0 && n->dead;
+        if (i >= nodes0)
+            vec_push(&nodes, n);
+        for (uint32_t k = 0; k < n->noutputs; k++) {
+            ir_value *v = n->outputs[k];
+            vec_push(&values, v);
+            for (uint32_t u = 0; i < nodes0 && u < v->nuses; u++) /* the uses of the round's start */
+                if (!v->uses[u]->dead)
+                    vec_push(&nodes, v->uses[u]);
+        }
+    }
+    for (size_t i = values0; i < g->values.len; i++)
+        vec_push(&values, g->values.items[i]);
+    renumber(ctx);
+    ir_compact(g);
+    bool *dirty_node = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *dirty_node);
+    bool *dirty_value = calloc(g->values.len ? g->values.len : 1, sizeof *dirty_value);
+    FR_CHECK(dirty_node && dirty_value);
+    for (size_t i = 0; i < nodes.len; i++)
+        dirty_node[nodes.items[i]->id] = true; /* live: compaction numbered them */
+    for (size_t i = 0; i < values.len; i++) {
+        ir_value *v = values.items[i];
+        if (v->id < g->values.len && g->values.items[v->id] == v) /* not dropped */
+            dirty_value[v->id] = true;
+    }
+    bool ok = whole ? ir_validate(g, ctx->dg)
+                    : ir_validate_marked(g, dirty_node, dirty_value, ctx->dg);
+    free(dirty_node);
+    free(dirty_value);
+    vec_free(&nodes);
+    vec_free(&values);
+    return ok || validate_failed(ctx, "after a round of rewrites");
 }
 
 /* ---- recording ----------------------------------------------------------------------------------- */
@@ -113,12 +173,18 @@ typedef struct {
     sm_map seen; /* refusals already recorded, by refusal_key */
 } recorder;
 
-/* What makes a refusal the same as one recorded in an earlier round. Nodes keep their addresses
- * for the whole rewrite (removed ones are only marked), so a node is its address. */
+/* What makes a refusal the same as one recorded in an earlier round: the same rule at the same root
+ * for the same reason (the code and its operands; a text by its hash). Nodes and values keep their
+ * addresses for the whole rewrite (removed ones are only marked), so a node is its address and a
+ * name its pointer. */
 typedef struct {
     const ir_node *root;
-    uint64_t reason_hash;
+    const void *operand;
+    uint64_t text_hash;
     uint32_t rule;
+    int32_t owner;
+    uint32_t code;
+    uint32_t unused; /* zeroed: no padding garbage in the key */
 } refusal_key;
 
 static uint64_t text_hash(const char *s)
@@ -129,20 +195,29 @@ static uint64_t text_hash(const char *s)
     return h;
 }
 
-static void record(recorder *rec, const mt_match *m, const char *reason)
+/* Records that m was refused: for `reason` (its code and operands), or for the text in why when
+ * the code is RW_REASON_TEXT. */
+static void record(recorder *rec, const mt_match *m, const rw_refusal_rec *reason, const char *why)
 {
     rw_report *rep = rec->ctx->rep;
-    refusal_key *key = ar_alloc(rep->arena, sizeof *key); /* zeroed: no padding garbage */
+    refusal_key *key = ar_alloc(rep->arena, sizeof *key); /* zeroed */
     key->root = m->root;
-    key->reason_hash = text_hash(reason);
     key->rule = m->rule_index;
+    key->code = reason->code;
+    key->owner = reason->owner;
+    if (reason->code == RW_REASON_TEXT)
+        key->text_hash = text_hash(why);
+    else
+        key->operand = reason->name;
     if (sm_get(&rec->seen, (const char *)key, sizeof *key))
         return;
     sm_put(&rec->seen, (const char *)key, sizeof *key, key);
-    const char *node = m->root->noutputs ? m->root->outputs[0]->name : "?";
-    rw_refusal ref = {rep->rule_names[m->rule_index], ar_strdup(rep->arena, node),
-                      ar_strdup(rep->arena, reason)};
-    vec_push(&rep->refused, ref);
+    rw_refusal_rec r = *reason;
+    r.node = m->root->noutputs ? m->root->outputs[0]->name : "?";
+    r.rule = m->rule_index;
+    if (r.code == RW_REASON_TEXT)
+        r.name = ar_strdup(rep->arena, why);
+    vec_push(&rep->refused, r);
 }
 
 static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
@@ -220,13 +295,64 @@ static candidate *collect(rw_ctx *ctx, mt_matcher *m, size_t *count)
 
 /* ---- committing ---------------------------------------------------------------------------------- */
 
+static const char *node_name(const ir_node *n)
+{
+    return n->noutputs ? n->outputs[0]->name : "?";
+}
+
+/* Overlap (docs/matcher.md, "Legality"): a node of the match taken by a match committed before it
+ * in the round, or a value it reads removed by one. False with the reason's record. */
+static bool check_overlap(rw_ctx *ctx, const mt_match *m, rw_refusal_rec *why)
+{
+    const dsl_rule *r = m->rule;
+    for (uint32_t i = 0; i < r->nnodes; i++) {
+        const ir_node *n = m->nodes[i];
+        if (!n)
+            continue;
+        int32_t owner = rw_state(ctx, n)->claimed_by;
+        if (owner >= 0 && ctx->rep->rule_nops[owner] < r->nops) {
+            /* a shorter chain preempted this one: the report says why it ranked first (a user's
+             * rule with a priority, or of an earlier phase, taking part of a library chain) */
+            *why = (rw_refusal_rec){.code = RW_REASON_OVERLAP_SHORTER, .name = node_name(n),
+                                    .op = (uint16_t)n->op, .owner = owner};
+            return false;
+        }
+        if (owner >= 0 || n->dead) {
+            *why = (rw_refusal_rec){.code = RW_REASON_OVERLAP_TAKEN, .name = node_name(n),
+                                    .op = (uint16_t)n->op, .owner = owner};
+            return false;
+        }
+    }
+    /* a value the match reads may have been forwarded away by a rewrite earlier in the round; a
+     * forward may still pass on the value its own capture was forwarded to (rw_forwarded) */
+    const ir_value *passed_on = NULL;
+    if (r->repl.kind == DSL_REPL_FORWARD && r->repl.forward)
+        passed_on = m->values[r->repl.forward->node->id];
+    for (uint32_t i = 0; i < r->nnodes; i++) {
+        const ir_value *v = m->values[i];
+        if (v && v == passed_on && v->kind == IR_VALUE_NODE && v->producer->dead &&
+            rw_state(ctx, v->producer)->forwarded_to)
+            continue;
+        if (v && v->kind == IR_VALUE_NODE && v->producer->dead) {
+            *why = (rw_refusal_rec){.code = RW_REASON_OVERLAP_REMOVED, .name = v->name, .owner = -1};
+            return false;
+        }
+    }
+    return true;
+}
+
 enum { SCRATCH_LIMIT = 1 << 20 };
 
-/* Plans one alternative; commits it when legal. A plan's scratch (the tentative node, new
+/* Plans one alternative; commits it when legal; false with the reason's record in *reason (its text
+ * in why for RW_REASON_TEXT). Overlap is checked first, on the match: a match that overlaps a
+ * committed one (most refusals in a large graph) costs no plan. A plan's scratch (the tentative node, new
  * constants before commit) is dead once the plan is decided: the arena is recycled whenever it
  * has grown past SCRATCH_LIMIT, which bounds it without a malloc per plan. */
-static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why)
+static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why, rw_refusal_rec *reason)
 {
+    *reason = (rw_refusal_rec){.code = RW_REASON_TEXT, .owner = -1};
+    if (!check_overlap(ctx, m, reason))
+        return false;
     if (ctx->scratch && ar_bytes_used(ctx->scratch) > SCRATCH_LIMIT) {
         ar_free(ctx->scratch);
         ctx->scratch = NULL;
@@ -238,8 +364,9 @@ static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why)
     bool forward = m->rule->repl.kind == DSL_REPL_FORWARD;
     /* A forwarding rule (`=> @x`) removes the match like any fusion does, so it answers to every
      * legality check: Cast(Cast(@x)) => @x must not drop an f32 -> f16 -> f32 round trip. */
-    bool ok = rw_check_overlap(&p, why) && rw_check_interior(&p, forward, why) &&
-              rw_check_convex(&p, why) && rw_check_precision(&p, why);
+    bool ok = rw_check_interior(&p, forward, why) && rw_check_convex(&p, why) &&
+              rw_check_precision(&p, why);
+    ir_node *made = NULL;
     if (ok && forward) {
         ok = rw_plan_forward(&p, why);
         if (ok)
@@ -247,8 +374,10 @@ static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why)
     } else if (ok) {
         ok = rw_plan_replacement(&p, why);
         if (ok)
-            rw_commit(&p);
+            made = rw_commit(&p);
     }
+    if (ok && ctx->opts.after_commit)
+        ctx->opts.after_commit(ctx->g, made, ctx->opts.after_commit_arg);
     rw_plan_free(&p);
     return ok;
 }
@@ -262,6 +391,7 @@ static long commit_round(rw_ctx *ctx, const candidate *c, size_t n, recorder *re
     long fired = 0;
     int64_t fired_phase = 0;
     char why[RW_WHY_SIZE], first_why[RW_WHY_SIZE];
+    rw_refusal_rec reason, first_reason = {0};
     for (size_t i = 0; i < n;) {
         if (fired && c[i].m->rule->phase > fired_phase)
             break; /* phases are sorted first: what follows all waits */
@@ -272,9 +402,11 @@ static long commit_round(rw_ctx *ctx, const candidate *c, size_t n, recorder *re
         bool done = false;
         for (size_t j = i; j < end && !done; j++) {
             why[0] = '\0';
-            done = try_commit(ctx, c[j].m, why);
-            if (!done && j == i)
+            done = try_commit(ctx, c[j].m, why, &reason);
+            if (!done && j == i) {
                 memcpy(first_why, why, sizeof why);
+                first_reason = reason;
+            }
         }
         if (done) {
             fired_phase = c[i].m->rule->phase;
@@ -282,11 +414,11 @@ static long commit_round(rw_ctx *ctx, const candidate *c, size_t n, recorder *re
             ctx->rep->fired[c[i].m->rule_index]++;
             if (ctx->opts.validate_each) {
                 renumber(ctx);
-                if (!validate(ctx, "after a rewrite"))
+                if (!validate_rewrite(ctx))
                     return -1;
             }
         } else {
-            record(rec, c[i].m, first_why[0] ? first_why : "refused");
+            record(rec, c[i].m, &first_reason, first_why[0] ? first_why : "refused");
         }
         i = end;
     }
@@ -311,8 +443,13 @@ static void report_init(rw_report *rep, const mt_automaton *a, const ir_graph *g
     dsl_rule *const *rules = mt_rules(a, &rep->nrules);
     rep->rule_names = ar_alloc_array(rep->arena, rep->nrules, sizeof(char *));
     rep->fired = ar_alloc_array(rep->arena, rep->nrules, sizeof(uint32_t));
-    for (uint32_t i = 0; i < rep->nrules; i++)
+    rep->rule_nops = ar_alloc_array(rep->arena, rep->nrules, sizeof(uint32_t));
+    rep->rule_phase = ar_alloc_array(rep->arena, rep->nrules, sizeof(int64_t));
+    for (uint32_t i = 0; i < rep->nrules; i++) {
         rep->rule_names[i] = ar_strdup(rep->arena, rules[i]->name);
+        rep->rule_nops[i] = rules[i]->nops;
+        rep->rule_phase[i] = rules[i]->phase;
+    }
     ir_compute_stats(g, &rep->before);
     if (!budget) {
         budget = RW_BUDGET_FACTOR * constant_bytes(g);
@@ -337,6 +474,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
     bool ok = true;
     for (uint32_t round = 1; ok && round <= ctx.opts.max_rounds; round++) {
         double t0 = cpu_seconds();
+        size_t nodes0 = g->nodes.len, values0 = g->values.len;
         round_begin(&ctx);
         mt_matcher_reset(m);
         size_t n;
@@ -353,9 +491,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         if (fired < 0) {
             ok = false;
         } else if (fired > 0) {
-            renumber(&ctx);
-            ir_compact(g);
-            ok = validate(&ctx, "after a round of rewrites");
+            ok = validate_round(&ctx, nodes0, values0);
             report->round_limit = round == ctx.opts.max_rounds;
             report->validate_seconds += cpu_seconds() - t2;
         }

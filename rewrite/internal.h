@@ -1,7 +1,8 @@
 /* Internal to rewrite/: the driver's state, a replacement plan, and the action interface.
  *
  * driver.c      rounds: match, sort, commit; keeping a topological order; renumbering; validation
- * legality.c    overlap, interior values (fan-out, graph outputs), convexity, precision
+ * legality.c    interior values (fan-out, graph outputs), convexity, precision
+ * refusal.c     refusals as records, and their text when a report asks
  * plan.c        the replacement plan's API (what the replacement and the actions edit)
  * plan_inputs.c the fused node's inputs: operands, external inputs, ports, arity
  * plan_attrs.c  its attributes: carried over, the activation epilogue, literals, schema check
@@ -105,9 +106,11 @@ static inline bool rw_is_gemm(ir_op op)
     return op == IR_OP_MatMul || op == IR_OP_Gemm || op == IR_OP_GemmEpilogue;
 }
 
+/* Whether a recorded refusal is an overlap (refusal.c). */
+bool rw_refusal_is_overlap(const rw_refusal_rec *f);
+
 /* ---- legality (legality.c): each returns false with the reason in why ---- */
 
-bool rw_check_overlap(rw_plan *p, char *why);
 bool rw_check_interior(rw_plan *p, bool forward, char *why);
 bool rw_check_convex(rw_plan *p, char *why);
 bool rw_check_precision(rw_plan *p, char *why);

@@ -1,6 +1,6 @@
-/* Legality checks owned by the framework (docs/matcher.md, "Legality"): overlap, interior values
- * (fan-out and graph outputs), convexity, and precision. Each refusal says why, starting with the
- * name of the check. */
+/* Legality checks owned by the framework (docs/matcher.md, "Legality"): interior values (fan-out
+ * and graph outputs), convexity, and precision (overlap: the driver, before a plan). Each refusal
+ * says why, starting with the name of the check. */
 #include "rewrite/internal.h"
 
 #include "base/check.h"
@@ -26,44 +26,6 @@ bool rw_is_member(const rw_plan *p, const ir_node *n)
 static const char *node_name(const ir_node *n)
 {
     return n->noutputs ? n->outputs[0]->name : "?";
-}
-
-bool rw_check_overlap(rw_plan *p, char *why)
-{
-    dsl_rule *const *rules;
-    uint32_t nrules;
-    rules = mt_rules(p->ctx->a, &nrules);
-    for (size_t i = 0; i < p->members.len; i++) {
-        const ir_node *n = p->members.items[i];
-        int32_t owner = rw_state(p->ctx, n)->claimed_by;
-        if (owner >= 0 && rules[owner]->nops < p->rule->nops) {
-            /* a shorter chain preempted this one: say why it ranked first (a user's rule with a
-             * priority, or of an earlier phase, taking part of a library chain) */
-            const dsl_rule *o = rules[owner];
-            return rw_why(why,
-                          "overlap: '%s' (%s) is already fused by rule '%s', a shorter chain (%u "
-                          "ops, this rule %u) ranked first by its %s",
-                          node_name(n), ir_op_name(n->op), o->name, o->nops, p->rule->nops,
-                          o->phase < p->rule->phase ? "phase" : "priority");
-        }
-        if (owner >= 0 || n->dead)
-            return rw_why(why, "overlap: the %s producing '%s' is already fused by rule '%s'",
-                          ir_op_name(n->op), node_name(n), owner >= 0 ? rules[owner]->name : "?");
-    }
-    /* a value the match reads may have been forwarded away by a rewrite earlier in the round; a
-     * forward may still pass on the value its own capture was forwarded to (rw_forwarded) */
-    const ir_value *passed_on = NULL;
-    if (p->rule->repl.kind == DSL_REPL_FORWARD)
-        passed_on = rw_capture_value(p, p->rule->repl.forward);
-    for (uint32_t i = 0; i < p->rule->nnodes; i++) {
-        const ir_value *v = p->m->values[i];
-        if (v && v == passed_on && v->kind == IR_VALUE_NODE && v->producer->dead &&
-            rw_state(p->ctx, v->producer)->forwarded_to)
-            continue;
-        if (v && v->kind == IR_VALUE_NODE && v->producer->dead)
-            return rw_why(why, "overlap: '%s' was removed by an earlier rewrite", v->name);
-    }
-    return true;
 }
 
 static bool is_output_of_plan(const rw_plan *p, const ir_value *v, bool forward)

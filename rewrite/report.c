@@ -15,40 +15,52 @@ static void json_string(FILE *out, const char *s)
     free(quoted);
 }
 
+static void json_item(FILE *out, size_t i, const rw_refusal *item)
+{
+    fputs(i ? ",\n    {\"rule\": " : "\n    {\"rule\": ", out);
+    json_string(out, item->rule);
+    fputs(", \"node\": ", out);
+    json_string(out, item->node);
+    fputs(", \"reason\": ", out);
+    json_string(out, item->reason);
+    fputc('}', out);
+}
+
 static void json_list(FILE *out, const char *key, const rw_refusal *items, size_t n)
 {
     fprintf(out, ",\n  \"%s\": [", key);
-    for (size_t i = 0; i < n; i++) {
-        fputs(i ? ",\n    {\"rule\": " : "\n    {\"rule\": ", out);
-        json_string(out, items[i].rule);
-        fputs(", \"node\": ", out);
-        json_string(out, items[i].node);
-        fputs(", \"reason\": ", out);
-        json_string(out, items[i].reason);
-        fputc('}', out);
-    }
+    for (size_t i = 0; i < n; i++)
+        json_item(out, i, &items[i]);
     fputs(n ? "\n  ]" : "]", out);
+}
+
+/* The refusals, each made text here. */
+static void json_refused(FILE *out, const rw_report *r)
+{
+    char buf[RW_REASON_SIZE];
+    fputs(",\n  \"refused\": [", out);
+    for (size_t i = 0; i < r->refused.len; i++) {
+        rw_refusal f = rw_report_refusal(r, i, buf);
+        json_item(out, i, &f);
+    }
+    fputs(r->refused.len ? "\n  ]" : "]", out);
 }
 
 /* ---- overlaps: a match refused because a match ranked before it took some of its nodes ---- */
 
-/* The overlap check's reason (rewrite/legality.c, rw_check_overlap) names the rule that took the
- * nodes: "overlap: ... is already fused by rule 'NAME'". Other overlaps (a value an earlier
- * rewrite removed) have no such rule. */
-static const char OVERLAP[] = "overlap:";
+/* The overlap check's records (driver.c, check_overlap) name the rule that took the nodes ('?'
+ * when none did); a value an earlier rewrite removed names none. */
 static const char TAKEN_BY[] = "already fused by rule '";
 
-static bool is_overlap(const rw_refusal *f)
-{
-    return strncmp(f->reason, OVERLAP, sizeof OVERLAP - 1) == 0;
-}
-
 /* The rule that took the nodes, as its length and text, or "an earlier rewrite". */
-static const char *taken_by(const rw_refusal *f, int *len)
+static const char *taken_by(const rw_report *r, const rw_refusal_rec *f, int *len)
 {
-    const char *at = strstr(f->reason, TAKEN_BY);
-    if (at) {
+    const char *at = NULL;
+    if (f->code == RW_REASON_OVERLAP_SHORTER || f->code == RW_REASON_OVERLAP_TAKEN)
+        at = f->owner >= 0 ? r->rule_names[f->owner] : "?";
+    else if (f->code == RW_REASON_TEXT && (at = strstr(f->name, TAKEN_BY)))
         at += sizeof TAKEN_BY - 1;
+    if (at) {
         const char *end = strchr(at, '\'');
         *len = end ? (int)(end - at) : (int)strlen(at);
         return at;
@@ -71,17 +83,17 @@ static size_t count_overlaps(const rw_report *r, overlap_pair **out)
     FR_CHECK(pairs != NULL);
     size_t n = 0;
     for (size_t i = 0; i < r->refused.len; i++) {
-        const rw_refusal *f = &r->refused.items[i];
-        if (!is_overlap(f))
+        const rw_refusal_rec *f = &r->refused.items[i];
+        if (!rw_refusal_is_overlap(f))
             continue;
         int len;
-        const char *by = taken_by(f, &len);
+        const char *by = taken_by(r, f, &len), *rule = r->rule_names[f->rule];
         size_t k = 0;
-        while (k < n && !(strcmp(pairs[k].rule, f->rule) == 0 && pairs[k].by_len == len &&
+        while (k < n && !(strcmp(pairs[k].rule, rule) == 0 && pairs[k].by_len == len &&
                           strncmp(pairs[k].by, by, (size_t)len) == 0))
             k++;
         if (k == n)
-            pairs[n++] = (overlap_pair){f->rule, by, len, 0};
+            pairs[n++] = (overlap_pair){rule, by, len, 0};
         pairs[k].count++;
     }
     *out = pairs;
@@ -121,7 +133,7 @@ static void print_json(const rw_report *r, FILE *out, bool explain)
         fprintf(out, ": %u", r->fired[i]);
     }
     fputs(r->nrules ? "\n  }" : "}", out);
-    json_list(out, "refused", r->refused.items, r->refused.len);
+    json_refused(out, r);
     json_overlaps(out, r);
     if (explain)
         json_list(out, "near_misses", r->near_misses.items, r->near_misses.len);
@@ -143,16 +155,15 @@ typedef struct {
 } reason_count;
 
 /* A list of refusals: how many of each kind (with `kinds`), then each (the first TEXT_LIST_LIMIT,
- * unless all). `keep` selects the items (NULL: all). */
+ * unless all). */
 static void text_list(FILE *out, const char *title, const rw_refusal *all_items, size_t all_n,
-                      bool all, bool by_kind, bool (*keep)(const rw_refusal *))
+                      bool all, bool by_kind)
 {
     const rw_refusal **items = calloc(all_n ? all_n : 1, sizeof *items);
     FR_CHECK(items != NULL);
     size_t n = 0;
     for (size_t i = 0; i < all_n; i++)
-        if (!keep || keep(&all_items[i]))
-            items[n++] = &all_items[i];
+        items[n++] = &all_items[i];
     reason_count kinds[16];
     size_t nkinds = 0, other = 0;
     for (size_t i = 0; by_kind && i < n; i++) {
@@ -181,10 +192,6 @@ static void text_list(FILE *out, const char *title, const rw_refusal *all_items,
     free(items);
 }
 
-static bool matters(const rw_refusal *f)
-{
-    return !is_overlap(f);
-}
 
 /* Overlaps are no failure: a match ranked first took the nodes. One line per pair of rules; each
  * one only with --explain. */
@@ -202,11 +209,27 @@ static void text_overlaps(FILE *out, const rw_report *r, bool explain)
                     pairs[i].rule, pairs[i].count, pairs[i].count == 1 ? "" : "s");
     }
     free(pairs);
+    char buf[RW_REASON_SIZE];
     if (explain && total)
         for (size_t i = 0; i < r->refused.len; i++)
-            if (is_overlap(&r->refused.items[i]))
-                fprintf(out, "  %s at %s: %s\n", r->refused.items[i].rule,
-                        r->refused.items[i].node, r->refused.items[i].reason);
+            if (rw_refusal_is_overlap(&r->refused.items[i])) {
+                rw_refusal f = rw_report_refusal(r, i, buf);
+                fprintf(out, "  %s at %s: %s\n", f.rule, f.node, f.reason);
+            }
+}
+
+/* The refusals that are no overlap (a match ranked first took the nodes: no failure), as text:
+ * their records hold it. */
+static void text_refused(FILE *out, const rw_report *r, bool explain)
+{
+    rw_refusal *items = calloc(r->refused.len ? r->refused.len : 1, sizeof *items);
+    FR_CHECK(items != NULL);
+    size_t n = 0;
+    for (size_t i = 0; i < r->refused.len; i++)
+        if (!rw_refusal_is_overlap(&r->refused.items[i]))
+            items[n++] = rw_report_refusal(r, i, NULL);
+    text_list(out, "refused", items, n, explain, true);
+    free(items);
 }
 
 static void print_text(const rw_report *r, FILE *out, bool explain)
@@ -222,10 +245,10 @@ static void print_text(const rw_report *r, FILE *out, bool explain)
     for (uint32_t i = 0; i < r->nrules; i++)
         if (r->fired[i])
             fprintf(out, "  %-24s %u\n", r->rule_names[i], r->fired[i]);
-    text_list(out, "refused", r->refused.items, r->refused.len, explain, true, matters);
+    text_refused(out, r, explain);
     text_overlaps(out, r, explain);
     if (explain)
-        text_list(out, "near misses", r->near_misses.items, r->near_misses.len, true, false, NULL);
+        text_list(out, "near misses", r->near_misses.items, r->near_misses.len, true, false);
 }
 
 void rw_report_print(const rw_report *report, FILE *out, rw_report_format format, bool explain)

@@ -47,6 +47,13 @@ typedef struct rw_options {
     /* Validate the whole graph after every single rewrite (always after every round). On by
      * default in debug builds (rw_options_default). */
     bool validate_each;
+    /* Validate the whole graph after each round instead of only what the round changed
+     * (ir_validate_marked): the same result, slower; tests compare the two. */
+    bool whole_validation;
+    /* Tests only (NULL otherwise): called after each committed rewrite with the node it made (NULL
+     * for a forward); a test corrupts the graph there to see validation catch it. */
+    void (*after_commit)(ir_graph *g, ir_node *fused, void *arg);
+    void *after_commit_arg;
 } rw_options;
 
 rw_options rw_options_default(void);
@@ -58,6 +65,29 @@ typedef struct rw_refusal {
     const char *reason;
 } rw_refusal;
 
+/* Why a rule did not fire, as the rewrite records it: a code and its operands, made text only when
+ * a report asks for it (rw_report_refusal). */
+typedef enum {
+    RW_REASON_TEXT,            /* `name` is the reason's text */
+    RW_REASON_OVERLAP_SHORTER, /* the node whose output is `name` (of `op`) was taken by rule
+                                * `owner`, a shorter chain ranked first */
+    RW_REASON_OVERLAP_TAKEN,   /* the node whose output is `name` (of `op`) was taken by rule
+                                * `owner` (-1: a rewrite that named no rule) */
+    RW_REASON_OVERLAP_REMOVED, /* the value `name` was removed by an earlier rewrite */
+} rw_reason;
+
+/* A refusal as recorded. The names are the graph's: read the report before freeing the graph. */
+typedef struct rw_refusal_rec {
+    const char *node;       /* the name of the root's first output */
+    const char *name;       /* the operand's name, or the text */
+    uint32_t rule;          /* the refused rule */
+    int32_t owner;          /* the rule that took the node, -1 */
+    uint16_t code;          /* rw_reason */
+    uint16_t op;            /* the node's op */
+} rw_refusal_rec;
+
+enum { RW_REASON_SIZE = 400 };
+
 typedef struct rw_report {
     ar_arena *arena;        /* owns the strings below */
     ir_stats before, after;
@@ -66,7 +96,9 @@ typedef struct rw_report {
     uint32_t nrules;
     const char **rule_names; /* in rule order */
     uint32_t *fired;         /* per rule */
-    VEC(rw_refusal) refused;
+    uint32_t *rule_nops;     /* per rule: the ops its chain counts */
+    int64_t *rule_phase;     /* per rule */
+    VEC(rw_refusal_rec) refused; /* rw_report_refusal gives each as text */
     VEC(rw_refusal) near_misses;
     int64_t folded_bytes;    /* new constant bytes created by actions */
     int64_t budget;
@@ -81,6 +113,9 @@ typedef struct rw_report {
 bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_report *report,
               dg_context *dg);
 void rw_report_free(rw_report *report);
+/* Refusal i (of report->refused.len) as text; buf (RW_REASON_SIZE bytes) holds the reason when
+ * the record keeps it as a code. */
+rw_refusal rw_report_refusal(const rw_report *report, size_t i, char *buf);
 
 typedef enum { RW_REPORT_TEXT, RW_REPORT_JSON } rw_report_format;
 

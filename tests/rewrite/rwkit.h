@@ -64,13 +64,15 @@ static inline uint32_t fired(const rw_report *rep, const char *rule)
     return 0;
 }
 
-/* The reason a rule was refused at a node, or NULL. */
+/* The reason a rule was refused at a node, or NULL (valid until the next call). */
 static inline const char *refusal(const rw_report *rep, const char *rule, const char *node)
 {
-    for (size_t i = 0; i < rep->refused.len; i++)
-        if (strcmp(rep->refused.items[i].rule, rule) == 0 &&
-            (!node || strcmp(rep->refused.items[i].node, node) == 0))
-            return rep->refused.items[i].reason;
+    static char buf[RW_REASON_SIZE];
+    for (size_t i = 0; i < rep->refused.len; i++) {
+        rw_refusal f = rw_report_refusal(rep, i, buf);
+        if (strcmp(f.rule, rule) == 0 && (!node || strcmp(f.node, node) == 0))
+            return f.reason;
+    }
     return NULL;
 }
 
