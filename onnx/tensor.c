@@ -392,17 +392,22 @@ bool ox_tensor_decode(ox_report *r, const Onnx__TensorProto *t, const char *mode
         return read_external(r, t, model_dir, what, out);
     size_t typed = t->n_float_data + t->n_int32_data + t->n_int64_data + t->n_double_data +
                    t->n_uint64_data + t->n_string_data;
-    if (t->has_raw_data && typed) {
+    const uint8_t *raw = t->raw_data.data;
+    size_t raw_len = t->raw_data.len;
+    bool mapped = ox_lazy_raw_data(r->decoded, &t->base, &raw, &raw_len);
+    bool has_raw = t->has_raw_data || mapped;
+    if (has_raw && typed) {
         ox_invalid(r, "%s has both raw_data and typed data", what);
         return false;
     }
-    if (t->has_raw_data) {
-        if (t->raw_data.len != out->nbytes) {
-            ox_invalid(r, "%s: raw_data holds %zu bytes but its dims need %zu", what,
-                       t->raw_data.len, out->nbytes);
+    if (has_raw) {
+        if (raw_len != out->nbytes) {
+            ox_invalid(r, "%s: raw_data holds %zu bytes but its dims need %zu", what, raw_len,
+                       out->nbytes);
             return false;
         }
-        out->data = t->raw_data.len ? (const void *)t->raw_data.data : "";
+        out->data = raw_len ? (const void *)raw : "";
+        out->mapped = mapped;
         return true;
     }
     return decode_typed(r, t, what, out, numel);
