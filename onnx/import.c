@@ -134,7 +134,7 @@ static bool literal_values(ar_arena *a, const ox_tensor_data *td, double **out, 
 }
 
 /* A constant holding a decoded tensor: inline when small, else data for the safetensors file. */
-static ir_value *add_const(ox_importer *im, const char *name, const ox_tensor_data *td)
+static ir_value *add_const(ox_importer *im, const char *name, ox_tensor_data *td)
 {
     ir_graph *g = im->g;
     double *values;
@@ -148,6 +148,10 @@ static ir_value *add_const(ox_importer *im, const char *name, const ox_tensor_da
         c->literal = values;
         c->literal_count = count;
     } else if (td->mapped) {
+        if (td->map) { /* external data: the graph owns its mapping from now on */
+            ir_const_adopt_mapping(g, td->map, td->map_len);
+            td->map = NULL;
+        }
         ir_const_set_mapped(g, v, td->data, td->nbytes); /* the bytes stay in the file */
     } else {
         ir_const_set_data(g, v, td->data, td->nbytes);

@@ -82,7 +82,10 @@ typedef struct ox_tensor_data {
     const void *data;
     size_t nbytes;
     void *owned;
-    bool mapped; /* data lies in the lazily decoded file (r->decoded), unaligned */
+    bool mapped; /* data lies in a mapped file: the lazily decoded model (r->decoded) or `map` */
+    void *map;   /* a mapping of external data made for this tensor (munmap'd by release unless a
+                  * graph adopted it and cleared this), or NULL */
+    size_t map_len;
 } ox_tensor_data;
 
 /* Decodes dtype, dims and data, checking that the data holds exactly the elements the dims

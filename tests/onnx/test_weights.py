@@ -184,8 +184,41 @@ def test_constant_node_left_in_file(binary):
         check(np.array_equal(initializers(out)["w"], w), "the Constant's tensor differs")
 
 
+def test_external_data_mapped(binary):
+    """External data at an offset that is not a page's: the mapped bytes are the tensor's."""
+    with tempfile.TemporaryDirectory() as tmp:
+        w, v = weights(14, 64, 48), weights(15, 48, 16)
+        with open(os.path.join(tmp, "w.bin"), "wb") as f:
+            f.write(b"\7" * 1000 + w.tobytes() + b"\7" * 3 + v.tobytes())
+        m = matmul_model(w)
+        m.graph.node.append(h.make_node("MatMul", ["m", "v"], ["y"]))
+        m.graph.ClearField("output")
+        m.graph.output.append(h.make_tensor_value_info("y", T.FLOAT, [2, 16]))
+        m.graph.ClearField("initializer")
+        for name, a, offset in (("w", w, 1000), ("v", v, 1003 + w.nbytes)):
+            t = numpy_helper.from_array(a, name)
+            t.ClearField("raw_data")
+            t.data_location = T.EXTERNAL
+            for k, val in (("location", "w.bin"), ("offset", str(offset)),
+                           ("length", str(a.nbytes))):
+                e = t.external_data.add()
+                e.key, e.value = k, val
+            m.graph.initializer.append(t)
+        src = write(tmp, "m", m)
+        fuserule_ok(binary, "import", src, "-o", os.path.join(tmp, "out.graph"))
+        st = testlib.read_safetensors(os.path.join(tmp, "out.safetensors"))
+        check(np.array_equal(st["w"], w) and np.array_equal(st["v"], v),
+              "external data differs after import")
+        out = os.path.join(tmp, "out.onnx")
+        fuserule_ok(binary, "export", src, "-o", out)
+        got = initializers(out)
+        check(np.array_equal(got["w"], w) and np.array_equal(got["v"], v),
+              "external data differs after export")
+
+
 if __name__ == "__main__":
     sys.exit(testlib.main([test_import_writes_mapped_weights, test_onnx_passthrough,
                            test_apply_keeps_and_folds, test_file_field_of_marker_number,
-                           test_two_raw_data_fields, test_constant_node_left_in_file],
+                           test_two_raw_data_fields, test_constant_node_left_in_file,
+                           test_external_data_mapped],
                           [os.path.abspath(sys.argv[1])]))
