@@ -269,6 +269,7 @@ typedef struct {
 typedef struct {
     VEC(open_file) files;
     VEC(mapping) maps;
+    VEC(void *) owned; /* buffers ir_const_take_data adopted */
 } file_cache;
 
 void ir_const_files_close(ir_graph *g)
@@ -282,8 +283,11 @@ void ir_const_files_close(ir_graph *g)
     }
     for (size_t i = 0; i < cache->maps.len; i++)
         munmap(cache->maps.items[i].base, cache->maps.items[i].len);
+    for (size_t i = 0; i < cache->owned.len; i++)
+        free(cache->owned.items[i]);
     vec_free(&cache->files);
     vec_free(&cache->maps);
+    vec_free(&cache->owned);
     free(cache);
     g->const_files = NULL;
 }
@@ -618,6 +622,24 @@ void ir_const_set_data(ir_graph *g, ir_value *v, const void *data, size_t nbytes
     c->literal_count = 0;
     c->file = c->key = NULL;
     c->data = copy;
+    c->nbytes = nbytes;
+    c->mapped = NULL;
+}
+
+void ir_const_take_data(ir_graph *g, ir_value *v, void *data, size_t nbytes)
+{
+    FR_CHECK(v->kind == IR_VALUE_CONST && data != NULL);
+    int64_t expected;
+    FR_CHECK(ir_type_nbytes(&v->type, &expected) && (size_t)expected == nbytes);
+    vec_push(&the_cache(g)->owned, data);
+    if (!v->konst)
+        v->konst = ir_const_new(g, IR_CONST_DATA);
+    ir_const *c = v->konst;
+    c->kind = IR_CONST_DATA;
+    c->literal = NULL;
+    c->literal_count = 0;
+    c->file = c->key = NULL;
+    c->data = data;
     c->nbytes = nbytes;
     c->mapped = NULL;
 }

@@ -408,6 +408,8 @@ bool ir_const_is_cheap(const ir_value *v);
 /* Turns v into an in-memory constant holding `data` (nbytes must match its type; data is copied
  * into the graph's arena). Used by import and by rewrites that fold weights. */
 void ir_const_set_data(ir_graph *g, ir_value *v, const void *data, size_t nbytes);
+/* The same without the copy: `data` (malloc'd) is the graph's from now on, freed with it. */
+void ir_const_take_data(ir_graph *g, ir_value *v, void *data, size_t nbytes);
 
 /* The seeded generator behind `random(seed=S, lo=A, hi=B)` and `fuserule run`'s missing inputs:
  * element i of the stream is a pure function of (seed, i), uniform in [lo, hi), converted to dt

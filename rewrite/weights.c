@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
+const void *rw_const_bytes(rw_plan *p, ir_value *v, int64_t *numel, char *why)
 {
     if (!v || v->kind != IR_VALUE_CONST)
         return rw_why(why, "constant: '%s' must be a constant", v ? v->name : "(omitted)"), NULL;
@@ -37,6 +37,15 @@ double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
     }
     dg_free(dg);
     FR_CHECK(have == (size_t)nbytes);
+    return data;
+}
+
+double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
+{
+    const unsigned char *data = rw_const_bytes(p, v, numel, why);
+    if (!data)
+        return NULL;
+    size_t have = (size_t)*numel * ir_dtype_size(v->type.dtype);
     double *x = malloc((*numel ? (size_t)*numel : 1) * sizeof *x);
     if (!x)
         return rw_why(why, "budget: no memory for the %lld elements of '%s'", (long long)*numel,
