@@ -193,15 +193,9 @@ static bool choose_format(const char *given, const resolved *r, cli_format reque
     return true;
 }
 
-typedef struct {
-    const uint8_t *data;
-    size_t len;
-} bytes;
-
-static bool write_bytes(FILE *out, void *ctx)
+static bool write_model(FILE *out, void *ctx)
 {
-    const bytes *b = ctx;
-    return fwrite(b->data, 1, b->len, out) == b->len;
+    return ox_model_write(ctx, out);
 }
 
 static bool write_text(FILE *out, void *ctx)
@@ -235,15 +229,13 @@ bool cli_save_graph(ir_graph *g, const char *path, const cli_save_options *opts,
         ok = false;
     }
     if (ok && format == CLI_FORMAT_ONNX) {
-        uint8_t *data = NULL;
-        size_t len = 0;
         static const ox_export_options defaults = {0};
-        ok = ox_export(g, opts->onnx ? opts->onnx : &defaults, &data, &len, dg);
-        bytes b = {data, len};
-        if (ok)
-            ok = r.direct ? write_direct(&r, path, write_bytes, &b, dg)
-                          : write_renamed(r.target, path, write_bytes, &b, dg);
-        free(data);
+        ox_model *model = ox_export_model(g, opts->onnx ? opts->onnx : &defaults, dg);
+        ok = model != NULL;
+        if (ok) /* streamed: the weights are copied from where they lie, never held twice */
+            ok = r.direct ? write_direct(&r, path, write_model, model, dg)
+                          : write_renamed(r.target, path, write_model, model, dg);
+        ox_model_free(model);
     } else if (ok && !r.direct) {
         ok = ir_save(g, r.target, dg); /* the companion .safetensors goes beside the real target */
     } else if (ok) {

@@ -3,6 +3,8 @@
  *
  * Data is stored in the value's dtype: f16 and bf16 as their 16-bit encodings, bool as one byte
  * (0 or 1), all little-endian as the host is. Payloads live in the graph's arena. */
+#define _DEFAULT_SOURCE /* madvise */
+
 #include "ir/ir.h"
 
 #include "base/check.h"
@@ -14,6 +16,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* The most payload one constant may have: a tiny graph must not be able to ask for petabytes. */
 #define CONST_BUDGET_BYTES ((int64_t)16 << 30)
@@ -256,8 +260,16 @@ typedef struct {
     st_file *file; /* NULL: opening failed (reported once) */
 } open_file;
 
+/* A file mapped read-only that the graph owns (an .onnx model whose tensors stay in it). */
+typedef struct {
+    void *base;
+    size_t len;
+} mapping;
+
 typedef struct {
     VEC(open_file) files;
+    VEC(mapping) maps;
+    VEC(void *) owned; /* buffers ir_const_take_data adopted */
 } file_cache;
 
 void ir_const_files_close(ir_graph *g)
@@ -269,20 +281,85 @@ void ir_const_files_close(ir_graph *g)
         st_close(cache->files.items[i].file);
         free(cache->files.items[i].path);
     }
+    for (size_t i = 0; i < cache->maps.len; i++)
+        munmap(cache->maps.items[i].base, cache->maps.items[i].len);
+    for (size_t i = 0; i < cache->owned.len; i++)
+        free(cache->owned.items[i]);
     vec_free(&cache->files);
+    vec_free(&cache->maps);
+    vec_free(&cache->owned);
     free(cache);
     g->const_files = NULL;
+}
+
+static file_cache *the_cache(ir_graph *g)
+{
+    if (!g->const_files) {
+        g->const_files = calloc(1, sizeof(file_cache));
+        FR_CHECK(g->const_files != NULL);
+    }
+    return g->const_files;
+}
+
+void ir_const_adopt_mapping(ir_graph *g, void *base, size_t len)
+{
+    FR_CHECK(base != NULL && len > 0);
+    vec_push(&the_cache(g)->maps, ((mapping){base, len}));
+}
+
+/* Whether [p, p + n) lies in one of g's file mappings. */
+static bool in_mapping(const ir_graph *g, const void *p, size_t n)
+{
+    const file_cache *cache = g->const_files;
+    if (!cache || !p)
+        return false;
+    uintptr_t at = (uintptr_t)p;
+    for (size_t i = 0; i < cache->maps.len; i++) {
+        uintptr_t base = (uintptr_t)cache->maps.items[i].base;
+        size_t len = cache->maps.items[i].len;
+        if (at >= base && at - base <= len && n <= len - (at - base))
+            return true;
+    }
+    for (size_t i = 0; i < cache->files.len; i++)
+        if (cache->files.items[i].file && st_maps(cache->files.items[i].file, p, n))
+            return true;
+    return false;
+}
+
+void ir_const_release(const ir_graph *g, const void *p, size_t n)
+{
+    if (n == 0 || !in_mapping(g, p, n))
+        return;
+    /* every page of these mappings is read-only file data: dropping one (a neighbour's too) only
+     * means that a later read pages it in again */
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)p & ~(page - 1), end = (uintptr_t)p + n;
+    end = (end + page - 1) & ~(page - 1);
+    madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
+void ir_const_set_mapped(ir_graph *g, ir_value *v, const void *mapped, size_t nbytes)
+{
+    FR_CHECK(v->kind == IR_VALUE_CONST && nbytes > 0 && in_mapping(g, mapped, nbytes));
+    int64_t expected;
+    FR_CHECK(ir_type_nbytes(&v->type, &expected) && (size_t)expected == nbytes);
+    if (!v->konst)
+        v->konst = ir_const_new(g, IR_CONST_DATA);
+    ir_const *c = v->konst;
+    c->kind = IR_CONST_DATA;
+    c->literal = NULL;
+    c->literal_count = 0;
+    c->file = c->key = NULL;
+    c->data = NULL;
+    c->nbytes = nbytes;
+    c->mapped = mapped;
 }
 
 /* The file a path names, opened once per graph. NULL when it cannot be opened; *failed_before
  * then tells whether that was reported by an earlier call. */
 static st_file *cached_open(ir_graph *g, const char *path, dg_context *dg, bool *failed_before)
 {
-    if (!g->const_files) {
-        g->const_files = calloc(1, sizeof(file_cache));
-        FR_CHECK(g->const_files != NULL);
-    }
-    file_cache *cache = g->const_files;
+    file_cache *cache = the_cache(g);
     *failed_before = false;
     for (size_t i = 0; i < cache->files.len; i++) {
         if (strcmp(cache->files.items[i].path, path) == 0) {
@@ -472,8 +549,9 @@ const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg)
         FR_CHECK(t->nbytes == (size_t)nbytes);
         break;
     case IR_CONST_DATA:
-        /* an in-memory constant holds its data from birth; only an empty one may lack a buffer */
-        FR_CHECK(nbytes == 0);
+        /* an in-memory constant holds its data from birth, or has it in a mapped file; only an
+         * empty one may lack both */
+        FR_CHECK(c->mapped ? c->nbytes == (size_t)nbytes : nbytes == 0);
         break;
     }
     void *out = ar_try_alloc(g->arena, nbytes ? (size_t)nbytes : 1);
@@ -486,11 +564,38 @@ const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg)
         fill_literal(v, out, numel);
     else if (c->kind == IR_CONST_RANDOM)
         ir_random_fill(c->seed, c->lo, c->hi, v->type.dtype, out, (size_t)numel);
-    else if (c->kind == IR_CONST_FILE && nbytes)
+    else if (c->kind == IR_CONST_FILE && nbytes) {
         memcpy(out, t->data, (size_t)nbytes);
+        ir_const_release(g, t->data, (size_t)nbytes);
+    } else if (c->kind == IR_CONST_DATA && nbytes) {
+        memcpy(out, c->mapped, (size_t)nbytes); /* aligned for the kernels that compute on it */
+        ir_const_release(g, c->mapped, (size_t)nbytes);
+    }
     c->data = out;
     c->nbytes = (size_t)nbytes;
     return out;
+}
+
+const void *ir_const_bytes(ir_graph *g, ir_value *v, size_t *nbytes, dg_context *dg)
+{
+    FR_CHECK(v->kind == IR_VALUE_CONST && v->konst != NULL);
+    ir_const *c = v->konst;
+    if (c->data || (c->kind == IR_CONST_DATA && c->mapped)) {
+        *nbytes = c->nbytes;
+        return c->data ? c->data : c->mapped;
+    }
+    if (c->kind != IR_CONST_FILE) {
+        const void *data = ir_const_data(g, v, dg);
+        *nbytes = c->nbytes;
+        return data;
+    }
+    int64_t numel, size;
+    const st_tensor *t;
+    if (!const_size(g, v, dg, &numel, &size) || !(t = find_file_tensor(g, v, dg)))
+        return NULL;
+    FR_CHECK(t->nbytes == (size_t)size);
+    *nbytes = (size_t)size;
+    return size ? t->data : "";
 }
 
 bool ir_const_is_cheap(const ir_value *v)
@@ -518,4 +623,23 @@ void ir_const_set_data(ir_graph *g, ir_value *v, const void *data, size_t nbytes
     c->file = c->key = NULL;
     c->data = copy;
     c->nbytes = nbytes;
+    c->mapped = NULL;
+}
+
+void ir_const_take_data(ir_graph *g, ir_value *v, void *data, size_t nbytes)
+{
+    FR_CHECK(v->kind == IR_VALUE_CONST && data != NULL);
+    int64_t expected;
+    FR_CHECK(ir_type_nbytes(&v->type, &expected) && (size_t)expected == nbytes);
+    vec_push(&the_cache(g)->owned, data);
+    if (!v->konst)
+        v->konst = ir_const_new(g, IR_CONST_DATA);
+    ir_const *c = v->konst;
+    c->kind = IR_CONST_DATA;
+    c->literal = NULL;
+    c->literal_count = 0;
+    c->file = c->key = NULL;
+    c->data = data;
+    c->nbytes = nbytes;
+    c->mapped = NULL;
 }

@@ -220,6 +220,9 @@ typedef struct ir_const {
     const char *key;       /* FILE: tensor name in the file */
     void *data;            /* materialized bytes in the value's dtype; NULL until loaded */
     size_t nbytes;
+    /* DATA: while `data` is NULL, the nbytes bytes lie here, in a file mapped read-only that the
+     * graph owns (ir_const_adopt_mapping), unaligned; ir_const_data copies them out when read */
+    const void *mapped;
 } ir_const;
 
 /* ---- values and nodes ---------------------------------------------------------------------- */
@@ -415,6 +418,8 @@ bool ir_const_is_cheap(const ir_value *v);
 /* Turns v into an in-memory constant holding `data` (nbytes must match its type; data is copied
  * into the graph's arena). Used by import and by rewrites that fold weights. */
 void ir_const_set_data(ir_graph *g, ir_value *v, const void *data, size_t nbytes);
+/* The same without the copy: `data` (malloc'd) is the graph's from now on, freed with it. */
+void ir_const_take_data(ir_graph *g, ir_value *v, void *data, size_t nbytes);
 
 /* The seeded generator behind `random(seed=S, lo=A, hi=B)` and `fuserule run`'s missing inputs:
  * element i of the stream is a pure function of (seed, i), uniform in [lo, hi), converted to dt
@@ -423,8 +428,25 @@ void ir_random_fill(uint64_t seed, double lo, double hi, ir_dtype dt, void *out,
 /* Elements [first, first + count) of the same stream: filling in chunks gives the same bytes. */
 void ir_random_fill_at(uint64_t seed, uint64_t first, double lo, double hi, ir_dtype dt, void *out,
                        size_t count);
-/* Closes the files ir_const_data opened for g (ir_graph_free calls it). */
+/* Closes the files ir_const_data opened for g, and unmaps the mappings g adopted (ir_graph_free
+ * calls it). */
 void ir_const_files_close(ir_graph *g);
+
+/* Weights that are never copied (docs/onnx.md, "Weights"): a DATA constant may hold its bytes in
+ * a file mapped read-only (ir_const.mapped) until something reads them. The graph adopts the
+ * mapping (base, len from mmap) and unmaps it when freed. */
+void ir_const_adopt_mapping(ir_graph *g, void *base, size_t len);
+/* A DATA constant whose nbytes bytes lie at `mapped`, inside a mapping g adopted. */
+void ir_const_set_mapped(ir_graph *g, ir_value *v, const void *mapped, size_t nbytes);
+/* The bytes of a constant wherever they lie, without materializing them: a mapped constant's or
+ * a file() constant's bytes in their file's mapping (unaligned: to be copied, not computed on),
+ * otherwise ir_const_data's; *nbytes is their count. NULL after reporting an error, as
+ * ir_const_data. */
+const void *ir_const_bytes(ir_graph *g, ir_value *v, size_t *nbytes, dg_context *dg);
+/* Drops the resident pages of [p, p + n) when that range lies in a file mapping of g's (an
+ * adopted one or a safetensors file ir_const_data opened): a writer that streamed them out keeps
+ * its peak memory low. Anywhere else (memory of the arena, of the heap), nothing happens. */
+void ir_const_release(const ir_graph *g, const void *p, size_t n);
 
 /* Writes g as canonical text to graph_path, and every IR_CONST_DATA constant to a safetensors file
  * beside it (graph_path with .graph replaced by .safetensors), which the text then refers to with

@@ -897,3 +897,9 @@ const char *st_metadata(const st_file *f, const char *key)
 {
     return sm_get(&f->metadata, key, strlen(key));
 }
+
+bool st_maps(const st_file *f, const void *p, size_t n)
+{
+    uintptr_t base = (uintptr_t)f->map, at = (uintptr_t)p;
+    return f->map && at >= base && at - base <= f->map_len && n <= f->map_len - (at - base);
+}

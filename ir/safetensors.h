@@ -61,6 +61,8 @@ const st_tensor *st_at(const st_file *f, size_t index);
 const st_tensor *st_find(const st_file *f, const char *name);
 /* A "__metadata__" value, or NULL. */
 const char *st_metadata(const st_file *f, const char *key);
+/* Whether [p, p + n) lies in the file's mapping (false for st_open_memory's files). */
+bool st_maps(const st_file *f, const void *p, size_t n);
 
 /* One tensor to write. `data` may be NULL when nbytes is 0. */
 typedef struct st_entry {

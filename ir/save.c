@@ -200,8 +200,10 @@ static bool write_safetensors(saver *s, FILE *out, const char *path)
     FR_CHECK(entries != NULL);
     for (size_t i = 0; i < n; i++) {
         const ir_value *v = s->stored.items[i];
+        /* a mapped constant is written from its file; in-memory ones from memory */
+        const void *data = v->konst->data ? v->konst->data : v->konst->mapped;
         entries[i] = (st_entry){v->name, v->type.dtype, (uint32_t)v->type.rank, v->type.dims,
-                                v->konst->data, v->konst->nbytes};
+                                data, v->konst->nbytes};
     }
     bool ok = st_write(out, path, entries, n, s->dg);
     free(entries);

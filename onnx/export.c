@@ -86,12 +86,14 @@ static Onnx__TensorProto **initializers(ox_exporter *ex, size_t *count)
         ir_value *v = ex->g->values.items[i];
         if (!ex->used[v->id])
             continue;
-        const void *data = ir_const_data(ex->g, v, ex->dg);
+        /* where the bytes lie: a weight no rule changed is written from its file's mapping */
+        size_t nbytes;
+        const void *data = ir_const_bytes(ex->g, v, &nbytes, ex->dg);
         if (!data) {
             ex->ok = false;
             continue;
         }
-        vec_push(&all, new_tensor(ex, v->name, &v->type, data, v->konst->nbytes));
+        vec_push(&all, new_tensor(ex, v->name, &v->type, data, nbytes));
     }
     for (size_t i = 0; i < ex->made_inits.len; i++)
         vec_push(&all, ex->made_inits.items[i]);
@@ -822,36 +824,102 @@ static Onnx__ModelProto *build_model(ox_exporter *ex)
     return m;
 }
 
+struct ox_model {
+    ox_exporter ex;
+    Onnx__ModelProto *m;
+    size_t size;
+};
+
+ox_model *ox_export_model(ir_graph *g, const ox_export_options *opts, dg_context *dg)
+{
+    ox_model *om = calloc(1, sizeof *om);
+    FR_CHECK(om != NULL);
+    ox_exporter *ex = &om->ex;
+    *ex = (ox_exporter){.g = g, .dg = dg, .a = ar_new(), .ok = true,
+                        .flavour = opts ? opts->flavour : OX_FLAVOUR_LOSSLESS};
+    ex->used = calloc(g->values.len ? g->values.len : 1, sizeof *ex->used);
+    FR_CHECK(ex->used != NULL);
+    if (choose_opset(ex, opts ? opts->opset : 0)) {
+        om->m = build_model(ex);
+        om->size = ex->ok ? onnx__model_proto__get_packed_size(om->m) : 0;
+        if (ex->ok && om->size > (size_t)OX_MAX_FILE_BYTES) {
+            dg_error_path(dg, g->name, "the model needs %zu bytes, more than protobuf's 2 GiB",
+                          om->size);
+            ex->ok = false;
+        }
+    } else {
+        ex->ok = false;
+    }
+    if (!ex->ok) {
+        ox_model_free(om);
+        return NULL;
+    }
+    return om;
+}
+
+size_t ox_model_size(const ox_model *om)
+{
+    return om->size;
+}
+
+/* Appends to a file; a large append from a file mapping (a weight written from the model it was
+ * read from) gives its pages back as it goes, so that writing does not hold the weights. */
+typedef struct {
+    ProtobufCBuffer base;
+    FILE *out;
+    const ir_graph *g;
+    size_t written;
+    bool ok;
+} file_buffer;
+
+enum { WRITE_CHUNK = 8 << 20 };
+
+static void file_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+    file_buffer *fb = (file_buffer *)b;
+    while (len && fb->ok) {
+        size_t n = len < WRITE_CHUNK ? len : WRITE_CHUNK;
+        fb->ok = fwrite(data, 1, n, fb->out) == n;
+        if (n >= OX_LAZY_MIN_BYTES)
+            ir_const_release(fb->g, data, n);
+        fb->written += n;
+        data += n;
+        len -= n;
+    }
+}
+
+bool ox_model_write(ox_model *om, FILE *out)
+{
+    file_buffer fb = {.base = {file_append}, .out = out, .g = om->ex.g, .ok = true};
+    size_t packed = onnx__model_proto__pack_to_buffer(om->m, &fb.base);
+    FR_CHECK(!fb.ok || (packed == om->size && fb.written == om->size));
+    return fb.ok;
+}
+
+void ox_model_free(ox_model *om)
+{
+    if (!om)
+        return;
+    vec_free(&om->ex.nodes);
+    vec_free(&om->ex.made_inits);
+    sm_free(&om->ex.made);
+    free(om->ex.used);
+    ar_free(om->ex.a);
+    free(om);
+}
+
 bool ox_export(ir_graph *g, const ox_export_options *opts, uint8_t **data, size_t *len,
                dg_context *dg)
 {
     *data = NULL;
     *len = 0;
-    ox_exporter ex = {.g = g, .dg = dg, .a = ar_new(), .ok = true,
-                      .flavour = opts ? opts->flavour : OX_FLAVOUR_LOSSLESS};
-    ex.used = calloc(g->values.len ? g->values.len : 1, sizeof *ex.used);
-    FR_CHECK(ex.used != NULL);
-    if (choose_opset(&ex, opts ? opts->opset : 0)) {
-        Onnx__ModelProto *m = build_model(&ex);
-        size_t size = ex.ok ? onnx__model_proto__get_packed_size(m) : 0;
-        if (ex.ok && size > (size_t)OX_MAX_FILE_BYTES) {
-            dg_error_path(dg, g->name, "the model needs %zu bytes, more than protobuf's 2 GiB",
-                          size);
-            ex.ok = false;
-        }
-        if (ex.ok) {
-            *data = malloc(size ? size : 1);
-            FR_CHECK(*data != NULL);
-            *len = onnx__model_proto__pack(m, *data);
-            FR_CHECK(*len == size);
-        }
-    } else {
-        ex.ok = false;
-    }
-    vec_free(&ex.nodes);
-    vec_free(&ex.made_inits);
-    sm_free(&ex.made);
-    free(ex.used);
-    ar_free(ex.a);
-    return ex.ok;
+    ox_model *om = ox_export_model(g, opts, dg);
+    if (!om)
+        return false;
+    *data = malloc(om->size ? om->size : 1);
+    FR_CHECK(*data != NULL);
+    *len = onnx__model_proto__pack(om->m, *data);
+    FR_CHECK(*len == om->size);
+    ox_model_free(om);
+    return true;
 }

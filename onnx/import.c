@@ -134,7 +134,7 @@ static bool literal_values(ar_arena *a, const ox_tensor_data *td, double **out, 
 }
 
 /* A constant holding a decoded tensor: inline when small, else data for the safetensors file. */
-static ir_value *add_const(ox_importer *im, const char *name, const ox_tensor_data *td)
+static ir_value *add_const(ox_importer *im, const char *name, ox_tensor_data *td)
 {
     ir_graph *g = im->g;
     double *values;
@@ -147,6 +147,12 @@ static ir_value *add_const(ox_importer *im, const char *name, const ox_tensor_da
     if (literal) {
         c->literal = values;
         c->literal_count = count;
+    } else if (td->mapped) {
+        if (td->map) { /* external data: the graph owns its mapping from now on */
+            ir_const_adopt_mapping(g, td->map, td->map_len);
+            td->map = NULL;
+        }
+        ir_const_set_mapped(g, v, td->data, td->nbytes); /* the bytes stay in the file */
     } else {
         ir_const_set_data(g, v, td->data, td->nbytes);
     }
@@ -921,7 +927,8 @@ static void importer_free(ox_importer *im)
     sm_free(&im->onnx_names);
 }
 
-static ir_graph *import_model(ox_report *r, const Onnx__ModelProto *m, const char *path)
+static ir_graph *import_model(ox_report *r, const Onnx__ModelProto *m, const char *path,
+                              ox_decoded *decoded)
 {
     if (!m->graph) {
         ox_invalid(r, "the model has no graph");
@@ -930,6 +937,7 @@ static ir_graph *import_model(ox_report *r, const Onnx__ModelProto *m, const cha
     char *dir = path_dir(NULL, path);
     ox_importer im = {.r = r, .model_dir = dir};
     im.g = ir_graph_new("model");
+    ox_decoded_give_mapping(decoded, im.g); /* its tensors left in the file become constants */
     im.g->name = graph_name(im.g->arena, m->graph->name, path);
     im.g->dir = ar_strdup(im.g->arena, dir);
     bool ok = read_opsets(&im, m) && import_graph(&im, m) && !dg_has_errors(r->dg);
@@ -966,8 +974,9 @@ ir_graph *ox_import(const char *path, ox_import_info *info, dg_context *dg)
     ox_report r = {.path = path, .dg = dg, .info = info};
     ox_decoded *owner;
     const Onnx__ModelProto *m =
-        (const Onnx__ModelProto *)ox_decode_file(&r, &onnx__model_proto__descriptor, &owner);
-    ir_graph *g = m ? import_model(&r, m, path) : NULL;
+        (const Onnx__ModelProto *)ox_decode_file_lazy(&r, &onnx__model_proto__descriptor, &owner);
+    r.decoded = owner;
+    ir_graph *g = m ? import_model(&r, m, path, owner) : NULL;
     ox_decoded_free(owner);
     ox_report_finish(&r);
     return g;

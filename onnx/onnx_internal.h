@@ -23,6 +23,7 @@ typedef struct ox_report {
      * the other tensors that read it is noted by ox_report_finish */
     struct ox_missing_file *missing;
     size_t nmissing;
+    const struct ox_decoded *decoded; /* a lazy decode's tensors left in the file, or NULL */
 } ox_report;
 
 void ox_invalid(ox_report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -51,6 +52,22 @@ ProtobufCMessage *ox_decode_file(ox_report *r, const ProtobufCMessageDescriptor 
                                  ox_decoded **owner);
 void ox_decoded_free(ox_decoded *d);
 
+/* Weights never copied (docs/onnx.md, "Weights"): a lazy decode maps the file and leaves every
+ * TensorProto.raw_data of OX_LAZY_MIN_BYTES or more in it; the decoded tensor carries a marker in
+ * its unknown fields (field OX_LAZY_TAG, which the walk removes from the file's own tensors),
+ * and ox_lazy_raw_data finds the bytes. The mapping lives as long as *owner, or as the graph
+ * that ox_decoded_give_mapping hands it to. */
+enum { OX_LAZY_MIN_BYTES = 4096, OX_LAZY_TAG = 0x1ffffff0 };
+typedef struct ox_lazy_range {
+    size_t offset, len; /* in the file */
+} ox_lazy_range;
+ProtobufCMessage *ox_decode_file_lazy(ox_report *r, const ProtobufCMessageDescriptor *desc,
+                                      ox_decoded **owner);
+/* Whether message m (a TensorProto) had its raw_data left in the file: then *data, *len. */
+bool ox_lazy_raw_data(const ox_decoded *d, const ProtobufCMessage *m, const uint8_t **data,
+                      size_t *len);
+void ox_decoded_give_mapping(ox_decoded *d, ir_graph *g);
+
 /* ---- tensors (tensor.c) --------------------------------------------------------------------- */
 
 /* TensorProto.DataType codes: the ones the IR holds map to ir_dtype; names for the others. */
@@ -58,13 +75,17 @@ bool ox_dtype_from_onnx(int32_t code, ir_dtype *out);
 int32_t ox_dtype_to_onnx(ir_dtype dt);
 const char *ox_onnx_dtype_name(int32_t code);
 
-/* A decoded tensor: `data` points either into the message (raw_data) or to `owned` (malloc'd,
- * released by ox_tensor_data_release). */
+/* A decoded tensor: `data` points into the message (raw_data), into the mapped file (raw_data a
+ * lazy decode left there), or to `owned` (malloc'd, released by ox_tensor_data_release). */
 typedef struct ox_tensor_data {
     ir_type type;
     const void *data;
     size_t nbytes;
     void *owned;
+    bool mapped; /* data lies in a mapped file: the lazily decoded model (r->decoded) or `map` */
+    void *map;   /* a mapping of external data made for this tensor (munmap'd by release unless a
+                  * graph adopted it and cleared this), or NULL */
+    size_t map_len;
 } ox_tensor_data;
 
 /* Decodes dtype, dims and data, checking that the data holds exactly the elements the dims

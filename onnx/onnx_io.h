@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* The default-domain opsets import accepts (older models load when each op they use has kept its
  * semantics since, or has a form legacy.c converts; see docs/onnx.md), and the ones export writes.
@@ -86,5 +87,17 @@ typedef struct ox_export_options {
  * Reports an error (and returns false) for what ONNX cannot express. */
 bool ox_export(ir_graph *g, const ox_export_options *opts, uint8_t **data, size_t *len,
                dg_context *dg);
+
+/* The same in two steps, for models too large to hold twice: ox_export_model builds the model
+ * (NULL after reporting what ONNX cannot express); ox_model_write streams its bytes, the same
+ * bytes ox_export gives, reading each weight where it lies (a weight no rule changed is copied
+ * from the mapped file it was imported from, its pages given back as they are written: the
+ * weights are never held in memory). False on a write error (errno says why). g must outlive
+ * the model, unchanged. */
+typedef struct ox_model ox_model;
+ox_model *ox_export_model(ir_graph *g, const ox_export_options *opts, dg_context *dg);
+size_t ox_model_size(const ox_model *om);
+bool ox_model_write(ox_model *om, FILE *out);
+void ox_model_free(ox_model *om);
 
 #endif

@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* raw_data and external data are little-endian; the tensors are used as they are in memory. */
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "ONNX raw data is little-endian");
@@ -306,6 +308,23 @@ static char *resolve_location(ox_report *r, const char *what, const char *model_
     return target;
 }
 
+/* Maps the pages of f that hold [offset, offset + out->nbytes); false when mapping fails (the
+ * bytes are then read). */
+static bool map_external(FILE *f, int64_t offset, ox_tensor_data *out)
+{
+    int64_t page = sysconf(_SC_PAGESIZE);
+    int64_t start = offset - offset % page;
+    size_t len = (size_t)(offset - start) + out->nbytes;
+    void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fileno(f), (off_t)start);
+    if (map == MAP_FAILED)
+        return false;
+    out->map = map;
+    out->map_len = len;
+    out->data = (const uint8_t *)map + (offset - start);
+    out->mapped = true;
+    return true;
+}
+
 static bool read_external(ox_report *r, const Onnx__TensorProto *t, const char *model_dir,
                           const char *what, ox_tensor_data *out)
 {
@@ -363,6 +382,8 @@ static bool read_external(ox_report *r, const Onnx__TensorProto *t, const char *
     else if ((size_t)length != out->nbytes)
         ox_invalid(r, "%s: external data holds %" PRId64 " bytes but its dims need %zu", what,
                    length, out->nbytes);
+    else if (out->nbytes >= OX_LAZY_MIN_BYTES && map_external(f, offset, out))
+        ok = true; /* left in its file, mapped: weights are never copied */
     else if (!(out->owned = malloc(out->nbytes ? out->nbytes : 1)))
         ox_invalid(r, "%s: out of memory for %zu bytes", what, out->nbytes);
     else if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
@@ -371,7 +392,8 @@ static bool read_external(ox_report *r, const Onnx__TensorProto *t, const char *
     else
         ok = true;
     fclose(f);
-    out->data = out->owned;
+    if (!out->mapped)
+        out->data = out->owned;
     return ok;
 }
 
@@ -392,17 +414,22 @@ bool ox_tensor_decode(ox_report *r, const Onnx__TensorProto *t, const char *mode
         return read_external(r, t, model_dir, what, out);
     size_t typed = t->n_float_data + t->n_int32_data + t->n_int64_data + t->n_double_data +
                    t->n_uint64_data + t->n_string_data;
-    if (t->has_raw_data && typed) {
+    const uint8_t *raw = t->raw_data.data;
+    size_t raw_len = t->raw_data.len;
+    bool mapped = ox_lazy_raw_data(r->decoded, &t->base, &raw, &raw_len);
+    bool has_raw = t->has_raw_data || mapped;
+    if (has_raw && typed) {
         ox_invalid(r, "%s has both raw_data and typed data", what);
         return false;
     }
-    if (t->has_raw_data) {
-        if (t->raw_data.len != out->nbytes) {
-            ox_invalid(r, "%s: raw_data holds %zu bytes but its dims need %zu", what,
-                       t->raw_data.len, out->nbytes);
+    if (has_raw) {
+        if (raw_len != out->nbytes) {
+            ox_invalid(r, "%s: raw_data holds %zu bytes but its dims need %zu", what, raw_len,
+                       out->nbytes);
             return false;
         }
-        out->data = t->raw_data.len ? (const void *)t->raw_data.data : "";
+        out->data = raw_len ? (const void *)raw : "";
+        out->mapped = mapped;
         return true;
     }
     return decode_typed(r, t, what, out, numel);
@@ -411,7 +438,10 @@ bool ox_tensor_decode(ox_report *r, const Onnx__TensorProto *t, const char *mode
 void ox_tensor_data_release(ox_tensor_data *d)
 {
     free(d->owned);
+    if (d->map)
+        munmap(d->map, d->map_len);
     d->owned = NULL;
+    d->map = NULL;
     d->data = NULL;
 }
 

@@ -200,6 +200,9 @@ ir_node *rw_capture_node(const rw_plan *p, const dsl_capture *c);
 /* The elements of a constant as doubles (malloc'd), or NULL with why set (not a constant, data
  * unreadable, too large). */
 double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why);
+/* The same checks, and the constant's bytes where they lie (unaligned: read them by memcpy; give
+ * their pages back with ir_const_release when done), or NULL with why set. */
+const void *rw_const_bytes(rw_plan *p, ir_value *v, int64_t *numel, char *why);
 /* Stores doubles into a new constant's dtype; false with why when a value is not finite there
  * (f16 overflows above 65504). */
 bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what, char *why);

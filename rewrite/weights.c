@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
+const void *rw_const_bytes(rw_plan *p, ir_value *v, int64_t *numel, char *why)
 {
     if (!v || v->kind != IR_VALUE_CONST)
         return rw_why(why, "constant: '%s' must be a constant", v ? v->name : "(omitted)"), NULL;
@@ -24,8 +24,11 @@ double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
                       "left of the folding budget",
                       v->name, (long long)*numel, (long long)p->ctx->budget_left),
                NULL;
+    /* read where the bytes lie (a weight imported from .onnx stays in its mapped file): the
+     * folded result is what the fold keeps, not a second copy of its input */
     dg_context *dg = dg_new();
-    const void *data = ir_const_data(p->g, v, dg);
+    size_t have;
+    const unsigned char *data = ir_const_bytes(p->g, v, &have, dg);
     if (!data) {
         const char *msg = dg_first_error(dg);
         rw_why(why, "constant: '%s' cannot be read: %s", v->name, msg ? msg : "no reason given");
@@ -33,29 +36,55 @@ double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
         return NULL;
     }
     dg_free(dg);
+    FR_CHECK(have == (size_t)nbytes);
+    return data;
+}
+
+double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
+{
+    const unsigned char *data = rw_const_bytes(p, v, numel, why);
+    if (!data)
+        return NULL;
+    size_t have = (size_t)*numel * ir_dtype_size(v->type.dtype);
     double *x = malloc((*numel ? (size_t)*numel : 1) * sizeof *x);
     if (!x)
         return rw_why(why, "budget: no memory for the %lld elements of '%s'", (long long)*numel,
                       v->name),
                NULL;
+    /* elements are read by memcpy: bytes in a mapped file are not aligned to their type */
+#define RW_ELEM(T, i) (memcpy(&e.T, data + (size_t)(i) * sizeof e.T, sizeof e.T), e.T)
+    union {
+        float f32;
+        double f64;
+        uint16_t u16;
+        int16_t i16;
+        uint32_t u32;
+        uint64_t u64;
+        int8_t i8;
+        uint8_t u8;
+        int32_t i32;
+        int64_t i64;
+    } e;
     for (int64_t i = 0; i < *numel; i++) {
         switch (v->type.dtype) {
-        case IR_F32: x[i] = ((const float *)data)[i]; break;
-        case IR_F16: x[i] = f16_to_f32(((const uint16_t *)data)[i]); break;
-        case IR_BF16: x[i] = bf16_to_f32(((const uint16_t *)data)[i]); break;
-        case IR_F64: x[i] = ((const double *)data)[i]; break;
-        case IR_I16: x[i] = ((const int16_t *)data)[i]; break;
-        case IR_U16: x[i] = ((const uint16_t *)data)[i]; break;
-        case IR_U32: x[i] = ((const uint32_t *)data)[i]; break;
-        case IR_U64: x[i] = (double)((const uint64_t *)data)[i]; break;
-        case IR_I8: x[i] = ((const int8_t *)data)[i]; break;
-        case IR_U8: x[i] = ((const uint8_t *)data)[i]; break;
-        case IR_I32: x[i] = ((const int32_t *)data)[i]; break;
-        case IR_I64: x[i] = (double)((const int64_t *)data)[i]; break;
-        case IR_BOOL: x[i] = ((const uint8_t *)data)[i] != 0; break;
+        case IR_F32: x[i] = RW_ELEM(f32, i); break;
+        case IR_F16: x[i] = f16_to_f32(RW_ELEM(u16, i)); break;
+        case IR_BF16: x[i] = bf16_to_f32(RW_ELEM(u16, i)); break;
+        case IR_F64: x[i] = RW_ELEM(f64, i); break;
+        case IR_I16: x[i] = RW_ELEM(i16, i); break;
+        case IR_U16: x[i] = RW_ELEM(u16, i); break;
+        case IR_U32: x[i] = RW_ELEM(u32, i); break;
+        case IR_U64: x[i] = (double)RW_ELEM(u64, i); break;
+        case IR_I8: x[i] = RW_ELEM(i8, i); break;
+        case IR_U8: x[i] = RW_ELEM(u8, i); break;
+        case IR_I32: x[i] = RW_ELEM(i32, i); break;
+        case IR_I64: x[i] = (double)RW_ELEM(i64, i); break;
+        case IR_BOOL: x[i] = RW_ELEM(u8, i) != 0; break;
         default: FR_UNREACHABLE();
         }
     }
+#undef RW_ELEM
+    ir_const_release(p->g, data, have); /* read once: its pages need not stay */
     return x;
 }
 

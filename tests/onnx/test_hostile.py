@@ -185,6 +185,20 @@ def cases(tmp):
     yield "invalid-utf8-name", named.replace("x\u00e9".encode(), b"x\xff\xfe"), \
         "NodeProto.input at byte 6 is not UTF-8 or holds a NUL byte"
     yield "not-onnx", b"graph g { input x : f32[1] }\n", "error:"
+    # the same lies where raw_data is large enough (4 KiB) to be left in the mapped file
+    big = with_initializer(raw_tensor("w", T.FLOAT, [1024], b"\x01" * 4096))
+    yield "mapped-truncated", big[: len(big) // 2], "truncated or corrupt protobuf"
+    yield "mapped-truncated-1", big[:-1], "truncated or corrupt protobuf"
+    yield "mapped-raw-data-size", with_initializer(
+        raw_tensor("w", T.FLOAT, [1000], b"\0" * 4096)), \
+        "initializer 'w': raw_data holds 4096 bytes but its dims need 4000"
+    both = raw_tensor("w", T.FLOAT, [1024], b"\0" * 4096)
+    both.float_data.append(1.0)
+    yield "mapped-raw-and-typed", with_initializer(both), \
+        "initializer 'w' has both raw_data and typed data"
+    at = big.index(b"\x01" * 4096)  # raw_data's length says more than the file holds
+    yield "mapped-length-past-end", big[: at - 2] + varint(1 << 30) + big[at:], \
+        "truncated or corrupt protobuf"
 
 
 def run_import(binary, model, out):

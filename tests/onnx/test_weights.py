@@ -1,0 +1,224 @@
+#!/usr/bin/python3
+"""Weights never copied (docs/onnx.md, "Weights"): import leaves every raw_data of 4 KiB or more in
+the mapped .onnx file, and a weight no rule changes is written to the output from there.
+
+    test_weights.py FUSERULE
+
+Each case builds its model here and checks the bytes that come out: through the text form
+(`import` writes the weights to a .safetensors file), through ONNX (`export` and `apply` write
+them as initializers), next to the weights a rule folds. Files made by hand exercise the marker
+the decoder puts where it left a tensor's bytes: a tensor of the file that has a field of the
+marker's number, a tensor with two raw_data fields (the last wins, as protobuf says).
+"""
+import os
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import testlib  # noqa: E402
+from testlib import check, fuserule_ok  # noqa: E402
+
+onnx = testlib.need_onnx()
+import numpy as np  # noqa: E402
+from onnx import TensorProto as T  # noqa: E402
+from onnx import helper as h  # noqa: E402
+from onnx import numpy_helper  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(HERE))
+LAZY_TAG = 0x1FFFFFF0  # OX_LAZY_TAG (onnx/onnx_internal.h)
+
+
+def varint(n):
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def weights(seed, *shape):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def matmul_model(w, b=None, extra_tensor_bytes=b""):
+    """y = x @ w (+ b): w a large initializer (left in the file), b a small one (decoded)."""
+    nodes = [h.make_node("MatMul", ["x", "w"], ["m"])]
+    inits = [numpy_helper.from_array(w, "w")]
+    out = "m"
+    if b is not None:
+        nodes.append(h.make_node("Add", ["m", "b"], ["y"]))
+        inits.append(numpy_helper.from_array(b, "b"))
+        out = "y"
+    g = h.make_graph(nodes, "weights", [h.make_tensor_value_info("x", T.FLOAT, [2, w.shape[0]])],
+                     [h.make_tensor_value_info(out, T.FLOAT, [2, w.shape[1]])], inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    if extra_tensor_bytes:  # appended to w's TensorProto on the wire
+        m.graph.initializer[0].MergeFromString(extra_tensor_bytes)
+    return m
+
+
+def initializers(path):
+    m = onnx.load(path)
+    return {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+
+
+def write(tmp, name, model):
+    path = os.path.join(tmp, name + ".onnx")
+    data = model if isinstance(model, bytes) else model.SerializeToString()
+    with open(path, "wb") as f:
+        f.write(data)
+    return path
+
+
+def test_import_writes_mapped_weights(binary):
+    """import: a weight left in the .onnx reaches the .safetensors bytes unchanged."""
+    with tempfile.TemporaryDirectory() as tmp:
+        w, b = weights(1, 64, 48), weights(2, 48)
+        src = write(tmp, "m", matmul_model(w, b))
+        fuserule_ok(binary, "import", src, "-o", os.path.join(tmp, "out.graph"))
+        st = testlib.read_safetensors(os.path.join(tmp, "out.safetensors"))
+        check(np.array_equal(st["w"], w), "w differs after import")
+        check(np.array_equal(st["b"], b), "b differs after import")
+
+
+def test_onnx_passthrough(binary):
+    """export .onnx -> .onnx: every initializer's bytes come out as they went in."""
+    with tempfile.TemporaryDirectory() as tmp:
+        w, b = weights(3, 96, 80), weights(4, 80)
+        src = write(tmp, "m", matmul_model(w, b))
+        out = os.path.join(tmp, "out.onnx")
+        fuserule_ok(binary, "export", src, "-o", out)
+        got = initializers(out)
+        check(np.array_equal(got["w"], w) and np.array_equal(got["b"], b),
+              "initializers differ after export")
+        onnx.checker.check_model(onnx.load(out))
+
+
+def test_apply_keeps_and_folds(binary):
+    """apply .onnx -> .onnx: weights a rule folds are computed, the others copied from the file."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rng = np.random.default_rng(5)
+        cw = rng.standard_normal((32, 16, 3, 3)).astype(np.float32)
+        gamma, beta = rng.uniform(0.5, 1.5, 32).astype(np.float32), weights(6, 32)
+        mean, var = weights(7, 32), rng.uniform(0.5, 1.5, 32).astype(np.float32)
+        fw = weights(8, 32 * 8 * 8, 10)  # stays as it is: no rule changes it
+        nodes = [h.make_node("Conv", ["x", "cw"], ["c"], kernel_shape=[3, 3], pads=[1] * 4),
+                 h.make_node("BatchNormalization", ["c", "g", "be", "mu", "var"], ["n"]),
+                 h.make_node("Flatten", ["n"], ["f"]),
+                 h.make_node("MatMul", ["f", "fw"], ["y"])]
+        inits = [numpy_helper.from_array(a, k) for k, a in
+                 (("cw", cw), ("g", gamma), ("be", beta), ("mu", mean), ("var", var), ("fw", fw))]
+        g = h.make_graph(nodes, "cnn", [h.make_tensor_value_info("x", T.FLOAT, [1, 16, 8, 8])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [1, 10])], inits)
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+        m.ir_version = 8
+        src = write(tmp, "cnn", m)
+        out = os.path.join(tmp, "out.onnx")
+        rules = [os.path.join(ROOT, "rules", f) for f in sorted(os.listdir(
+            os.path.join(ROOT, "rules"))) if f.endswith(".rules")]
+        fuserule_ok(binary, "apply", "-r", *rules, src, "-o", out)
+        got = initializers(out)
+        check(np.array_equal(got["fw"], fw), "the weight no rule changed differs")
+        check("cw" not in got and "g" not in got, "the batch norm was not folded")
+        scale = gamma / np.sqrt(var + 1e-5)
+        folded = [a for k, a in got.items() if a.shape == cw.shape]
+        check(len(folded) == 1, f"expected one folded conv weight, got {list(got)}")
+        testlib.assert_close("folded conv weight", folded[0], cw * scale[:, None, None, None],
+                             1e-5, 1e-6)
+        # and the fused model computes what the model did
+        fuserule_ok(binary, "verify", "-r", *rules, src)
+
+
+def test_file_field_of_marker_number(binary):
+    """A tensor of the file with a field numbered as the decoder's marker: the field is ignored
+    (unknown to ONNX), the tensor's own bytes are read."""
+    with tempfile.TemporaryDirectory() as tmp:
+        w = weights(10, 64, 32)
+        for wire in (varint(LAZY_TAG << 3 | 1) + (3).to_bytes(8, "little"),
+                     varint(LAZY_TAG << 3 | 0) + varint(7),
+                     varint(LAZY_TAG << 3 | 2) + varint(4) + b"abcd"):
+            src = write(tmp, "m", matmul_model(w, extra_tensor_bytes=wire))
+            fuserule_ok(binary, "import", src, "-o", os.path.join(tmp, "out.graph"))
+            st = testlib.read_safetensors(os.path.join(tmp, "out.safetensors"))
+            check(np.array_equal(st["w"], w), "w differs with a field of the marker's number")
+
+
+def test_two_raw_data_fields(binary):
+    """Two raw_data fields in one tensor: protobuf keeps the last, and so does import."""
+    with tempfile.TemporaryDirectory() as tmp:
+        w, junk = weights(11, 64, 32), weights(12, 64, 32)
+        raw = junk.tobytes()
+        later = varint(9 << 3 | 2) + varint(len(w.tobytes())) + w.tobytes()
+        m = matmul_model(junk)
+        m.graph.initializer[0].raw_data = raw
+        data = m.SerializeToString()
+        # the same model with a second raw_data appended to w's TensorProto: rebuild the message
+        t = m.graph.initializer[0].SerializeToString() + later
+        m.graph.ClearField("initializer")
+        g = m.graph.SerializeToString() + varint(5 << 3 | 2) + varint(len(t)) + t
+        m.ClearField("graph")
+        data = m.SerializeToString() + varint(7 << 3 | 2) + varint(len(g)) + g
+        src = write(tmp, "m", data)
+        fuserule_ok(binary, "import", src, "-o", os.path.join(tmp, "out.graph"))
+        st = testlib.read_safetensors(os.path.join(tmp, "out.safetensors"))
+        check(np.array_equal(st["w"], w), "the last raw_data did not win")
+
+
+def test_constant_node_left_in_file(binary):
+    """A large Constant node's tensor is left in the file as initializers are."""
+    with tempfile.TemporaryDirectory() as tmp:
+        w = weights(13, 40, 30)
+        nodes = [h.make_node("Constant", [], ["w"], value=numpy_helper.from_array(w, "w")),
+                 h.make_node("MatMul", ["x", "w"], ["y"])]
+        g = h.make_graph(nodes, "c", [h.make_tensor_value_info("x", T.FLOAT, [2, 40])],
+                         [h.make_tensor_value_info("y", T.FLOAT, [2, 30])])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+        m.ir_version = 8
+        src = write(tmp, "m", m)
+        out = os.path.join(tmp, "out.onnx")
+        fuserule_ok(binary, "export", src, "-o", out)
+        check(np.array_equal(initializers(out)["w"], w), "the Constant's tensor differs")
+
+
+def test_external_data_mapped(binary):
+    """External data at an offset that is not a page's: the mapped bytes are the tensor's."""
+    with tempfile.TemporaryDirectory() as tmp:
+        w, v = weights(14, 64, 48), weights(15, 48, 16)
+        with open(os.path.join(tmp, "w.bin"), "wb") as f:
+            f.write(b"\7" * 1000 + w.tobytes() + b"\7" * 3 + v.tobytes())
+        m = matmul_model(w)
+        m.graph.node.append(h.make_node("MatMul", ["m", "v"], ["y"]))
+        m.graph.ClearField("output")
+        m.graph.output.append(h.make_tensor_value_info("y", T.FLOAT, [2, 16]))
+        m.graph.ClearField("initializer")
+        for name, a, offset in (("w", w, 1000), ("v", v, 1003 + w.nbytes)):
+            t = numpy_helper.from_array(a, name)
+            t.ClearField("raw_data")
+            t.data_location = T.EXTERNAL
+            for k, val in (("location", "w.bin"), ("offset", str(offset)),
+                           ("length", str(a.nbytes))):
+                e = t.external_data.add()
+                e.key, e.value = k, val
+            m.graph.initializer.append(t)
+        src = write(tmp, "m", m)
+        fuserule_ok(binary, "import", src, "-o", os.path.join(tmp, "out.graph"))
+        st = testlib.read_safetensors(os.path.join(tmp, "out.safetensors"))
+        check(np.array_equal(st["w"], w) and np.array_equal(st["v"], v),
+              "external data differs after import")
+        out = os.path.join(tmp, "out.onnx")
+        fuserule_ok(binary, "export", src, "-o", out)
+        got = initializers(out)
+        check(np.array_equal(got["w"], w) and np.array_equal(got["v"], v),
+              "external data differs after export")
+
+
+if __name__ == "__main__":
+    sys.exit(testlib.main([test_import_writes_mapped_weights, test_onnx_passthrough,
+                           test_apply_keeps_and_folds, test_file_field_of_marker_number,
+                           test_two_raw_data_fields, test_constant_node_left_in_file,
+                           test_external_data_mapped],
+                          [os.path.abspath(sys.argv[1])]))
