@@ -282,6 +282,7 @@ struct ir_graph {
     const char *dir;           /* folder that file() paths are relative to */
     const dg_source *src;      /* the text it was parsed from, or NULL */
     void *const_files;         /* safetensors files opened by ir_const_data (ir/consts.c) */
+    const dg_source *src_hold; /* a hold on src (ir_load_text), dropped by ir_graph_free */
 };
 
 /* ---- building ------------------------------------------------------------------------------ */
@@ -296,6 +297,13 @@ ir_value *ir_add_const(ir_graph *g, const char *name, const ir_type *type, ir_co
  * of unknown type. Returns NULL when an output name is already defined. */
 ir_node *ir_add_node(ir_graph *g, ir_op op, uint32_t ninputs, const char *const *out_names,
                      uint32_t noutputs);
+/* The same for names of the given lengths that need not end with a NUL (the parser's tokens): the
+ * graph copies each name once. */
+ir_value *ir_add_input_n(ir_graph *g, const char *name, size_t len, const ir_type *type);
+ir_value *ir_add_const_n(ir_graph *g, const char *name, size_t len, const ir_type *type,
+                         ir_const *c);
+ir_node *ir_add_node_n(ir_graph *g, ir_op op, uint32_t ninputs, const char *const *out_names,
+                       const size_t *out_lens, uint32_t noutputs);
 void ir_set_input(ir_node *n, uint32_t index, ir_value *v);
 void ir_add_output(ir_graph *g, ir_value *v);
 
