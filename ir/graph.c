@@ -314,7 +314,14 @@ uint32_t ir_get_ints(const ir_node *n, const char *name, const int64_t **out)
 
 void ir_compute_uses(ir_graph *g)
 {
-    for (size_t i = 0; i < g->values.len; i++) {
+    /* a value's list has room for at least as many consumers as it lists: a list that still
+     * fits is rewritten in place (after a round that changed little, nearly all do), so that each
+     * pass does not leave a new list per value in the arena */
+    size_t nv = g->values.len;
+    uint32_t *room = malloc((nv ? nv : 1) * sizeof *room);
+    FR_CHECK(room != NULL);
+    for (size_t i = 0; i < nv; i++) {
+        room[i] = g->values.items[i]->nuses;
         g->values.items[i]->nuses = 0;
         g->values.items[i]->is_output = false;
     }
@@ -328,11 +335,13 @@ void ir_compute_uses(ir_graph *g)
             if (n->inputs[k])
                 n->inputs[k]->nuses++;
     }
-    for (size_t i = 0; i < g->values.len; i++) {
+    for (size_t i = 0; i < nv; i++) {
         ir_value *v = g->values.items[i];
-        v->uses = ar_alloc_array(g->arena, v->nuses, sizeof *v->uses);
+        if (!v->uses || v->nuses > room[i])
+            v->uses = ar_alloc_array(g->arena, v->nuses, sizeof *v->uses);
         v->nuses = 0;
     }
+    free(room);
     for (size_t i = 0; i < g->nodes.len; i++) {
         ir_node *n = g->nodes.items[i];
         if (n->dead)
