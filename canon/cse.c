@@ -171,40 +171,45 @@ static bool splat(const unsigned char *data, int64_t n, int64_t size)
     return true;
 }
 
-/* The bytes of a random() constant of n elements and nbytes bytes that has none in memory yet,
- * drawn into `scratch` (room for SMALL_CONST elements of 8 bytes) or a buffer of their own (*owned,
- * which the caller frees) rather than into the graph (most are never read again): what
- * ir_const_data would give, or NULL where it would refuse (a range that is not finite, lo > hi). */
-static const unsigned char *random_bytes(const ir_value *v, int64_t n, int64_t nbytes,
-                                         unsigned char *scratch, unsigned char **owned)
+/* The first `count` elements of a random() constant that has no data in memory yet, drawn into
+ * `scratch` (room for SMALL_CONST elements of 8 bytes) or a buffer of their own (*owned, which the
+ * caller frees) rather than into the graph (most are never read again): what ir_const_data would
+ * give, or NULL where it would refuse (a range that is not finite, lo > hi). */
+static const unsigned char *random_bytes(const ir_value *v, int64_t count, unsigned char *scratch,
+                                         unsigned char **owned)
 {
     const ir_const *c = v->konst;
-    if (!isfinite(c->lo) || !isfinite(c->hi) || c->lo > c->hi || ir_dtype_size(v->type.dtype) == 0)
+    size_t size = ir_dtype_size(v->type.dtype);
+    if (!isfinite(c->lo) || !isfinite(c->hi) || c->lo > c->hi || size == 0)
         return NULL;
     unsigned char *out = scratch;
-    if (nbytes > SMALL_CONST * 8) {
-        out = *owned = malloc((size_t)nbytes);
+    if ((size_t)count * size > SMALL_CONST * 8) {
+        out = *owned = malloc((size_t)count * size);
         FR_CHECK(out != NULL);
     }
-    ir_random_fill(c->seed, c->lo, c->hi, v->type.dtype, out, (size_t)n);
+    ir_random_fill_at(c->seed, 0, c->lo, c->hi, v->type.dtype, out, (size_t)count);
     return out;
 }
 
 /* A small constant's key: its type and its bytes (a larger splat's: its type and its one element);
- * false for another large or an unreadable one. `dg` takes what reading it reports (nothing is
- * shown: an unreadable constant is only not merged). */
-static bool const_key(ir_graph *g, buf *k, ir_value *v, dg_context *dg)
+ * false for another large or an unreadable one. With `first_only`, its type and its first element:
+ * constants whose keys differ so have different full keys too. `dg` takes what reading it reports
+ * (nothing is shown: an unreadable constant is only not merged). */
+static bool const_key(ir_graph *g, buf *k, ir_value *v, dg_context *dg, bool first_only)
 {
     int64_t n, nbytes;
     if (!ir_type_numel(&v->type, &n) || n > SPLAT_CONST || !ir_type_nbytes(&v->type, &nbytes))
         return false;
     unsigned char scratch[SMALL_CONST * 8], *owned = NULL;
     const unsigned char *data = v->konst && v->konst->kind == IR_CONST_RANDOM && !v->konst->data
-                                    ? random_bytes(v, n, nbytes, scratch, &owned)
+                                    ? random_bytes(v, first_only && n > 1 ? 1 : n, scratch, &owned)
                                     : ir_const_data(g, v, dg);
     if (!data)
         return false;
-    if (n > SMALL_CONST) {
+    if (first_only) {
+        if (n > 1)
+            nbytes /= n;
+    } else if (n > SMALL_CONST) {
         if (nbytes % n != 0 || !splat(data, n, nbytes / n)) {
             free(owned);
             return false;
@@ -232,13 +237,32 @@ uint32_t cn_cse(cn_ctx *c)
     uint32_t merged = 0;
     bool refused = false;
     dg_context *quiet = dg_new();
+    /* first the constants' types and first elements: only a constant that shares them with another
+     * can equal one (the most of a model's weights share them with none), and only those get the
+     * key of all their bytes */
+    table firsts = {.arena = consts.arena};
     size_t nconsts = 0;
     for (size_t i = 0; i < g->values.len; i++)
         nconsts += g->values.items[i]->kind == IR_VALUE_CONST;
-    reserve(&consts, nconsts);
+    reserve(&firsts, nconsts);
+    bool *twin = calloc(g->values.len ? g->values.len : 1, sizeof *twin); /* by position */
+    FR_CHECK(twin != NULL);
+    size_t ntwins = 0;
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
-        if (v->kind != IR_VALUE_CONST || !const_key(g, &k, v, quiet))
+        if (v->kind != IR_VALUE_CONST || !const_key(g, &k, v, quiet, true))
+            continue;
+        uintptr_t first = (uintptr_t)first_with(&firsts, k.b, k.len, (void *)(i + 1));
+        if (first) {
+            ntwins += !twin[first - 1] + 1;
+            twin[first - 1] = twin[i] = true;
+        }
+    }
+    free(firsts.s);
+    reserve(&consts, ntwins);
+    for (size_t i = 0; i < g->values.len; i++) {
+        ir_value *v = g->values.items[i];
+        if (!twin[i] || !const_key(g, &k, v, quiet, false))
             continue;
         ir_value *first = first_with(&consts, k.b, k.len, v);
         if (first && cn_forward(c, v, first))
@@ -276,6 +300,7 @@ uint32_t cn_cse(cn_ctx *c)
         n->dead = true;
         merged++;
     }
+    free(twin);
     dg_free(quiet);
     c->cse_fixed = merged == 0 && !refused;
     free(consts.s);
