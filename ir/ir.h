@@ -237,6 +237,7 @@ typedef struct ir_shape_value {
     ir_sv_elem el[IR_SV_MAX];
 } ir_shape_value;
 
+/* (Fields ordered so that no padding is left between them: 144 bytes.) */
 typedef struct ir_value {
     const char *name;
     ir_type type;
@@ -244,15 +245,14 @@ typedef struct ir_value {
     uint32_t id;          /* index in graph->values */
     uint32_t src_offset;  /* where defined in the source text (0 when built) */
     uint32_t src_len;
-    bool type_declared;   /* the text wrote its type (checked against inference) */
     ir_node *producer;    /* NODE: the defining node */
     uint32_t out_index;   /* NODE: which output of producer */
-    ir_const *konst;      /* CONST */
-    /* consumers: filled by ir_compute_uses */
+    uint32_t nuses;       /* consumers: filled by ir_compute_uses */
     ir_node **uses;
-    uint32_t nuses;
-    bool is_output;       /* listed as a graph output */
+    ir_const *konst;      /* CONST */
     const ir_shape_value *sv; /* set by inference for small integer values it can follow, or NULL */
+    bool type_declared;   /* the text wrote its type (checked against inference) */
+    bool is_output;       /* listed as a graph output */
 } ir_value;
 
 struct ir_node {
