@@ -1,13 +1,19 @@
+/* mmap with MAP_ANONYMOUS, madvise: beyond POSIX 2008 */
+#define _DEFAULT_SOURCE
+
 #include "base/diag.h"
 
 #include "base/check.h"
 #include "base/vec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 typedef struct {
     dg_severity sev;
@@ -17,9 +23,19 @@ typedef struct {
     char *message;
 } diagnostic;
 
+/* A source handed over by dg_source_adopt or opened by dg_source_open, with the holds on it
+ * (dg_source_hold; the context's own is one) and its storage: a mapping of `mapped` bytes at
+ * `map`, or (mapped 0) the malloc'd text. */
+typedef struct {
+    dg_source src;
+    size_t holds;
+    void *map;
+    size_t mapped;
+} adopted_source;
+
 struct dg_context {
     VEC(diagnostic) items;
-    VEC(dg_source *) adopted; /* sources handed over by dg_source_adopt */
+    VEC(adopted_source *) adopted; /* sources handed over by dg_source_adopt */
     size_t errors, warnings, dropped;
 };
 
@@ -39,11 +55,8 @@ void dg_free(dg_context *ctx)
         free(ctx->items.items[i].path);
     }
     vec_free(&ctx->items);
-    for (size_t i = 0; i < ctx->adopted.len; i++) {
-        dg_source_release(ctx->adopted.items[i]);
-        free((char *)ctx->adopted.items[i]->path);
-        free(ctx->adopted.items[i]);
-    }
+    for (size_t i = 0; i < ctx->adopted.len; i++)
+        dg_source_drop(&ctx->adopted.items[i]->src);
     vec_free(&ctx->adopted);
     free(ctx);
 }
@@ -296,14 +309,95 @@ void dg_source_release(dg_source *src)
     src->len = 0;
 }
 
-const dg_source *dg_source_adopt(dg_context *ctx, dg_source *src)
+static adopted_source *adopt(dg_context *ctx, dg_source *src, void *map, size_t mapped)
 {
-    dg_source *kept = malloc(sizeof *kept);
+    adopted_source *kept = malloc(sizeof *kept);
     char *path = strdup(src->path);
     FR_CHECK(kept != NULL && path != NULL);
-    *kept = *src;
-    kept->path = path;
+    *kept = (adopted_source){*src, 1, map, mapped};
+    kept->src.path = path;
     vec_push(&ctx->adopted, kept);
     *src = (dg_source){0};
     return kept;
+}
+
+const dg_source *dg_source_adopt(dg_context *ctx, dg_source *src)
+{
+    return &adopt(ctx, src, NULL, 0)->src;
+}
+
+/* Maps a regular file of size bytes read-only, with at least one zero byte after it: the file's
+ * last page is zero past its end, and an anonymous page follows when the size fills its pages.
+ * False when the system cannot map it or it starts with a byte order mark (the caller reads it
+ * instead). */
+static bool map_file(int fd, size_t size, void **map, size_t *mapped)
+{
+    long page_size = sysconf(_SC_PAGESIZE);
+    size_t page = page_size > 0 ? (size_t)page_size : 4096;
+    if (size > SIZE_MAX - page)
+        return false;
+    size_t span = (size / page + 1) * page;
+    char *area = mmap(NULL, span, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (area == MAP_FAILED)
+        return false;
+    static const char bom[] = "\xEF\xBB\xBF";
+    if (mmap(area, size, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED ||
+        (size >= 3 && memcmp(area, bom, 3) == 0)) {
+        munmap(area, span);
+        return false;
+    }
+    *map = area;
+    *mapped = span;
+    return true;
+}
+
+const dg_source *dg_source_open(dg_context *ctx, const char *path)
+{
+    /* standard input is read as a stream (a caller may have given a byte back to it) */
+    if (strcmp(path, "-") != 0) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        void *map = NULL;
+        size_t mapped = 0;
+        bool ok = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+                  (uintmax_t)st.st_size < SIZE_MAX &&
+                  map_file(fd, (size_t)st.st_size, &map, &mapped);
+        if (fd >= 0)
+            close(fd);
+        if (ok) {
+            dg_source src = {path, map, (size_t)st.st_size};
+            return &adopt(ctx, &src, map, mapped)->src;
+        }
+    }
+    dg_source src;
+    if (!dg_source_read(ctx, path, &src)) /* which reports what cannot be opened or read */
+        return NULL;
+    return dg_source_adopt(ctx, &src);
+}
+
+const dg_source *dg_source_hold(const dg_source *adopted)
+{
+    adopted_source *kept = (adopted_source *)(uintptr_t)adopted; /* src is its first member */
+    __atomic_add_fetch(&kept->holds, 1, __ATOMIC_RELAXED);
+    return adopted;
+}
+
+void dg_source_drop(const dg_source *held)
+{
+    adopted_source *kept = (adopted_source *)(uintptr_t)held;
+    if (__atomic_sub_fetch(&kept->holds, 1, __ATOMIC_ACQ_REL) != 0)
+        return;
+    if (kept->mapped)
+        munmap(kept->map, kept->mapped);
+    else
+        dg_source_release(&kept->src);
+    free((char *)kept->src.path);
+    free(kept);
+}
+
+void dg_source_rest(const dg_source *adopted)
+{
+    const adopted_source *kept = (const adopted_source *)adopted;
+    if (kept->mapped)
+        madvise(kept->map, kept->mapped, MADV_DONTNEED);
 }

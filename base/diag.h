@@ -73,5 +73,20 @@ void dg_source_release(dg_source *src);
  * in dg_free; returns its lasting address. For loaders that give up on their result while the
  * diagnostics they reported still point into the text. *src is emptied. */
 const dg_source *dg_source_adopt(dg_context *ctx, dg_source *src);
+/* dg_source_read and dg_source_adopt in one, with the text's one copy: a regular file is mapped
+ * read-only (the page cache's pages; the file must not be truncated while it is mapped), anything
+ * else (standard input, a pipe, a file that cannot be mapped, one that starts with a byte order
+ * mark) is read as dg_source_read reads. text[len] is a NUL of the same storage, which a lexer may
+ * use as its sentinel in place. NULL after reporting an error. */
+const dg_source *dg_source_open(dg_context *ctx, const char *path);
+/* Another holder of a source dg_source_adopt or dg_source_open returned (a graph loaded from it,
+ * which may outlive ctx): the source stays until dg_free of its context and a dg_source_drop for
+ * each hold. Returns `adopted`. */
+const dg_source *dg_source_hold(const dg_source *adopted);
+void dg_source_drop(const dg_source *held);
+/* Gives the pages of a source dg_source_open mapped back to the system until something reads the
+ * text again (a diagnostic; the page cache serves it then): for a loader that has read what it
+ * needs. No effect on a source that was read into a buffer. The text stays valid and unchanged. */
+void dg_source_rest(const dg_source *adopted);
 
 #endif

@@ -295,7 +295,8 @@ bool cn_canonicalize(ir_graph *g, const cn_options *opts, cn_report *rep, dg_con
 {
     double t0 = cpu_seconds();
     memset(rep, 0, sizeof *rep);
-    cn_ctx c = {.g = g, .opts = opts, .rep = rep};
+    /* validated and not changed since (canon.h): ir_validate left the use lists current */
+    cn_ctx c = {.g = g, .opts = opts, .rep = rep, .uses_current = true};
     ir_validated *valid = NULL;
     bool ok = true;
     for (uint32_t round = 1; ok && round <= CN_MAX_ROUNDS; round++) {

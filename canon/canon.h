@@ -45,8 +45,9 @@ typedef struct cn_report {
 
 cn_options cn_options_default(void);
 
-/* Puts a validated graph in canonical form. Returns false after reporting an error (the graph
- * no longer validates: a bug). */
+/* Puts a validated graph in canonical form: one that ir_validate (or ir_validate_since) accepted
+ * and that nothing changed since, whose use lists are read as validation left them. Returns false
+ * after reporting an error (the graph no longer validates: a bug). */
 bool cn_canonicalize(ir_graph *g, const cn_options *opts, cn_report *rep, dg_context *dg);
 
 #endif

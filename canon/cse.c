@@ -7,6 +7,7 @@
 
 #include "base/check.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,11 +98,22 @@ typedef struct {
 
 static uint64_t hash_bytes(const char *p, size_t n)
 {
-    uint64_t h = 1469598103934665603ull; /* FNV-1a, then a finalizer that mixes every bit */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)p[i]) * 1099511628211ull;
+    /* eight bytes a step (keys are mostly ids, types and tensor bytes), then a finalizer that mixes
+     * every bit; only equal keys match, so the hash decides no result, only the probes */
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
+    }
+    uint64_t w = 0;
+    if (n > i)
+        memcpy(&w, p + i, n - i);
+    h = (h ^ w) * 0xff51afd7ed558ccdull;
     h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdull;
+    h *= 0xc4ceb9fe1a85ec53ull;
     h ^= h >> 33;
     return h;
 }
@@ -113,6 +125,17 @@ static slot *lookup(table *t, uint64_t h, const char *key, size_t len)
         if (!s->key || (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0))
             return s;
     }
+}
+
+/* Room for n keys before the table grows. */
+static void reserve(table *t, size_t n)
+{
+    size_t cap = 1024;
+    while (cap / 2 < n)
+        cap *= 2;
+    t->s = calloc(cap, sizeof(slot));
+    FR_CHECK(t->s != NULL);
+    t->cap = cap;
 }
 
 /* The first thing with this key; `first` is recorded (with a copy of the key) when it is new. */
@@ -148,33 +171,61 @@ static bool splat(const unsigned char *data, int64_t n, int64_t size)
     return true;
 }
 
+/* The first `count` elements of a random() constant that has no data in memory yet, drawn into
+ * `scratch` (room for SMALL_CONST elements of 8 bytes) or a buffer of their own (*owned, which the
+ * caller frees) rather than into the graph (most are never read again): what ir_const_data would
+ * give, or NULL where it would refuse (a range that is not finite, lo > hi). */
+static const unsigned char *random_bytes(const ir_value *v, int64_t count, unsigned char *scratch,
+                                         unsigned char **owned)
+{
+    const ir_const *c = v->konst;
+    size_t size = ir_dtype_size(v->type.dtype);
+    if (!isfinite(c->lo) || !isfinite(c->hi) || c->lo > c->hi || size == 0)
+        return NULL;
+    unsigned char *out = scratch;
+    if ((size_t)count * size > SMALL_CONST * 8) {
+        out = *owned = malloc((size_t)count * size);
+        FR_CHECK(out != NULL);
+    }
+    ir_random_fill_at(c->seed, 0, c->lo, c->hi, v->type.dtype, out, (size_t)count);
+    return out;
+}
+
 /* A small constant's key: its type and its bytes (a larger splat's: its type and its one element);
- * false for another large or an unreadable one. */
-static bool const_key(ir_graph *g, buf *k, ir_value *v)
+ * false for another large or an unreadable one. With `first_only`, its type and its first element:
+ * constants whose keys differ so have different full keys too. `dg` takes what reading it reports
+ * (nothing is shown: an unreadable constant is only not merged). */
+static bool const_key(ir_graph *g, buf *k, ir_value *v, dg_context *dg, bool first_only)
 {
     int64_t n, nbytes;
     if (!ir_type_numel(&v->type, &n) || n > SPLAT_CONST || !ir_type_nbytes(&v->type, &nbytes))
         return false;
-    dg_context *dg = dg_new();
-    const unsigned char *data = ir_const_data(g, v, dg);
-    dg_free(dg);
+    unsigned char scratch[SMALL_CONST * 8], *owned = NULL;
+    const unsigned char *data = v->konst && v->konst->kind == IR_CONST_RANDOM && !v->konst->data
+                                    ? random_bytes(v, first_only && n > 1 ? 1 : n, scratch, &owned)
+                                    : ir_const_data(g, v, dg);
     if (!data)
         return false;
-    if (n > SMALL_CONST) {
-        if (nbytes % n != 0 || !splat(data, n, nbytes / n))
+    if (first_only) {
+        if (n > 1)
+            nbytes /= n;
+    } else if (n > SMALL_CONST) {
+        if (nbytes % n != 0 || !splat(data, n, nbytes / n)) {
+            free(owned);
             return false;
+        }
         nbytes /= n;
     }
-    ir_type t;
-    memset(&t, 0, sizeof t); /* padding too: the key is compared as bytes */
-    t.dtype = v->type.dtype;
-    t.rank = v->type.rank;
-    t.layout = v->type.layout;
+    /* the type as dtype, rank, layout, then the rank's dims (the rank says how many follow) */
+    int64_t head[2 + IR_MAX_RANK];
+    head[0] = (int64_t)v->type.dtype;
+    head[1] = (int64_t)v->type.rank << 8 | v->type.layout;
     for (int8_t d = 0; d < v->type.rank; d++)
-        t.dims[d] = v->type.dims[d];
+        head[2 + d] = v->type.dims[d];
     k->len = 0;
-    put(k, &t, sizeof t);
+    put(k, head, (size_t)(2 + v->type.rank) * sizeof *head);
     put(k, data, (size_t)nbytes);
+    free(owned);
     return true;
 }
 
@@ -185,9 +236,33 @@ uint32_t cn_cse(cn_ctx *c)
     table consts = {.arena = ar_new()}, nodes = {.arena = consts.arena};
     uint32_t merged = 0;
     bool refused = false;
+    dg_context *quiet = dg_new();
+    /* first the constants' types and first elements: only a constant that shares them with another
+     * can equal one (the most of a model's weights share them with none), and only those get the
+     * key of all their bytes */
+    table firsts = {.arena = consts.arena};
+    size_t nconsts = 0;
+    for (size_t i = 0; i < g->values.len; i++)
+        nconsts += g->values.items[i]->kind == IR_VALUE_CONST;
+    reserve(&firsts, nconsts);
+    bool *twin = calloc(g->values.len ? g->values.len : 1, sizeof *twin); /* by position */
+    FR_CHECK(twin != NULL);
+    size_t ntwins = 0;
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
-        if (v->kind != IR_VALUE_CONST || !const_key(g, &k, v))
+        if (v->kind != IR_VALUE_CONST || !const_key(g, &k, v, quiet, true))
+            continue;
+        uintptr_t first = (uintptr_t)first_with(&firsts, k.b, k.len, (void *)(i + 1));
+        if (first) {
+            ntwins += !twin[first - 1] + 1;
+            twin[first - 1] = twin[i] = true;
+        }
+    }
+    free(firsts.s);
+    reserve(&consts, ntwins);
+    for (size_t i = 0; i < g->values.len; i++) {
+        ir_value *v = g->values.items[i];
+        if (!twin[i] || !const_key(g, &k, v, quiet, false))
             continue;
         ir_value *first = first_with(&consts, k.b, k.len, v);
         if (first && cn_forward(c, v, first))
@@ -225,6 +300,8 @@ uint32_t cn_cse(cn_ctx *c)
         n->dead = true;
         merged++;
     }
+    free(twin);
+    dg_free(quiet);
     c->cse_fixed = merged == 0 && !refused;
     free(consts.s);
     free(nodes.s);

@@ -379,17 +379,16 @@ static st_file *cached_open(ir_graph *g, const char *path, dg_context *dg, bool 
 static bool const_size(ir_graph *g, const ir_value *v, dg_context *dg, int64_t *numel,
                        int64_t *nbytes)
 {
-    char type[256];
-    ir_type_format(g, &v->type, type, sizeof type);
+    char type[256]; /* formatted only for a message */
     if (!ir_type_is_static(&v->type) || ir_dtype_size(v->type.dtype) == 0) {
         const_error(g, v, dg, "constant '%s' needs a static type to hold data, not %s", v->name,
-                    type);
+                    ir_type_format(g, &v->type, type, sizeof type));
         return false;
     }
     if (!ir_type_numel(&v->type, numel) || !ir_type_nbytes(&v->type, nbytes) ||
         *nbytes > CONST_BUDGET_BYTES) {
         const_error(g, v, dg, "constant '%s' of type %s is too large (constants are limited to "
-                    "16 GiB)", v->name, type);
+                    "16 GiB)", v->name, ir_type_format(g, &v->type, type, sizeof type));
         return false;
     }
     return true;

@@ -3,6 +3,7 @@
 
 #include "base/check.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 ir_graph *ir_graph_new(const char *name)
@@ -29,12 +30,13 @@ void ir_graph_free(ir_graph *g)
     sm_free(&g->symbol_index);
     sm_free(&g->expr_index);
     sm_free(&g->by_name);
+    if (g->src_hold)
+        dg_source_drop(g->src_hold);
     ar_free(g->arena);
 }
 
-static ir_value *new_value(ir_graph *g, const char *name, ir_value_kind kind)
+static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_kind kind)
 {
-    size_t len = strlen(name);
     bool inserted;
     sm_slot *slot = sm_insert(&g->by_name, name, len, &inserted); /* the name's one probe */
     if (!inserted && slot->value)
@@ -51,9 +53,9 @@ static ir_value *new_value(ir_graph *g, const char *name, ir_value_kind kind)
     return v;
 }
 
-ir_value *ir_add_input(ir_graph *g, const char *name, const ir_type *type)
+ir_value *ir_add_input_n(ir_graph *g, const char *name, size_t len, const ir_type *type)
 {
-    ir_value *v = new_value(g, name, IR_VALUE_INPUT);
+    ir_value *v = new_value(g, name, len, IR_VALUE_INPUT);
     if (v) {
         v->type = *type;
         vec_push(&g->inputs, v);
@@ -61,9 +63,15 @@ ir_value *ir_add_input(ir_graph *g, const char *name, const ir_type *type)
     return v;
 }
 
-ir_value *ir_add_const(ir_graph *g, const char *name, const ir_type *type, ir_const *c)
+ir_value *ir_add_input(ir_graph *g, const char *name, const ir_type *type)
 {
-    ir_value *v = new_value(g, name, IR_VALUE_CONST);
+    return ir_add_input_n(g, name, strlen(name), type);
+}
+
+ir_value *ir_add_const_n(ir_graph *g, const char *name, size_t len, const ir_type *type,
+                         ir_const *c)
+{
+    ir_value *v = new_value(g, name, len, IR_VALUE_CONST);
     if (v) {
         v->type = *type;
         v->konst = c;
@@ -71,15 +79,20 @@ ir_value *ir_add_const(ir_graph *g, const char *name, const ir_type *type, ir_co
     return v;
 }
 
-ir_node *ir_add_node(ir_graph *g, ir_op op, uint32_t ninputs, const char *const *out_names,
-                     uint32_t noutputs)
+ir_value *ir_add_const(ir_graph *g, const char *name, const ir_type *type, ir_const *c)
+{
+    return ir_add_const_n(g, name, strlen(name), type, c);
+}
+
+ir_node *ir_add_node_n(ir_graph *g, ir_op op, uint32_t ninputs, const char *const *out_names,
+                       const size_t *out_lens, uint32_t noutputs)
 {
     /* with one output, new_value's own check is the only lookup */
     for (uint32_t i = 0; noutputs > 1 && i < noutputs; i++)
-        if (sm_get(&g->by_name, out_names[i], strlen(out_names[i])))
+        if (sm_get(&g->by_name, out_names[i], out_lens[i]))
             return NULL;
     ir_value *first = NULL;
-    if (noutputs == 1 && !(first = new_value(g, out_names[0], IR_VALUE_NODE)))
+    if (noutputs == 1 && !(first = new_value(g, out_names[0], out_lens[0], IR_VALUE_NODE)))
         return NULL;
     ir_node *n = ar_alloc(g->arena, sizeof *n);
     n->op = op;
@@ -90,13 +103,28 @@ ir_node *ir_add_node(ir_graph *g, ir_op op, uint32_t ninputs, const char *const 
     n->noutputs = noutputs;
     n->outputs = ar_alloc_array(g->arena, noutputs, sizeof *n->outputs);
     for (uint32_t i = 0; i < noutputs; i++) {
-        ir_value *v = first ? first : new_value(g, out_names[i], IR_VALUE_NODE);
+        ir_value *v = first ? first : new_value(g, out_names[i], out_lens[i], IR_VALUE_NODE);
         FR_CHECK(v != NULL); /* names were checked above; a repeated name in out_names is a bug */
         v->producer = n;
         v->out_index = i;
         n->outputs[i] = v;
     }
     vec_push(&g->nodes, n);
+    return n;
+}
+
+ir_node *ir_add_node(ir_graph *g, ir_op op, uint32_t ninputs, const char *const *out_names,
+                     uint32_t noutputs)
+{
+    enum { FEW = 8 };
+    size_t few[FEW] = {0};
+    size_t *lens = noutputs <= FEW ? few : malloc(noutputs * sizeof *lens);
+    FR_CHECK(lens != NULL);
+    for (uint32_t i = 0; i < noutputs; i++)
+        lens[i] = strlen(out_names[i]);
+    ir_node *n = ir_add_node_n(g, op, ninputs, out_names, lens, noutputs);
+    if (lens != few)
+        free(lens);
     return n;
 }
 
@@ -286,7 +314,14 @@ uint32_t ir_get_ints(const ir_node *n, const char *name, const int64_t **out)
 
 void ir_compute_uses(ir_graph *g)
 {
-    for (size_t i = 0; i < g->values.len; i++) {
+    /* a value's list has room for at least as many consumers as it lists: a list that still
+     * fits is rewritten in place (after a round that changed little, nearly all do), so that each
+     * pass does not leave a new list per value in the arena */
+    size_t nv = g->values.len;
+    uint32_t *room = malloc((nv ? nv : 1) * sizeof *room);
+    FR_CHECK(room != NULL);
+    for (size_t i = 0; i < nv; i++) {
+        room[i] = g->values.items[i]->nuses;
         g->values.items[i]->nuses = 0;
         g->values.items[i]->is_output = false;
     }
@@ -300,11 +335,13 @@ void ir_compute_uses(ir_graph *g)
             if (n->inputs[k])
                 n->inputs[k]->nuses++;
     }
-    for (size_t i = 0; i < g->values.len; i++) {
+    for (size_t i = 0; i < nv; i++) {
         ir_value *v = g->values.items[i];
-        v->uses = ar_alloc_array(g->arena, v->nuses, sizeof *v->uses);
+        if (!v->uses || v->nuses > room[i])
+            v->uses = ar_alloc_array(g->arena, v->nuses, sizeof *v->uses);
         v->nuses = 0;
     }
+    free(room);
     for (size_t i = 0; i < g->nodes.len; i++) {
         ir_node *n = g->nodes.items[i];
         if (n->dead)

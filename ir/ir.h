@@ -244,6 +244,7 @@ typedef struct ir_shape_value {
     ir_sv_elem el[IR_SV_MAX];
 } ir_shape_value;
 
+/* (Fields ordered so that no padding is left between them: 144 bytes.) */
 typedef struct ir_value {
     const char *name;
     ir_type type;
@@ -251,15 +252,14 @@ typedef struct ir_value {
     uint32_t id;          /* index in graph->values */
     uint32_t src_offset;  /* where defined in the source text (0 when built) */
     uint32_t src_len;
-    bool type_declared;   /* the text wrote its type (checked against inference) */
     ir_node *producer;    /* NODE: the defining node */
     uint32_t out_index;   /* NODE: which output of producer */
-    ir_const *konst;      /* CONST */
-    /* consumers: filled by ir_compute_uses */
+    uint32_t nuses;       /* consumers: filled by ir_compute_uses */
     ir_node **uses;
-    uint32_t nuses;
-    bool is_output;       /* listed as a graph output */
+    ir_const *konst;      /* CONST */
     const ir_shape_value *sv; /* set by inference for small integer values it can follow, or NULL */
+    bool type_declared;   /* the text wrote its type (checked against inference) */
+    bool is_output;       /* listed as a graph output */
 } ir_value;
 
 struct ir_node {
@@ -289,6 +289,7 @@ struct ir_graph {
     const char *dir;           /* folder that file() paths are relative to */
     const dg_source *src;      /* the text it was parsed from, or NULL */
     void *const_files;         /* safetensors files opened by ir_const_data (ir/consts.c) */
+    const dg_source *src_hold; /* a hold on src (ir_load_text), dropped by ir_graph_free */
 };
 
 /* ---- building ------------------------------------------------------------------------------ */
@@ -303,6 +304,13 @@ ir_value *ir_add_const(ir_graph *g, const char *name, const ir_type *type, ir_co
  * of unknown type. Returns NULL when an output name is already defined. */
 ir_node *ir_add_node(ir_graph *g, ir_op op, uint32_t ninputs, const char *const *out_names,
                      uint32_t noutputs);
+/* The same for names of the given lengths that need not end with a NUL (the parser's tokens): the
+ * graph copies each name once. */
+ir_value *ir_add_input_n(ir_graph *g, const char *name, size_t len, const ir_type *type);
+ir_value *ir_add_const_n(ir_graph *g, const char *name, size_t len, const ir_type *type,
+                         ir_const *c);
+ir_node *ir_add_node_n(ir_graph *g, ir_op op, uint32_t ninputs, const char *const *out_names,
+                       const size_t *out_lens, uint32_t noutputs);
 void ir_set_input(ir_node *n, uint32_t index, ir_value *v);
 void ir_add_output(ir_graph *g, ir_value *v);
 

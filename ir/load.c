@@ -1,36 +1,25 @@
 /* Loading a .graph file: read, parse, validate.
  *
- * The text is handed to the diagnostics context, because the diagnostics of a failed load point
- * into it after the graph is gone. A graph that loads keeps its own copy of the text in its arena,
- * so that g->src lives exactly as long as the graph. */
-#include "ir/ir.h"
-
-#include <string.h>
-
-static const dg_source *copy_source(ir_graph *g, const dg_source *src)
-{
-    dg_source *copy = ar_alloc(g->arena, sizeof *copy);
-    char *text = ar_alloc(g->arena, src->len + 1);
-    memcpy(text, src->text, src->len);
-    copy->path = ar_strdup(g->arena, src->path);
-    copy->text = text;
-    copy->len = src->len;
-    return copy;
-}
+ * The text (a mapping of the file where it is a regular one: its only copy) is handed to the
+ * diagnostics context, because the diagnostics of a failed load point into it after the graph is
+ * gone. A graph that loads holds the same text (dg_source_hold), so that g->src lives as long as
+ * the graph, and gives its pages back until a diagnostic reads it again (dg_source_rest): what a
+ * loaded graph needs of its text is only where things were written. */
+#include "ir/parse_internal.h"
 
 ir_graph *ir_load_text(const char *path, dg_context *dg)
 {
-    dg_source read;
-    if (!dg_source_read(dg, path, &read))
+    const dg_source *src = dg_source_open(dg, path);
+    if (!src)
         return NULL;
-    const dg_source *src = dg_source_adopt(dg, &read);
-    ir_graph *g = ir_parse(src, dg);
+    ir_graph *g = gp_parse_terminated(src, dg); /* the text ends with a NUL */
     if (!g)
         return NULL;
     if (!ir_validate(g, dg)) {
         ir_graph_free(g);
         return NULL;
     }
-    g->src = copy_source(g, src);
+    g->src = g->src_hold = dg_source_hold(src);
+    dg_source_rest(src);
     return g;
 }

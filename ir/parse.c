@@ -150,19 +150,25 @@ static void run_parser(gp_state *st)
     gp_parseFree(parser, free);
 }
 
-static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders)
+static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders, bool terminated)
 {
     size_t errors_before = dg_error_count(dg);
     if (src->len > GP_MAX_SOURCE) {
         dg_error_path(dg, src->path, "too large to parse (%zu bytes)", src->len);
         return NULL;
     }
-    /* re2c reads up to a NUL sentinel, which the source need not have */
-    unsigned char *text = malloc(src->len + 1);
-    FR_CHECK(text != NULL);
-    if (src->len)
-        memcpy(text, src->text, src->len);
-    text[src->len] = '\0';
+    /* re2c reads up to a NUL sentinel: the text's own when it has one (dg_source_read's), else
+     * that of a copy */
+    unsigned char *copy = NULL;
+    const unsigned char *text = (const unsigned char *)src->text;
+    if (!terminated) {
+        copy = malloc(src->len + 1);
+        FR_CHECK(copy != NULL);
+        if (src->len)
+            memcpy(copy, src->text, src->len);
+        copy[src->len] = '\0';
+        text = copy;
+    }
 
     gp_state st = {.src = src, .dg = dg, .placeholders = placeholders};
     st.g = ir_graph_new("");
@@ -182,7 +188,7 @@ static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders)
     if (!st.aborted && !st.syntax_failed)
         gp_resolve_names(&st);
 
-    free(text);
+    free(copy);
     vec_free(&st.refs);
     vec_free(&st.outputs);
     sm_free(&st.poisoned);
@@ -195,10 +201,15 @@ static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders)
 
 ir_graph *ir_parse(const dg_source *src, dg_context *dg)
 {
-    return parse(src, dg, false);
+    return parse(src, dg, false, false);
 }
 
 ir_graph *ir_parse_expected(const dg_source *src, dg_context *dg)
 {
-    return parse(src, dg, true);
+    return parse(src, dg, true, false);
+}
+
+ir_graph *gp_parse_terminated(const dg_source *src, dg_context *dg)
+{
+    return parse(src, dg, false, true);
 }

@@ -44,15 +44,14 @@ static bool tok_quoted(const gp_state *st, gp_token t)
 }
 
 /* The text a quoted token (`"..."`, starting at `s`, `len` bytes) stands for, with escapes
- * decoded, in the graph's arena. The lexer reported anything wrong inside; what is left of a bad
- * escape or a missing closing quote is kept as written. */
-static char *decode_quoted(gp_state *st, const char *s, size_t len)
+ * decoded, into out (room for len bytes), NUL-terminated. The lexer reported anything wrong
+ * inside; what is left of a bad escape or a missing closing quote is kept as written. */
+static void decode_quoted_into(const char *s, size_t len, char *out)
 {
     size_t n = len - 1; /* without the opening quote */
     s++;
     if (n > 0 && s[n - 1] == '"')
         n--;
-    char *out = ar_alloc(st->g->arena, n + 1);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (s[i] == '\\' && i + 1 < n) {
@@ -71,10 +70,17 @@ static char *decode_quoted(gp_state *st, const char *s, size_t len)
         out[k++] = s[i];
     }
     out[k] = '\0';
+}
+
+/* The same in the graph's arena. */
+static char *decode_quoted(gp_state *st, const char *s, size_t len)
+{
+    char *out = ar_alloc(st->g->arena, len);
+    decode_quoted_into(s, len, out);
     return out;
 }
 
-/* A name token's text: as written, or decoded when quoted. */
+/* A name token's text in the graph's arena: as written, or decoded when quoted. */
 static char *name_of(gp_state *st, gp_token t)
 {
     if (tok_quoted(st, t))
@@ -82,15 +88,40 @@ static char *name_of(gp_state *st, gp_token t)
     return ar_strndup(st->g->arena, tok_text(st, t), t.len);
 }
 
-/* The name of a value being defined; NULL (reported) when empty. */
-static char *value_name(gp_state *st, gp_token t)
+/* A name as the text gives it, not copied into the graph: the token's own bytes, or, quoted, its
+ * decoded text (up to a decoded NUL, as a C string ends) in a buffer of its own. */
+typedef struct {
+    const char *s;
+    size_t len;
+    char *owned; /* the decoded text, freed by name_done */
+} gp_name;
+
+static gp_name name_bytes(gp_state *st, gp_token t)
 {
-    char *name = name_of(st, t);
-    if (name[0] == '\0') {
+    if (!tok_quoted(st, t))
+        return (gp_name){tok_text(st, t), t.len, NULL};
+    char *out = malloc(t.len);
+    FR_CHECK(out != NULL);
+    decode_quoted_into(tok_text(st, t), t.len, out);
+    return (gp_name){out, strlen(out), out};
+}
+
+static void name_done(gp_name *n)
+{
+    free(n->owned);
+    *n = (gp_name){0};
+}
+
+/* The name of a value being defined; false (reported) when empty. */
+static bool value_name(gp_state *st, gp_token t, gp_name *out)
+{
+    *out = name_bytes(st, t);
+    if (out->len == 0) {
         dg_error(st->dg, st->src, t.offset, t.len, "a name cannot be empty");
-        return NULL;
+        name_done(out);
+        return false;
     }
-    return name;
+    return true;
 }
 
 /* ---- numbers ------------------------------------------------------------------------------- */
@@ -270,13 +301,14 @@ static bool parse_dim(gp_state *st, gp_token t, int64_t *dim)
         *dim = v;
         return true;
     }
-    char *name = name_of(st, t);
-    if (name[0] == '\0') {
+    gp_name name = name_bytes(st, t);
+    bool named = name.len > 0;
+    if (!named)
         dg_error(st->dg, st->src, t.offset, t.len, "a dim name cannot be empty");
-        return false;
-    }
-    *dim = ir_symbol(st->g, name, strlen(name));
-    return true;
+    else
+        *dim = ir_symbol(st->g, name.s, name.len);
+    name_done(&name);
+    return named;
 }
 
 gp_dim gp_dim_atom(gp_state *st, gp_token t)
@@ -424,15 +456,15 @@ gp_type gp_type_make(gp_state *st, gp_token dtype, const gp_type *dims, gp_token
 /* ---- defining values ----------------------------------------------------------------------- */
 
 /* Where a name was first defined: by a value, or by a line that had errors. */
-static bool first_definition(gp_state *st, const char *name, uint32_t *offset, uint32_t *len)
+static bool first_definition(gp_state *st, const gp_name *name, uint32_t *offset, uint32_t *len)
 {
-    ir_value *v = ir_find_value(st->g, name);
+    ir_value *v = ir_find_value_n(st->g, name->s, name->len);
     if (v) {
         *offset = v->src_offset;
         *len = v->src_len;
         return true;
     }
-    gp_token *bad = sm_get(&st->poisoned, name, strlen(name));
+    gp_token *bad = sm_get(&st->poisoned, name->s, name->len);
     if (bad) {
         *offset = bad->offset;
         *len = bad->len;
@@ -442,13 +474,14 @@ static bool first_definition(gp_state *st, const char *name, uint32_t *offset, u
 }
 
 /* Reports a second definition of name; true when the name is new. */
-static bool check_new_name(gp_state *st, const char *name, gp_token t)
+static bool check_new_name(gp_state *st, const gp_name *name, gp_token t)
 {
     uint32_t offset, len;
     if (!first_definition(st, name, &offset, &len))
         return true;
-    dg_error(st->dg, st->src, t.offset, t.len, "duplicate definition of '%s'", name);
-    dg_note(st->dg, st->src, offset, len, "'%s' is first defined here", name);
+    int n = (int)name->len;
+    dg_error(st->dg, st->src, t.offset, t.len, "duplicate definition of '%.*s'", n, name->s);
+    dg_note(st->dg, st->src, offset, len, "'%.*s' is first defined here", n, name->s);
     return false;
 }
 
@@ -462,14 +495,14 @@ static bool defines_once(const gp_state *st)
 
 /* Remembers a name that a line with errors meant to define, so that its uses are not reported as
  * undefined as well. */
-static void poison(gp_state *st, const char *name, gp_token t)
+static void poison(gp_state *st, const gp_name *name, gp_token t)
 {
     uint32_t offset, len;
     if (first_definition(st, name, &offset, &len))
         return;
     gp_token *where = ar_alloc(st->g->arena, sizeof *where);
     *where = t;
-    sm_put(&st->poisoned, name, strlen(name), where);
+    sm_put(&st->poisoned, ar_strndup(st->g->arena, name->s, name->len), name->len, where);
 }
 
 static void set_location(ir_value *v, gp_token name)
@@ -487,14 +520,18 @@ void gp_graph_header(gp_state *st, gp_token name, gp_token brace)
 
 void gp_input(gp_state *st, gp_token name, const gp_type *type)
 {
-    char *n = value_name(st, name);
-    if (!n || (!defines_once(st) && !check_new_name(st, n, name)))
+    gp_name n;
+    if (!value_name(st, name, &n))
         return;
-    ir_value *v = ir_add_input(st->g, n, &type->type);
-    if (!v) { /* defined before: ir_add_input's probe found it */
-        check_new_name(st, n, name);
-        return;
+    ir_value *v = NULL;
+    if (defines_once(st) || check_new_name(st, &n, name)) {
+        v = ir_add_input_n(st->g, n.s, n.len, &type->type);
+        if (!v) /* defined before: ir_add_input_n's probe found it */
+            check_new_name(st, &n, name);
     }
+    name_done(&n);
+    if (!v)
+        return;
     set_location(v, name);
     v->type_declared = true;
 }
@@ -504,15 +541,20 @@ void gp_input(gp_state *st, gp_token name, const gp_type *type)
 static ir_const *define_const(gp_state *st, const gp_result *head, ir_const_kind kind,
                               bool *usable)
 {
-    char *n = value_name(st, head->name);
-    if (!n || (!defines_once(st) && !check_new_name(st, n, head->name)))
+    gp_name n;
+    if (!value_name(st, head->name, &n))
         return NULL;
-    ir_const *c = ir_const_new(st->g, kind);
-    ir_value *v = ir_add_const(st->g, n, &head->type.type, c);
-    if (!v) { /* defined before: ir_add_const's probe found it */
-        check_new_name(st, n, head->name);
-        return NULL;
+    ir_const *c = NULL;
+    ir_value *v = NULL;
+    if (defines_once(st) || check_new_name(st, &n, head->name)) {
+        c = ir_const_new(st->g, kind);
+        v = ir_add_const_n(st->g, n.s, n.len, &head->type.type, c);
+        if (!v) /* defined before: ir_add_const_n's probe found it */
+            check_new_name(st, &n, head->name);
     }
+    name_done(&n);
+    if (!v)
+        return NULL;
     *usable = head->type.ok;
     if (head->type.ok && !ir_type_is_static(&head->type.type)) {
         dg_error(st->dg, st->src, head->type.tok.offset, head->type.tok.len,
@@ -653,18 +695,20 @@ void gp_const_random(gp_state *st, const gp_result *head, gp_token kw, gp_attrs 
     size_t n = args ? args->items.len : 0;
     for (size_t i = 0; c && i < n; i++) {
         const gp_attr_syntax *a = &args->items.items[i];
-        char *name = name_of(st, a->name);
+        gp_name name = name_bytes(st, a->name); /* compared, not kept */
         size_t k = 0;
-        while (k < 3 && strcmp(name, arg_names[k]) != 0)
+        while (k < 3 &&
+               !(strlen(arg_names[k]) == name.len && memcmp(name.s, arg_names[k], name.len) == 0))
             k++;
         if (k < 3 && !given[k]) {
             given[k] = true;
-            random_arg(st, c, name, a);
+            random_arg(st, c, arg_names[k], a);
         } else {
             dg_error(st->dg, st->src, a->name.offset, a->name.len,
-                     k < 3 ? "'%s' is given twice" : "random() takes seed, lo and hi, not '%s'",
-                     name);
+                     k < 3 ? "'%.*s' is given twice" : "random() takes seed, lo and hi, not '%.*s'",
+                     (int)name.len, name.s);
         }
+        name_done(&name);
     }
     if (c && !(c->lo < c->hi))
         dg_error(st->dg, st->src, kw.offset, kw.len, "random() needs lo < hi");
@@ -717,27 +761,26 @@ static bool lookup_op(gp_state *st, gp_token t, ir_op *op)
     return false;
 }
 
-/* The names a node line defines, checked to be new; false (reported) when one is not. */
-static bool result_names(gp_state *st, const gp_results *results, const char **names,
-                         bool defer_new)
+/* The names a node line defines, checked to be new; false (reported) when one is not. A name
+ * that is unusable is left empty (s NULL). */
+static bool result_names(gp_state *st, const gp_results *results, gp_name *names, bool defer_new)
 {
     bool ok = true;
     sm_map line = {0}; /* names defined earlier in this line (a line of one defines no other) */
     for (size_t i = 0; i < results->items.len; i++) {
         gp_token t = results->items.items[i].name;
-        names[i] = value_name(st, t);
-        if (!names[i]) {
+        if (!value_name(st, t, &names[i])) {
             ok = false;
-        } else if (i > 0 && sm_get(&line, names[i], strlen(names[i]))) {
-            dg_error(st->dg, st->src, t.offset, t.len, "'%s' is named twice in this line",
-                     names[i]);
+        } else if (i > 0 && sm_get(&line, names[i].s, names[i].len)) {
+            dg_error(st->dg, st->src, t.offset, t.len, "'%.*s' is named twice in this line",
+                     (int)names[i].len, names[i].s);
             ok = false;
-            names[i] = NULL;
-        } else if (!defer_new && !check_new_name(st, names[i], t)) {
+            name_done(&names[i]);
+        } else if (!defer_new && !check_new_name(st, &names[i], t)) {
             ok = false;
-            names[i] = NULL;
+            name_done(&names[i]);
         } else if (results->items.len > 1) {
-            sm_put(&line, names[i], strlen(names[i]), (void *)names[i]);
+            sm_put(&line, names[i].s, names[i].len, (void *)&names[i]);
         }
     }
     sm_free(&line);
@@ -803,6 +846,25 @@ static bool attr_from_literal(gp_state *st, const ir_attr_schema *schema, const 
     return false;
 }
 
+/* An attribute's name: the catalog's own string when the op's schema has it (*schema), else a
+ * copy in the graph's arena (reported by validation as unknown). */
+static const char *schema_name(gp_state *st, ir_op op, gp_token t, const ir_attr_schema **schema)
+{
+    if (!tok_quoted(st, t)) {
+        const ir_op_info *info = ir_op_info_get(op);
+        for (uint32_t i = 0; i < info->nattrs; i++) {
+            const char *known = info->attrs[i].name;
+            if (strlen(known) == t.len && memcmp(known, tok_text(st, t), t.len) == 0) {
+                *schema = &info->attrs[i];
+                return known;
+            }
+        }
+    }
+    char *name = name_of(st, t);
+    *schema = ir_op_attr_schema(op, name);
+    return name;
+}
+
 /* The node's attributes, built as one array (ir_set_attr would copy the array for each one). */
 static void set_attrs(gp_state *st, ir_node *n, const gp_attrs *attrs)
 {
@@ -813,7 +875,8 @@ static void set_attrs(gp_state *st, ir_node *n, const gp_attrs *attrs)
     sm_map seen = {0}; /* attribute name -> its syntax, to find repeats */
     for (size_t i = 0; i < count; i++) {
         const gp_attr_syntax *a = &attrs->items.items[i];
-        char *name = name_of(st, a->name);
+        const ir_attr_schema *schema = NULL;
+        const char *name = schema_name(st, n->op, a->name, &schema);
         const gp_attr_syntax *first = sm_get(&seen, name, strlen(name));
         if (first) {
             dg_error(st->dg, st->src, a->name.offset, a->name.len,
@@ -823,7 +886,7 @@ static void set_attrs(gp_state *st, ir_node *n, const gp_attrs *attrs)
         }
         sm_put(&seen, name, strlen(name), (void *)a);
         ir_attr attr = {.name = name, .src_offset = a->name.offset};
-        if (attr_from_literal(st, ir_op_attr_schema(n->op, name), a->value, &attr))
+        if (attr_from_literal(st, schema, a->value, &attr))
             n->attrs[n->nattrs++] = attr;
     }
     sm_free(&seen);
@@ -849,28 +912,43 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
                        const gp_names *operands, const gp_attrs *attrs, gp_token kernel)
 {
     size_t nresults = results->items.len;
-    const char **names = xcalloc(nresults * sizeof *names);
+    gp_name *names = xcalloc(nresults * sizeof *names);
     ir_op op;
     bool op_ok = lookup_op(st, op_tok, &op);
-    /* one result on a line without other errors: ir_add_node's probe checks that it is new */
+    /* one result on a line without other errors: ir_add_node_n's probe checks that it is new */
     bool defer_new = op_ok && nresults == 1 && defines_once(st);
     bool names_ok = result_names(st, results, names, defer_new);
     size_t noperands = operands ? operands->items.len : 0;
+    ir_node *n = NULL;
     if (!op_ok || !names_ok || noperands > UINT32_MAX || nresults > UINT32_MAX) {
         for (size_t i = 0; i < nresults; i++)
-            if (names[i])
-                poison(st, names[i], results->items.items[i].name);
-        free(names);
-        return;
+            if (names[i].s)
+                poison(st, &names[i], results->items.items[i].name);
+    } else {
+        enum { FEW = 8 };
+        const char *few_s[FEW] = {0};
+        size_t few_len[FEW] = {0};
+        const char **s = nresults <= FEW ? few_s : xcalloc(nresults * sizeof *s);
+        size_t *len = nresults <= FEW ? few_len : xcalloc(nresults * sizeof *len);
+        for (size_t i = 0; i < nresults; i++) {
+            s[i] = names[i].s;
+            len[i] = names[i].len;
+        }
+        n = ir_add_node_n(st->g, op, (uint32_t)noperands, s, len, (uint32_t)nresults);
+        if (!n) {
+            FR_CHECK(defer_new); /* else result_names checked every name */
+            check_new_name(st, &names[0], results->items.items[0].name);
+        }
+        if (s != few_s) {
+            free(s);
+            free(len);
+        }
     }
-    ir_node *n = ir_add_node(st->g, op, (uint32_t)noperands, names, (uint32_t)nresults);
-    if (!n) {
-        FR_CHECK(defer_new); /* else result_names checked every name */
-        check_new_name(st, names[0], results->items.items[0].name);
-        free(names);
-        return;
-    }
+    for (size_t i = 0; i < nresults; i++)
+        name_done(&names[i]);
     free(names);
+    if (!n)
+        return;
     n->src_offset = op_tok.offset;
     n->src_len = op_tok.len;
     for (size_t i = 0; i < nresults; i++) {
@@ -926,15 +1004,11 @@ static void report_undefined(gp_state *st, gp_token t, const char *name, unsigne
  * errors, silently). */
 static ir_value *resolve(gp_state *st, gp_token t, unsigned *suggestions)
 {
-    if (!tok_quoted(st, t)) { /* the token's own bytes: no copy of the name */
-        ir_value *v = ir_find_value_n(st->g, tok_text(st, t), t.len);
-        if (v)
-            return v;
-    }
-    char *name = name_of(st, t);
-    ir_value *v = ir_find_value(st->g, name);
-    if (!v && !sm_get(&st->poisoned, name, strlen(name)))
-        report_undefined(st, t, name, suggestions);
+    gp_name name = name_bytes(st, t); /* the token's own bytes, unless quoted: no copy */
+    ir_value *v = ir_find_value_n(st->g, name.s, name.len);
+    if (!v && !sm_get(&st->poisoned, name.s, name.len))
+        report_undefined(st, t, ar_strndup(st->g->arena, name.s, name.len), suggestions);
+    name_done(&name);
     return v;
 }
 

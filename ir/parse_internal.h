@@ -168,6 +168,10 @@ static inline gp_token gp_none(void)
  * undefined ones reported with a "did you mean". */
 void gp_resolve_names(gp_state *st);
 
+/* ir_parse for a text whose byte text[len] is a NUL (dg_source_read's): the lexer reads it in
+ * place, with no copy for its sentinel (ir/parse.c). */
+ir_graph *gp_parse_terminated(const dg_source *src, dg_context *dg);
+
 /* Syntax errors (ir/parse.c). expected is a bit set of token codes the parser could have shifted. */
 void gp_syntax_error(gp_state *st, int code, gp_token tok, uint64_t expected);
 void gp_nesting_too_deep(gp_state *st);

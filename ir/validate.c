@@ -792,10 +792,12 @@ struct ir_validated {
     uint64_t *node_fp, *value_fp;
 };
 
+/* One step of a fingerprint: for each x a bijection of h (xor, an odd multiplier, an xorshift), so
+ * that two sequences of words that differ in one word never give the same fingerprint. */
 static uint64_t mix(uint64_t h, uint64_t x)
 {
-    h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
+    h = (h ^ x) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 29);
 }
 
 static uint64_t ptr_bits(const void *p)

@@ -1,8 +1,9 @@
-/* base/: zero-size arena allocations, UTF-8 validation, paths, JSON strings and the shortest text
- * of numbers (against the printf/strtod searches it replaces). */
+/* base/: zero-size arena allocations, UTF-8 validation, paths, JSON strings, the shortest text
+ * of numbers (against the printf/strtod searches it replaces) and sources opened by mapping. */
 #include "../unit.h"
 
 #include "base/arena.h"
+#include "base/diag.h"
 #include "base/json.h"
 #include "base/numtext.h"
 #include "base/path.h"
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* An array of no elements is a valid allocation (never NULL), first in an arena or after others,
  * and it takes no room from the allocations around it. */
@@ -202,6 +204,69 @@ static void test_numtext(void)
     CHECK_INT(numtext_mismatches, 0);
 }
 
+/* Writes len bytes of text to a fresh file; returns its path (static storage). */
+static const char *temp_file(const char *text, size_t len)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/fr_test_base_XXXXXX");
+    int fd = mkstemp(path);
+    CHECK(fd >= 0);
+    CHECK(write(fd, text, len) == (ssize_t)len);
+    close(fd);
+    return path;
+}
+
+/* dg_source_open: the file's bytes, a NUL after them (also when the file fills its last page, and
+ * when it is read, not mapped), the byte order mark dropped, the text kept while a hold is left
+ * after its context is gone, and unchanged after its pages are given back. */
+static void test_source_open(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t sizes[] = {1, 100, page - 1, page, page + 1, 3 * page};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t n = sizes[k];
+        char *text = malloc(n);
+        CHECK(text != NULL);
+        for (size_t i = 0; i < n; i++)
+            text[i] = (char)('a' + (i * 7 + k) % 26);
+        const char *path = temp_file(text, n);
+        dg_context *dg = dg_new();
+        const dg_source *src = dg_source_open(dg, path);
+        CHECK(src != NULL);
+        CHECK_INT(src->len, n);
+        CHECK(memcmp(src->text, text, n) == 0);
+        CHECK_INT(src->text[n], 0);
+        const dg_source *held = dg_source_hold(src);
+        dg_source_rest(held);
+        CHECK(memcmp(held->text, text, n) == 0);
+        dg_free(dg); /* the hold keeps it */
+        CHECK(memcmp(held->text, text, n) == 0);
+        CHECK_INT(held->text[n], 0);
+        CHECK(strcmp(held->path, path) == 0);
+        dg_source_drop(held);
+        unlink(path);
+        free(text);
+    }
+    /* a byte order mark: read, not mapped, and dropped */
+    const char *path = temp_file("\xEF\xBB\xBFgraph", 8);
+    dg_context *dg = dg_new();
+    const dg_source *src = dg_source_open(dg, path);
+    CHECK(src != NULL && src->len == 5 && memcmp(src->text, "graph", 6) == 0);
+    dg_source_rest(src); /* nothing to give back */
+    CHECK(memcmp(src->text, "graph", 6) == 0);
+    unlink(path);
+    /* an empty file, a folder and a missing file */
+    path = temp_file("", 0);
+    src = dg_source_open(dg, path);
+    CHECK(src != NULL && src->len == 0 && src->text[0] == '\0');
+    unlink(path);
+    CHECK_INT(dg_error_count(dg), 0);
+    CHECK(dg_source_open(dg, "/tmp") == NULL);
+    CHECK(dg_source_open(dg, path) == NULL);
+    CHECK_INT(dg_error_count(dg), 2);
+    dg_free(dg);
+}
+
 int main(void)
 {
     RUN(test_arena_zero_size);
@@ -209,5 +274,6 @@ int main(void)
     RUN(test_paths);
     RUN(test_json_quote);
     RUN(test_numtext);
+    RUN(test_source_open);
     return unit_finish();
 }
