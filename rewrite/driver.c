@@ -491,6 +491,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         if (fired < 0) {
             ok = false;
         } else if (fired > 0) {
+            report->removed_unread += rw_remove_unread(&ctx);
             ok = validate_round(&ctx, nodes0, values0);
             report->round_limit = round == ctx.opts.max_rounds;
             report->validate_seconds += cpu_seconds() - t2;

@@ -10,6 +10,7 @@
  * commit.c      committing a checked plan into the graph
  * forward.c     forwarding replacements (`=> @x`)
  * share.c       shared nodes (`shares @t`): which members stay for readers outside the match
+ * dce.c         removing the nodes a round leaves unread
  * weights.c     reading and writing constants as doubles
  * actions.c     the action table; action_*.c one action each
  * report.c      text and JSON reports */
@@ -216,6 +217,13 @@ typedef bool rw_action_fn(rw_plan *p, char *why);
 
 /* The implementation of an action (never NULL). */
 rw_action_fn *rw_action_get(dsl_action a);
+
+/* ---- unread nodes (dce.c; docs/matcher.md, "Unread nodes") ---- */
+
+/* At the end of a round that committed: marks removed (and out of the order) every node that
+ * produced a value one of the round's removed nodes read, once no live node reads any of its
+ * outputs and none is a graph output; transitively. Returns how many. */
+size_t rw_remove_unread(rw_ctx *ctx);
 
 #define RW_ACTION_DECL(id, name) rw_action_fn rw_action_##name;
 DSL_ACTIONS(RW_ACTION_DECL)

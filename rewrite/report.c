@@ -124,9 +124,10 @@ static void print_json(const rw_report *r, FILE *out, bool explain)
             "{\n  \"nodes_before\": %zu,\n  \"nodes_after\": %zu,\n  \"kernels_before\": %zu,\n"
             "  \"kernels_after\": %zu,\n  \"bytes_before\": %" PRId64 ",\n  \"bytes_after\": %" PRId64
             ",\n  \"rounds\": %u,\n  \"round_limit_reached\": %s,\n  \"folded_bytes\": %" PRId64
-            ",\n  \"fired\": {",
+            ",\n  \"removed_unread\": %zu,\n  \"fired\": {",
             r->before.nodes, r->after.nodes, r->before.kernels, r->after.kernels, r->before.bytes,
-            r->after.bytes, r->rounds, r->round_limit ? "true" : "false", r->folded_bytes);
+            r->after.bytes, r->rounds, r->round_limit ? "true" : "false", r->folded_bytes,
+            r->removed_unread);
     for (uint32_t i = 0; i < r->nrules; i++) {
         fputs(i ? ",\n    " : "\n    ", out);
         json_string(out, r->rule_names[i]);
@@ -241,6 +242,9 @@ static void print_text(const rw_report *r, FILE *out, bool explain)
             r->round_limit ? " (the limit: rules may still fire)" : "");
     if (r->folded_bytes)
         fprintf(out, "folded   %" PRId64 " bytes of new constants\n", r->folded_bytes);
+    if (r->removed_unread)
+        fprintf(out, "unread   %zu node%s removed\n", r->removed_unread,
+                r->removed_unread == 1 ? "" : "s");
     fputs("fired:\n", out);
     for (uint32_t i = 0; i < r->nrules; i++)
         if (r->fired[i])

@@ -101,6 +101,7 @@ typedef struct rw_report {
     VEC(rw_refusal_rec) refused; /* rw_report_refusal gives each as text */
     VEC(rw_refusal) near_misses;
     int64_t folded_bytes;    /* new constant bytes created by actions */
+    size_t removed_unread;   /* nodes removed because the fusions left them unread (dce.c) */
     int64_t budget;
     /* CPU seconds spent (all rounds): running the automaton, selecting and rewriting, and
      * validating the graph after each round. */
