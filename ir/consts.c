@@ -338,9 +338,11 @@ void ir_const_release(const ir_graph *g, const void *p, size_t n)
     madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
-void ir_const_set_mapped(ir_graph *g, ir_value *v, const void *mapped, size_t nbytes)
+/* v's constant becomes plain bytes of nbytes (the type's size, checked), its other sources
+ * forgotten; the caller says where the bytes are (data or mapped). */
+static ir_const *become_data(ir_graph *g, ir_value *v, size_t nbytes)
 {
-    FR_CHECK(v->kind == IR_VALUE_CONST && nbytes > 0 && in_mapping(g, mapped, nbytes));
+    FR_CHECK(v->kind == IR_VALUE_CONST);
     int64_t expected;
     FR_CHECK(ir_type_nbytes(&v->type, &expected) && (size_t)expected == nbytes);
     if (!v->konst)
@@ -352,7 +354,14 @@ void ir_const_set_mapped(ir_graph *g, ir_value *v, const void *mapped, size_t nb
     c->file = c->key = NULL;
     c->data = NULL;
     c->nbytes = nbytes;
-    c->mapped = mapped;
+    c->mapped = NULL;
+    return c;
+}
+
+void ir_const_set_mapped(ir_graph *g, ir_value *v, const void *mapped, size_t nbytes)
+{
+    FR_CHECK(nbytes > 0 && in_mapping(g, mapped, nbytes));
+    become_data(g, v, nbytes)->mapped = mapped;
 }
 
 /* The file a path names, opened once per graph. NULL when it cannot be opened; *failed_before
@@ -607,38 +616,17 @@ bool ir_const_is_cheap(const ir_value *v)
 
 void ir_const_set_data(ir_graph *g, ir_value *v, const void *data, size_t nbytes)
 {
-    FR_CHECK(v->kind == IR_VALUE_CONST);
-    int64_t expected;
-    FR_CHECK(ir_type_nbytes(&v->type, &expected) && (size_t)expected == nbytes);
-    if (!v->konst)
-        v->konst = ir_const_new(g, IR_CONST_DATA);
-    ir_const *c = v->konst;
+    ir_const *c = become_data(g, v, nbytes);
     void *copy = ar_alloc(g->arena, nbytes ? nbytes : 1);
     if (nbytes)
         memcpy(copy, data, nbytes);
-    c->kind = IR_CONST_DATA;
-    c->literal = NULL;
-    c->literal_count = 0;
-    c->file = c->key = NULL;
     c->data = copy;
-    c->nbytes = nbytes;
-    c->mapped = NULL;
 }
 
 void ir_const_take_data(ir_graph *g, ir_value *v, void *data, size_t nbytes)
 {
-    FR_CHECK(v->kind == IR_VALUE_CONST && data != NULL);
-    int64_t expected;
-    FR_CHECK(ir_type_nbytes(&v->type, &expected) && (size_t)expected == nbytes);
+    FR_CHECK(data != NULL);
+    ir_const *c = become_data(g, v, nbytes);
     vec_push(&the_cache(g)->owned, data);
-    if (!v->konst)
-        v->konst = ir_const_new(g, IR_CONST_DATA);
-    ir_const *c = v->konst;
-    c->kind = IR_CONST_DATA;
-    c->literal = NULL;
-    c->literal_count = 0;
-    c->file = c->key = NULL;
     c->data = data;
-    c->nbytes = nbytes;
-    c->mapped = NULL;
 }
