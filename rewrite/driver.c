@@ -150,8 +150,11 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
     bool *dirty_node = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *dirty_node);
     bool *dirty_value = calloc(g->values.len ? g->values.len : 1, sizeof *dirty_value);
     FR_CHECK(dirty_node && dirty_value);
-    for (size_t i = 0; i < nodes.len; i++)
-        dirty_node[nodes.items[i]->id] = true; /* live: compaction numbered them */
+    for (size_t i = 0; i < nodes.len; i++) {
+        ir_node *n = nodes.items[i];
+        if (n->id < g->nodes.len && g->nodes.items[n->id] == n) /* not removed since collected */
+            dirty_node[n->id] = true;
+    }
     for (size_t i = 0; i < values.len; i++) {
         ir_value *v = values.items[i];
         if (v->id < g->values.len && g->values.items[v->id] == v) /* not dropped */
