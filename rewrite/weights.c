@@ -99,14 +99,18 @@ bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what
     if (!c->data)
         return rw_why(why, "budget: no memory for %zu bytes of folded weights", c->nbytes);
     for (int64_t i = 0; i < n; i++) {
-        float f = (float)x[i], back = f;
-        if (dt == IR_F32) {
+        float f = dt == IR_F64 ? 0.0f : (float)x[i];
+        double back = f;
+        if (dt == IR_F64) { /* the fold's own precision: no rounding through f32 */
+            ((double *)c->data)[i] = x[i];
+            back = x[i];
+        } else if (dt == IR_F32) {
             ((float *)c->data)[i] = f;
         } else if (dt == IR_F16) {
             uint16_t h = f32_to_f16(f);
             ((uint16_t *)c->data)[i] = h;
             back = f16_to_f32(h);
-        } else {
+        } else { /* IR_BF16 */
             uint16_t h = f32_to_bf16(f);
             ((uint16_t *)c->data)[i] = h;
             back = bf16_to_f32(h);
