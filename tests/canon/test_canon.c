@@ -9,16 +9,6 @@
 
 #include <math.h>
 
-static char *graph_text(const ir_graph *g)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    ir_print(g, f);
-    fclose(f);
-    return text;
-}
-
 static ir_graph *load(const char *path)
 {
     dg_context *dg = dg_new();
@@ -41,36 +31,6 @@ static void canonicalize(ir_graph *g, cn_report *rep)
     dg_free(dg);
 }
 
-/* The text of g and every value's type, shape value and readers, in order: what canonicalization
- * leaves, down to what the printed text does not show. */
-static char *state_text(const ir_graph *g)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    ir_print(g, f);
-    for (size_t i = 0; i < g->values.len; i++) {
-        const ir_value *v = g->values.items[i];
-        char type[256];
-        fprintf(f, "%s %u %s kind=%d declared=%d out=%d uses=%u", v->name, v->id,
-                ir_type_format(g, &v->type, type, sizeof type), (int)v->kind, v->type_declared,
-                v->is_output, v->nuses);
-        for (uint32_t u = 0; u < v->nuses; u++)
-            fprintf(f, " %u", v->uses[u]->id);
-        if (v->sv) {
-            fprintf(f, " sv");
-            for (uint32_t k = 0; k < v->sv->len; k++)
-                fprintf(f, " %d:%lld", v->sv->el[k].kind, (long long)v->sv->el[k].v);
-        }
-        fprintf(f, "\n");
-    }
-    for (size_t i = 0; i < g->nodes.len; i++)
-        fprintf(f, "node %zu %u %s\n", i, g->nodes.items[i]->id,
-                g->nodes.items[i]->outputs[0]->name);
-    fclose(f);
-    return text;
-}
-
 /* Canonicalizes g, and a second copy of its text with whole rounds (cn_options.whole_rounds):
  * the shortcuts (validation of what a round changed, steps skipped) give the same graph, the same
  * types and the same report. */
@@ -85,7 +45,7 @@ static void canonicalize_both_ways(ir_graph *g, cn_report *rep, ir_graph *copy)
         dg_print(dg, stderr);
     CHECK(ok);
     dg_free(dg);
-    char *a = state_text(g), *b = state_text(copy);
+    char *a = gk_state_text(g), *b = gk_state_text(copy);
     CHECK_STR(a, b);
     CHECK_INT(rep->folded, wrep.folded);
     CHECK_INT(rep->removed, wrep.removed);
@@ -142,12 +102,12 @@ static void check_file(const char *path, bool run)
     canonicalize_both_ways(g, &rep, whole);
     ir_graph_free(whole);
     canonicalize(again, &rep);
-    char *first = graph_text(g), *second = graph_text(again);
+    char *first = gk_graph_text(g), *second = gk_graph_text(again);
     CHECK_STR(first, second); /* deterministic */
     /* a fixed point: the text of the canonical form, parsed and canonicalized, prints the same
      * (constants folded to data are compared through the same graph, which keeps them) */
     canonicalize(again, &rep);
-    char *third = graph_text(again);
+    char *third = gk_graph_text(again);
     CHECK_STR(third, first);
     CHECK_INT(rep.folded + rep.removed + rep.merged + rep.respelled + rep.dead, 0);
     CHECK_INT(rep.rounds, 1);
@@ -204,11 +164,11 @@ static void test_text_round_trip(void)
         ir_graph *g = load(files[i]);
         cn_report rep;
         canonicalize(g, &rep);
-        char *text = graph_text(g);
+        char *text = gk_graph_text(g);
         gk_graph *t = gk_parse(text);
         canonicalize(t->g, &rep);
         CHECK_INT(rep.folded + rep.removed + rep.merged + rep.respelled + rep.dead, 0);
-        char *back = graph_text(t->g);
+        char *back = gk_graph_text(t->g);
         CHECK_STR(back, text);
         free(back);
         free(text);
@@ -268,9 +228,9 @@ static void test_random(void)
         gk_free(whole);
         double d = difference(original->g, t->g);
         CHECK(d == 0);
-        char *once = graph_text(t->g);
+        char *once = gk_graph_text(t->g);
         canonicalize(t->g, &rep);
-        char *twice = graph_text(t->g);
+        char *twice = gk_graph_text(t->g);
         CHECK_STR(twice, once);
         if (!(d == 0) || strcmp(once, twice) != 0)
             fprintf(stderr, "trial %d:\n%s", trial, text);

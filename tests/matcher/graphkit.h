@@ -47,4 +47,48 @@ static inline ir_node *gk_node(const gk_graph *t, const char *name)
     return v->producer;
 }
 
+/* The printed text of a graph. */
+static inline char *gk_graph_text(const ir_graph *g)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ir_print(g, f);
+    fclose(f);
+    return text;
+}
+
+/* The text of g and every value's type, shape value and readers, and every node's kernel, in
+ * order: what a pass leaves, down to what the printed text does not show. Tests compare a pass's
+ * shortcut against its plain way with it. */
+static inline char *gk_state_text(const ir_graph *g)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    ir_print(g, f);
+    for (size_t i = 0; i < g->values.len; i++) {
+        const ir_value *v = g->values.items[i];
+        char type[256];
+        fprintf(f, "%s %u %s kind=%d declared=%d out=%d uses=%u", v->name, v->id,
+                ir_type_format(g, &v->type, type, sizeof type), (int)v->kind, v->type_declared,
+                v->is_output, v->nuses);
+        for (uint32_t u = 0; u < v->nuses; u++)
+            fprintf(f, " %u", v->uses[u]->id);
+        if (v->sv) {
+            fprintf(f, " sv");
+            for (uint32_t k = 0; k < v->sv->len; k++)
+                fprintf(f, " %d:%lld", v->sv->el[k].kind, (long long)v->sv->el[k].v);
+        }
+        fprintf(f, "\n");
+    }
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const ir_node *n = g->nodes.items[i];
+        fprintf(f, "node %zu %u %s %s\n", i, n->id, n->outputs[0]->name,
+                n->kernel ? n->kernel : "-");
+    }
+    fclose(f);
+    return text;
+}
+
 #endif

@@ -17,7 +17,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import testlib  # noqa: E402
-from testlib import check  # noqa: E402
+from testlib import check, field, varint  # noqa: E402
 
 onnx = testlib.need_onnx()
 from onnx import TensorProto as T  # noqa: E402
@@ -27,21 +27,6 @@ from onnx import helper as h  # noqa: E402
 MAX_RSS_MB = 400
 
 # ---- protobuf wire bytes ---------------------------------------------------------------------
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
-def field(number, payload):
-    """A length-delimited field (wire type 2)."""
-    return varint(number << 3 | 2) + varint(len(payload)) + payload
 
 
 # ModelProto.graph = 7, GraphProto.node = 1, NodeProto.attribute = 5, AttributeProto.g = 6,

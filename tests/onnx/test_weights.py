@@ -17,7 +17,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import testlib  # noqa: E402
-from testlib import check, fuserule_ok  # noqa: E402
+from testlib import check, field, fuserule_ok, varint  # noqa: E402
 
 onnx = testlib.need_onnx()
 import numpy as np  # noqa: E402
@@ -27,16 +27,6 @@ from onnx import numpy_helper  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
 LAZY_TAG = 0x1FFFFFF0  # OX_LAZY_TAG (onnx/onnx_internal.h)
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        out.append(b | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
 
 
 def weights(seed, *shape):
@@ -152,16 +142,16 @@ def test_two_raw_data_fields(binary):
     with tempfile.TemporaryDirectory() as tmp:
         w, junk = weights(11, 64, 32), weights(12, 64, 32)
         raw = junk.tobytes()
-        later = varint(9 << 3 | 2) + varint(len(w.tobytes())) + w.tobytes()
+        later = field(9, w.tobytes())
         m = matmul_model(junk)
         m.graph.initializer[0].raw_data = raw
         data = m.SerializeToString()
         # the same model with a second raw_data appended to w's TensorProto: rebuild the message
         t = m.graph.initializer[0].SerializeToString() + later
         m.graph.ClearField("initializer")
-        g = m.graph.SerializeToString() + varint(5 << 3 | 2) + varint(len(t)) + t
+        g = m.graph.SerializeToString() + field(5, t)
         m.ClearField("graph")
-        data = m.SerializeToString() + varint(7 << 3 | 2) + varint(len(g)) + g
+        data = m.SerializeToString() + field(7, g)
         src = write(tmp, "m", data)
         fuserule_ok(binary, "import", src, "-o", os.path.join(tmp, "out.graph"))
         st = testlib.read_safetensors(os.path.join(tmp, "out.safetensors"))

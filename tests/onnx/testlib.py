@@ -109,6 +109,25 @@ def main(cases, args):
     return 1 if failed else 0
 
 
+# ---- protobuf wire bytes (for files the onnx package would refuse to write) -----------------
+
+
+def varint(n):
+    """n as a protobuf base-128 varint."""
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def field(number, payload):
+    """A length-delimited field (wire type 2)."""
+    return varint(number << 3 | 2) + varint(len(payload)) + payload
+
+
 def need_onnx():
     """The `onnx` module, or exit 77 (skipped) without it."""
     try:

@@ -113,15 +113,4 @@ static inline double worst_error(gk_graph *original, gk_graph *fused)
     return worst;
 }
 
-/* The canonical text of a graph. */
-static inline char *graph_text(const ir_graph *g)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    ir_print(g, f);
-    fclose(f);
-    return text;
-}
-
 #endif

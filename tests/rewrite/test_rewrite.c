@@ -733,7 +733,7 @@ static void test_determinism(void)
         rw_options opts = rw_options_default();
         opts.validate_each = i == 0; /* the debug path must not change the result */
         rw_report rep = apply_with(t, &r, opts);
-        texts[i] = graph_text(t->g);
+        texts[i] = gk_graph_text(t->g);
         rw_report_free(&rep);
         gk_free(t);
     }

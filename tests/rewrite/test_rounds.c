@@ -8,37 +8,6 @@
 
 #include <glob.h>
 
-/* The text of g and every value's type, shape value and readers, in order: what the rewrite
- * leaves, down to what the printed text does not show. */
-static char *state_text(const ir_graph *g)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    ir_print(g, f);
-    for (size_t i = 0; i < g->values.len; i++) {
-        const ir_value *v = g->values.items[i];
-        char type[256];
-        fprintf(f, "%s %u %s kind=%d declared=%d out=%d uses=%u", v->name, v->id,
-                ir_type_format(g, &v->type, type, sizeof type), (int)v->kind, v->type_declared,
-                v->is_output, v->nuses);
-        for (uint32_t u = 0; u < v->nuses; u++)
-            fprintf(f, " %u", v->uses[u]->id);
-        if (v->sv) {
-            fprintf(f, " sv");
-            for (uint32_t k = 0; k < v->sv->len; k++)
-                fprintf(f, " %d:%lld", v->sv->el[k].kind, (long long)v->sv->el[k].v);
-        }
-        fprintf(f, "\n");
-    }
-    for (size_t i = 0; i < g->nodes.len; i++)
-        fprintf(f, "node %zu %u %s %s\n", i, g->nodes.items[i]->id,
-                g->nodes.items[i]->outputs[0]->name,
-                g->nodes.items[i]->kernel ? g->nodes.items[i]->kernel : "-");
-    fclose(f);
-    return text;
-}
-
 static char *report_text(const rw_report *rep)
 {
     char *text = NULL;
@@ -108,7 +77,7 @@ static bool apply_file(const char *path, const rule_set *r, rw_options opts, cha
     }
     CHECK(ok);
     dg_free(dg);
-    *state = state_text(g);
+    *state = gk_state_text(g);
     *report = report_text(&rep);
     rw_report_free(&rep);
     ir_graph_free(g);
