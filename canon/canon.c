@@ -63,9 +63,7 @@ int64_t *cn_const_ints(ir_graph *g, ir_value *v, int64_t *count)
     if (!v || v->kind != IR_VALUE_CONST || !ir_type_numel(&v->type, &n) ||
         (v->type.dtype != IR_I64 && v->type.dtype != IR_I32))
         return NULL;
-    dg_context *dg = dg_new();
-    const void *data = ir_const_data(g, v, dg);
-    dg_free(dg);
+    const void *data = ir_const_data_or_null(g, v);
     if (!data)
         return NULL;
     int64_t *x = malloc((size_t)(n ? n : 1) * sizeof *x);

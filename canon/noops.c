@@ -15,9 +15,7 @@ static bool all_zero(ir_graph *g, ir_value *v)
     int64_t n;
     if (!v || v->kind != IR_VALUE_CONST || !ir_type_nbytes(&v->type, &n))
         return false;
-    dg_context *dg = dg_new();
-    const unsigned char *data = ir_const_data(g, v, dg);
-    dg_free(dg);
+    const unsigned char *data = ir_const_data_or_null(g, v);
     if (!data)
         return false;
     /* +0.0 and integer 0 are all-zero bytes; -0.0 pads with -0.0, which adds 0 just the same, but
@@ -35,9 +33,7 @@ static int truth(ir_graph *g, ir_value *v)
     int64_t n;
     if (!v || v->kind != IR_VALUE_CONST || v->type.dtype != IR_BOOL || !ir_type_numel(&v->type, &n))
         return -1;
-    dg_context *dg = dg_new();
-    const unsigned char *data = ir_const_data(g, v, dg);
-    dg_free(dg);
+    const unsigned char *data = ir_const_data_or_null(g, v);
     if (!data || n == 0)
         return -1;
     int first = data[0] != 0;

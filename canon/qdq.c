@@ -35,11 +35,9 @@ static bool same_const(ir_graph *g, ir_value *a, ir_value *b)
         !ir_type_equal(&a->type, &b->type) || !ir_type_nbytes(&a->type, &na) ||
         !ir_type_nbytes(&b->type, &nb) || na != nb)
         return false;
-    dg_context *dg = dg_new();
-    const void *da = ir_const_data(g, a, dg);
-    const void *db = da ? ir_const_data(g, b, dg) : NULL;
+    const void *da = ir_const_data_or_null(g, a);
+    const void *db = da ? ir_const_data_or_null(g, b) : NULL;
     bool same = da && db && memcmp(da, db, (size_t)na) == 0;
-    dg_free(dg);
     return same;
 }
 

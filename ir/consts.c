@@ -584,6 +584,14 @@ const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg)
     return out;
 }
 
+const void *ir_const_data_or_null(ir_graph *g, ir_value *v)
+{
+    dg_context *dg = dg_new();
+    const void *data = ir_const_data(g, v, dg);
+    dg_free(dg);
+    return data;
+}
+
 const void *ir_const_bytes(ir_graph *g, ir_value *v, size_t *nbytes, dg_context *dg)
 {
     FR_CHECK(v->kind == IR_VALUE_CONST && v->konst != NULL);

@@ -421,6 +421,9 @@ char *ir_type_format(const ir_graph *g, const ir_type *t, char *buf, size_t size
 /* The bytes of a constant in its dtype, materialized on first use (literal, random, file).
  * NULL after reporting an error (missing file or key, type mismatch). */
 const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg);
+/* The same for a caller that only asks whether a constant qualifies (a guard, a predicate): NULL
+ * when the bytes cannot be read, and the reason is dropped, not reported. */
+const void *ir_const_data_or_null(ir_graph *g, ir_value *v);
 /* Whether the constant's data can be read without loading a file (literal or random). */
 bool ir_const_is_cheap(const ir_value *v);
 /* Turns v into an in-memory constant holding `data` (nbytes must match its type; data is copied

@@ -210,9 +210,7 @@ static gval const_value(const guard_env *env, ir_value *v)
     int64_t n;
     if (v->kind != IR_VALUE_CONST || !ir_type_numel(&v->type, &n) || n != 1)
         return unknown();
-    dg_context *dg = dg_new();
-    const void *data = ir_const_data(env->g, v, dg);
-    dg_free(dg);
+    const void *data = ir_const_data_or_null(env->g, v);
     if (!data)
         return unknown();
     double x;

@@ -58,9 +58,7 @@ static bool const_band(ir_graph *g, ir_value *v, int64_t off)
     int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
     if (!ir_dim_is_static(rows) || !ir_dim_is_static(cols))
         return false;
-    dg_context *dg = dg_new();
-    const void *data = ir_const_data(g, v, dg);
-    dg_free(dg);
+    const void *data = ir_const_data_or_null(g, v);
     if (!data)
         return false;
     bool ok = true;
@@ -82,9 +80,7 @@ static bool bound_dim(ir_graph *g, ir_value *v, int64_t *dim)
     if (v->kind == IR_VALUE_CONST) {
         if (v->type.dtype != IR_I64 && v->type.dtype != IR_I32)
             return false;
-        dg_context *dg = dg_new();
-        const void *data = ir_const_data(g, v, dg);
-        dg_free(dg);
+        const void *data = ir_const_data_or_null(g, v);
         if (!data)
             return false;
         *dim = v->type.dtype == IR_I64 ? *(const int64_t *)data : *(const int32_t *)data;
@@ -132,10 +128,8 @@ static bool read_slice(ir_graph *g, const ir_node *n, window *rows, window *cols
     int64_t count;
     if (rank < 2 || !ir_type_numel(&starts->type, &count))
         return false;
-    dg_context *dg = dg_new();
-    const void *ax = axes ? ir_const_data(g, axes, dg) : NULL;
-    const void *st = steps ? ir_const_data(g, steps, dg) : NULL;
-    dg_free(dg);
+    const void *ax = axes ? ir_const_data_or_null(g, axes) : NULL;
+    const void *st = steps ? ir_const_data_or_null(g, steps) : NULL;
     if ((axes && (!ax || axes->type.dtype != IR_I64)) ||
         (steps && (!st || steps->type.dtype != IR_I64)))
         return false;

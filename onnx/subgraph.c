@@ -54,9 +54,7 @@ bool ox_const_number(ox_importer *im, ir_value *v, double *out)
     int64_t n;
     if (!v || v->kind != IR_VALUE_CONST || !ir_type_numel(&v->type, &n) || n != 1)
         return false;
-    dg_context *dg = dg_new();
-    const void *data = ir_const_data(ox_importer_graph(im), v, dg);
-    dg_free(dg);
+    const void *data = ir_const_data_or_null(ox_importer_graph(im), v);
     if (!data)
         return false;
     *out = ir_const_element(data, v->type.dtype, 0);
