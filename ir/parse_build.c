@@ -1012,10 +1012,21 @@ static ir_value *resolve(gp_state *st, gp_token t, unsigned *suggestions)
     return v;
 }
 
+/* Starts loading the name map's slot for an operand resolved a few operands later (a quoted name
+ * is looked up by its decoded text: not worth decoding twice). */
+static void prefetch_ref(gp_state *st, gp_token t)
+{
+    if (!tok_quoted(st, t))
+        sm_prefetch(&st->g->by_name, tok_text(st, t), t.len);
+}
+
 void gp_resolve_names(gp_state *st)
 {
+    enum { AHEAD = 16 }; /* operands in flight: enough to cover a cache miss */
     unsigned suggestions = 0;
     for (size_t i = 0; i < st->refs.len; i++) {
+        if (i + AHEAD < st->refs.len)
+            prefetch_ref(st, st->refs.items[i + AHEAD].tok);
         gp_ref *r = &st->refs.items[i];
         ir_value *v = resolve(st, r->tok, &suggestions);
         if (v)
