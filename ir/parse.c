@@ -203,6 +203,7 @@ static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders, 
     vec_free(&st.refs);
     vec_free(&st.outputs);
     sm_free(&st.poisoned);
+    sm_free(&st.ops);
     if (dg_error_count(dg) > errors_before) {
         ir_graph_free(st.g);
         return NULL;

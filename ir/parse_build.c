@@ -743,10 +743,20 @@ void gp_const_file(gp_state *st, const gp_result *head, gp_token path, gp_token 
 
 /* ---- nodes --------------------------------------------------------------------------------- */
 
+/* An op by its name as written. The ops a file names are few: each is looked up in the catalog
+ * once and kept in st->ops (key: the first token's bytes, value: op + 1), where the lines after
+ * find it by one probe into a small table. */
 static bool lookup_op(gp_state *st, gp_token t, ir_op *op)
 {
-    if (ir_op_lookup(tok_text(st, t), t.len, op))
+    uintptr_t known = (uintptr_t)sm_get(&st->ops, tok_text(st, t), t.len);
+    if (known) {
+        *op = (ir_op)(known - 1);
         return true;
+    }
+    if (ir_op_lookup(tok_text(st, t), t.len, op)) {
+        sm_put(&st->ops, tok_text(st, t), t.len, (void *)((uintptr_t)*op + 1));
+        return true;
+    }
     char *name = name_of(st, t);
     ir_suggester s;
     ir_suggest_init(&s, name);

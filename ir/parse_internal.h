@@ -114,6 +114,7 @@ typedef struct {
     VEC(gp_ref) refs;
     VEC(gp_token) outputs;     /* `output` names, resolved at the end */
     sm_map poisoned;           /* names defined by lines that had errors: no "undefined" for them */
+    sm_map ops;                /* op names met so far -> op + 1 (keys: the source's bytes) */
 } gp_state;
 
 /* ---- builders called by the grammar's actions (ir/parse.c) --------------------------------- */

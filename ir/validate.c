@@ -364,12 +364,23 @@ static void report_unknown_attr(const checker *c, const ir_node *n, const ir_att
         error_at(c, offset, len, "%s has no attribute '%s'", info->name, a->name);
 }
 
+/* The schema of attribute a: by its name's address first (the parser points a known attribute's
+ * name at the catalog's own string), then by its text. */
+static const ir_attr_schema *attr_schema(const ir_node *n, const ir_op_info *info,
+                                         const ir_attr *a)
+{
+    for (uint32_t i = 0; i < info->nattrs; i++)
+        if (info->attrs[i].name == a->name)
+            return &info->attrs[i];
+    return ir_op_attr_schema(n->op, a->name);
+}
+
 static bool check_attrs(checker *c, ir_node *n, const ir_op_info *info)
 {
     bool ok = true;
     for (uint32_t i = 0; i < n->nattrs; i++) {
         ir_attr *a = &n->attrs[i];
-        const ir_attr_schema *s = ir_op_attr_schema(n->op, a->name);
+        const ir_attr_schema *s = attr_schema(n, info, a);
         if (!s) {
             report_unknown_attr(c, n, a, info);
             ok = false;
