@@ -90,8 +90,14 @@ static void pb_printf(pbuf *b, const char *format, ...)
 
 /* Words the lexer reads as something other than a name; names spelt so must be quoted. `_` is a
  * name token, but an unquoted `_` operand means "omitted". */
-static const char *const reserved[] = {"graph", "input", "const", "output", "random",
-                                       "file",  "inf",   "nan",   "_"};
+#define RESERVED(word) {word, sizeof word - 1}
+static const struct {
+    const char *word;
+    size_t len;
+} reserved[] = {RESERVED("graph"),  RESERVED("input"), RESERVED("const"),
+                RESERVED("output"), RESERVED("random"), RESERVED("file"),
+                RESERVED("inf"),    RESERVED("nan"),    RESERVED("_")};
+#undef RESERVED
 
 static bool is_name_start(unsigned char c)
 {
@@ -116,7 +122,7 @@ static bool needs_quotes(const char *name, size_t *len)
     if (*len > 6) /* longer than any reserved word */
         return false;
     for (size_t i = 0; i < FR_COUNT_OF(reserved); i++)
-        if (strcmp(name, reserved[i]) == 0)
+        if (reserved[i].len == *len && memcmp(name, reserved[i].word, *len) == 0)
             return true;
     return false;
 }
