@@ -41,6 +41,33 @@ static void test_arena_zero_size(void)
     ar_free(a);
 }
 
+/* An arena that fills blocks up to its largest (mapped, zeroed) ones: every allocation comes
+ * zeroed and aligned, small ones and payloads of their own block alike, and none overlaps the
+ * one before it (each is filled with its own byte and checked after the next). */
+static void test_arena_growth(void)
+{
+    ar_arena *a = ar_new();
+    unsigned char *prev = NULL;
+    size_t prev_size = 0;
+    for (size_t i = 0, total = 0; total < 24u << 20; i++) {
+        size_t size = i % 97 == 0 ? 20000 + i % 5000 : 1 + i % 200;
+        unsigned char *p = ar_alloc(a, size);
+        CHECK((uintptr_t)p % 16 == 0);
+        size_t nonzero = 0, changed = 0;
+        for (size_t k = 0; k < size; k++)
+            nonzero += p[k] != 0;
+        memset(p, (int)(i % 255) + 1, size);
+        for (size_t k = 0; prev && k < prev_size; k++)
+            changed += prev[k] != (unsigned char)((i - 1) % 255 + 1);
+        CHECK(nonzero == 0 && changed == 0);
+        prev = p;
+        prev_size = size;
+        total += size;
+    }
+    CHECK(ar_bytes_used(a) >= 24u << 20);
+    ar_free(a);
+}
+
 /* Blocks on both sides of the huge-page threshold are zeroed, writable to their last byte, and
  * those of 2 MiB or more are aligned to it. */
 static void test_bigmem(void)
@@ -331,6 +358,7 @@ static void test_source_open(void)
 int main(void)
 {
     RUN(test_arena_zero_size);
+    RUN(test_arena_growth);
     RUN(test_bigmem);
     RUN(test_strmap);
     RUN(test_utf8);
