@@ -204,6 +204,7 @@ static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders, 
     vec_free(&st.outputs);
     sm_free(&st.poisoned);
     sm_free(&st.ops);
+    gp_spares_free(&st);
     if (dg_error_count(dg) > errors_before) {
         ir_graph_free(st.g);
         return NULL;
