@@ -1,5 +1,6 @@
 #include "base/strmap.h"
 
+#include "base/bigmem.h"
 #include "base/check.h"
 
 #include <stdint.h>
@@ -28,7 +29,7 @@ static sm_slot *find(const sm_map *map, const char *key, size_t key_len, uint64_
 
 void sm_free(sm_map *map)
 {
-    free(map->slots);
+    bm_free(map->slots, map->cap * sizeof(sm_slot));
     map->slots = NULL;
     map->cap = map->len = 0;
 }
@@ -41,11 +42,17 @@ void *sm_get(const sm_map *map, const char *key, size_t key_len)
     return s->key ? s->value : NULL;
 }
 
+void sm_prefetch(const sm_map *map, const char *key, size_t key_len)
+{
+    if (map->cap)
+        __builtin_prefetch(&map->slots[hash(key, key_len) & (map->cap - 1)]);
+}
+
 /* Rehomes the slots in a table of cap slots (a power of two), by their stored hashes. */
 static void resize(sm_map *map, size_t cap)
 {
     FR_CHECK(cap <= SIZE_MAX / sizeof(sm_slot));
-    sm_map bigger = {calloc(cap, sizeof(sm_slot)), cap, 0};
+    sm_map bigger = {bm_alloc(cap * sizeof(sm_slot)), cap, 0};
     FR_CHECK(bigger.slots != NULL);
     size_t mask = cap - 1;
     for (size_t i = 0; i < map->cap; i++) {
@@ -58,7 +65,7 @@ static void resize(sm_map *map, size_t cap)
         bigger.slots[j] = *s;
     }
     bigger.len = map->len;
-    free(map->slots);
+    sm_free(map);
     *map = bigger;
 }
 

@@ -51,12 +51,12 @@ static uint64_t expected_tokens(struct yyParser *parser);
 %type value        {gp_lit *}
 %type items        {gp_lit *}
 
-%destructor results      { gp_results_free($$); }
-%destructor operands     { gp_names_free($$); }
-%destructor attrs        { gp_attrs_free($$); }
-%destructor attr_list    { gp_attrs_free($$); }
-%destructor value        { gp_lit_free($$); }
-%destructor items        { gp_lit_free($$); }
+%destructor results      { gp_results_free(st, $$); }
+%destructor operands     { gp_names_free(st, $$); }
+%destructor attrs        { gp_attrs_free(st, $$); }
+%destructor attr_list    { gp_attrs_free(st, $$); }
+%destructor value        { gp_lit_free(st, $$); }
+%destructor items        { gp_lit_free(st, $$); }
 
 file            ::= header stmts RBRACE NEWLINE.
 header          ::= GRAPH name(N) LBRACE(B) NEWLINE.              { gp_graph_header(st, N, B); }
@@ -84,29 +84,29 @@ const_head(H)   ::= CONST name(N) COLON type(T) EQ.               { H = gp_resul
 outputs         ::= name(N).                                      { gp_output(st, N); }
 outputs         ::= outputs COMMA name(N).                        { gp_output(st, N); }
 
-results(L)      ::= result(R).                                    { L = gp_results_push(NULL, &R); }
-results(L)      ::= results(A) COMMA result(R).                   { L = gp_results_push(A, &R); }
+results(L)      ::= result(R).                                    { L = gp_results_push(st, NULL, &R); }
+results(L)      ::= results(A) COMMA result(R).                   { L = gp_results_push(st, A, &R); }
 result(R)       ::= name(N).                                      { R = gp_result_make(N, NULL); }
 result(R)       ::= name(N) COLON type(T).                        { R = gp_result_make(N, &T); }
 
-operands(L)     ::= name(N).                                      { L = gp_names_push(NULL, N); }
-operands(L)     ::= operands(A) COMMA name(N).                    { L = gp_names_push(A, N); }
+operands(L)     ::= name(N).                                      { L = gp_names_push(st, NULL, N); }
+operands(L)     ::= operands(A) COMMA name(N).                    { L = gp_names_push(st, A, N); }
 
 attrs(L)        ::= .                                             { L = NULL; }
 attrs(L)        ::= LBRACE RBRACE.                                { L = NULL; }
 attrs(L)        ::= LBRACE attr_list(A) RBRACE.                   { L = A; }
-attr_list(L)    ::= name(N) EQ value(V).                          { L = gp_attrs_push(NULL, N, V); }
-attr_list(L)    ::= attr_list(A) COMMA name(N) EQ value(V).       { L = gp_attrs_push(A, N, V); }
+attr_list(L)    ::= name(N) EQ value(V).                          { L = gp_attrs_push(st, NULL, N, V); }
+attr_list(L)    ::= attr_list(A) COMMA name(N) EQ value(V).       { L = gp_attrs_push(st, A, N, V); }
 
 kernel(K)       ::= .                                             { K = gp_none(); }
 kernel(K)       ::= KERNEL(T).                                    { K = T; }
 
-value(V)        ::= INT(T).                                       { V = gp_lit_new(GP_LIT_INT, T); }
-value(V)        ::= FLOAT(T).                                     { V = gp_lit_new(GP_LIT_FLOAT, T); }
-value(V)        ::= STRING(T).                                    { V = gp_lit_new(GP_LIT_STRING, T); }
-value(V)        ::= LBRACKET(B) RBRACKET.                         { V = gp_lit_new(GP_LIT_LIST, B); }
+value(V)        ::= INT(T).                                       { V = gp_lit_new(st, GP_LIT_INT, T); }
+value(V)        ::= FLOAT(T).                                     { V = gp_lit_new(st, GP_LIT_FLOAT, T); }
+value(V)        ::= STRING(T).                                    { V = gp_lit_new(st, GP_LIT_STRING, T); }
+value(V)        ::= LBRACKET(B) RBRACKET.                         { V = gp_lit_new(st, GP_LIT_LIST, B); }
 value(V)        ::= items(L) RBRACKET.                            { V = L; }
-items(L)        ::= LBRACKET(B) value(V).                         { L = gp_lit_push(gp_lit_new(GP_LIT_LIST, B), V); }
+items(L)        ::= LBRACKET(B) value(V).                         { L = gp_lit_push(gp_lit_new(st, GP_LIT_LIST, B), V); }
 items(L)        ::= items(A) COMMA value(V).                      { L = gp_lit_push(A, V); }
 
 type(T)         ::= NAME(D) LBRACKET RBRACKET(E) layout(L).       { T = gp_type_make(st, D, &(gp_type){.ok = true}, E, L); }

@@ -134,14 +134,25 @@ void gp_nesting_too_deep(gp_state *st)
 
 /* ---- the driver ---------------------------------------------------------------------------- */
 
+/* A name that a line is about to define: the first of a node line, or the one after `input` or
+ * `const`. Its slot in the name map is fetched while the parser reads the rest of the line, so
+ * that the definition's probe (a cache miss in a large graph's map) does not wait for it. */
+static void prefetch_definition(gp_state *st, int prev, int code, gp_token tok)
+{
+    if (code == GP_NAME && (prev == GP_NEWLINE || prev == GP_INPUT || prev == GP_CONST))
+        sm_prefetch(&st->g->by_name, st->src->text + tok.offset, tok.len);
+}
+
 static void run_parser(gp_state *st)
 {
     void *parser = gp_parseAlloc(malloc, st);
     FR_CHECK(parser != NULL);
-    int code;
+    int code = 0;
     do {
         gp_token tok;
+        int prev = code;
         code = gp_lex(&st->lx, &tok);
+        prefetch_definition(st, prev, code, tok);
         st->cur = tok;
         gp_parse(parser, code, tok);
         if (code == GP_NEWLINE)
@@ -192,6 +203,8 @@ static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders, 
     vec_free(&st.refs);
     vec_free(&st.outputs);
     sm_free(&st.poisoned);
+    sm_free(&st.ops);
+    gp_spares_free(&st);
     if (dg_error_count(dg) > errors_before) {
         ir_graph_free(st.g);
         return NULL;

@@ -190,34 +190,41 @@ static bool lit_number(gp_state *st, const gp_lit *lit, double *out)
 
 /* ---- syntax pieces ------------------------------------------------------------------------- */
 
-gp_results *gp_results_push(gp_results *list, const gp_result *r)
+gp_results *gp_results_push(gp_state *st, gp_results *list, const gp_result *r)
 {
-    if (!list)
-        list = xcalloc(sizeof *list);
+    if (!list) {
+        list = st->spares.results ? st->spares.results : xcalloc(sizeof *list);
+        st->spares.results = NULL;
+    }
     vec_push(&list->items, *r);
     return list;
 }
 
-gp_names *gp_names_push(gp_names *list, gp_token name)
+gp_names *gp_names_push(gp_state *st, gp_names *list, gp_token name)
 {
-    if (!list)
-        list = xcalloc(sizeof *list);
+    if (!list) {
+        list = st->spares.names ? st->spares.names : xcalloc(sizeof *list);
+        st->spares.names = NULL;
+    }
     vec_push(&list->items, name);
     return list;
 }
 
-gp_attrs *gp_attrs_push(gp_attrs *list, gp_token name, gp_lit *value)
+gp_attrs *gp_attrs_push(gp_state *st, gp_attrs *list, gp_token name, gp_lit *value)
 {
-    if (!list)
-        list = xcalloc(sizeof *list);
+    if (!list) {
+        list = st->spares.attrs ? st->spares.attrs : xcalloc(sizeof *list);
+        st->spares.attrs = NULL;
+    }
     gp_attr_syntax a = {name, value};
     vec_push(&list->items, a);
     return list;
 }
 
-gp_lit *gp_lit_new(gp_lit_kind kind, gp_token tok)
+gp_lit *gp_lit_new(gp_state *st, gp_lit_kind kind, gp_token tok)
 {
-    gp_lit *lit = xcalloc(sizeof *lit);
+    gp_lit *lit = st->spares.lits.len ? st->spares.lits.items[--st->spares.lits.len]
+                                      : xcalloc(sizeof *lit);
     lit->kind = kind;
     lit->tok = tok;
     return lit;
@@ -229,39 +236,84 @@ gp_lit *gp_lit_push(gp_lit *list, gp_lit *item)
     return list;
 }
 
-void gp_results_free(gp_results *list)
-{
-    if (list)
-        vec_free(&list->items);
-    free(list);
-}
-
-void gp_names_free(gp_names *list)
-{
-    if (list)
-        vec_free(&list->items);
-    free(list);
-}
-
-void gp_attrs_free(gp_attrs *list)
+/* A spare list keeps its room; a second one of a kind is freed. */
+void gp_results_free(gp_state *st, gp_results *list)
 {
     if (!list)
         return;
-    for (size_t i = 0; i < list->items.len; i++)
-        gp_lit_free(list->items.items[i].value);
+    list->items.len = 0;
+    if (!st->spares.results) {
+        st->spares.results = list;
+        return;
+    }
     vec_free(&list->items);
     free(list);
 }
 
-/* Recursion is bounded by the parser's stack: lists cannot nest deeper than it. */
-void gp_lit_free(gp_lit *lit)
+void gp_names_free(gp_state *st, gp_names *list)
 {
+    if (!list)
+        return;
+    list->items.len = 0;
+    if (!st->spares.names) {
+        st->spares.names = list;
+        return;
+    }
+    vec_free(&list->items);
+    free(list);
+}
+
+void gp_attrs_free(gp_state *st, gp_attrs *list)
+{
+    if (!list)
+        return;
+    for (size_t i = 0; i < list->items.len; i++)
+        gp_lit_free(st, list->items.items[i].value);
+    list->items.len = 0;
+    if (!st->spares.attrs) {
+        st->spares.attrs = list;
+        return;
+    }
+    vec_free(&list->items);
+    free(list);
+}
+
+/* Recursion is bounded by the parser's stack: lists cannot nest deeper than it. Up to MAX_SPARE
+ * literals are kept. */
+void gp_lit_free(gp_state *st, gp_lit *lit)
+{
+    enum { MAX_SPARE = 256 };
     if (!lit)
         return;
     for (size_t i = 0; i < lit->items.len; i++)
-        gp_lit_free(lit->items.items[i]);
+        gp_lit_free(st, lit->items.items[i]);
+    lit->items.len = 0;
+    if (st->spares.lits.len < MAX_SPARE) {
+        vec_push(&st->spares.lits, lit);
+        return;
+    }
     vec_free(&lit->items);
     free(lit);
+}
+
+void gp_spares_free(gp_state *st)
+{
+    gp_spares *s = &st->spares;
+    if (s->results)
+        vec_free(&s->results->items);
+    free(s->results);
+    if (s->names)
+        vec_free(&s->names->items);
+    free(s->names);
+    if (s->attrs)
+        vec_free(&s->attrs->items);
+    free(s->attrs);
+    for (size_t i = 0; i < s->lits.len; i++) {
+        vec_free(&s->lits.items[i]->items);
+        free(s->lits.items[i]);
+    }
+    vec_free(&s->lits);
+    *s = (gp_spares){0};
 }
 
 gp_result gp_result_make(gp_token name, const gp_type *type)
@@ -644,7 +696,7 @@ void gp_const_literal(gp_state *st, const gp_result *head, gp_lit *value)
     bool usable = false;
     ir_const *c = define_const(st, head, IR_CONST_LITERAL, &usable);
     if (!c || !usable) {
-        gp_lit_free(value);
+        gp_lit_free(st, value);
         return;
     }
     const ir_type *t = &head->type.type;
@@ -660,7 +712,7 @@ void gp_const_literal(gp_state *st, const gp_result *head, gp_lit *value)
         dg_error(st->dg, st->src, value->tok.offset, value->tok.len,
                  "%zu values for a constant of %lld elements (give all of them, or one for all)",
                  count, (long long)numel);
-    gp_lit_free(value);
+    gp_lit_free(st, value);
 }
 
 /* ---- random and file constants ------------------------------------------------------------- */
@@ -712,7 +764,7 @@ void gp_const_random(gp_state *st, const gp_result *head, gp_token kw, gp_attrs 
     }
     if (c && !(c->lo < c->hi))
         dg_error(st->dg, st->src, kw.offset, kw.len, "random() needs lo < hi");
-    gp_attrs_free(args);
+    gp_attrs_free(st, args);
 }
 
 void gp_const_placeholder(gp_state *st, const gp_result *head, gp_token name)
@@ -743,10 +795,20 @@ void gp_const_file(gp_state *st, const gp_result *head, gp_token path, gp_token 
 
 /* ---- nodes --------------------------------------------------------------------------------- */
 
+/* An op by its name as written. The ops a file names are few: each is looked up in the catalog
+ * once and kept in st->ops (key: the first token's bytes, value: op + 1), where the lines after
+ * find it by one probe into a small table. */
 static bool lookup_op(gp_state *st, gp_token t, ir_op *op)
 {
-    if (ir_op_lookup(tok_text(st, t), t.len, op))
+    uintptr_t known = (uintptr_t)sm_get(&st->ops, tok_text(st, t), t.len);
+    if (known) {
+        *op = (ir_op)(known - 1);
         return true;
+    }
+    if (ir_op_lookup(tok_text(st, t), t.len, op)) {
+        sm_put(&st->ops, tok_text(st, t), t.len, (void *)((uintptr_t)*op + 1));
+        return true;
+    }
     char *name = name_of(st, t);
     ir_suggester s;
     ir_suggest_init(&s, name);
@@ -970,9 +1032,9 @@ void gp_node(gp_state *st, gp_results *results, gp_token op, gp_names *operands,
              gp_token kernel)
 {
     build_node(st, results, op, operands, attrs, kernel);
-    gp_results_free(results);
-    gp_names_free(operands);
-    gp_attrs_free(attrs);
+    gp_results_free(st, results);
+    gp_names_free(st, operands);
+    gp_attrs_free(st, attrs);
 }
 
 void gp_output(gp_state *st, gp_token name)
@@ -1012,10 +1074,21 @@ static ir_value *resolve(gp_state *st, gp_token t, unsigned *suggestions)
     return v;
 }
 
+/* Starts loading the name map's slot for an operand resolved a few operands later (a quoted name
+ * is looked up by its decoded text: not worth decoding twice). */
+static void prefetch_ref(gp_state *st, gp_token t)
+{
+    if (!tok_quoted(st, t))
+        sm_prefetch(&st->g->by_name, tok_text(st, t), t.len);
+}
+
 void gp_resolve_names(gp_state *st)
 {
+    enum { AHEAD = 16 }; /* operands in flight: enough to cover a cache miss */
     unsigned suggestions = 0;
     for (size_t i = 0; i < st->refs.len; i++) {
+        if (i + AHEAD < st->refs.len)
+            prefetch_ref(st, st->refs.items[i + AHEAD].tok);
         gp_ref *r = &st->refs.items[i];
         ir_value *v = resolve(st, r->tok, &suggestions);
         if (v)

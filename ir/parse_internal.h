@@ -4,8 +4,10 @@
  *
  * Memory: the syntax pieces below (lists of names, attributes, literals) live on the malloc heap
  * only while the grammar assembles one line; the grammar's actions hand them to a builder, which
- * frees them, and its %destructor directives free what error recovery pops. Everything that ends
- * up in the graph is copied into the graph's arena. */
+ * frees them, and its %destructor directives free what error recovery pops. A freed piece is kept
+ * for the next line (gp_spares: the lines of a large graph would otherwise cost a dozen mallocs
+ * each) until the parse ends. Everything that ends up in the graph is copied into the graph's
+ * arena. */
 #ifndef FUSERULE_IR_PARSE_INTERNAL_H
 #define FUSERULE_IR_PARSE_INTERNAL_H
 
@@ -99,6 +101,14 @@ typedef struct {
     gp_token tok;
 } gp_ref;
 
+/* Syntax pieces freed by earlier lines, with their lists' room, for the next ones to reuse. */
+typedef struct {
+    gp_results *results;
+    gp_names *names;
+    gp_attrs *attrs;
+    VEC(gp_lit *) lits;
+} gp_spares;
+
 /* The parser's state: Lemon's %extra_context. */
 typedef struct {
     ir_graph *g;
@@ -114,6 +124,8 @@ typedef struct {
     VEC(gp_ref) refs;
     VEC(gp_token) outputs;     /* `output` names, resolved at the end */
     sm_map poisoned;           /* names defined by lines that had errors: no "undefined" for them */
+    sm_map ops;                /* op names met so far -> op + 1 (keys: the source's bytes) */
+    gp_spares spares;
 } gp_state;
 
 /* ---- builders called by the grammar's actions (ir/parse.c) --------------------------------- */
@@ -148,15 +160,18 @@ gp_type gp_type_make(gp_state *st, gp_token dtype, const gp_type *dims, gp_token
                      gp_token layout);
 gp_result gp_result_make(gp_token name, const gp_type *type);
 
-gp_results *gp_results_push(gp_results *list, const gp_result *r);
-gp_names *gp_names_push(gp_names *list, gp_token name);
-gp_attrs *gp_attrs_push(gp_attrs *list, gp_token name, gp_lit *value);
-gp_lit *gp_lit_new(gp_lit_kind kind, gp_token tok);
+gp_results *gp_results_push(gp_state *st, gp_results *list, const gp_result *r);
+gp_names *gp_names_push(gp_state *st, gp_names *list, gp_token name);
+gp_attrs *gp_attrs_push(gp_state *st, gp_attrs *list, gp_token name, gp_lit *value);
+gp_lit *gp_lit_new(gp_state *st, gp_lit_kind kind, gp_token tok);
 gp_lit *gp_lit_push(gp_lit *list, gp_lit *item);
-void gp_results_free(gp_results *list);
-void gp_names_free(gp_names *list);
-void gp_attrs_free(gp_attrs *list);
-void gp_lit_free(gp_lit *lit);
+/* Each hands the piece (NULL: nothing) back to st's spares. */
+void gp_results_free(gp_state *st, gp_results *list);
+void gp_names_free(gp_state *st, gp_names *list);
+void gp_attrs_free(gp_state *st, gp_attrs *list);
+void gp_lit_free(gp_state *st, gp_lit *lit);
+/* Frees the spares for good, once the parse is over. */
+void gp_spares_free(gp_state *st);
 
 /* A token with no text: an absent optional part (no layout, no kernel). */
 static inline gp_token gp_none(void)

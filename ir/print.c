@@ -48,6 +48,9 @@ static void pb_puts(pbuf *b, const char *s)
     pb_write(b, s, strlen(s));
 }
 
+/* A string literal, its length known at compile time. */
+#define PB_LIT(b, literal) pb_write(b, literal, sizeof literal - 1)
+
 static void pb_putc(pbuf *b, char c)
 {
     if (b->len == sizeof b->buf)
@@ -90,8 +93,14 @@ static void pb_printf(pbuf *b, const char *format, ...)
 
 /* Words the lexer reads as something other than a name; names spelt so must be quoted. `_` is a
  * name token, but an unquoted `_` operand means "omitted". */
-static const char *const reserved[] = {"graph", "input", "const", "output", "random",
-                                       "file",  "inf",   "nan",   "_"};
+#define RESERVED(word) {word, sizeof word - 1}
+static const struct {
+    const char *word;
+    size_t len;
+} reserved[] = {RESERVED("graph"),  RESERVED("input"), RESERVED("const"),
+                RESERVED("output"), RESERVED("random"), RESERVED("file"),
+                RESERVED("inf"),    RESERVED("nan"),    RESERVED("_")};
+#undef RESERVED
 
 static bool is_name_start(unsigned char c)
 {
@@ -116,7 +125,7 @@ static bool needs_quotes(const char *name, size_t *len)
     if (*len > 6) /* longer than any reserved word */
         return false;
     for (size_t i = 0; i < FR_COUNT_OF(reserved); i++)
-        if (strcmp(name, reserved[i]) == 0)
+        if (reserved[i].len == *len && memcmp(name, reserved[i].word, *len) == 0)
             return true;
     return false;
 }
@@ -132,9 +141,9 @@ static void print_quoted(pbuf *out, const char *s)
         if (c == '"' || c == '\\')
             pb_printf(out, "\\%c", c);
         else if (c == '\n')
-            pb_puts(out, "\\n");
+            PB_LIT(out, "\\n");
         else if (c == '\t')
-            pb_puts(out, "\\t");
+            PB_LIT(out, "\\t");
         else if (c < 0x20 || c == 0x7f || n == 0)
             pb_printf(out, "\\x%02x", c);
         else
@@ -179,7 +188,7 @@ static void print_dim_expr(pbuf *out, const ir_graph *g, const ir_dimx *p)
             first = false;
             for (int k = 0; k < t->nvars; k++) {
                 if (k)
-                    pb_puts(out, " * ");
+                    PB_LIT(out, " * ");
                 print_name(out, g->symbols.items[t->vars[k]]);
             }
             if (t->nvars == 0 || mag != 1)
@@ -191,7 +200,7 @@ static void print_type(pbuf *out, const ir_graph *g, const ir_type *t)
 {
     pb_puts(out, ir_dtype_name(t->dtype));
     if (t->rank < 0) {
-        pb_puts(out, "[*]");
+        PB_LIT(out, "[*]");
     } else {
         pb_putc(out, '[');
         for (int i = 0; i < t->rank; i++) {
@@ -224,7 +233,8 @@ static void print_element(pbuf *out, ir_dtype dt, double v)
         print_double(out, v, true);
 }
 
-static void print_const_init(pbuf *out, const ir_graph *g, const ir_value *v)
+/* data_file: `<graph name>.safetensors`, made once per print. */
+static void print_const_init(pbuf *out, const char *data_file, const ir_value *v)
 {
     const ir_const *c = v->konst;
     FR_CHECK(c != NULL);
@@ -243,34 +253,30 @@ static void print_const_init(pbuf *out, const ir_graph *g, const ir_value *v)
         pb_putc(out, ']');
         break;
     case IR_CONST_RANDOM:
-        pb_printf(out, "random(seed=%" PRIu64, c->seed);
+        PB_LIT(out, "random(seed=");
+        pb_u64(out, c->seed);
         if (c->lo != -1.0) {
-            pb_puts(out, ", lo=");
+            PB_LIT(out, ", lo=");
             print_double(out, c->lo, true);
         }
         if (c->hi != 1.0) {
-            pb_puts(out, ", hi=");
+            PB_LIT(out, ", hi=");
             print_double(out, c->hi, true);
         }
         pb_putc(out, ')');
         break;
     case IR_CONST_FILE:
-        pb_puts(out, "file(");
+        PB_LIT(out, "file(");
         print_quoted(out, c->file);
-        pb_puts(out, ", ");
+        PB_LIT(out, ", ");
         print_quoted(out, c->key);
         pb_putc(out, ')');
         break;
     case IR_CONST_DATA: {
         /* ir_save writes these to <graph name>.safetensors, keyed by value name */
-        pb_puts(out, "file(");
-        size_t n = strlen(g->name) + sizeof ".safetensors";
-        char *file = malloc(n);
-        FR_CHECK(file != NULL);
-        snprintf(file, n, "%s.safetensors", g->name);
-        print_quoted(out, file);
-        free(file);
-        pb_puts(out, ", ");
+        PB_LIT(out, "file(");
+        print_quoted(out, data_file);
+        PB_LIT(out, ", ");
         print_quoted(out, v->name);
         pb_putc(out, ')');
         break;
@@ -317,19 +323,40 @@ static void print_attr(pbuf *out, const ir_attr *a, bool *first)
     print_attr_value(out, a);
 }
 
+/* ir_node_attr for a schema's name: an attribute's name is often the catalog's own string,
+ * compared by address before by text. */
+static const ir_attr *attr_named(const ir_node *n, const char *name)
+{
+    for (uint32_t i = 0; i < n->nattrs; i++)
+        if (n->attrs[i].name == name || strcmp(n->attrs[i].name, name) == 0)
+            return &n->attrs[i];
+    return NULL;
+}
+
+/* Whether the op's schema has attribute a. */
+static bool in_schema(const ir_op_info *info, const ir_node *n, const ir_attr *a)
+{
+    for (uint32_t i = 0; i < info->nattrs; i++)
+        if (info->attrs[i].name == a->name)
+            return true;
+    return ir_op_attr_schema(n->op, a->name) != NULL;
+}
+
 /* Attributes in the order of the op's schema, then any the schema does not know (a graph that was
  * not validated) in the node's order. */
 static void print_attrs(pbuf *out, const ir_node *n)
 {
+    if (n->nattrs == 0)
+        return;
     const ir_op_info *info = ir_op_info_get(n->op);
     bool first = true;
     for (uint32_t i = 0; i < info->nattrs; i++) {
-        const ir_attr *a = ir_node_attr(n, info->attrs[i].name);
+        const ir_attr *a = attr_named(n, info->attrs[i].name);
         if (a)
             print_attr(out, a, &first);
     }
     for (uint32_t i = 0; i < n->nattrs; i++)
-        if (!ir_op_attr_schema(n->op, n->attrs[i].name))
+        if (!in_schema(info, n, &n->attrs[i]))
             print_attr(out, &n->attrs[i], &first);
     if (!first)
         pb_putc(out, '}');
@@ -337,7 +364,7 @@ static void print_attrs(pbuf *out, const ir_node *n)
 
 static void print_kernel(pbuf *out, const char *kernel)
 {
-    pb_puts(out, " @");
+    PB_LIT(out, " @");
     for (const char *p = kernel; *p; p++) {
         if (!is_name_char((unsigned char)*p)) {
             print_quoted(out, kernel);
@@ -349,23 +376,23 @@ static void print_kernel(pbuf *out, const char *kernel)
 
 static void print_node(pbuf *out, const ir_graph *g, const ir_node *n)
 {
-    pb_puts(out, "  ");
+    PB_LIT(out, "  ");
     for (uint32_t i = 0; i < n->noutputs; i++) {
         const ir_value *v = n->outputs[i];
         if (i)
-            pb_puts(out, ", ");
+            PB_LIT(out, ", ");
         print_name(out, v->name);
         if (v->type.dtype != IR_DTYPE_UNKNOWN) {
-            pb_puts(out, " : ");
+            PB_LIT(out, " : ");
             print_type(out, g, &v->type);
         }
     }
-    pb_puts(out, " = ");
+    PB_LIT(out, " = ");
     pb_puts(out, ir_op_name(n->op));
     pb_putc(out, '(');
     for (uint32_t i = 0; i < n->ninputs; i++) {
         if (i)
-            pb_puts(out, ", ");
+            PB_LIT(out, ", ");
         if (n->inputs[i])
             print_name(out, n->inputs[i]->name);
         else
@@ -380,14 +407,18 @@ static void print_node(pbuf *out, const ir_graph *g, const ir_node *n)
 
 static void print_graph(const ir_graph *g, pbuf *out)
 {
-    pb_puts(out, "graph ");
+    size_t n = strlen(g->name) + sizeof ".safetensors";
+    char *data_file = malloc(n);
+    FR_CHECK(data_file != NULL);
+    snprintf(data_file, n, "%s.safetensors", g->name);
+    PB_LIT(out, "graph ");
     print_name(out, g->name);
-    pb_puts(out, " {\n");
+    PB_LIT(out, " {\n");
     for (size_t i = 0; i < g->inputs.len; i++) {
         const ir_value *v = g->inputs.items[i];
-        pb_puts(out, "  input  ");
+        PB_LIT(out, "  input  ");
         print_name(out, v->name);
-        pb_puts(out, " : ");
+        PB_LIT(out, " : ");
         print_type(out, g, &v->type);
         pb_putc(out, '\n');
     }
@@ -395,23 +426,24 @@ static void print_graph(const ir_graph *g, pbuf *out)
         const ir_value *v = g->values.items[i];
         if (v->kind != IR_VALUE_CONST)
             continue;
-        pb_puts(out, "  const  ");
+        PB_LIT(out, "  const  ");
         print_name(out, v->name);
-        pb_puts(out, " : ");
+        PB_LIT(out, " : ");
         print_type(out, g, &v->type);
-        pb_puts(out, " = ");
-        print_const_init(out, g, v);
+        PB_LIT(out, " = ");
+        print_const_init(out, data_file, v);
         pb_putc(out, '\n');
     }
     for (size_t i = 0; i < g->nodes.len; i++)
         if (!g->nodes.items[i]->dead)
             print_node(out, g, g->nodes.items[i]);
     for (size_t i = 0; i < g->outputs.len; i++) {
-        pb_puts(out, "  output ");
+        PB_LIT(out, "  output ");
         print_name(out, g->outputs.items[i]->name);
         pb_putc(out, '\n');
     }
-    pb_puts(out, "}\n");
+    PB_LIT(out, "}\n");
+    free(data_file);
 }
 
 void ir_print(const ir_graph *g, FILE *file)

@@ -215,7 +215,13 @@ static bool *named_values(const checker *c)
     bool *named = calloc(c->nvalues ? c->nvalues : 1, sizeof *named);
     FR_CHECK(named != NULL);
     const sm_map *m = &c->g->by_name;
+    enum { AHEAD = 16 }; /* the slots are read in order, the values they point to at random */
     for (size_t i = 0; i < m->cap; i++) {
+        const ir_value *ahead = i + AHEAD < m->cap ? m->slots[i + AHEAD].value : NULL;
+        if (ahead) {
+            __builtin_prefetch(&ahead->name);
+            __builtin_prefetch(&ahead->id);
+        }
         const ir_value *v = m->slots[i].value;
         if (v && m->slots[i].key == v->name && in_graph(c, v))
             named[v->id] = true;
@@ -364,12 +370,23 @@ static void report_unknown_attr(const checker *c, const ir_node *n, const ir_att
         error_at(c, offset, len, "%s has no attribute '%s'", info->name, a->name);
 }
 
+/* The schema of attribute a: by its name's address first (the parser points a known attribute's
+ * name at the catalog's own string), then by its text. */
+static const ir_attr_schema *attr_schema(const ir_node *n, const ir_op_info *info,
+                                         const ir_attr *a)
+{
+    for (uint32_t i = 0; i < info->nattrs; i++)
+        if (info->attrs[i].name == a->name)
+            return &info->attrs[i];
+    return ir_op_attr_schema(n->op, a->name);
+}
+
 static bool check_attrs(checker *c, ir_node *n, const ir_op_info *info)
 {
     bool ok = true;
     for (uint32_t i = 0; i < n->nattrs; i++) {
         ir_attr *a = &n->attrs[i];
-        const ir_attr_schema *s = ir_op_attr_schema(n->op, a->name);
+        const ir_attr_schema *s = attr_schema(n, info, a);
         if (!s) {
             report_unknown_attr(c, n, a, info);
             ok = false;
@@ -674,7 +691,9 @@ static void infer_node(checker *c, ir_node *n)
     bool skip = c->bad_node[n->id];
     for (uint32_t i = 0; i < n->ninputs; i++)
         skip |= n->inputs[i] && c->bad_value[n->inputs[i]->id];
-    ir_type *declared = malloc((n->noutputs ? n->noutputs : 1) * sizeof *declared);
+    enum { FEW = 4 }; /* most nodes have one output: no allocation for them */
+    ir_type few[FEW];
+    ir_type *declared = n->noutputs <= FEW ? few : malloc(n->noutputs * sizeof *declared);
     FR_CHECK(declared != NULL);
     for (uint32_t i = 0; i < n->noutputs; i++) {
         declared[i] = n->outputs[i]->type;
@@ -697,7 +716,8 @@ static void infer_node(checker *c, ir_node *n)
         n->outputs[i]->type = declared[i]; /* keep what was written, for printing */
         c->bad_value[n->outputs[i]->id] = true;
     }
-    free(declared);
+    if (declared != few)
+        free(declared);
 }
 
 /* ---- outputs ------------------------------------------------------------------------------- */

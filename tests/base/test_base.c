@@ -1,12 +1,15 @@
 /* base/: zero-size arena allocations, UTF-8 validation, paths, JSON strings, the shortest text
- * of numbers (against the printf/strtod searches it replaces) and sources opened by mapping. */
+ * of numbers (against the printf/strtod searches it replaces), sources opened by mapping, large
+ * zeroed blocks and the string map across its small and huge-page tables. */
 #include "../unit.h"
 
 #include "base/arena.h"
+#include "base/bigmem.h"
 #include "base/diag.h"
 #include "base/json.h"
 #include "base/numtext.h"
 #include "base/path.h"
+#include "base/strmap.h"
 #include "base/utf8.h"
 
 #include <math.h>
@@ -36,6 +39,91 @@ static void test_arena_zero_size(void)
     for (int i = 0; i < 10000; i++) /* across the end of a block */
         CHECK(ar_alloc(a, i % 3 ? 0 : 40) != NULL);
     ar_free(a);
+}
+
+/* An arena that fills blocks up to its largest (mapped, zeroed) ones: every allocation comes
+ * zeroed and aligned, small ones and payloads of their own block alike, and none overlaps the
+ * one before it (each is filled with its own byte and checked after the next). */
+static void test_arena_growth(void)
+{
+    ar_arena *a = ar_new();
+    unsigned char *prev = NULL;
+    size_t prev_size = 0;
+    for (size_t i = 0, total = 0; total < 24u << 20; i++) {
+        size_t size = i % 97 == 0 ? 20000 + i % 5000 : 1 + i % 200;
+        unsigned char *p = ar_alloc(a, size);
+        CHECK((uintptr_t)p % 16 == 0);
+        size_t nonzero = 0, changed = 0;
+        for (size_t k = 0; k < size; k++)
+            nonzero += p[k] != 0;
+        memset(p, (int)(i % 255) + 1, size);
+        for (size_t k = 0; prev && k < prev_size; k++)
+            changed += prev[k] != (unsigned char)((i - 1) % 255 + 1);
+        CHECK(nonzero == 0 && changed == 0);
+        prev = p;
+        prev_size = size;
+        total += size;
+    }
+    CHECK(ar_bytes_used(a) >= 24u << 20);
+    ar_free(a);
+}
+
+/* Blocks on both sides of the huge-page threshold are zeroed, writable to their last byte, and
+ * those of 2 MiB or more are aligned to it. */
+static void test_bigmem(void)
+{
+    const size_t sizes[] = {1, 4096, BM_HUGE - 1, BM_HUGE, BM_HUGE + 1, 3 * (size_t)BM_HUGE + 17};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        unsigned char *p = bm_alloc(sizes[i]);
+        CHECK(p != NULL);
+        CHECK(p[0] == 0 && p[sizes[i] / 2] == 0 && p[sizes[i] - 1] == 0);
+        p[0] = p[sizes[i] - 1] = 0xab;
+        if (sizes[i] >= BM_HUGE)
+            CHECK((uintptr_t)p % BM_HUGE == 0);
+        bm_free(p, sizes[i]);
+    }
+    bm_free(NULL, BM_HUGE);
+}
+
+/* Names in and out of a map that grows from its first slots to a table of huge pages (200k keys,
+ * 8 MiB of slots), and one reserved ahead: every key found with its value, absent ones not,
+ * prefetching any key (present or not) changes nothing, and a repeated insert finds the first. */
+static void test_strmap(void)
+{
+    enum { N = 200000 };
+    char(*names)[16] = malloc(N * sizeof *names);
+    CHECK(names != NULL);
+    for (int i = 0; i < N; i++)
+        snprintf(names[i], sizeof names[i], "v%d", i);
+    for (int reserved = 0; reserved < 2; reserved++) {
+        sm_map m = {0};
+        CHECK(sm_get(&m, "v0", 2) == NULL);
+        sm_prefetch(&m, "v0", 2); /* an empty map has no slots to fetch */
+        if (reserved)
+            sm_reserve(&m, N);
+        size_t cap = m.cap;
+        for (int i = 0; i < N; i++) {
+            sm_prefetch(&m, names[i], strlen(names[i]));
+            bool inserted = false;
+            sm_slot *s = sm_insert(&m, names[i], strlen(names[i]), &inserted);
+            CHECK(inserted && s->value == NULL);
+            s->value = names[i];
+        }
+        CHECK_INT(m.len, N);
+        CHECK(!reserved || m.cap == cap);
+        CHECK(m.cap * sizeof(sm_slot) >= BM_HUGE);
+        for (int i = 0; i < N; i++)
+            CHECK(sm_get(&m, names[i], strlen(names[i])) == names[i]);
+        CHECK(sm_get(&m, "v200000", 7) == NULL && sm_get(&m, "v", 1) == NULL);
+        bool inserted = true;
+        sm_slot *again = sm_insert(&m, "v123", 4, &inserted);
+        CHECK(!inserted && again->value == names[123]);
+        CHECK(sm_put(&m, "v7", 2, names[8]) == names[7] && sm_get(&m, "v7", 2) == names[8]);
+        CHECK_INT(m.len, N);
+        sm_free(&m);
+        CHECK(m.slots == NULL && m.cap == 0 && m.len == 0);
+    }
+    free(names);
 }
 
 static size_t invalid_at(const char *s)
@@ -270,6 +358,9 @@ static void test_source_open(void)
 int main(void)
 {
     RUN(test_arena_zero_size);
+    RUN(test_arena_growth);
+    RUN(test_bigmem);
+    RUN(test_strmap);
     RUN(test_utf8);
     RUN(test_paths);
     RUN(test_json_quote);
