@@ -30,6 +30,7 @@ void ir_graph_free(ir_graph *g)
     sm_free(&g->symbol_index);
     sm_free(&g->expr_index);
     sm_free(&g->by_name);
+    free(g->types.slots);
     if (g->src_hold)
         dg_source_drop(g->src_hold);
     ar_free(g->arena);
@@ -46,7 +47,7 @@ static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_k
     ir_value *v = ar_alloc(g->arena, sizeof *v);
     v->name = ar_strndup(g->arena, name, len);
     v->kind = kind;
-    v->type.rank = -1;
+    v->type = ir_type_intern(g, &(ir_type){.rank = -1});
     FR_CHECK(g->values.len < UINT32_MAX);
     v->id = (uint32_t)g->values.len;
     vec_push(&g->values, v);
@@ -59,7 +60,7 @@ ir_value *ir_add_input_n(ir_graph *g, const char *name, size_t len, const ir_typ
 {
     ir_value *v = new_value(g, name, len, IR_VALUE_INPUT);
     if (v) {
-        v->type = *type;
+        ir_value_set_type(g, v, type);
         vec_push(&g->inputs, v);
     }
     return v;
@@ -75,7 +76,7 @@ ir_value *ir_add_const_n(ir_graph *g, const char *name, size_t len, const ir_typ
 {
     ir_value *v = new_value(g, name, len, IR_VALUE_CONST);
     if (v) {
-        v->type = *type;
+        ir_value_set_type(g, v, type);
         v->konst = c;
     }
     return v;

@@ -231,14 +231,14 @@ static void print_const_init(pbuf *out, const ir_graph *g, const ir_value *v)
     switch (c->kind) {
     case IR_CONST_LITERAL:
         if (c->literal_count == 1) {
-            print_element(out, v->type.dtype, c->literal[0]);
+            print_element(out, v->type->dtype, c->literal[0]);
             break;
         }
         pb_putc(out, '[');
         for (size_t i = 0; i < c->literal_count; i++) {
             if (i)
                 pb_putc(out, ',');
-            print_element(out, v->type.dtype, c->literal[i]);
+            print_element(out, v->type->dtype, c->literal[i]);
         }
         pb_putc(out, ']');
         break;
@@ -355,9 +355,9 @@ static void print_node(pbuf *out, const ir_graph *g, const ir_node *n)
         if (i)
             pb_puts(out, ", ");
         print_name(out, v->name);
-        if (v->type.dtype != IR_DTYPE_UNKNOWN) {
+        if (v->type->dtype != IR_DTYPE_UNKNOWN) {
             pb_puts(out, " : ");
-            print_type(out, g, &v->type);
+            print_type(out, g, v->type);
         }
     }
     pb_puts(out, " = ");
@@ -388,7 +388,7 @@ static void print_graph(const ir_graph *g, pbuf *out)
         pb_puts(out, "  input  ");
         print_name(out, v->name);
         pb_puts(out, " : ");
-        print_type(out, g, &v->type);
+        print_type(out, g, v->type);
         pb_putc(out, '\n');
     }
     for (size_t i = 0; i < g->values.len; i++) {
@@ -398,7 +398,7 @@ static void print_graph(const ir_graph *g, pbuf *out)
         pb_puts(out, "  const  ");
         print_name(out, v->name);
         pb_puts(out, " : ");
-        print_type(out, g, &v->type);
+        print_type(out, g, v->type);
         pb_puts(out, " = ");
         print_const_init(out, g, v);
         pb_putc(out, '\n');
