@@ -269,16 +269,18 @@ typedef struct ir_value {
     bool is_output;       /* listed as a graph output */
 } ir_value;
 
+/* (Fields ordered so that no padding is left between them: 64 bytes; the operand arrays of a node
+ * ir_add_node made follow it in the same allocation.) */
 struct ir_node {
     ir_op op;
     uint32_t id;          /* index in graph->nodes */
     uint32_t ninputs, noutputs, nattrs;
+    bool dead;            /* removed by a rewrite; dropped by ir_compact */
     ir_value **inputs;    /* a NULL entry is an omitted optional input */
     ir_value **outputs;
     ir_attr *attrs;
     const char *kernel;   /* the registered kernel a fused node is bound to, or NULL */
     uint32_t src_offset, src_len;
-    bool dead;            /* removed by a rewrite; dropped by ir_compact */
 };
 
 struct ir_graph {
