@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BLOCK_SIZE = 64 * 1024, ALIGN = 16 };
+enum { BLOCK_SIZE = 64 * 1024, ALIGN = 8 };
 
 typedef struct block {
     struct block *next;
