@@ -251,20 +251,20 @@ typedef struct ir_shape_value {
     ir_sv_elem el[IR_SV_MAX];
 } ir_shape_value;
 
-/* (Fields ordered so that no padding is left between them: 80 bytes.) */
+/* (Fields ordered so that no padding is left between them: 72 bytes.) */
 typedef struct ir_value {
     const char *name;
     const ir_type *type; /* the graph's shared copy (ir_type_intern); set by ir_value_set_type */
-    ir_value_kind kind;
-    uint32_t id;          /* index in graph->values */
-    uint32_t src_offset;  /* where defined in the source text (0 when built) */
-    uint32_t src_len;
     ir_node *producer;    /* NODE: the defining node */
-    uint32_t out_index;   /* NODE: which output of producer */
-    uint32_t nuses;       /* consumers: filled by ir_compute_uses */
     ir_node **uses;
     ir_const *konst;      /* CONST */
     const ir_shape_value *sv; /* set by inference for small integer values it can follow, or NULL */
+    uint32_t id;          /* index in graph->values */
+    uint32_t src_offset;  /* where defined in the source text (0 when built) */
+    uint32_t src_len;
+    uint32_t out_index;   /* NODE: which output of producer */
+    uint32_t nuses;       /* consumers: filled by ir_compute_uses */
+    uint8_t kind;         /* ir_value_kind */
     bool type_declared;   /* the text wrote its type (checked against inference) */
     bool is_output;       /* listed as a graph output */
 } ir_value;
