@@ -7,6 +7,7 @@
 #include "base/json.h"
 #include "base/numtext.h"
 #include "base/path.h"
+#include "base/strmap.h"
 #include "base/utf8.h"
 
 #include <math.h>
@@ -39,6 +40,34 @@ static void test_arena_zero_size(void)
     for (int i = 0; i < 10000; i++) /* across the end of a block */
         CHECK(ar_alloc(a, i % 3 ? 0 : 40) != NULL);
     ar_free(a);
+}
+
+/* The name map: keys that share bytes or differ only in length are distinct, a value is found
+ * again after the table grows many times, and a slot is 24 bytes (its hash and key length 32 bits
+ * each). */
+static void test_strmap(void)
+{
+    CHECK_INT(sizeof(sm_slot), 24);
+    sm_map m = {0};
+    enum { N = 20000 };
+    static char names[N][16];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "v%d", i);
+        CHECK(sm_put(&m, names[i], strlen(names[i]), &names[i]) == NULL);
+    }
+    CHECK_INT(m.len, N);
+    for (int i = 0; i < N; i++)
+        CHECK(sm_get(&m, names[i], strlen(names[i])) == &names[i]);
+    CHECK(sm_get(&m, "v1", 1) == NULL); /* "v", a prefix of a key */
+    CHECK(sm_get(&m, "v19999x", 7) == NULL);
+    bool inserted;
+    sm_slot *s = sm_insert(&m, "v7", 2, &inserted);
+    CHECK(!inserted && s->value == &names[7]);
+    s = sm_insert(&m, "w", 1, &inserted);
+    CHECK(inserted && s->value == NULL);
+    s->value = &m;
+    CHECK(sm_put(&m, "w", 1, NULL) == &m);
+    sm_free(&m);
 }
 
 static size_t invalid_at(const char *s)
@@ -273,6 +302,7 @@ static void test_source_open(void)
 int main(void)
 {
     RUN(test_arena_zero_size);
+    RUN(test_strmap);
     RUN(test_utf8);
     RUN(test_paths);
     RUN(test_json_quote);
