@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { BLOCK_SIZE = 64 * 1024, MAX_BLOCK_SIZE = 64 * BLOCK_SIZE, ALIGN = 16 };
+enum { BLOCK_SIZE = 64 * 1024, MAX_BLOCK_SIZE = 64 * BLOCK_SIZE, ALIGN = 8 };
 
 typedef struct block {
     struct block *next;

@@ -15,7 +15,9 @@ typedef struct ar_arena ar_arena;
 ar_arena *ar_new(void);
 void ar_free(ar_arena *arena);
 
-/* Zeroed, 16-byte aligned memory that lives until ar_free. Aborts on exhaustion. */
+/* Zeroed memory aligned to 8 bytes (enough for every type the IR and the kernels keep there: a
+ * graph's values, nodes and names pack without rounding to 16), that lives until ar_free. Aborts
+ * on exhaustion. */
 void *ar_alloc(ar_arena *arena, size_t size);
 /* n * size bytes, overflow-checked; aborts on exhaustion or overflow. */
 void *ar_alloc_array(ar_arena *arena, size_t n, size_t size);

@@ -7,17 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash(const char *s, size_t len)
+/* A slot keeps 32 bits of the hash (tables stay below 2^32 slots) and of the key's length. */
+static uint32_t hash(const char *s, size_t len)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
     for (size_t i = 0; i < len; i++) {
         h ^= (unsigned char)s[i];
         h *= 1099511628211ull;
     }
-    return h;
+    return (uint32_t)(h ^ (h >> 32));
 }
 
-static sm_slot *find(const sm_map *map, const char *key, size_t key_len, uint64_t h)
+static sm_slot *find(const sm_map *map, const char *key, size_t key_len, uint32_t h)
 {
     size_t mask = map->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
@@ -36,7 +37,7 @@ void sm_free(sm_map *map)
 
 void *sm_get(const sm_map *map, const char *key, size_t key_len)
 {
-    if (!map->cap)
+    if (!map->cap || key_len > UINT32_MAX) /* no key that long is stored */
         return NULL;
     sm_slot *s = find(map, key, key_len, hash(key, key_len));
     return s->key ? s->value : NULL;
@@ -89,12 +90,13 @@ sm_slot *sm_insert(sm_map *map, const char *key, size_t key_len, bool *inserted)
 {
     if (full(map, map->len + 1))
         resize(map, map->cap ? map->cap * 2 : 64);
-    uint64_t h = hash(key, key_len);
+    FR_CHECK(key_len <= UINT32_MAX);
+    uint32_t h = hash(key, key_len);
     sm_slot *s = find(map, key, key_len, h);
     *inserted = !s->key;
     if (!s->key) {
         s->key = key;
-        s->key_len = key_len;
+        s->key_len = (uint32_t)key_len;
         s->value = NULL;
         s->hash = h;
         map->len++;

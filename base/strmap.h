@@ -10,9 +10,9 @@
 
 typedef struct {
     const char *key;
-    size_t key_len;
     void *value;
-    uint64_t hash; /* of the key: probes compare it first, growing never rehashes */
+    uint32_t key_len;
+    uint32_t hash; /* of the key: probes compare it first, growing never rehashes */
 } sm_slot;
 
 typedef struct {

@@ -28,7 +28,7 @@ cn_options cn_options_default(void)
 
 bool cn_forward(cn_ctx *c, ir_value *from, ir_value *to)
 {
-    if (from->is_output || from == to || !ir_type_equal(&from->type, &to->type))
+    if (from->is_output || from == to || !ir_type_equal(from->type, to->type))
         return false;
     if (from->id >= c->nfwd || to->id >= c->nfwd) { /* made in this round (an axes constant) */
         size_t n = c->g->values.len;
@@ -60,8 +60,8 @@ ir_value *cn_resolve(const cn_ctx *c, ir_value *v)
 int64_t *cn_const_ints(ir_graph *g, ir_value *v, int64_t *count)
 {
     int64_t n;
-    if (!v || v->kind != IR_VALUE_CONST || !ir_type_numel(&v->type, &n) ||
-        (v->type.dtype != IR_I64 && v->type.dtype != IR_I32))
+    if (!v || v->kind != IR_VALUE_CONST || !ir_type_numel(v->type, &n) ||
+        (v->type->dtype != IR_I64 && v->type->dtype != IR_I32))
         return NULL;
     const void *data = ir_const_data_or_null(g, v);
     if (!data)
@@ -69,7 +69,7 @@ int64_t *cn_const_ints(ir_graph *g, ir_value *v, int64_t *count)
     int64_t *x = malloc((size_t)(n ? n : 1) * sizeof *x);
     FR_CHECK(x != NULL);
     for (int64_t i = 0; i < n; i++)
-        x[i] = v->type.dtype == IR_I64 ? ((const int64_t *)data)[i] : ((const int32_t *)data)[i];
+        x[i] = v->type->dtype == IR_I64 ? ((const int64_t *)data)[i] : ((const int32_t *)data)[i];
     *count = n;
     return x;
 }
@@ -77,13 +77,13 @@ int64_t *cn_const_ints(ir_graph *g, ir_value *v, int64_t *count)
 void cn_set_const(ir_graph *g, ir_value *v, const void *data, size_t nbytes)
 {
     int64_t n;
-    FR_CHECK(ir_type_numel(&v->type, &n));
+    FR_CHECK(ir_type_numel(v->type, &n));
     if (n == 0 || n > CN_LITERAL_LIMIT) {
         v->konst = NULL;
         ir_const_set_data(g, v, data, nbytes);
         return;
     }
-    rt_tensor t = {.type = v->type, .data = (void *)data, .nbytes = nbytes};
+    rt_tensor t = {.type = *v->type, .data = (void *)data, .nbytes = nbytes};
     double *x = ar_alloc_array(g->arena, (size_t)n, sizeof *x);
     for (int64_t i = 0; i < n; i++) {
         x[i] = rt_tensor_get(&t, (size_t)i);
@@ -167,8 +167,8 @@ static void release_vague_declarations(ir_graph *g)
         ir_node *n = g->nodes.items[i];
         for (uint32_t k = 0; k < n->noutputs; k++) {
             ir_value *v = n->outputs[k];
-            if (v->type_declared && v->type.layout == IR_LAYOUT_NONE &&
-                !ir_type_is_static(&v->type))
+            if (v->type_declared && v->type->layout == IR_LAYOUT_NONE &&
+                !ir_type_is_static(v->type))
                 v->type_declared = false;
         }
     }

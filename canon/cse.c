@@ -179,7 +179,7 @@ static const unsigned char *random_bytes(const ir_value *v, int64_t count, unsig
                                          unsigned char **owned)
 {
     const ir_const *c = v->konst;
-    size_t size = ir_dtype_size(v->type.dtype);
+    size_t size = ir_dtype_size(v->type->dtype);
     if (!isfinite(c->lo) || !isfinite(c->hi) || c->lo > c->hi || size == 0)
         return NULL;
     unsigned char *out = scratch;
@@ -187,7 +187,7 @@ static const unsigned char *random_bytes(const ir_value *v, int64_t count, unsig
         out = *owned = malloc((size_t)count * size);
         FR_CHECK(out != NULL);
     }
-    ir_random_fill_at(c->seed, 0, c->lo, c->hi, v->type.dtype, out, (size_t)count);
+    ir_random_fill_at(c->seed, 0, c->lo, c->hi, v->type->dtype, out, (size_t)count);
     return out;
 }
 
@@ -198,7 +198,7 @@ static const unsigned char *random_bytes(const ir_value *v, int64_t count, unsig
 static bool const_key(ir_graph *g, buf *k, ir_value *v, dg_context *dg, bool first_only)
 {
     int64_t n, nbytes;
-    if (!ir_type_numel(&v->type, &n) || n > SPLAT_CONST || !ir_type_nbytes(&v->type, &nbytes))
+    if (!ir_type_numel(v->type, &n) || n > SPLAT_CONST || !ir_type_nbytes(v->type, &nbytes))
         return false;
     unsigned char scratch[SMALL_CONST * 8], *owned = NULL;
     const unsigned char *data = v->konst && v->konst->kind == IR_CONST_RANDOM && !v->konst->data
@@ -218,12 +218,12 @@ static bool const_key(ir_graph *g, buf *k, ir_value *v, dg_context *dg, bool fir
     }
     /* the type as dtype, rank, layout, then the rank's dims (the rank says how many follow) */
     int64_t head[2 + IR_MAX_RANK];
-    head[0] = (int64_t)v->type.dtype;
-    head[1] = (int64_t)v->type.rank << 8 | v->type.layout;
-    for (int8_t d = 0; d < v->type.rank; d++)
-        head[2 + d] = v->type.dims[d];
+    head[0] = (int64_t)v->type->dtype;
+    head[1] = (int64_t)v->type->rank << 8 | v->type->layout;
+    for (int8_t d = 0; d < v->type->rank; d++)
+        head[2 + d] = v->type->dims[d];
     k->len = 0;
-    put(k, head, (size_t)(2 + v->type.rank) * sizeof *head);
+    put(k, head, (size_t)(2 + v->type->rank) * sizeof *head);
     put(k, data, (size_t)nbytes);
     free(owned);
     return true;
@@ -290,7 +290,7 @@ uint32_t cn_cse(cn_ctx *c)
         bool ok = true;
         for (uint32_t o = 0; o < n->noutputs && ok; o++)
             ok = !n->outputs[o]->is_output &&
-                 ir_type_equal(&n->outputs[o]->type, &first->outputs[o]->type);
+                 ir_type_equal(n->outputs[o]->type, first->outputs[o]->type);
         if (!ok) {
             refused = true;
             continue;

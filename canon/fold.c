@@ -41,12 +41,12 @@ static bool foldable(const cn_ctx *c, const ir_node *n)
             continue;
         if (k == 1 && reads_dtype_of_1[n->op])
             continue;
-        if (!(k == 0 && reads_type_only[n->op] && ir_type_is_static(&v->type)))
+        if (!(k == 0 && reads_type_only[n->op] && ir_type_is_static(v->type)))
             return false;
     }
     int64_t total = 0, bytes;
     for (uint32_t k = 0; k < n->noutputs; k++) {
-        if (!ir_type_nbytes(&n->outputs[k]->type, &bytes))
+        if (!ir_type_nbytes(n->outputs[k]->type, &bytes))
             return false;
         total += bytes;
     }
@@ -70,12 +70,12 @@ static bool readers_accept(ir_graph *g, const ir_node *n)
             ir_type saved[8];
             uint32_t nsaved = reader->noutputs < 8 ? reader->noutputs : 8;
             for (uint32_t o = 0; o < nsaved; o++)
-                saved[o] = reader->outputs[o]->type;
+                saved[o] = *reader->outputs[o]->type;
             dg_context *dg = dg_new();
             ok = reader->noutputs <= 8 && ir_op_info_get(reader->op)->infer(g, reader, dg);
             dg_free(dg);
             for (uint32_t o = 0; o < nsaved; o++)
-                reader->outputs[o]->type = saved[o];
+                ir_value_set_type(g, reader->outputs[o], &saved[o]);
         }
     }
     return ok;
@@ -101,13 +101,13 @@ static bool fold(cn_ctx *c, ir_node *n)
         if (!w && v->kind == IR_VALUE_CONST) {
             const void *data = ir_const_data(g, v, dg);
             int64_t nbytes;
-            ok = data && ir_type_nbytes(&v->type, &nbytes);
-            w = ok ? ir_add_const(one, v->name, &v->type, ir_const_new(one, IR_CONST_DATA)) : NULL;
+            ok = data && ir_type_nbytes(v->type, &nbytes);
+            w = ok ? ir_add_const(one, v->name, v->type, ir_const_new(one, IR_CONST_DATA)) : NULL;
             if (w)
                 ir_const_set_data(one, w, data, (size_t)nbytes);
         } else if (!w && k == 1 && reads_dtype_of_1[n->op]) {
             /* read for its dtype only: a zero scalar of that dtype stands in */
-            ir_type t = {.dtype = v->type.dtype, .rank = 0};
+            ir_type t = {.dtype = v->type->dtype, .rank = 0};
             static const unsigned char zero[16];
             int64_t nbytes;
             ok = ir_type_nbytes(&t, &nbytes) && nbytes <= (int64_t)sizeof zero;
@@ -115,7 +115,7 @@ static bool fold(cn_ctx *c, ir_node *n)
             if (w)
                 ir_const_set_data(one, w, zero, (size_t)nbytes);
         } else if (!w) {
-            w = ir_add_input(one, v->name, &v->type); /* read for its type only */
+            w = ir_add_input(one, v->name, v->type); /* read for its type only */
         }
         if (w)
             ir_set_input(copy, k, w);
@@ -128,10 +128,10 @@ static bool fold(cn_ctx *c, ir_node *n)
     rt_options ro = {.seed = 0};
     ok = ok && ir_validate(one, dg) && rt_run_cpu(one, NULL, 0, &ro, &r, dg);
     for (uint32_t k = 0; ok && k < n->noutputs; k++)
-        ok = ir_type_equal(&r.outputs[k].type, &n->outputs[k]->type) ||
-             (r.outputs[k].type.dtype == n->outputs[k]->type.dtype &&
-              r.outputs[k].type.rank == n->outputs[k]->type.rank &&
-              memcmp(r.outputs[k].type.dims, n->outputs[k]->type.dims,
+        ok = ir_type_equal(&r.outputs[k].type, n->outputs[k]->type) ||
+             (r.outputs[k].type.dtype == n->outputs[k]->type->dtype &&
+              r.outputs[k].type.rank == n->outputs[k]->type->rank &&
+              memcmp(r.outputs[k].type.dims, n->outputs[k]->type->dims,
                      sizeof(int64_t) *
                          (size_t)(r.outputs[k].type.rank > 0 ? r.outputs[k].type.rank : 0)) == 0);
     if (ok) {
@@ -173,15 +173,15 @@ static bool fold_shape_value(cn_ctx *c, ir_node *n)
     ir_value *v = n->outputs[0];
     const ir_shape_value *sv = v->sv;
     int64_t numel;
-    if (!ir_type_numel(&v->type, &numel) || numel != sv->len)
+    if (!ir_type_numel(v->type, &numel) || numel != sv->len)
         return false;
     unsigned char data[IR_SV_MAX * 8];
-    size_t size = ir_dtype_size(v->type.dtype);
+    size_t size = ir_dtype_size(v->type->dtype);
     for (uint32_t k = 0; k < sv->len; k++) {
         int64_t x = sv->el[k].v;
-        if (v->type.dtype == IR_I64) {
+        if (v->type->dtype == IR_I64) {
             memcpy(data + 8 * k, &x, 8);
-        } else if (v->type.dtype == IR_I32) {
+        } else if (v->type->dtype == IR_I32) {
             if (x < INT32_MIN || x > INT32_MAX)
                 return false;
             int32_t y = (int32_t)x;

@@ -13,7 +13,7 @@
 static bool all_zero(ir_graph *g, ir_value *v)
 {
     int64_t n;
-    if (!v || v->kind != IR_VALUE_CONST || !ir_type_nbytes(&v->type, &n))
+    if (!v || v->kind != IR_VALUE_CONST || !ir_type_nbytes(v->type, &n))
         return false;
     const unsigned char *data = ir_const_data_or_null(g, v);
     if (!data)
@@ -31,7 +31,7 @@ static bool all_zero(ir_graph *g, ir_value *v)
 static int truth(ir_graph *g, ir_value *v)
 {
     int64_t n;
-    if (!v || v->kind != IR_VALUE_CONST || v->type.dtype != IR_BOOL || !ir_type_numel(&v->type, &n))
+    if (!v || v->kind != IR_VALUE_CONST || v->type->dtype != IR_BOOL || !ir_type_numel(v->type, &n))
         return -1;
     const unsigned char *data = ir_const_data_or_null(g, v);
     if (!data || n == 0)
@@ -59,8 +59,8 @@ static bool all_ints(ir_graph *g, ir_value *v, int64_t x)
  * every dim keeps every element in place. */
 static bool keeps_type(const ir_node *n, const ir_value *in)
 {
-    const ir_type *t = &n->outputs[0]->type;
-    if (!in || t->rank < 0 || !ir_type_equal(t, &in->type))
+    const ir_type *t = n->outputs[0]->type;
+    if (!in || t->rank < 0 || !ir_type_equal(t, in->type))
         return false;
     for (int8_t d = 0; d < t->rank; d++)
         if (t->dims[d] == IR_DIM_UNKNOWN)
@@ -87,7 +87,7 @@ static ir_value *dropout(ir_graph *g, ir_node *n)
 static ir_value *cast(ir_graph *g, ir_node *n)
 {
     (void)g;
-    return n->outputs[0]->type.dtype == n->inputs[0]->type.dtype ? n->inputs[0] : NULL;
+    return n->outputs[0]->type->dtype == n->inputs[0]->type->dtype ? n->inputs[0] : NULL;
 }
 
 static ir_value *same_shape(ir_graph *g, ir_node *n)
@@ -105,8 +105,8 @@ static ir_value *transpose(ir_graph *g, ir_node *n)
     for (uint32_t i = 0; i < count; i++)
         if (perm[i] != (int64_t)i)
             return NULL;
-    return count || n->inputs[0]->type.rank == 0 || n->inputs[0]->type.rank == 1 ? n->inputs[0]
-                                                                                 : NULL;
+    return count || n->inputs[0]->type->rank == 0 || n->inputs[0]->type->rank == 1 ? n->inputs[0]
+                                                                                   : NULL;
 }
 
 /* Same dims with steps of one (absent or constant): starts are then 0 and ends the sizes. A step
@@ -129,7 +129,7 @@ static ir_value *where(ir_graph *g, ir_node *n)
 {
     int t = truth(g, n->inputs[0]);
     ir_value *v = t == 1 ? n->inputs[1] : t == 0 ? n->inputs[2] : NULL;
-    return v && ir_type_equal(&v->type, &n->outputs[0]->type) ? v : NULL;
+    return v && ir_type_equal(v->type, n->outputs[0]->type) ? v : NULL;
 }
 
 /* Pads all zero (the mode does not matter then). */
@@ -145,13 +145,13 @@ static ir_value *pad(ir_graph *g, ir_node *n)
 static ir_value *gather_scalar(ir_graph *g, ir_node *n)
 {
     ir_value *v = n->inputs[0], *idx = n->ninputs > 1 ? n->inputs[1] : NULL;
-    if (!idx || idx->type.rank != 0 || v->kind != IR_VALUE_NODE || v->type.rank != 1 ||
-        v->type.dims[0] != 1 || n->outputs[0]->type.rank != 0 ||
+    if (!idx || idx->type->rank != 0 || v->kind != IR_VALUE_NODE || v->type->rank != 1 ||
+        v->type->dims[0] != 1 || n->outputs[0]->type->rank != 0 ||
         (!all_ints(g, idx, 0) && !all_ints(g, idx, -1)))
         return NULL;
     const ir_node *p = v->producer;
     if ((p->op != IR_OP_Reshape && p->op != IR_OP_Unsqueeze) || !p->inputs[0] ||
-        p->inputs[0]->type.rank != 0)
+        p->inputs[0]->type->rank != 0)
         return NULL;
     return p->inputs[0];
 }
@@ -190,10 +190,10 @@ static bool same_broadcast(const ir_node *n, uint32_t k, const ir_value *v)
     int rank = 0;
     for (uint32_t i = 0; i < n->ninputs; i++) {
         const ir_value *in = i == k ? v : n->inputs[i];
-        if (!in || !broadcast_into(dims, &rank, &in->type))
+        if (!in || !broadcast_into(dims, &rank, in->type))
             return false;
     }
-    const ir_type *y = &n->outputs[0]->type;
+    const ir_type *y = n->outputs[0]->type;
     return ir_type_is_static(y) && y->rank == rank &&
            memcmp(y->dims, dims, (size_t)rank * sizeof *dims) == 0;
 }
@@ -223,7 +223,7 @@ static bool expand_to_sibling(cn_ctx *c, const ir_node *n, uint32_t k, const ir_
     bool sibling = false;
     for (uint32_t i = 0; i < n->ninputs && !sibling; i++)
         sibling = i != k && n->inputs[i] && cn_resolve(c, n->inputs[i]) == m;
-    const ir_type *te = &e->type, *tm = &m->type;
+    const ir_type *te = e->type, *tm = m->type;
     if (!sibling || te->rank < 0 || tm->rank < 0 || te->rank > tm->rank)
         return false;
     for (int i = 0; i < te->rank; i++)
@@ -237,18 +237,18 @@ static bool expand_to_sibling(cn_ctx *c, const ir_node *n, uint32_t k, const ir_
 static bool ones_then(cn_ctx *c, ir_value *v, const ir_value *limit)
 {
     v = v ? cn_resolve(c, v) : NULL;
-    if (!v || v->kind != IR_VALUE_NODE || v->producer->op != IR_OP_Concat || v->type.rank != 1)
+    if (!v || v->kind != IR_VALUE_NODE || v->producer->op != IR_OP_Concat || v->type->rank != 1)
         return false;
     const ir_node *cat = v->producer;
     for (uint32_t i = 0; i + 1 < cat->ninputs; i++)
         if (!cat->inputs[i] || !all_ints(c->g, cn_resolve(c, cat->inputs[i]), 1))
             return false;
     ir_value *last = cat->ninputs ? cn_resolve(c, cat->inputs[cat->ninputs - 1]) : NULL;
-    if (!last || last->kind != IR_VALUE_NODE || last->type.rank != 1 || last->type.dims[0] != 1 ||
+    if (!last || last->kind != IR_VALUE_NODE || last->type->rank != 1 || last->type->dims[0] != 1 ||
         (last->producer->op != IR_OP_Reshape && last->producer->op != IR_OP_Unsqueeze))
         return false;
     ir_value *s = last->producer->inputs[0];
-    return s && s->type.rank == 0 && cn_resolve(c, s) == limit;
+    return s && s->type->rank == 0 && cn_resolve(c, s) == limit;
 }
 
 /* Whether v = Expand(e, Concat(ones..., [L])) for e = Range(0, L, 1): v is e with leading 1s
@@ -259,8 +259,8 @@ static bool expand_range(cn_ctx *c, const ir_node *n, uint32_t k, const ir_value
                          const ir_value *e)
 {
     const ir_node *x = v->producer;
-    if (e->kind != IR_VALUE_NODE || e->producer->op != IR_OP_Range || e->type.rank != 1 ||
-        v->type.rank < 1 || x->ninputs < 2)
+    if (e->kind != IR_VALUE_NODE || e->producer->op != IR_OP_Range || e->type->rank != 1 ||
+        v->type->rank < 1 || x->ninputs < 2)
         return false;
     const ir_node *r = e->producer;
     if (!r->inputs[0] || !r->inputs[1] || !r->inputs[2] ||
@@ -269,7 +269,7 @@ static bool expand_range(cn_ctx *c, const ir_node *n, uint32_t k, const ir_value
         !ones_then(c, x->inputs[1], cn_resolve(c, r->inputs[1])))
         return false;
     for (uint32_t i = 0; i < n->ninputs; i++)
-        if (i != k && n->inputs[i] && n->inputs[i]->type.rank >= v->type.rank)
+        if (i != k && n->inputs[i] && n->inputs[i]->type->rank >= v->type->rank)
             return true;
     return false;
 }
@@ -293,7 +293,7 @@ static uint32_t absorb_expands(cn_ctx *c)
                 !v->producer->inputs[0])
                 continue;
             ir_value *e = cn_resolve(c, v->producer->inputs[0]);
-            if (e->type.dtype == v->type.dtype &&
+            if (e->type->dtype == v->type->dtype &&
                 (same_broadcast(n, k, e) || expand_to_sibling(c, n, k, v, e) ||
                  expand_range(c, n, k, v, e))) {
                 n->inputs[k] = e;
@@ -314,7 +314,7 @@ static bool give_output(cn_ctx *c, ir_node *n, ir_value *to)
     ir_value *out = n->outputs[0];
     if (!out->is_output || !to || to->kind != IR_VALUE_NODE || to->is_output || to->nuses != 1 ||
         to->id >= c->nfwd || c->gained[to->id] || c->fwd[to->id] || to->producer->dead ||
-        !ir_type_equal(&to->type, &out->type))
+        !ir_type_equal(to->type, out->type))
         return false;
     bool read_once = false;
     for (uint32_t k = 0; k < n->ninputs; k++)

@@ -32,8 +32,8 @@ static bool same_const(ir_graph *g, ir_value *a, ir_value *b)
         return true;
     int64_t na, nb;
     if (!a || !b || a->kind != IR_VALUE_CONST || b->kind != IR_VALUE_CONST ||
-        !ir_type_equal(&a->type, &b->type) || !ir_type_nbytes(&a->type, &na) ||
-        !ir_type_nbytes(&b->type, &nb) || na != nb)
+        !ir_type_equal(a->type, b->type) || !ir_type_nbytes(a->type, &na) ||
+        !ir_type_nbytes(b->type, &nb) || na != nb)
         return false;
     const void *da = ir_const_data_or_null(g, a);
     const void *db = da ? ir_const_data_or_null(g, b) : NULL;
@@ -47,7 +47,7 @@ static bool per_tensor(const ir_value *v, bool may_omit)
     int64_t n;
     if (!v)
         return may_omit;
-    return v->kind == IR_VALUE_CONST && ir_type_numel(&v->type, &n) && n == 1;
+    return v->kind == IR_VALUE_CONST && ir_type_numel(v->type, &n) && n == 1;
 }
 
 /* Copies constant v of one element into `one` as a scalar named `name`. */
@@ -57,7 +57,7 @@ static ir_value *scalar_copy(ir_graph *g, ir_graph *one, ir_value *v, const char
     const void *data = ir_const_data(g, v, dg);
     if (!data)
         return NULL;
-    ir_type t = {.dtype = v->type.dtype, .rank = 0};
+    ir_type t = {.dtype = v->type->dtype, .rank = 0};
     ir_value *w = ir_add_const(one, name, &t, ir_const_new(one, IR_CONST_DATA));
     if (w)
         ir_const_set_data(one, w, data, ir_dtype_size(t.dtype));
@@ -131,10 +131,10 @@ static ir_node *undone_dq(cn_ctx *c, ir_node *qn, ir_value *v)
     ir_value *zd = dq->ninputs > 2 ? cn_resolve(c, dq->inputs[2]) : NULL;
     ir_value *zq = qn->ninputs > 2 ? cn_resolve(c, qn->inputs[2]) : NULL;
     ir_value *sd = cn_resolve(c, dq->inputs[1]), *sq = cn_resolve(c, qn->inputs[1]);
-    if (!q || q->type.dtype != qn->outputs[0]->type.dtype || !per_tensor(sd, false) ||
+    if (!q || q->type->dtype != qn->outputs[0]->type->dtype || !per_tensor(sd, false) ||
         !per_tensor(zd, true) || !same_const(c->g, sd, sq) || !same_const(c->g, zd, zq) ||
         ir_get_int(dq, "block_size") != 0 || ir_get_int(qn, "block_size") != 0 ||
-        !round_trips(c->g, dq, qn, q->type.dtype))
+        !round_trips(c->g, dq, qn, q->type->dtype))
         return NULL;
     return dq;
 }

@@ -113,7 +113,7 @@ static char *stem(const ir_node *n, const char *what)
 /* The attribute form into the input form, and the axes counted from the end. */
 static bool respell_axes(ir_graph *g, ir_node *n, const spelling *s)
 {
-    int r = s->rank == RANK_IN ? n->inputs[0]->type.rank : n->outputs[0]->type.rank;
+    int r = s->rank == RANK_IN ? n->inputs[0]->type->rank : n->outputs[0]->type->rank;
     const ir_attr *a =
         s->attr && n->ninputs <= (uint32_t)s->input ? ir_node_attr(n, s->attr) : NULL;
     if (a && a->kind == IR_ATTR_INTS && a->count > 0) {
@@ -139,8 +139,8 @@ static bool respell_axes(ir_graph *g, ir_node *n, const spelling *s)
     FR_CHECK(y != NULL);
     memcpy(y, x, (size_t)count * sizeof *y);
     bool changed =
-        normalize(y, count, r, s->sorted) &&
-        (memcmp(x, y, (size_t)count * sizeof *y) != 0 || n->inputs[s->input]->type.dtype != IR_I64);
+        normalize(y, count, r, s->sorted) && (memcmp(x, y, (size_t)count * sizeof *y) != 0 ||
+                                              n->inputs[s->input]->type->dtype != IR_I64);
     if (changed)
         n->inputs[s->input] = cn_new_ints(g, stem(n, "axes"), y, count);
     free(x);
@@ -167,7 +167,7 @@ static bool drop_unit_steps(ir_graph *g, ir_node *n)
 
 static bool respell_axis_attr(ir_graph *g, ir_node *n)
 {
-    int r = n->inputs[0] ? n->inputs[0]->type.rank : -1;
+    int r = n->inputs[0] ? n->inputs[0]->type->rank : -1;
     int64_t axis = ir_get_int(n, "axis");
     if (r <= 0 || axis < 0 || axis >= r)
         return false;
@@ -204,7 +204,7 @@ static bool respell_kt_view(cn_ctx *c, ir_node *outer)
     if (!t || !t->inputs[0] || ir_get_ints(t, "perm", &perm) != 3 || perm[0] != 0 || perm[1] != 2 ||
         perm[2] != 1)
         return false;
-    const ir_type *m = &t->inputs[0]->type, *o = &outer->outputs[0]->type;
+    const ir_type *m = t->inputs[0]->type, *o = outer->outputs[0]->type;
     int r = o->rank;
     if (!ir_type_is_static(m) || !ir_type_is_static(o) || m->rank != 3 || r < 3)
         return false;
@@ -219,16 +219,20 @@ static bool respell_kt_view(cn_ctx *c, ir_node *outer)
         kperm[i] = i < r - 2 ? i : i == r - 2 ? r - 1 : r - 2;
     }
     ir_node *inner = sole_producer(c, t->inputs[0], IR_OP_Reshape);
-    const ir_type *x = inner && inner->inputs[0] ? &inner->inputs[0]->type : NULL;
+    const ir_type *x = inner && inner->inputs[0] ? inner->inputs[0]->type : NULL;
     if (x && ir_type_is_static(x) && x->rank >= 3 && x->dims[x->rank - 2] == tdim &&
         x->dims[x->rank - 1] == d) {
         set_input(c->g, inner, 1, cn_new_ints(c->g, stem(inner, "shape"), shape, r));
         ir_set_attr_ints(c->g, t, "perm", kperm, (uint32_t)r);
         /* the types the round's inference would give, for the steps after this one */
-        inner->outputs[0]->type.rank = (int8_t)r;
-        memcpy(inner->outputs[0]->type.dims, shape, (size_t)r * sizeof *shape);
-        t->outputs[0]->type.rank = (int8_t)r;
-        memcpy(t->outputs[0]->type.dims, o->dims, (size_t)r * sizeof *shape);
+        ir_type y = *inner->outputs[0]->type;
+        y.rank = (int8_t)r;
+        memcpy(y.dims, shape, (size_t)r * sizeof *shape);
+        ir_value_set_type(c->g, inner->outputs[0], &y);
+        y = *t->outputs[0]->type;
+        y.rank = (int8_t)r;
+        memcpy(y.dims, o->dims, (size_t)r * sizeof *shape);
+        ir_value_set_type(c->g, t->outputs[0], &y);
         return true;
     }
     ir_value *x3 = t->inputs[0], *view_shape = cn_new_ints(c->g, stem(t, "shape"), shape, r);
@@ -236,8 +240,10 @@ static bool respell_kt_view(cn_ctx *c, ir_node *outer)
     remove_attr(t, "perm");
     set_input(c->g, t, 0, x3);
     set_input(c->g, t, 1, view_shape);
-    t->outputs[0]->type.rank = (int8_t)r;
-    memcpy(t->outputs[0]->type.dims, shape, (size_t)r * sizeof *shape);
+    ir_type y = *t->outputs[0]->type;
+    y.rank = (int8_t)r;
+    memcpy(y.dims, shape, (size_t)r * sizeof *shape);
+    ir_value_set_type(c->g, t->outputs[0], &y);
     outer->op = IR_OP_Transpose;
     remove_attr(outer, "allowzero");
     outer->ninputs = 1;
@@ -266,9 +272,9 @@ static bool refines(const ir_type *now, const ir_type *was)
 static bool respell_reshape_shape(ir_graph *g, ir_node *n)
 {
     ir_value *shape = n->ninputs > 1 ? n->inputs[1] : NULL;
-    const ir_type *x = &n->inputs[0]->type;
+    const ir_type *x = n->inputs[0]->type;
     if (n->op != IR_OP_Reshape || !shape || shape->kind == IR_VALUE_CONST || !shape->sv ||
-        shape->type.rank != 1)
+        shape->type->rank != 1)
         return false;
     bool allowzero = ir_get_int(n, "allowzero") != 0;
     const ir_shape_value *sv = shape->sv;
@@ -292,7 +298,7 @@ static bool respell_reshape_shape(ir_graph *g, ir_node *n)
     if (left > 1 || !computed)
         return false;
     /* infer with the candidate as the shape's known elements, before making any constant */
-    ir_type before = n->outputs[0]->type;
+    ir_type before = *n->outputs[0]->type;
     ir_shape_value candidate = {.len = sv->len};
     for (uint32_t k = 0; k < sv->len; k++)
         candidate.el[k] = (ir_sv_elem){vals[k], IR_SV_INT};
@@ -300,10 +306,10 @@ static bool respell_reshape_shape(ir_graph *g, ir_node *n)
     dg_context *quiet = dg_new();
     bool same =
         ir_op_info_get(n->op)->infer(g, n, quiet) &&
-        (ir_type_equal(&n->outputs[0]->type, &before) || refines(&n->outputs[0]->type, &before));
+        (ir_type_equal(n->outputs[0]->type, &before) || refines(n->outputs[0]->type, &before));
     dg_free(quiet);
     shape->sv = sv;
-    n->outputs[0]->type = before; /* validation after the step infers it again */
+    ir_value_set_type(g, n->outputs[0], &before); /* validation after the step infers it again */
     if (same)
         n->inputs[1] = cn_new_ints(g, stem(n, "shape"), vals, sv->len);
     return same;
@@ -321,16 +327,17 @@ static bool respell_unstack(cn_ctx *c, ir_node *n)
         return false;
     ir_value *s = n->inputs[0], *idx = n->inputs[1];
     if (s->kind != IR_VALUE_NODE || s->producer->op != IR_OP_Concat || s->producer->dead ||
-        idx->type.rank != 0)
+        idx->type->rank != 0)
         return false;
     const ir_node *cat = s->producer;
-    int64_t r = s->type.rank, a = ir_get_int(n, "axis"), ca = ir_get_int(cat, "axis");
+    int64_t r = s->type->rank, a = ir_get_int(n, "axis"), ca = ir_get_int(cat, "axis");
     a += a < 0 ? r : 0;
     ca += ca < 0 ? r : 0;
     if (r < 1 || a != ca || a < 0 || a >= r)
         return false;
     for (uint32_t j = 0; j < cat->ninputs; j++)
-        if (!cat->inputs[j] || cat->inputs[j]->type.rank != r || cat->inputs[j]->type.dims[a] != 1)
+        if (!cat->inputs[j] || cat->inputs[j]->type->rank != r ||
+            cat->inputs[j]->type->dims[a] != 1)
             return false;
     int64_t count, i = -1 - (int64_t)cat->ninputs; /* out of range unless read */
     int64_t *iv = cn_const_ints(c->g, idx, &count);
@@ -359,7 +366,7 @@ static bool respell_unit_transpose(cn_ctx *c, ir_node *n)
 {
     if (n->op != IR_OP_Transpose || !n->inputs[0])
         return false;
-    const ir_type *x = &n->inputs[0]->type, *y = &n->outputs[0]->type;
+    const ir_type *x = n->inputs[0]->type, *y = n->outputs[0]->type;
     const int64_t *perm;
     uint32_t count = ir_get_ints(n, "perm", &perm);
     int r = x->rank;
@@ -398,7 +405,7 @@ static bool respell_unit_reduce(cn_ctx *c, ir_node *n)
     if ((n->op != IR_OP_ReduceMax && n->op != IR_OP_ReduceMin) || !n->inputs[0] ||
         ir_node_attr(n, "axes"))
         return false;
-    const ir_type *x = &n->inputs[0]->type, *y = &n->outputs[0]->type;
+    const ir_type *x = n->inputs[0]->type, *y = n->outputs[0]->type;
     bool keep = ir_get_int(n, "keepdims") != 0;
     if (x->rank < 1 || (keep && !ir_type_is_static(y)))
         return false;
@@ -456,7 +463,7 @@ static bool respell_transpose_pair(cn_ctx *c, ir_node *outer)
         return false;
     const int64_t *p, *q;
     uint32_t np = ir_get_ints(inner, "perm", &p), nq = ir_get_ints(outer, "perm", &q);
-    int r = inner->inputs[0]->type.rank;
+    int r = inner->inputs[0]->type->rank;
     /* an absent perm reverses the dims: only explicit ones of the known rank compose here */
     if (r < 1 || np != (uint32_t)r || nq != (uint32_t)r)
         return false;
@@ -490,7 +497,7 @@ static bool moves_nothing(const ir_node *n)
         return true;
     if (n->op != IR_OP_Transpose || !n->inputs[0])
         return false;
-    const ir_type *x = &n->inputs[0]->type;
+    const ir_type *x = n->inputs[0]->type;
     const int64_t *perm;
     if (ir_get_ints(n, "perm", &perm) != (uint32_t)x->rank || !ir_type_is_static(x))
         return false;
@@ -530,7 +537,7 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
     if (bn->op != IR_OP_BatchNormalization || bn->noutputs != 1 || bn->ninputs != 5 ||
         !bn->inputs[0])
         return false;
-    const ir_type *x = &bn->inputs[0]->type;
+    const ir_type *x = bn->inputs[0]->type;
     if (x->rank < 2 || !ir_type_is_static(x))
         return false;
     int64_t dims[IR_MAX_RANK]; /* the BN's input, whose type the view next to it gives up */
@@ -548,10 +555,10 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
         if (!top)
             top = view;
         v = view->inputs[0];
-        if (v->type.dtype == x->dtype && channels_only(&v->type, x->dims[0], x->dims[1]))
+        if (v->type->dtype == x->dtype && channels_only(v->type, x->dims[0], x->dims[1]))
             y = v;
     }
-    if (!y || y->type.rank == x->rank || bn->outputs[0]->type.rank != x->rank)
+    if (!y || y->type->rank == x->rank || bn->outputs[0]->type->rank != x->rank)
         return false; /* none, or the BN's own shape: a Reshape to itself, noops' business */
     ir_value **in = ar_alloc_array(c->g->arena, 5, sizeof *in);
     in[0] = y;
@@ -565,8 +572,8 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
     top->ninputs = 5;
     top->attrs = attrs;
     top->nattrs = bn->nattrs;
-    top->outputs[0]->type = y->type;
-    int rank = bn->outputs[0]->type.rank;
+    ir_value_set_type(c->g, top->outputs[0], y->type);
+    int rank = bn->outputs[0]->type->rank;
     ir_value *shape = cn_new_ints(c->g, stem(bn, "shape"), dims, rank);
     bn->op = IR_OP_Reshape;
     bn->nattrs = 0;

@@ -55,9 +55,9 @@ static bool cast_through(cn_ctx *c, ir_node *n)
     if (!m || m->kind != IR_VALUE_NODE || m->producer->op != IR_OP_Cast || m->producer->dead)
         return false;
     ir_value *x = cn_resolve(c, m->producer->inputs[0]);
-    if (!x || !collapses(x->type.dtype, m->type.dtype, n->outputs[0]->type.dtype))
+    if (!x || !collapses(x->type->dtype, m->type->dtype, n->outputs[0]->type->dtype))
         return false;
-    if (x->type.dtype == n->outputs[0]->type.dtype && cn_forward(c, n->outputs[0], x)) {
+    if (x->type->dtype == n->outputs[0]->type->dtype && cn_forward(c, n->outputs[0], x)) {
         n->dead = true;
         return true;
     }

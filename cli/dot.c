@@ -61,7 +61,7 @@ static void put_node(FILE *out, const ir_graph *g, const ir_node *n)
         fputs("  ", out);
         put_source_id(out, v);
         fprintf(out, " -> n%u [label=\"", n->id);
-        put_escaped(out, ir_type_format(g, &v->type, type, sizeof type));
+        put_escaped(out, ir_type_format(g, v->type, type, sizeof type));
         fputs("\", fontsize=8];\n", out);
     }
 }

@@ -168,7 +168,7 @@ static bool any_rank_unknown(const ir_node *n)
 static bool all_unknown(ir_graph *g, ir_node *n, dg_context *dg, ir_dtype dt)
 {
     for (uint32_t i = 0; i < n->noutputs; i++)
-        n->outputs[i]->type = ir_type_unknown(dt, -1);
+        ir_set_unknown(g, n->outputs[i], dt, -1);
     return ir_infer_done(g, n, dg);
 }
 
@@ -264,7 +264,7 @@ bool ir_infer_FusedConvAct(ir_graph *g, ir_node *n, dg_context *dg)
             return ir_node_error(g, n, dg, "the residual Z has shape %s; the output has %s",
                                  ir_shape_str(g, z), ir_shape_str(g, &y));
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -344,7 +344,7 @@ bool ir_infer_SeparableConv(ir_graph *g, ir_node *n, dg_context *dg)
             return ir_node_error(g, n, dg, "the residual has shape %s; the output has %s",
                                  ir_shape_str(g, z), ir_shape_str(g, &y));
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -393,7 +393,7 @@ bool ir_infer_GemmEpilogue(ir_graph *g, ir_node *n, dg_context *dg)
         if (!check_vector(g, n, dg, 2, y1.dims[0], "bias") ||
             (ir_in(n, 3) && !ir_check_unidirectional(g, n, dg, ir_in(n, 3), &y1, "the residual")))
             return false;
-        n->outputs[0]->type = y1;
+        ir_value_set_type(g, n->outputs[0], &y1);
         return ir_infer_done(g, n, dg);
     }
     ir_type va, vb;
@@ -433,7 +433,7 @@ bool ir_infer_GemmEpilogue(ir_graph *g, ir_node *n, dg_context *dg)
     if (!check_vector(g, n, dg, 2, nn, "bias") ||
         (ir_in(n, 3) && !ir_check_unidirectional(g, n, dg, ir_in(n, 3), &y, "the residual")))
         return false;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -472,7 +472,7 @@ bool ir_infer_FusedQKV(ir_graph *g, ir_node *n, dg_context *dg)
     for (uint32_t i = 0; i < nsizes; i++) {
         ir_type y = *x;
         y.dims[y.rank - 1] = sizes[i];
-        n->outputs[i]->type = y;
+        ir_value_set_type(g, n->outputs[i], &y);
     }
     return ir_infer_done(g, n, dg);
 }
@@ -496,7 +496,7 @@ static bool infer_norm(ir_graph *g, ir_node *n, dg_context *dg, const ir_type *x
          !ir_check_unidirectional(g, n, dg, ir_in(n, first + 1), &normalized, "bias")))
         return false;
     for (uint32_t i = 0; i < n->noutputs; i++)
-        n->outputs[i]->type = *x;
+        ir_value_set_type(g, n->outputs[i], x);
     return ir_infer_done(g, n, dg);
 }
 
@@ -561,7 +561,7 @@ bool ir_infer_FusedSoftmax(ir_graph *g, ir_node *n, dg_context *dg)
         !ir_norm_axis(g, n, dg, ir_get_int(n, "axis"), x->rank, "axis", &axis) ||
         (ir_in(n, 1) && !ir_check_unidirectional(g, n, dg, ir_in(n, 1), x, "the mask")))
         return false;
-    n->outputs[0]->type = *x;
+    ir_value_set_type(g, n->outputs[0], x);
     return ir_infer_done(g, n, dg);
 }
 
@@ -604,7 +604,7 @@ bool ir_infer_ElementwiseChain(ir_graph *g, ir_node *n, dg_context *dg)
     ir_type y;
     if (!ir_broadcast_inputs(g, n, dg, 0, n->ninputs - 1, &y))
         return false;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -779,7 +779,7 @@ bool ir_infer_Attention(ir_graph *g, ir_node *n, dg_context *dg)
         return ir_node_error(g, n, dg, "scale %g must not be negative", scale);
     ir_type y = *qt;
     y.dims[3] = v[3];
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -812,7 +812,7 @@ bool ir_infer_RoPE(ir_graph *g, ir_node *n, dg_context *dg)
     table.dims[x->rank - 1] = w;
     if (!ir_check_unidirectional(g, n, dg, cs, &table, "cos"))
         return false;
-    n->outputs[0]->type = *x;
+    ir_value_set_type(g, n->outputs[0], x);
     return ir_infer_done(g, n, dg);
 }
 
@@ -824,7 +824,7 @@ bool ir_infer_SwiGLU(ir_graph *g, ir_node *n, dg_context *dg)
     ir_type y;
     if (!float_inputs(g, n, dg) || !ir_broadcast_inputs(g, n, dg, 0, 1, &y))
         return false;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -861,7 +861,7 @@ bool ir_infer_QGemm(ir_graph *g, ir_node *n, dg_context *dg)
     ir_type y = *a;
     y.dtype = out;
     y.dims[y.rank - 1] = nn;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -896,7 +896,7 @@ bool ir_infer_SqueezeExcite(ir_graph *g, ir_node *n, dg_context *dg)
     if (!check_vector(g, n, dg, 2, r, "the first bias") ||
         !check_vector(g, n, dg, 4, c, "the second bias"))
         return false;
-    n->outputs[0]->type = *x;
+    ir_value_set_type(g, n->outputs[0], x);
     return ir_infer_done(g, n, dg);
 }
 
@@ -932,7 +932,7 @@ bool ir_infer_DynamicQuantizeMatMul(ir_graph *g, ir_node *n, dg_context *dg)
         return false;
     ir_type y = *a;
     y.dims[y.rank - 1] = nn;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -958,11 +958,12 @@ bool ir_infer_BiasDropout(ir_graph *g, ir_node *n, dg_context *dg)
         if (ir_in(n, 2) && !ir_check_unidirectional(g, n, dg, ir_in(n, 2), &y, "residual"))
             return false;
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     if (n->noutputs > 1) {
-        n->outputs[1]->type = y;
-        n->outputs[1]->type.dtype = IR_BOOL;
-        n->outputs[1]->type.layout = IR_LAYOUT_NONE;
+        ir_type mask = y;
+        mask.dtype = IR_BOOL;
+        mask.layout = IR_LAYOUT_NONE;
+        ir_value_set_type(g, n->outputs[1], &mask);
     }
     return ir_infer_done(g, n, dg);
 }
@@ -992,6 +993,6 @@ bool ir_infer_QLinearAdd(ir_graph *g, ir_node *n, dg_context *dg)
         if (!ir_broadcast_inputs(g, n, dg, 0, 3, &y))
             return false;
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }

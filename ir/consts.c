@@ -344,7 +344,7 @@ static ir_const *become_data(ir_graph *g, ir_value *v, size_t nbytes)
 {
     FR_CHECK(v->kind == IR_VALUE_CONST);
     int64_t expected;
-    FR_CHECK(ir_type_nbytes(&v->type, &expected) && (size_t)expected == nbytes);
+    FR_CHECK(ir_type_nbytes(v->type, &expected) && (size_t)expected == nbytes);
     if (!v->konst)
         v->konst = ir_const_new(g, IR_CONST_DATA);
     ir_const *c = v->konst;
@@ -389,15 +389,17 @@ static bool const_size(ir_graph *g, const ir_value *v, dg_context *dg, int64_t *
                        int64_t *nbytes)
 {
     char type[256]; /* formatted only for a message */
-    if (!ir_type_is_static(&v->type) || ir_dtype_size(v->type.dtype) == 0) {
+    if (!ir_type_is_static(v->type) || ir_dtype_size(v->type->dtype) == 0) {
         const_error(g, v, dg, "constant '%s' needs a static type to hold data, not %s", v->name,
-                    ir_type_format(g, &v->type, type, sizeof type));
+                    ir_type_format(g, v->type, type, sizeof type));
         return false;
     }
-    if (!ir_type_numel(&v->type, numel) || !ir_type_nbytes(&v->type, nbytes) ||
+    if (!ir_type_numel(v->type, numel) || !ir_type_nbytes(v->type, nbytes) ||
         *nbytes > CONST_BUDGET_BYTES) {
-        const_error(g, v, dg, "constant '%s' of type %s is too large (constants are limited to "
-                    "16 GiB)", v->name, ir_type_format(g, &v->type, type, sizeof type));
+        const_error(g, v, dg,
+                    "constant '%s' of type %s is too large (constants are limited to "
+                    "16 GiB)",
+                    v->name, ir_type_format(g, v->type, type, sizeof type));
         return false;
     }
     return true;
@@ -433,7 +435,7 @@ static void put_literal(ir_dtype dt, void *out, size_t i, double x)
 static bool check_literal(ir_graph *g, const ir_value *v, dg_context *dg, int64_t numel)
 {
     const ir_const *c = v->konst;
-    ir_dtype dt = v->type.dtype;
+    ir_dtype dt = v->type->dtype;
     if (c->literal_count != 1 && c->literal_count != (size_t)numel) {
         const_error(g, v, dg, "constant '%s' lists %zu values for %lld elements (write 1 value "
                     "to fill it, or all %lld)", v->name, c->literal_count, (long long)numel,
@@ -455,7 +457,7 @@ static void fill_literal(const ir_value *v, void *out, int64_t numel)
 {
     const ir_const *c = v->konst;
     for (size_t i = 0; i < (size_t)numel; i++)
-        put_literal(v->type.dtype, out, i, c->literal[c->literal_count == 1 ? 0 : i]);
+        put_literal(v->type->dtype, out, i, c->literal[c->literal_count == 1 ? 0 : i]);
 }
 
 static bool check_random(ir_graph *g, const ir_value *v, dg_context *dg)
@@ -514,18 +516,18 @@ static const st_tensor *find_file_tensor(ir_graph *g, ir_value *v, dg_context *d
                     "does not support", v->name, c->key, path, t->dtype_name);
         return NULL;
     }
-    if (t->dtype != v->type.dtype) {
-        const_error(g, v, dg, "constant '%s' is declared %s but tensor \"%s\" in %s is %s",
-                    v->name, ir_dtype_name(v->type.dtype), c->key, path, t->dtype_name);
+    if (t->dtype != v->type->dtype) {
+        const_error(g, v, dg, "constant '%s' is declared %s but tensor \"%s\" in %s is %s", v->name,
+                    ir_dtype_name(v->type->dtype), c->key, path, t->dtype_name);
         return NULL;
     }
-    bool same_shape = t->rank == (uint32_t)v->type.rank;
+    bool same_shape = t->rank == (uint32_t)v->type->rank;
     for (uint32_t i = 0; same_shape && i < t->rank; i++)
-        same_shape = t->dims[i] == v->type.dims[i];
+        same_shape = t->dims[i] == v->type->dims[i];
     if (!same_shape) {
         char type[256], shape[1536];
         const_error(g, v, dg, "constant '%s' is declared %s but tensor \"%s\" in %s has shape %s",
-                    v->name, ir_type_format(g, &v->type, type, sizeof type), c->key, path,
+                    v->name, ir_type_format(g, v->type, type, sizeof type), c->key, path,
                     format_dims(t, shape, sizeof shape));
         return NULL;
     }
@@ -571,7 +573,7 @@ const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg)
     if (c->kind == IR_CONST_LITERAL)
         fill_literal(v, out, numel);
     else if (c->kind == IR_CONST_RANDOM)
-        ir_random_fill(c->seed, c->lo, c->hi, v->type.dtype, out, (size_t)numel);
+        ir_random_fill(c->seed, c->lo, c->hi, v->type->dtype, out, (size_t)numel);
     else if (c->kind == IR_CONST_FILE && nbytes) {
         memcpy(out, t->data, (size_t)nbytes);
         ir_const_release(g, t->data, (size_t)nbytes);

@@ -172,7 +172,7 @@ bool ir_infer_Einsum(ir_graph *g, ir_node *n, dg_context *dg)
     for (uint32_t i = 0; i < n->ninputs && i < IR_EINSUM_MAX_INPUTS; i++) {
         ranks[i] = ir_in(n, i)->rank;
         if (ranks[i] < 0) {
-            n->outputs[0]->type = ir_type_unknown(dt, -1);
+            ir_set_unknown(g, n->outputs[0], dt, -1);
             return ir_infer_done(g, n, dg);
         }
     }
@@ -204,6 +204,6 @@ bool ir_infer_Einsum(ir_graph *g, ir_node *n, dg_context *dg)
     ir_type y = ir_type_unknown(dt, e.out_rank);
     for (int k = 0; k < e.out_rank; k++)
         y.dims[k] = size[e.out[k]];
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }

@@ -30,10 +30,14 @@ void ir_graph_free(ir_graph *g)
     sm_free(&g->symbol_index);
     sm_free(&g->expr_index);
     sm_free(&g->by_name);
+    free(g->types.slots);
     if (g->src_hold)
         dg_source_drop(g->src_hold);
     ar_free(g->arena);
 }
+
+_Static_assert(sizeof(ir_node) % _Alignof(ir_value *) == 0, "operand arrays follow the node");
+_Static_assert(sizeof(ir_node) <= 64 && sizeof(ir_value) <= 72, "ir/ir.h: a node or value grew");
 
 static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_kind kind)
 {
@@ -44,7 +48,7 @@ static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_k
     ir_value *v = ar_alloc(g->arena, sizeof *v);
     v->name = ar_strndup(g->arena, name, len);
     v->kind = kind;
-    v->type.rank = -1;
+    v->type = ir_type_intern(g, &(ir_type){.rank = -1});
     FR_CHECK(g->values.len < UINT32_MAX);
     v->id = (uint32_t)g->values.len;
     vec_push(&g->values, v);
@@ -57,7 +61,7 @@ ir_value *ir_add_input_n(ir_graph *g, const char *name, size_t len, const ir_typ
 {
     ir_value *v = new_value(g, name, len, IR_VALUE_INPUT);
     if (v) {
-        v->type = *type;
+        ir_value_set_type(g, v, type);
         vec_push(&g->inputs, v);
     }
     return v;
@@ -73,7 +77,7 @@ ir_value *ir_add_const_n(ir_graph *g, const char *name, size_t len, const ir_typ
 {
     ir_value *v = new_value(g, name, len, IR_VALUE_CONST);
     if (v) {
-        v->type = *type;
+        ir_value_set_type(g, v, type);
         v->konst = c;
     }
     return v;
@@ -94,14 +98,16 @@ ir_node *ir_add_node_n(ir_graph *g, ir_op op, uint32_t ninputs, const char *cons
     ir_value *first = NULL;
     if (noutputs == 1 && !(first = new_value(g, out_names[0], out_lens[0], IR_VALUE_NODE)))
         return NULL;
-    ir_node *n = ar_alloc(g->arena, sizeof *n);
+    /* the node and its operand arrays in one allocation: no rounding of each array to the
+     * arena's alignment, and a node's operands beside it in memory */
+    ir_node *n = ar_alloc(g->arena, sizeof *n + ((size_t)ninputs + noutputs) * sizeof(ir_value *));
     n->op = op;
     FR_CHECK(g->nodes.len < UINT32_MAX);
     n->id = (uint32_t)g->nodes.len;
     n->ninputs = ninputs;
-    n->inputs = ar_alloc_array(g->arena, ninputs, sizeof *n->inputs);
+    n->inputs = (ir_value **)(n + 1);
     n->noutputs = noutputs;
-    n->outputs = ar_alloc_array(g->arena, noutputs, sizeof *n->outputs);
+    n->outputs = n->inputs + ninputs;
     for (uint32_t i = 0; i < noutputs; i++) {
         ir_value *v = first ? first : new_value(g, out_names[i], out_lens[i], IR_VALUE_NODE);
         FR_CHECK(v != NULL); /* names were checked above; a repeated name in out_names is a bug */

@@ -11,7 +11,7 @@ static bool unary(ir_graph *g, ir_node *n, dg_context *dg, unsigned allowed)
 {
     if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, allowed))
         return false;
-    n->outputs[0]->type = *ir_in(n, 0);
+    ir_value_set_type(g, n->outputs[0], ir_in(n, 0));
     return ir_infer_done(g, n, dg);
 }
 
@@ -72,8 +72,9 @@ bool ir_infer_Cast(ir_graph *g, ir_node *n, dg_context *dg)
                              "to = %lld is not a supported type (1 f32, 10 f16, 16 bf16, 3 i8, "
                              "2 u8, 6 i32, 7 i64, 9 bool)",
                              (long long)to);
-    n->outputs[0]->type = *ir_in(n, 0);
-    n->outputs[0]->type.dtype = dtype;
+    ir_type y = *ir_in(n, 0);
+    y.dtype = dtype;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -90,8 +91,9 @@ bool ir_infer_Dropout(ir_graph *g, ir_node *n, dg_context *dg)
     if (!unary(g, n, dg, IR_DTS_FLOAT))
         return false;
     if (n->noutputs > 1) {
-        n->outputs[1]->type = *ir_in(n, 0);
-        n->outputs[1]->type.dtype = IR_BOOL;
+        ir_type mask = *ir_in(n, 0);
+        mask.dtype = IR_BOOL;
+        ir_value_set_type(g, n->outputs[1], &mask);
     }
     return true;
 }
@@ -112,7 +114,7 @@ static bool nary(ir_graph *g, ir_node *n, dg_context *dg, unsigned allowed, ir_d
     if (!ir_broadcast_inputs(g, n, dg, 0, n->ninputs - 1, &t))
         return false;
     t.dtype = out != IR_DTYPE_UNKNOWN ? out : ir_common_dtype(n, 0, n->ninputs - 1);
-    n->outputs[0]->type = t;
+    ir_value_set_type(g, n->outputs[0], &t);
     return ir_infer_done(g, n, dg);
 }
 
@@ -142,7 +144,7 @@ bool ir_infer_Pow(ir_graph *g, ir_node *n, dg_context *dg)
     if (!ir_broadcast_inputs(g, n, dg, 0, 1, &t))
         return false;
     t.dtype = ir_in(n, 0)->dtype;
-    n->outputs[0]->type = t;
+    ir_value_set_type(g, n->outputs[0], &t);
     return ir_infer_done(g, n, dg);
 }
 
@@ -153,7 +155,7 @@ bool ir_infer_PRelu(ir_graph *g, ir_node *n, dg_context *dg)
         !ir_check_same_dtype(g, n, dg, 0, 1) ||
         !ir_check_unidirectional(g, n, dg, ir_in(n, 1), ir_in(n, 0), "slope"))
         return false;
-    n->outputs[0]->type = *ir_in(n, 0);
+    ir_value_set_type(g, n->outputs[0], ir_in(n, 0));
     return ir_infer_done(g, n, dg);
 }
 
@@ -167,7 +169,7 @@ bool ir_infer_Where(ir_graph *g, ir_node *n, dg_context *dg)
     if (!ir_broadcast_inputs(g, n, dg, 0, 2, &t))
         return false;
     t.dtype = ir_common_dtype(n, 1, 2);
-    n->outputs[0]->type = t;
+    ir_value_set_type(g, n->outputs[0], &t);
     return ir_infer_done(g, n, dg);
 }
 
@@ -199,7 +201,9 @@ static bool predicate(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!unary(g, n, dg, IR_DTS_FLOAT))
         return false;
-    n->outputs[0]->type.dtype = IR_BOOL;
+    ir_type y = *n->outputs[0]->type;
+    y.dtype = IR_BOOL;
+    ir_value_set_type(g, n->outputs[0], &y);
     return true;
 }
 

@@ -17,7 +17,7 @@ bool ir_infer_Shape(ir_graph *g, ir_node *n, dg_context *dg)
         end = end < 0 ? (end < -rank ? 0 : end + rank) : (end > rank ? rank : end);
         y.dims[0] = end > start ? end - start : 0;
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -40,7 +40,7 @@ bool ir_infer_ConstantOfShape(ir_graph *g, ir_node *n, dg_context *dg)
         int64_t len = ir_input_length(n, 0);
         if (!ir_check_out_rank(g, n, dg, len))
             return false;
-        n->outputs[0]->type = ir_type_unknown(dtype, (int)len);
+        ir_set_unknown(g, n->outputs[0], dtype, (int)len);
         return ir_infer_done(g, n, dg);
     }
     ir_type y = ir_type_unknown(dtype, (int)count);
@@ -54,7 +54,7 @@ bool ir_infer_ConstantOfShape(ir_graph *g, ir_node *n, dg_context *dg)
                                  (long long)dims[k].v);
         y.dims[k] = dims[k].v;
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -106,7 +106,7 @@ bool ir_infer_Range(ir_graph *g, ir_node *n, dg_context *dg)
     } else {
         y.dims[0] = symbolic_range_length(g, n, dg);
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -142,6 +142,6 @@ bool ir_infer_Constant(ir_graph *g, ir_node *n, dg_context *dg)
     ir_type y = ir_type_unknown(forms[chosen].dtype, forms[chosen].list ? 1 : 0);
     if (forms[chosen].list)
         y.dims[0] = ir_node_attr(n, forms[chosen].name)->count;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }

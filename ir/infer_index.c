@@ -12,7 +12,7 @@
 /* The output takes the given type with input 0's dtype unless `dtype` is known. */
 static bool set_out(ir_graph *g, ir_node *n, dg_context *dg, uint32_t k, ir_type t)
 {
-    n->outputs[k]->type = t;
+    ir_value_set_type(g, n->outputs[k], &t);
     return k + 1 < n->noutputs || ir_infer_done(g, n, dg);
 }
 
@@ -288,7 +288,7 @@ bool ir_infer_TopK(ir_graph *g, ir_node *n, dg_context *dg)
                                  (long long)x->dims[axis]);
         y.dims[axis] = k;
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     y.dtype = IR_I64;
     return set_out(g, n, dg, 1, y);
 }

@@ -12,7 +12,7 @@ static bool along_axis(ir_graph *g, ir_node *n, dg_context *dg)
     int axis;
     if (x->rank >= 0 && !ir_norm_axis(g, n, dg, ir_get_int(n, "axis"), x->rank, "axis", &axis))
         return false;
-    n->outputs[0]->type = *x;
+    ir_value_set_type(g, n->outputs[0], x);
     return ir_infer_done(g, n, dg);
 }
 
@@ -56,9 +56,9 @@ static bool loss(ir_graph *g, ir_node *n, dg_context *dg)
     }
     if (!none)
         y.rank = 0;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     if (n->noutputs > 1)
-        n->outputs[1]->type = *x;
+        ir_value_set_type(g, n->outputs[1], x);
     return ir_infer_done(g, n, dg);
 }
 

@@ -57,7 +57,7 @@ bool ir_infer_Transpose(ir_graph *g, ir_node *n, dg_context *dg)
     uint32_t count = ir_get_ints(n, "perm", &vals);
     int rank = x->rank >= 0 ? x->rank : count > 0 && count <= IR_MAX_RANK ? (int)count : -1;
     if (rank < 0) {
-        n->outputs[0]->type = ir_type_unknown(x->dtype, -1);
+        ir_set_unknown(g, n->outputs[0], x->dtype, -1);
         return ir_infer_done(g, n, dg);
     }
     if (count != 0 && count != (uint32_t)rank)
@@ -75,7 +75,7 @@ bool ir_infer_Transpose(ir_graph *g, ir_node *n, dg_context *dg)
     for (int i = 0; i < rank; i++)
         y.dims[i] = x->rank >= 0 ? x->dims[perm[i]] : IR_DIM_UNKNOWN;
     y.layout = (uint8_t)transposed_layout((ir_layout)x->layout, perm, rank);
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -98,7 +98,7 @@ bool ir_infer_Flatten(ir_graph *g, ir_node *n, dg_context *dg)
         for (int i = 0; i < x->rank; i++)
             y.dims[i >= split] = ir_dim_mul(g, y.dims[i >= split], x->dims[i]);
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -106,7 +106,7 @@ bool ir_infer_Identity(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!ir_check_arity(g, n, dg))
         return false;
-    n->outputs[0]->type = *ir_in(n, 0);
+    ir_value_set_type(g, n->outputs[0], ir_in(n, 0));
     return ir_infer_done(g, n, dg);
 }
 
@@ -116,7 +116,7 @@ bool ir_infer_Trilu(ir_graph *g, ir_node *n, dg_context *dg)
     if (!ir_check_arity(g, n, dg) || !ir_check_rank(g, n, dg, 0, 2, IR_MAX_RANK) ||
         !ir_check_dtype(g, n, dg, 1, IR_DT(IR_I64)) || !ir_check_scalar(g, n, dg, 1))
         return false;
-    n->outputs[0]->type = *ir_in(n, 0);
+    ir_value_set_type(g, n->outputs[0], ir_in(n, 0));
     return ir_infer_done(g, n, dg);
 }
 
@@ -140,7 +140,7 @@ bool ir_infer_Squeeze(ir_graph *g, ir_node *n, dg_context *dg)
     if (x->rank >= 0 && !known && listed >= 0 && listed <= x->rank)
         y.rank = (int8_t)(x->rank - listed);
     if (x->rank < 0 || !known) {
-        n->outputs[0]->type = y;
+        ir_value_set_type(g, n->outputs[0], &y);
         return ir_infer_done(g, n, dg);
     }
     if (!ir_norm_axes(g, n, dg, vals, count, x->rank, axes))
@@ -154,7 +154,8 @@ bool ir_infer_Squeeze(ir_graph *g, ir_node *n, dg_context *dg)
     }
     for (int i = 0; i < x->rank && count == 0; i++) {
         if (!ir_dim_is_static(x->dims[i])) {
-            n->outputs[0]->type = y; /* it may or may not be 1: the rank is unknown */
+            /* it may or may not be 1: the rank is unknown */
+            ir_value_set_type(g, n->outputs[0], &y);
             return ir_infer_done(g, n, dg);
         }
         squeezed[i] = x->dims[i] == 1;
@@ -163,7 +164,7 @@ bool ir_infer_Squeeze(ir_graph *g, ir_node *n, dg_context *dg)
     for (int i = 0; i < x->rank; i++)
         if (!squeezed[i])
             y.dims[y.rank++] = x->dims[i];
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -183,7 +184,7 @@ bool ir_infer_Unsqueeze(ir_graph *g, ir_node *n, dg_context *dg)
     if (!known)
         count = ir_input_length(n, 1) >= 0 ? (uint32_t)ir_input_length(n, 1) : 0;
     if (x->rank < 0 || (!known && ir_input_length(n, 1) < 0)) {
-        n->outputs[0]->type = ir_type_unknown(x->dtype, -1);
+        ir_set_unknown(g, n->outputs[0], x->dtype, -1);
         return ir_infer_done(g, n, dg);
     }
     if (known && count == 0)
@@ -201,7 +202,7 @@ bool ir_infer_Unsqueeze(ir_graph *g, ir_node *n, dg_context *dg)
         for (int i = 0, j = 0; i < rank; i++)
             y.dims[i] = inserted[i] ? 1 : x->dims[j++];
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -225,7 +226,7 @@ bool ir_infer_Concat(ir_graph *g, ir_node *n, dg_context *dg)
     }
     ir_dtype dtype = ir_common_dtype(n, 0, n->ninputs - 1);
     if (!shaped) {
-        n->outputs[0]->type = ir_type_unknown(dtype, -1);
+        ir_set_unknown(g, n->outputs[0], dtype, -1);
         return ir_infer_done(g, n, dg);
     }
     int axis;
@@ -252,7 +253,7 @@ bool ir_infer_Concat(ir_graph *g, ir_node *n, dg_context *dg)
                                      ir_shape_str(g, shaped));
         }
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -326,7 +327,7 @@ bool ir_infer_Split(ir_graph *g, ir_node *n, dg_context *dg)
         ir_type y = *x;
         if (y.rank > 0)
             y.dims[axis] = sizes[k];
-        n->outputs[k]->type = y;
+        ir_value_set_type(g, n->outputs[k], &y);
     }
     return ir_infer_done(g, n, dg);
 }
@@ -366,7 +367,7 @@ bool ir_infer_Gather(ir_graph *g, ir_node *n, dg_context *dg)
         return false;
     const ir_type *x = ir_in(n, 0), *idx = ir_in(n, 1);
     if (x->rank < 0 || idx->rank < 0) {
-        n->outputs[0]->type = ir_type_unknown(x->dtype, -1);
+        ir_set_unknown(g, n->outputs[0], x->dtype, -1);
         return ir_infer_done(g, n, dg);
     }
     int axis;
@@ -381,6 +382,6 @@ bool ir_infer_Gather(ir_graph *g, ir_node *n, dg_context *dg)
         y.dims[y.rank++] = idx->dims[i];
     for (int i = axis + 1; i < x->rank; i++)
         y.dims[y.rank++] = x->dims[i];
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }

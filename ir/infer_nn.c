@@ -126,7 +126,7 @@ bool ir_infer_Conv(ir_graph *g, ir_node *n, dg_context *dg)
         !ir_conv_output(g, n, dg, ir_in(n, 0), ir_in(n, 1), &y) ||
         !check_bias(g, n, dg, y.rank >= 2 ? y.dims[1] : IR_DIM_UNKNOWN))
         return false;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -199,7 +199,7 @@ bool ir_infer_ConvTranspose(ir_graph *g, ir_node *n, dg_context *dg)
     ir_type y = ir_type_unknown(ir_in(n, 0)->dtype, rank);
     y.layout = ir_in(n, 0)->layout;
     if (rank < 0) {
-        n->outputs[0]->type = y;
+        ir_value_set_type(g, n->outputs[0], &y);
         return ir_infer_done(g, n, dg);
     }
     if (!read_group(g, n, dg, &group) || !ir_window_read(g, n, dg, rank - 2, false, &win) ||
@@ -236,7 +236,7 @@ bool ir_infer_ConvTranspose(ir_graph *g, ir_node *n, dg_context *dg)
             return false;
         }
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -260,7 +260,7 @@ static bool pool(ir_graph *g, ir_node *n, dg_context *dg, unsigned allowed)
             if (!ir_window_out(g, n, dg, &win, k, dim_at(x, k + 2), &y.dims[k + 2]))
                 return false;
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return true;
 }
 
@@ -273,8 +273,9 @@ bool ir_infer_MaxPool(ir_graph *g, ir_node *n, dg_context *dg)
     if (!pool(g, n, dg, IR_DTS_FLOAT | IR_DT(IR_I8) | IR_DT(IR_U8)))
         return false;
     if (n->noutputs > 1) {
-        n->outputs[1]->type = n->outputs[0]->type;
-        n->outputs[1]->type.dtype = IR_I64;
+        ir_type indices = *n->outputs[0]->type;
+        indices.dtype = IR_I64;
+        ir_value_set_type(g, n->outputs[1], &indices);
     }
     return ir_infer_done(g, n, dg);
 }
@@ -293,7 +294,7 @@ bool ir_infer_GlobalAveragePool(ir_graph *g, ir_node *n, dg_context *dg)
     ir_type y = *ir_in(n, 0);
     for (int i = 2; i < y.rank; i++)
         y.dims[i] = 1;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -338,7 +339,7 @@ bool ir_infer_MatMul(ir_graph *g, ir_node *n, dg_context *dg)
     ir_type y;
     if (!ir_matmul_output(g, n, dg, ir_in(n, 0), ir_in(n, 1), &y))
         return false;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -365,7 +366,7 @@ bool ir_infer_Gemm(ir_graph *g, ir_node *n, dg_context *dg)
     y.dims[1] = nn;
     if (ir_has_input(n, 2) && !ir_check_unidirectional(g, n, dg, ir_in(n, 2), &y, "C"))
         return false;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -397,11 +398,11 @@ bool ir_infer_BatchNormalization(ir_graph *g, ir_node *n, dg_context *dg)
             return ir_node_error(g, n, dg, "%s has %lld values but the input has %lld channels",
                                  names[i - 1], (long long)p->dims[0], (long long)x->dims[1]);
     }
-    n->outputs[0]->type = *x;
+    ir_value_set_type(g, n->outputs[0], x);
     for (uint32_t k = 1; k < n->noutputs; k++) {
         ir_type stat = ir_type_unknown(ir_in(n, 3)->dtype, 1);
         stat.dims[0] = dim_at(x, 1);
-        n->outputs[k]->type = stat;
+        ir_value_set_type(g, n->outputs[k], &stat);
     }
     return ir_infer_done(g, n, dg);
 }
@@ -419,7 +420,7 @@ bool ir_infer_LayerNormalization(ir_graph *g, ir_node *n, dg_context *dg)
     if (!ir_dtype_from_onnx(code, &stash) || !ir_dtype_is_float(stash))
         return ir_node_error(g, n, dg, "stash_type %lld is not a float type", (long long)code);
     const ir_type *x = ir_in(n, 0);
-    n->outputs[0]->type = *x;
+    ir_value_set_type(g, n->outputs[0], x);
     ir_type stat = ir_type_unknown(stash, x->rank);
     if (x->rank >= 0) {
         int axis;
@@ -435,7 +436,7 @@ bool ir_infer_LayerNormalization(ir_graph *g, ir_node *n, dg_context *dg)
             stat.dims[i] = i < axis ? x->dims[i] : 1;
     }
     for (uint32_t k = 1; k < n->noutputs; k++)
-        n->outputs[k]->type = stat;
+        ir_value_set_type(g, n->outputs[k], &stat);
     return ir_infer_done(g, n, dg);
 }
 
@@ -448,6 +449,6 @@ bool ir_infer_Softmax(ir_graph *g, ir_node *n, dg_context *dg)
     int axis;
     if (x->rank >= 0 && !ir_norm_axis(g, n, dg, ir_get_int(n, "axis"), x->rank, "axis", &axis))
         return false;
-    n->outputs[0]->type = *x;
+    ir_value_set_type(g, n->outputs[0], x);
     return ir_infer_done(g, n, dg);
 }

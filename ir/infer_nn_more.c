@@ -18,7 +18,7 @@ bool ir_infer_LRN(ir_graph *g, ir_node *n, dg_context *dg)
     int64_t size = ir_get_int(n, "size");
     if (size < 1 || size > IR_MAX_NUMEL)
         return ir_node_error(g, n, dg, "size %lld is not a window of at least 1", (long long)size);
-    n->outputs[0]->type = *ir_in(n, 0);
+    ir_value_set_type(g, n->outputs[0], ir_in(n, 0));
     return ir_infer_done(g, n, dg);
 }
 
@@ -35,7 +35,7 @@ bool ir_infer_MeanVarianceNormalization(ir_graph *g, ir_node *n, dg_context *dg)
         return ir_node_error(g, n, dg, "axes lists %u dims", count);
     if (x->rank >= 0 && !ir_norm_axes(g, n, dg, vals, count, x->rank, axes))
         return false;
-    n->outputs[0]->type = *x;
+    ir_value_set_type(g, n->outputs[0], x);
     return ir_infer_done(g, n, dg);
 }
 
@@ -55,7 +55,7 @@ bool ir_infer_Det(ir_graph *g, ir_node *n, dg_context *dg)
         for (int i = 0; i < y.rank; i++)
             y.dims[i] = x->dims[i];
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -80,7 +80,7 @@ static bool window(ir_graph *g, ir_node *n, dg_context *dg)
             return ir_node_error(g, n, dg, "size %g is not in [0, 2^40]", size);
         y.dims[0] = (int64_t)size;
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -120,7 +120,7 @@ bool ir_infer_GroupNormalization(ir_graph *g, ir_node *n, dg_context *dg)
             return ir_node_error(g, n, dg, "%s has %lld values; the input has %lld channels",
                                  i == 1 ? "scale" : "bias", (long long)len, (long long)c);
     }
-    n->outputs[0]->type = *x;
+    ir_value_set_type(g, n->outputs[0], x);
     return ir_infer_done(g, n, dg);
 }
 
@@ -157,7 +157,7 @@ bool ir_infer_GridSample(ir_graph *g, ir_node *n, dg_context *dg)
         y.dims[2] = grid->dims[1];
         y.dims[3] = grid->dims[2];
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -177,7 +177,7 @@ bool ir_infer_MaxUnpool(ir_graph *g, ir_node *n, dg_context *dg)
     if (st == IR_READ_ERROR)
         return false;
     if (x->rank < 0 || (ir_has_input(n, 2) && st == IR_READ_UNKNOWN)) {
-        n->outputs[0]->type = y;
+        ir_value_set_type(g, n->outputs[0], &y);
         return ir_infer_done(g, n, dg);
     }
     if (st == IR_READ_KNOWN) {
@@ -190,7 +190,7 @@ bool ir_infer_MaxUnpool(ir_graph *g, ir_node *n, dg_context *dg)
                                      (long long)shape[i]);
             y.dims[i] = shape[i];
         }
-        n->outputs[0]->type = y;
+        ir_value_set_type(g, n->outputs[0], &y);
         return ir_infer_done(g, n, dg);
     }
     int spatial = x->rank - 2;
@@ -219,7 +219,7 @@ bool ir_infer_MaxUnpool(ir_graph *g, ir_node *n, dg_context *dg)
             return ir_node_error(g, n, dg, "the pads leave spatial dim %d negative", k);
         y.dims[k + 2] = out;
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -262,6 +262,6 @@ bool ir_infer_DFT(ir_graph *g, ir_node *n, dg_context *dg)
                                                          : len;
         y.dims[x->rank - 1] = 2;
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }

@@ -32,10 +32,11 @@ bool ir_infer_DynamicQuantizeLinear(ir_graph *g, ir_node *n, dg_context *dg)
 {
     if (!ir_check_arity(g, n, dg) || !ir_check_dtype(g, n, dg, 0, IR_DT(IR_F32)))
         return false;
-    n->outputs[0]->type = *ir_in(n, 0);
-    n->outputs[0]->type.dtype = IR_U8;
-    n->outputs[1]->type = ir_type_unknown(IR_F32, 0);
-    n->outputs[2]->type = ir_type_unknown(IR_U8, 0);
+    ir_type y = *ir_in(n, 0);
+    y.dtype = IR_U8;
+    ir_value_set_type(g, n->outputs[0], &y);
+    ir_set_unknown(g, n->outputs[1], IR_F32, 0);
+    ir_set_unknown(g, n->outputs[2], IR_U8, 0);
     return ir_infer_done(g, n, dg);
 }
 
@@ -55,7 +56,7 @@ bool ir_infer_MatMulInteger(ir_graph *g, ir_node *n, dg_context *dg)
         !ir_matmul_output(g, n, dg, a, b, &y))
         return false;
     y.dtype = IR_I32;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -72,7 +73,7 @@ bool ir_infer_ConvInteger(ir_graph *g, ir_node *n, dg_context *dg)
         !scalar_or_vector(g, n, dg, 3, y.rank >= 2 ? y.dims[1] : IR_DIM_UNKNOWN, "w_zero_point"))
         return false;
     y.dtype = IR_I32;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -105,7 +106,7 @@ bool ir_infer_QLinearMatMul(ir_graph *g, ir_node *n, dg_context *dg)
         !ir_check_scalar(g, n, dg, 7) || !ir_matmul_output(g, n, dg, a, b, &y))
         return false;
     y.dtype = ir_in(n, 7)->dtype;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -129,7 +130,7 @@ bool ir_infer_QLinearConv(ir_graph *g, ir_node *n, dg_context *dg)
         !scalar_or_vector(g, n, dg, 8, m, "the bias"))
         return false;
     y.dtype = ir_in(n, 7)->dtype;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -149,6 +150,6 @@ bool ir_infer_InstanceNormalization(ir_graph *g, ir_node *n, dg_context *dg)
             return ir_node_error(g, n, dg, "%s has %lld values; the input has %lld channels",
                                  i == 1 ? "scale" : "B", (long long)len, (long long)c);
     }
-    n->outputs[0]->type = *x;
+    ir_value_set_type(g, n->outputs[0], x);
     return ir_infer_done(g, n, dg);
 }

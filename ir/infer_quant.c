@@ -81,8 +81,9 @@ bool ir_infer_QuantizeLinear(ir_graph *g, ir_node *n, dg_context *dg)
                                  ir_dtype_name(wanted), ir_dtype_name(dtype));
         dtype = wanted;
     }
-    n->outputs[0]->type = *ir_in(n, 0);
-    n->outputs[0]->type.dtype = dtype;
+    ir_type y = *ir_in(n, 0);
+    y.dtype = dtype;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -93,7 +94,8 @@ bool ir_infer_DequantizeLinear(ir_graph *g, ir_node *n, dg_context *dg)
         !ir_check_dtype(g, n, dg, 1, IR_DTS_FLOAT) || !ir_check_same_dtype(g, n, dg, 0, 2) ||
         !check_scale(g, n, dg))
         return false;
-    n->outputs[0]->type = *ir_in(n, 0);
-    n->outputs[0]->type.dtype = ir_in(n, 1)->dtype;
+    ir_type y = *ir_in(n, 0);
+    y.dtype = ir_in(n, 1)->dtype;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }

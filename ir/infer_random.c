@@ -36,7 +36,7 @@ bool ir_infer_RandomUniform(ir_graph *g, ir_node *n, dg_context *dg)
             return ir_node_error(g, n, dg, "shape[%u] = %lld is negative", i, (long long)shape[i]);
         y.dims[i] = shape[i];
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -45,8 +45,9 @@ bool ir_infer_RandomUniformLike(ir_graph *g, ir_node *n, dg_context *dg)
     ir_dtype dt;
     if (!ir_check_arity(g, n, dg) || !random_dtype(g, n, dg, ir_in(n, 0)->dtype, &dt))
         return false;
-    n->outputs[0]->type = *ir_in(n, 0);
-    n->outputs[0]->type.dtype = dt;
-    n->outputs[0]->type.layout = IR_LAYOUT_NONE;
+    ir_type y = *ir_in(n, 0);
+    y.dtype = dt;
+    y.layout = IR_LAYOUT_NONE;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }

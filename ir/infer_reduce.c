@@ -35,17 +35,18 @@ static bool reduce(ir_graph *g, ir_node *n, dg_context *dg)
     if (!ir_read_axes_raw(g, n, dg, 1, "axes", vals, &count, &known))
         return false;
     if (x->rank < 0) {
-        n->outputs[0]->type = ir_type_unknown(x->dtype, -1);
+        ir_set_unknown(g, n->outputs[0], x->dtype, -1);
         return ir_infer_done(g, n, dg);
     }
     if (!known) {
-        n->outputs[0]->type = unknown_axes(n, x, keepdims);
+        ir_type y = unknown_axes(n, x, keepdims);
+        ir_value_set_type(g, n->outputs[0], &y);
         return ir_infer_done(g, n, dg);
     }
     if (!ir_norm_axes(g, n, dg, vals, count, x->rank, axes))
         return false;
     if (count == 0 && noop) {
-        n->outputs[0]->type = *x;
+        ir_value_set_type(g, n->outputs[0], x);
         return ir_infer_done(g, n, dg);
     }
     bool reduced[IR_MAX_RANK] = {false};
@@ -60,7 +61,7 @@ static bool reduce(ir_graph *g, ir_node *n, dg_context *dg)
     }
     if (keepdims)
         y.layout = x->layout;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 

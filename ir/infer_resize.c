@@ -80,7 +80,7 @@ static ir_read_status read_floats(ir_graph *g, const ir_node *n, dg_context *dg,
 
 static bool finish(ir_graph *g, ir_node *n, dg_context *dg, const ir_type *y)
 {
-    n->outputs[0]->type = *y;
+    ir_value_set_type(g, n->outputs[0], y);
     return ir_infer_done(g, n, dg);
 }
 

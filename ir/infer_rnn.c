@@ -71,9 +71,9 @@ static bool recurrent(ir_graph *g, ir_node *n, dg_context *dg, int gates)
     int64_t sdims[2][3] = {{dirs, batch, h}, {batch, dirs, h}};
     memcpy(y.dims, ydims[layout], sizeof ydims[0]);
     memcpy(state.dims, sdims[layout], sizeof sdims[0]);
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     for (uint32_t k = 1; k < n->noutputs; k++)
-        n->outputs[k]->type = state;
+        ir_value_set_type(g, n->outputs[k], &state);
     return ir_infer_done(g, n, dg);
 }
 

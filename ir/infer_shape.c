@@ -66,7 +66,7 @@ bool ir_infer_Reshape(ir_graph *g, ir_node *n, dg_context *dg)
         int64_t len = ir_input_length(n, 1);
         if (!ir_check_out_rank(g, n, dg, len))
             return false;
-        n->outputs[0]->type = ir_type_unknown(x->dtype, (int)len);
+        ir_set_unknown(g, n->outputs[0], x->dtype, (int)len);
         return ir_infer_done(g, n, dg);
     }
     bool allowzero = ir_get_int(n, "allowzero") != 0;
@@ -109,7 +109,7 @@ bool ir_infer_Reshape(ir_graph *g, ir_node *n, dg_context *dg)
         return false;
     if (!check_counts(g, n, dg, x, &y))
         return false;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -163,7 +163,7 @@ bool ir_infer_Slice(ir_graph *g, ir_node *n, dg_context *dg)
             return false;
     }
     if (x->rank < 0) {
-        n->outputs[0]->type = ir_type_unknown(x->dtype, -1);
+        ir_set_unknown(g, n->outputs[0], x->dtype, -1);
         return ir_infer_done(g, n, dg);
     }
     ir_type y = *x;
@@ -183,7 +183,7 @@ bool ir_infer_Slice(ir_graph *g, ir_node *n, dg_context *dg)
             for (uint32_t k = 0; k < count[2]; k++)
                 y.dims[axes[k]] = IR_DIM_UNKNOWN;
         }
-        n->outputs[0]->type = y;
+        ir_value_set_type(g, n->outputs[0], &y);
         return ir_infer_done(g, n, dg);
     }
     uint32_t len = count[0];
@@ -205,7 +205,7 @@ bool ir_infer_Slice(ir_graph *g, ir_node *n, dg_context *dg)
             return ir_node_error(g, n, dg, "steps[%u] is 0", k);
         y.dims[axes[k]] = slice_len(x->dims[axes[k]], v[0][k], v[1][k], step);
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -228,7 +228,7 @@ bool ir_infer_Expand(ir_graph *g, ir_node *n, dg_context *dg)
         int64_t len = ir_input_length(n, 1);
         if (x->rank >= 0 && len >= 0)
             y.rank = (int8_t)(len > x->rank ? len : x->rank);
-        n->outputs[0]->type = y;
+        ir_value_set_type(g, n->outputs[0], &y);
         return ir_infer_done(g, n, dg);
     }
     ir_type shape = ir_type_unknown(x->dtype, (int)count);
@@ -246,7 +246,7 @@ bool ir_infer_Expand(ir_graph *g, ir_node *n, dg_context *dg)
         return false;
     if (y.rank == x->rank)
         y.layout = x->layout;
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -276,7 +276,7 @@ bool ir_infer_Tile(ir_graph *g, ir_node *n, dg_context *dg)
                                                       : ir_dim_mul(g, x->dims[i], reps[i].v);
         }
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }
 
@@ -335,7 +335,7 @@ bool ir_infer_Pad(ir_graph *g, ir_node *n, dg_context *dg)
     y.layout = x->layout;
     bool axes_given = ir_has_input(n, 3);
     if (st != IR_READ_KNOWN || (axes_given && sta != IR_READ_KNOWN) || x->rank < 0) {
-        n->outputs[0]->type = y;
+        ir_value_set_type(g, n->outputs[0], &y);
         return ir_infer_done(g, n, dg);
     }
     int axes[IR_MAX_RANK];
@@ -355,6 +355,6 @@ bool ir_infer_Pad(ir_graph *g, ir_node *n, dg_context *dg)
         if (!padded_dim(g, n, dg, mode, a, x->dims[a], pads[k], pads[k + naxes], &y.dims[a]))
             return false;
     }
-    n->outputs[0]->type = y;
+    ir_value_set_type(g, n->outputs[0], &y);
     return ir_infer_done(g, n, dg);
 }

@@ -88,6 +88,12 @@ ir_type ir_type_unknown(ir_dtype dtype, int rank)
     return t;
 }
 
+void ir_set_unknown(ir_graph *g, ir_value *v, ir_dtype dtype, int rank)
+{
+    ir_type t = ir_type_unknown(dtype, rank);
+    ir_value_set_type(g, v, &t);
+}
+
 bool ir_check_out_rank(ir_graph *g, const ir_node *n, dg_context *dg, int64_t rank)
 {
     if (rank > IR_MAX_RANK)
@@ -99,7 +105,7 @@ bool ir_check_out_rank(ir_graph *g, const ir_node *n, dg_context *dg, int64_t ra
 bool ir_infer_done(ir_graph *g, ir_node *n, dg_context *dg)
 {
     for (uint32_t k = 0; k < n->noutputs; k++) {
-        const ir_type *t = &n->outputs[k]->type;
+        const ir_type *t = n->outputs[k]->type;
         FR_CHECK(t->rank <= IR_MAX_RANK);
         int64_t numel = 1;
         bool empty = false;
@@ -408,8 +414,8 @@ double ir_const_element(const void *data, ir_dtype dt, int64_t k)
 static ir_value *const_input(const ir_node *n, uint32_t i, int64_t *numel)
 {
     ir_value *v = i < n->ninputs ? n->inputs[i] : NULL;
-    if (!v || v->kind != IR_VALUE_CONST || v->type.dtype == IR_DTYPE_UNKNOWN ||
-        !ir_type_numel(&v->type, numel))
+    if (!v || v->kind != IR_VALUE_CONST || v->type->dtype == IR_DTYPE_UNKNOWN ||
+        !ir_type_numel(v->type, numel))
         return NULL;
     return v;
 }
@@ -444,7 +450,7 @@ ir_read_status ir_read_ints(ir_graph *g, const ir_node *n, dg_context *dg, uint3
     if (!data)
         return IR_READ_ERROR;
     for (int64_t k = 0; k < numel; k++) {
-        if (v->type.dtype == IR_I64) {
+        if (v->type->dtype == IR_I64) {
             memcpy(&out[k], (const char *)data + 8 * k, 8);
         } else {
             int32_t x;
@@ -497,7 +503,7 @@ ir_read_status ir_read_scalar(ir_graph *g, const ir_node *n, dg_context *dg, uin
     const void *data = ir_const_data(g, v, dg);
     if (!data)
         return IR_READ_ERROR;
-    *out = ir_const_element(data, v->type.dtype, 0);
+    *out = ir_const_element(data, v->type->dtype, 0);
     return IR_READ_KNOWN;
 }
 

@@ -34,7 +34,7 @@ const char *ir_input_name(ir_graph *g, const ir_node *n, uint32_t i);
 /* Input i's type, or NULL when the input is omitted or past the node's inputs. */
 static inline const ir_type *ir_in(const ir_node *n, uint32_t i)
 {
-    return i < n->ninputs && n->inputs[i] ? &n->inputs[i]->type : NULL;
+    return i < n->ninputs && n->inputs[i] ? n->inputs[i]->type : NULL;
 }
 static inline bool ir_has_input(const ir_node *n, uint32_t i) { return ir_in(n, i) != NULL; }
 
@@ -44,6 +44,8 @@ bool ir_check_arity(ir_graph *g, const ir_node *n, dg_context *dg);
 
 /* A type of the given dtype and rank with every dim unknown (rank -1: unknown rank). */
 ir_type ir_type_unknown(ir_dtype dtype, int rank);
+/* Sets v's type to ir_type_unknown(dtype, rank). */
+void ir_set_unknown(ir_graph *g, ir_value *v, ir_dtype dtype, int rank);
 
 /* A result rank within IR_MAX_RANK (Unsqueeze, Gather, Expand, ... can grow it). */
 bool ir_check_out_rank(ir_graph *g, const ir_node *n, dg_context *dg, int64_t rank);

@@ -5,8 +5,9 @@
  * (FusedConvAct, GemmEpilogue, ...) are rows of the same op catalog (ir/fused_ops.def).
  *
  * Memory: everything a graph holds (nodes, values, names, attributes, constant payloads) lives in
- * the graph's arena and is freed by ir_graph_free. The `values`, `nodes`, `inputs` and `outputs`
- * lists are growable vectors owned by the graph. */
+ * the graph's arena and is freed by ir_graph_free. Values share types: each points to the graph's
+ * one copy of its type (ir_type_intern), changed only by ir_value_set_type. The `values`, `nodes`,
+ * `inputs` and `outputs` lists are growable vectors owned by the graph. */
 #ifndef FUSERULE_IR_IR_H
 #define FUSERULE_IR_IR_H
 
@@ -83,6 +84,12 @@ typedef struct ir_type {
     uint8_t layout;   /* ir_layout */
     int64_t dims[IR_MAX_RANK];
 } ir_type;
+
+/* The distinct types of a graph (ir/types.c): an open-addressing hash set of arena copies. */
+typedef struct ir_type_set {
+    const ir_type **slots;
+    size_t cap, len;
+} ir_type_set;
 
 /* ---- dim expressions (ir/dimexpr.c) ---- */
 
@@ -244,34 +251,36 @@ typedef struct ir_shape_value {
     ir_sv_elem el[IR_SV_MAX];
 } ir_shape_value;
 
-/* (Fields ordered so that no padding is left between them: 144 bytes.) */
+/* (Fields ordered so that no padding is left between them: 72 bytes.) */
 typedef struct ir_value {
     const char *name;
-    ir_type type;
-    ir_value_kind kind;
-    uint32_t id;          /* index in graph->values */
-    uint32_t src_offset;  /* where defined in the source text (0 when built) */
-    uint32_t src_len;
+    const ir_type *type; /* the graph's shared copy (ir_type_intern); set by ir_value_set_type */
     ir_node *producer;    /* NODE: the defining node */
-    uint32_t out_index;   /* NODE: which output of producer */
-    uint32_t nuses;       /* consumers: filled by ir_compute_uses */
     ir_node **uses;
     ir_const *konst;      /* CONST */
     const ir_shape_value *sv; /* set by inference for small integer values it can follow, or NULL */
+    uint32_t id;          /* index in graph->values */
+    uint32_t src_offset;  /* where defined in the source text (0 when built) */
+    uint32_t src_len;
+    uint32_t out_index;   /* NODE: which output of producer */
+    uint32_t nuses;       /* consumers: filled by ir_compute_uses */
+    uint8_t kind;         /* ir_value_kind */
     bool type_declared;   /* the text wrote its type (checked against inference) */
     bool is_output;       /* listed as a graph output */
 } ir_value;
 
+/* (Fields ordered so that no padding is left between them: 64 bytes; the operand arrays of a node
+ * ir_add_node made follow it in the same allocation.) */
 struct ir_node {
     ir_op op;
     uint32_t id;          /* index in graph->nodes */
     uint32_t ninputs, noutputs, nattrs;
+    bool dead;            /* removed by a rewrite; dropped by ir_compact */
     ir_value **inputs;    /* a NULL entry is an omitted optional input */
     ir_value **outputs;
     ir_attr *attrs;
     const char *kernel;   /* the registered kernel a fused node is bound to, or NULL */
     uint32_t src_offset, src_len;
-    bool dead;            /* removed by a rewrite; dropped by ir_compact */
 };
 
 struct ir_graph {
@@ -286,6 +295,7 @@ struct ir_graph {
     sm_map symbol_index;       /* symbol name -> index + 1 */
     sm_map expr_index;         /* an expression's terms (as bytes) -> index + 1 */
     sm_map by_name;            /* value name -> ir_value */
+    ir_type_set types;         /* the types values point to, one copy of each (ir_type_intern) */
     const char *dir;           /* folder that file() paths are relative to */
     const dg_source *src;      /* the text it was parsed from, or NULL */
     void *const_files;         /* safetensors files opened by ir_const_data (ir/consts.c) */
@@ -341,6 +351,13 @@ bool ir_dim_eval(const ir_graph *g, int64_t d, const int64_t *bound, int64_t *ou
 bool ir_dim_solve(const ir_graph *g, int64_t d, int64_t value, int64_t *bound, uint32_t *solved);
 /* A fresh value name not yet used in g, from a stem ("c1" -> "c1_1"). */
 const char *ir_fresh_name(ir_graph *g, const char *stem);
+
+/* Values share their types: the graph's one copy of t (equal as ir_type_equal says; the dims past
+ * the rank are not part of a type), added on first use. Copies live as long as the graph. */
+const ir_type *ir_type_intern(ir_graph *g, const ir_type *t);
+/* Every change of a value's type goes through here: v->type = ir_type_intern(g, t). v is g's or
+ * a value that g outlives (the rewriter's tentative nodes), as the type lives in g's arena. */
+void ir_value_set_type(ir_graph *g, ir_value *v, const ir_type *t);
 
 ir_value *ir_find_value(const ir_graph *g, const char *name);
 /* The same, for a name of len bytes that need not end with a NUL. */

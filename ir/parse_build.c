@@ -1017,7 +1017,7 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
         const gp_result *r = &results->items.items[i];
         set_location(n->outputs[i], r->name);
         if (r->typed && r->type.ok) {
-            n->outputs[i]->type = r->type.type;
+            ir_value_set_type(st->g, n->outputs[i], &r->type.type);
             n->outputs[i]->type_declared = true;
         }
     }

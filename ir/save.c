@@ -202,8 +202,8 @@ static bool write_safetensors(saver *s, FILE *out, const char *path)
         const ir_value *v = s->stored.items[i];
         /* a mapped constant is written from its file; in-memory ones from memory */
         const void *data = v->konst->data ? v->konst->data : v->konst->mapped;
-        entries[i] = (st_entry){v->name, v->type.dtype, (uint32_t)v->type.rank, v->type.dims,
-                                data, v->konst->nbytes};
+        entries[i] = (st_entry){v->name,       v->type->dtype, (uint32_t)v->type->rank,
+                                v->type->dims, data,           v->konst->nbytes};
     }
     bool ok = st_write(out, path, entries, n, s->dg);
     free(entries);

@@ -47,11 +47,11 @@ static ir_sv_elem dim_elem(int64_t d)
 /* What is known of value v: its constant data or its shape value. */
 static bool read(ir_graph *g, const ir_value *v, ir_shape_value *out)
 {
-    if (!v || !sv_dtype(v->type.dtype))
+    if (!v || !sv_dtype(v->type->dtype))
         return false;
     if (v->kind == IR_VALUE_CONST) {
-        uint32_t n = small_numel(&v->type);
-        if (!n || v->type.rank > 1)
+        uint32_t n = small_numel(v->type);
+        if (!n || v->type->rank > 1)
             return false;
         const void *data = ir_const_data_or_null(g, (ir_value *)v);
         if (!data)
@@ -59,9 +59,9 @@ static bool read(ir_graph *g, const ir_value *v, ir_shape_value *out)
         out->len = n;
         for (uint32_t k = 0; k < n; k++) {
             int64_t x;
-            if (v->type.dtype == IR_I64) {
+            if (v->type->dtype == IR_I64) {
                 memcpy(&x, (const char *)data + 8 * k, 8);
-            } else if (v->type.dtype == IR_I32) {
+            } else if (v->type->dtype == IR_I32) {
                 int32_t y;
                 memcpy(&y, (const char *)data + 4 * k, 4);
                 x = y;
@@ -175,7 +175,7 @@ static uint32_t broadcast_index(const ir_type *out, const ir_type *in, uint32_t 
 
 static bool elementwise(ir_graph *g, const ir_node *n, ir_shape_value *out)
 {
-    const ir_type *y = &n->outputs[0]->type;
+    const ir_type *y = n->outputs[0]->type;
     uint32_t len = small_numel(y);
     uint32_t count = n->op == IR_OP_Where ? 3 : 2;
     ir_shape_value in[3];
@@ -288,7 +288,7 @@ static bool same_elements(ir_graph *g, const ir_node *n, ir_shape_value *out)
 {
     if (!read(g, n->inputs[0], out))
         return false;
-    if (n->op == IR_OP_Cast && n->outputs[0]->type.dtype == IR_BOOL)
+    if (n->op == IR_OP_Cast && n->outputs[0]->type->dtype == IR_BOOL)
         for (uint32_t k = 0; k < out->len; k++)
             out->el[k] = out->el[k].kind == IR_SV_INT ? num(out->el[k].v != 0) : unknown();
     return true;
@@ -298,7 +298,7 @@ static bool same_elements(ir_graph *g, const ir_node *n, ir_shape_value *out)
 static bool expand(ir_graph *g, const ir_node *n, ir_shape_value *out)
 {
     ir_shape_value in;
-    const ir_type *y = &n->outputs[0]->type;
+    const ir_type *y = n->outputs[0]->type;
     if (!read(g, n->inputs[0], &in) || !ir_type_is_static(ir_in(n, 0)))
         return false;
     out->len = small_numel(y);
@@ -312,9 +312,9 @@ static bool constant_of_shape(const ir_node *n, ir_shape_value *out)
     double v = ir_get_float(n, "value");
     if (v != (double)(int64_t)v)
         return false;
-    out->len = small_numel(&n->outputs[0]->type);
+    out->len = small_numel(n->outputs[0]->type);
     for (uint32_t k = 0; k < out->len; k++)
-        out->el[k] = num(n->outputs[0]->type.dtype == IR_BOOL ? v != 0 : (int64_t)v);
+        out->el[k] = num(n->outputs[0]->type->dtype == IR_BOOL ? v != 0 : (int64_t)v);
     return true;
 }
 
@@ -350,8 +350,8 @@ void ir_infer_shape_value(ir_graph *g, ir_node *n)
     if (n->noutputs != 1)
         return;
     ir_value *y = n->outputs[0];
-    uint32_t len = small_numel(&y->type);
-    if (!len || y->type.rank > 1 || !sv_dtype(y->type.dtype))
+    uint32_t len = small_numel(y->type);
+    if (!len || y->type->rank > 1 || !sv_dtype(y->type->dtype))
         return;
     ir_shape_value sv;
     memset(&sv, 0, sizeof sv);

@@ -13,7 +13,7 @@ bool ir_op_is_kernel(ir_op op)
 static void add_value_bytes(const ir_value *v, int64_t *bytes, size_t *unsized)
 {
     int64_t n;
-    if (ir_type_nbytes(&v->type, &n))
+    if (ir_type_nbytes(v->type, &n))
         *bytes += n;
     else
         (*unsized)++;

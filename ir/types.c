@@ -3,6 +3,7 @@
 
 #include "base/check.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -141,4 +142,79 @@ char *ir_type_format(const ir_graph *g, const ir_type *t, char *buf, size_t size
         APPEND(" %s", ir_layout_name((ir_layout)t->layout));
 #undef APPEND
     return buf;
+}
+
+/* ---- the graph's shared types ---- */
+
+/* Dims past the rank are no part of a type (nor past IR_MAX_RANK, where a rank out of range is
+ * still to be reported). */
+static int type_dims(const ir_type *t)
+{
+    return t->rank < IR_MAX_RANK ? t->rank : IR_MAX_RANK;
+}
+
+static uint64_t type_hash(const ir_type *t)
+{
+    uint64_t h = (uint64_t)t->dtype << 16 | (uint64_t)(uint8_t)t->rank << 8 | t->layout;
+    h = (h ^ 0x9e3779b97f4a7c15u) * 0xff51afd7ed558ccdu;
+    for (int i = 0; i < type_dims(t); i++) {
+        h = (h ^ (uint64_t)t->dims[i]) * 0x9e3779b97f4a7c15u;
+        h ^= h >> 29;
+    }
+    return h ^ (h >> 32);
+}
+
+static bool same_type(const ir_type *a, const ir_type *b)
+{
+    if (a->dtype != b->dtype || a->rank != b->rank || a->layout != b->layout)
+        return false;
+    for (int i = 0; i < type_dims(a); i++)
+        if (a->dims[i] != b->dims[i])
+            return false;
+    return true;
+}
+
+static void grow_types(ir_type_set *s)
+{
+    size_t cap = s->cap ? s->cap * 2 : 64, mask = cap - 1;
+    FR_CHECK(cap <= SIZE_MAX / sizeof *s->slots);
+    const ir_type **slots = calloc(cap, sizeof *slots);
+    FR_CHECK(slots != NULL);
+    for (size_t i = 0; i < s->cap; i++) {
+        if (!s->slots[i])
+            continue;
+        size_t j = type_hash(s->slots[i]) & mask;
+        while (slots[j]) /* types are distinct: the first free slot */
+            j = (j + 1) & mask;
+        slots[j] = s->slots[i];
+    }
+    free(s->slots);
+    s->slots = slots;
+    s->cap = cap;
+}
+
+const ir_type *ir_type_intern(ir_graph *g, const ir_type *t)
+{
+    ir_type_set *s = &g->types;
+    if ((s->len + 1) * 2 > s->cap)
+        grow_types(s);
+    size_t mask = s->cap - 1, j = type_hash(t) & mask;
+    for (; s->slots[j]; j = (j + 1) & mask)
+        if (same_type(s->slots[j], t))
+            return s->slots[j];
+    ir_type *copy = ar_alloc(g->arena, sizeof *copy); /* zeroed: no dims past the rank */
+    copy->dtype = t->dtype;
+    copy->rank = t->rank;
+    copy->layout = t->layout;
+    for (int i = 0; i < type_dims(t); i++)
+        copy->dims[i] = t->dims[i];
+    s->slots[j] = copy;
+    s->len++;
+    return copy;
+}
+
+void ir_value_set_type(ir_graph *g, ir_value *v, const ir_type *t)
+{
+    if (v->type != t)
+        v->type = ir_type_intern(g, t);
 }

@@ -168,7 +168,7 @@ static bool node_in_graph(const checker *c, const ir_node *n)
 /* Rank and dims within range, and a size that can exist. */
 static bool check_type(const checker *c, const ir_value *v)
 {
-    const ir_type *t = &v->type;
+    const ir_type *t = v->type;
     if (t->rank < -1 || t->rank > IR_MAX_RANK) {
         error_value(c, v, "'%s' has rank %d (the limit is %d)", v->name, t->rank, IR_MAX_RANK);
         return false;
@@ -199,7 +199,7 @@ static void check_const(const checker *c, const ir_value *v)
     int64_t numel;
     if (!k) {
         error_value(c, v, "constant '%s' has no data", v->name);
-    } else if (!ir_type_numel(&v->type, &numel)) {
+    } else if (!ir_type_numel(v->type, &numel)) {
         error_value(c, v, "constant '%s' needs a static shape", v->name);
     } else if (k->kind == IR_CONST_LITERAL && k->literal_count != (size_t)numel &&
                k->literal_count != 1) {
@@ -249,7 +249,7 @@ static void check_value(checker *c, ir_value *v, bool named_ok)
         }
         return;
     }
-    if (v->type.dtype == IR_DTYPE_UNKNOWN)
+    if (v->type->dtype == IR_DTYPE_UNKNOWN)
         error_value(c, v, "'%s' has no element type", v->name);
     if (v->kind == IR_VALUE_CONST && type_ok)
         check_const(c, v);
@@ -638,21 +638,25 @@ static void sort_nodes(checker *c)
 static void check_declared(const checker *c, const ir_node *n, ir_value *v,
                            const ir_type *declared)
 {
-    if (declared->layout != IR_LAYOUT_NONE && v->type.layout == IR_LAYOUT_NONE)
-        v->type.layout = declared->layout;
+    if (declared->layout != IR_LAYOUT_NONE && v->type->layout == IR_LAYOUT_NONE) {
+        ir_type tagged = *v->type;
+        tagged.layout = declared->layout;
+        ir_value_set_type(c->g, v, &tagged);
+    }
     ir_type stated = *declared;
     if (stated.layout == IR_LAYOUT_NONE)
-        stated.layout = v->type.layout;
+        stated.layout = v->type->layout;
     /* a declared `?` says less than inference may know (a Reshape to a computed shape that
      * shape values follow): it is no conflict */
-    for (int i = 0; stated.rank == v->type.rank && i < stated.rank; i++)
+    for (int i = 0; stated.rank == v->type->rank && i < stated.rank; i++)
         if (stated.dims[i] == IR_DIM_UNKNOWN)
-            stated.dims[i] = v->type.dims[i];
-    if (ir_type_equal(&stated, &v->type))
+            stated.dims[i] = v->type->dims[i];
+    if (ir_type_equal(&stated, v->type))
         return;
     char want[256], got[256];
-    error_value(c, v, "declared type %s but %s gives %s", type_text(c->g, declared, want, sizeof want),
-                ir_op_name(n->op), type_text(c->g, &v->type, got, sizeof got));
+    error_value(c, v, "declared type %s but %s gives %s",
+                type_text(c->g, declared, want, sizeof want), ir_op_name(n->op),
+                type_text(c->g, v->type, got, sizeof got));
 }
 
 /* Infers n's types. What shape values make known (ir/shape_value.c) is a hint, not the graph's
@@ -696,8 +700,8 @@ static void infer_node(checker *c, ir_node *n)
     ir_type *declared = n->noutputs <= FEW ? few : malloc(n->noutputs * sizeof *declared);
     FR_CHECK(declared != NULL);
     for (uint32_t i = 0; i < n->noutputs; i++) {
-        declared[i] = n->outputs[i]->type;
-        n->outputs[i]->type = (ir_type){.rank = -1};
+        declared[i] = *n->outputs[i]->type;
+        ir_value_set_type(c->g, n->outputs[i], &(ir_type){.rank = -1});
     }
     if (!skip && !infer_with_shape_values(c->g, n, c->dg))
         skip = true;
@@ -713,7 +717,8 @@ static void infer_node(checker *c, ir_node *n)
             check_declared(c, n, v, &declared[i]);
     }
     for (uint32_t i = 0; i < n->noutputs && skip; i++) {
-        n->outputs[i]->type = declared[i]; /* keep what was written, for printing */
+        /* keep what was written, for printing */
+        ir_value_set_type(c->g, n->outputs[i], &declared[i]);
         c->bad_value[n->outputs[i]->id] = true;
     }
     if (declared != few)
@@ -854,7 +859,7 @@ static uint64_t value_fingerprint(const ir_value *v)
         h = mix(h, (v->konst->kind == IR_CONST_DATA ? ptr_bits(v->konst->data) : 0) ^
                        ptr_bits(v->konst->literal) ^ ((uint64_t)v->konst->kind << 60) ^
                        v->konst->literal_count);
-    const ir_type *t = &v->type;
+    const ir_type *t = v->type;
     h = mix(h,
             (uint64_t)t->dtype ^ ((uint64_t)(uint8_t)t->rank << 8) ^ ((uint64_t)t->layout << 16));
     for (int i = 0; i < t->rank && i < IR_MAX_RANK; i++)
@@ -925,7 +930,7 @@ static bool reinfer_node(checker *c, ir_node *n)
     const ir_shape_value *had[KEEP];
     bool kept = n->noutputs <= KEEP;
     for (uint32_t i = 0; kept && i < n->noutputs; i++) {
-        types[i] = n->outputs[i]->type;
+        types[i] = *n->outputs[i]->type;
         had[i] = n->outputs[i]->sv;
         if (had[i])
             svs[i] = *had[i];
@@ -933,7 +938,7 @@ static bool reinfer_node(checker *c, ir_node *n)
     infer_node(c, n);
     bool changed = !kept;
     for (uint32_t i = 0; !changed && i < n->noutputs; i++)
-        changed = !same_type(&types[i], &n->outputs[i]->type) ||
+        changed = !same_type(&types[i], n->outputs[i]->type) ||
                   !same_shape_value(had[i] ? &svs[i] : NULL, n->outputs[i]->sv);
     return changed;
 }

@@ -36,7 +36,7 @@ bool kn_why(char *why_not, const char *fmt, ...)
 
 static const ir_type *in_type(const ir_node *n, uint32_t i)
 {
-    return i < n->ninputs && n->inputs[i] ? &n->inputs[i]->type : NULL;
+    return i < n->ninputs && n->inputs[i] ? n->inputs[i]->type : NULL;
 }
 
 /* Every present input is f32, f16 or bf16 (unknown dtypes are not refused). */

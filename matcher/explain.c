@@ -155,16 +155,16 @@ void mt_describe_failure(const mt_automaton *a, const mt_variant *v, uint32_t de
         snprintf(buf, size, "%s: %s is not a constant", what, val);
         return;
     case MI_DTYPE:
-        snprintf(buf, size, "%s: '%s' is %s, not %s", what, r0->name, ir_dtype_name(r0->type.dtype),
-                 ir_dtype_name((ir_dtype)c->args[1]));
+        snprintf(buf, size, "%s: '%s' is %s, not %s", what, r0->name,
+                 ir_dtype_name(r0->type->dtype), ir_dtype_name((ir_dtype)c->args[1]));
         return;
     case MI_LAYOUT:
         snprintf(buf, size, "%s: '%s' has layout %s, not %s", what, r0->name,
-                 r0->type.layout ? ir_layout_name((ir_layout)r0->type.layout) : "(none)",
+                 r0->type->layout ? ir_layout_name((ir_layout)r0->type->layout) : "(none)",
                  ir_layout_name((ir_layout)c->args[1]));
         return;
     case MI_RANK:
-        snprintf(buf, size, "%s: '%s' has rank %d, not %u", what, r0->name, r0->type.rank,
+        snprintf(buf, size, "%s: '%s' has rank %d, not %u", what, r0->name, r0->type->rank,
                  c->args[1]);
         return;
     case MI_ATTR: {

@@ -167,10 +167,10 @@ static gval eval(const guard_env *env, const dsl_expr *e);
 
 static gval shape_of(const ir_value *v)
 {
-    if (v->type.rank < 0 || v->type.rank > GV_MAX_LIST)
+    if (v->type->rank < 0 || v->type->rank > GV_MAX_LIST)
         return unknown();
-    gval r = {.kind = GV_LIST, .count = (uint32_t)v->type.rank};
-    memcpy(r.dims, v->type.dims, (size_t)v->type.rank * sizeof r.dims[0]);
+    gval r = {.kind = GV_LIST, .count = (uint32_t)v->type->rank};
+    memcpy(r.dims, v->type->dims, (size_t)v->type->rank * sizeof r.dims[0]);
     return r;
 }
 
@@ -208,13 +208,13 @@ static gval attr_value(const ir_node *n, const char *name)
 static gval const_value(const guard_env *env, ir_value *v)
 {
     int64_t n;
-    if (v->kind != IR_VALUE_CONST || !ir_type_numel(&v->type, &n) || n != 1)
+    if (v->kind != IR_VALUE_CONST || !ir_type_numel(v->type, &n) || n != 1)
         return unknown();
     const void *data = ir_const_data_or_null(env->g, v);
     if (!data)
         return unknown();
     double x;
-    switch (v->type.dtype) {
+    switch (v->type->dtype) {
     case IR_F32: x = *(const float *)data; break;
     case IR_F16: x = f16_to_f32(*(const uint16_t *)data); break;
     case IR_BF16: x = bf16_to_f32(*(const uint16_t *)data); break;
@@ -266,7 +266,7 @@ static gval call(const guard_env *env, const dsl_expr *e)
     if (arg.kind != GV_VALUE)
         return unknown();
     const ir_value *v = arg.value;
-    const ir_type *t = &v->type;
+    const ir_type *t = v->type;
     switch (e->fn) {
     case DSL_FN_SHAPE: return shape_of(v);
     case DSL_FN_RANK: return t->rank >= 0 ? integer(t->rank) : unknown();

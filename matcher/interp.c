@@ -309,9 +309,9 @@ static void run(mt_matcher *m, ir_node *n)
             break;
         }
         case MI_CONST: ok = regs[x[0]]->kind == IR_VALUE_CONST; break;
-        case MI_DTYPE: ok = regs[x[0]]->type.dtype == x[1]; break;
-        case MI_LAYOUT: ok = regs[x[0]]->type.layout == x[1]; break;
-        case MI_RANK: ok = regs[x[0]]->type.rank == (int32_t)x[1]; break;
+        case MI_DTYPE: ok = regs[x[0]]->type->dtype == x[1]; break;
+        case MI_LAYOUT: ok = regs[x[0]]->type->layout == x[1]; break;
+        case MI_RANK: ok = regs[x[0]]->type->rank == (int32_t)x[1]; break;
         case MI_ATTR: ok = mt_attr_equal(regs[x[0]]->producer, a->attrs[x[1]]); break;
         case MI_EQ: ok = regs[x[0]] == regs[x[1]]; break;
         case MI_OUTPUT:

@@ -414,7 +414,7 @@ static void place_gemm_c(ox_importer *im, ox_pending *p, double beta)
     ir_value *c = n->inputs[2];
     if (!c)
         return;
-    bool bias = beta == 1.0 && c->kind != IR_VALUE_NODE && c->type.rank == 1;
+    bool bias = beta == 1.0 && c->kind != IR_VALUE_NODE && c->type->rank == 1;
     if (bias)
         return;
     n->inputs[2] = NULL;
@@ -545,7 +545,7 @@ bool ox_contrib_import(ox_importer *im, ox_pending *p)
 
 static bool is_f32(const ir_value *v)
 {
-    return !v || v->type.dtype == IR_F32;
+    return !v || v->type->dtype == IR_F32;
 }
 
 static bool all_f32(const ir_node *n)
@@ -606,8 +606,8 @@ static bool export_gemm(ox_exporter *ex, const ir_node *n)
     }
     if (ir_get_int(n, "transBatchA") || ir_get_int(n, "transBatchB"))
         return false; /* only FusedMatMul moves batch dims */
-    if (residual || act == -1 || (act >= 0 && !acts[act].in_gemm) || n->inputs[0]->type.rank != 2 ||
-        n->inputs[1]->type.rank != 2)
+    if (residual || act == -1 || (act >= 0 && !acts[act].in_gemm) ||
+        n->inputs[0]->type->rank != 2 || n->inputs[1]->type->rank != 2)
         return false;
     if (act == -2) { /* FusedGemm wants an activation: alpha * A @ B + bias is ONNX's Gemm */
         Onnx__NodeProto *np = ox_emit_node(ex, "", "Gemm", n);
@@ -637,18 +637,17 @@ static bool same_shape(const ir_type *a, const ir_type *b)
 
 static bool export_skip_norm(ox_exporter *ex, const ir_node *n, const char *op_type)
 {
-    const ir_type *a = &n->inputs[0]->type;
+    const ir_type *a = n->inputs[0]->type;
     int64_t axis = ir_get_int(n, "axis");
     bool last = axis == -1 || axis == a->rank - 1;
     /* scale, bias and skip_bias: vectors of the hidden size, as ONNX Runtime's kernel reads them */
     int64_t hidden = a->rank >= 1 ? a->dims[a->rank - 1] : -1;
     bool vectors = ir_dim_is_static(hidden) || ir_dim_is_symbol(hidden);
     for (uint32_t i = 2; vectors && i < n->ninputs; i++) {
-        const ir_type *t = n->inputs[i] ? &n->inputs[i]->type : NULL;
+        const ir_type *t = n->inputs[i] ? n->inputs[i]->type : NULL;
         vectors = !t || (t->rank == 1 && t->dims[0] == hidden);
     }
-    if (!last || (a->rank != 2 && a->rank != 3) || !same_shape(a, &n->inputs[1]->type) ||
-        !vectors)
+    if (!last || (a->rank != 2 && a->rank != 3) || !same_shape(a, n->inputs[1]->type) || !vectors)
         return false;
     static const int slots[] = {0, 3};
     Onnx__NodeProto *np = ox_emit_node(ex, "com.microsoft", op_type, n);
@@ -681,7 +680,7 @@ static bool export_bias_gelu(ox_exporter *ex, const ir_node *n)
     bool fast = strcmp(expr, fast_gelu_bias_expr) == 0;
     if (n->ninputs != 2 || (!fast && strcmp(expr, bias_gelu_expr) != 0))
         return false;
-    const ir_type *a = &n->inputs[0]->type, *b = &n->inputs[1]->type;
+    const ir_type *a = n->inputs[0]->type, *b = n->inputs[1]->type;
     if (a->rank < 1 || b->rank != 1 || b->dims[0] != a->dims[a->rank - 1] ||
         !ir_dim_is_static(b->dims[0]))
         return false;

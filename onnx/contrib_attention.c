@@ -302,8 +302,9 @@ static bool import_attention(ox_importer *im, ox_pending *p, const mha_attrs *a,
     int64_t sizes[3];
     if (a->nsizes == 3) {
         memcpy(sizes, a->sizes, sizeof sizes);
-    } else if (w->type.rank == 2 && ir_dim_is_static(w->type.dims[1]) && w->type.dims[1] % 3 == 0) {
-        sizes[0] = sizes[1] = sizes[2] = w->type.dims[1] / 3;
+    } else if (w->type->rank == 2 && ir_dim_is_static(w->type->dims[1]) &&
+               w->type->dims[1] % 3 == 0) {
+        sizes[0] = sizes[1] = sizes[2] = w->type->dims[1] / 3;
     } else {
         ox_unsupported(r,
                        "%s: the weights' width is not known at import and there is no "
@@ -397,7 +398,7 @@ static bool import_mha(ox_importer *im, ox_pending *p, const mha_attrs *a, mha_f
         return false;
     }
     /* a graph input or constant has its rank now; anything else is checked after validation */
-    bool in_heads = k->type.rank == 4 && v->type.rank == 4;
+    bool in_heads = k->type->rank == 4 && v->type->rank == 4;
     if (in_heads && past_k) {
         ox_unsupported(r,
                        "%s: a KV cache with key and value already in heads [B, H, T, D] is "
@@ -474,10 +475,10 @@ bool ox_contrib_attention_import(ox_importer *im, ox_pending *p)
 static bool need_rank(ox_importer *im, const mha_fixup *fx, const ir_value *v, int rank,
                       const char *what)
 {
-    if (v->type.rank == rank)
+    if (v->type->rank == rank)
         return true;
     ox_unsupported(ox_importer_report(im), "%s: %s '%s' has rank %d; import converts rank %d",
-                   fx->label, what, v->name, v->type.rank, rank);
+                   fx->label, what, v->name, v->type->rank, rank);
     return false;
 }
 
@@ -488,7 +489,7 @@ static bool split_bias(ox_importer *im, mha_fixup *fx)
     int64_t widths[3], start = 0;
     for (int i = 0; i < 3; i++) {
         /* key and value already in heads [B, H, T, D] are H * D wide */
-        const ir_type *t = fx->reshape[i] ? &fx->reshape[i]->inputs[0]->type : &fx->kv[i - 1]->type;
+        const ir_type *t = fx->reshape[i] ? fx->reshape[i]->inputs[0]->type : fx->kv[i - 1]->type;
         widths[i] = t->rank == 3 ? t->dims[2]
                     : t->rank == 4 && ir_dim_is_static(t->dims[1]) && ir_dim_is_static(t->dims[3])
                         ? t->dims[1] * t->dims[3]
@@ -501,7 +502,7 @@ static bool split_bias(ox_importer *im, mha_fixup *fx)
             return false;
         }
     }
-    const ir_type *bt = &fx->bias->type;
+    const ir_type *bt = fx->bias->type;
     if (bt->rank != 1 || bt->dims[0] != widths[0] + widths[1] + widths[2]) {
         ox_invalid(ox_importer_report(im),
                    "%s: bias '%s' must be a vector of %" PRId64 " (query, key and value widths)",
@@ -566,7 +567,7 @@ static ir_value *megatron_rows(ox_importer *im, mha_fixup *fx)
 static bool build_mask(ox_importer *im, mha_fixup *fx)
 {
     ir_graph *g = ox_importer_graph(im);
-    const ir_type *mt = &fx->mask->type;
+    const ir_type *mt = fx->mask->type;
     bool megatron = mt->rank == 4 && fx->kind == KIND_ATTENTION;
     if ((mt->rank != 2 && !megatron) || (mt->dtype != IR_I32 && mt->dtype != IR_I64)) {
         ox_unsupported(ox_importer_report(im),
@@ -591,7 +592,7 @@ static bool build_mask(ox_importer *im, mha_fixup *fx)
         return true;
     }
     const char *stem = fx->mask->name;
-    ir_dtype dt = fx->x->type.dtype;
+    ir_dtype dt = fx->x->type->dtype;
     ir_value *gin[] = {megatron_rows(im, fx),
                        ox_const_scalar(im, ar_printf(g->arena, "%s_zero", stem), mt->dtype, 0)};
     ir_value *masked = add1(im, IR_OP_Equal, ar_printf(g->arena, "%s_masked", stem), 2, gin);

@@ -284,7 +284,7 @@ static bool bitmask_dropout_grad(ox_importer *im, ox_pending *p)
         return true;
     ir_value *bits = unpack_mask(im, p, words, dy);
     /* float(dy) * bit * scale, rounded once to dy's type */
-    bool f32 = dy->kind != IR_VALUE_NODE && dy->type.dtype == IR_F32;
+    bool f32 = dy->kind != IR_VALUE_NODE && dy->type->dtype == IR_F32;
     ir_value *dy32 = f32 ? dy : ox_cast(im, stem_of(im, p, "dy_f32"), dy, IR_F32);
     int training = training_mode(im, in[3]);
     double r = 0.5;
@@ -314,7 +314,7 @@ static bool bitmask_dropout_grad(ox_importer *im, ox_pending *p)
     ir_value *prod = ox_build1(im, IR_OP_Mul, stem_of(im, p, "scaled"), 2, last);
     if (dy->kind != IR_VALUE_NODE) {
         ox_become(im, dx, IR_OP_Cast, 1, &prod);
-        ir_set_attr_int(ox_importer_graph(im), dx, "to", ox_dtype_to_onnx(dy->type.dtype));
+        ir_set_attr_int(ox_importer_graph(im), dx, "to", ox_dtype_to_onnx(dy->type->dtype));
         return true;
     }
     ir_value *back[] = {prod, dy};

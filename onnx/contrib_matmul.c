@@ -59,7 +59,7 @@ static bool read_attrs(ox_importer *im, ox_pending *p, matmul_attrs *a)
 static int known_rank(const ir_value *v)
 {
     if (v->kind != IR_VALUE_NODE)
-        return v->type.rank;
+        return v->type->rank;
     const ir_node *n = v->producer;
     const int64_t *perm;
     uint32_t count = n->op == IR_OP_Transpose ? ir_get_ints(n, "perm", &perm) : 0;

@@ -93,7 +93,7 @@ static Onnx__TensorProto **initializers(ox_exporter *ex, size_t *count)
             ex->ok = false;
             continue;
         }
-        vec_push(&all, new_tensor(ex, v->name, &v->type, data, nbytes));
+        vec_push(&all, new_tensor(ex, v->name, v->type, data, nbytes));
     }
     for (size_t i = 0; i < ex->made_inits.len; i++)
         vec_push(&all, ex->made_inits.items[i]);
@@ -382,7 +382,7 @@ bool ox_flavour_parse(const char *name, ox_flavour *out)
 /* The i64 values of a constant input, or NULL (after reporting) when it is not one. */
 static const int64_t *const_ints(ox_exporter *ex, const ir_node *n, ir_value *v, uint32_t *count)
 {
-    if (v->kind != IR_VALUE_CONST || v->type.dtype != IR_I64 || v->type.rank > 1) {
+    if (v->kind != IR_VALUE_CONST || v->type->dtype != IR_I64 || v->type->rank > 1) {
         node_error(ex, n, "input '%s' must be a constant list of i64 at opset %" PRId64, v->name,
                    ex->opset);
         return NULL;
@@ -469,12 +469,13 @@ static void clip_bounds(ox_exporter *ex, const ir_node *n, std_form *f)
             node_error(ex, n, "has both the attribute and the input '%s'", names[i]);
             continue;
         }
-        if (!ir_dtype_is_float(n->inputs[0]->type.dtype)) {
+        if (!ir_dtype_is_float(n->inputs[0]->type->dtype)) {
             node_error(ex, n, "attribute bounds apply to float tensors only");
             continue;
         }
         const char *stem = ar_printf(ex->a, "%s_%s", n->outputs[0]->name, names[i]);
-        f->made[1 + i] = made_scalar(ex, stem, n->inputs[0]->type.dtype, ir_get_float(n, names[i]));
+        f->made[1 + i] =
+            made_scalar(ex, stem, n->inputs[0]->type->dtype, ir_get_float(n, names[i]));
     }
 }
 
@@ -508,7 +509,7 @@ static void constant_of_shape(ox_exporter *ex, const ir_node *n, Onnx__NodeProto
     skip_attr(ex, f, "dtype");
     if (!ir_node_attr(n, "value") && !ir_node_attr(n, "dtype"))
         return;
-    ir_dtype dt = n->outputs[0]->type.dtype;
+    ir_dtype dt = n->outputs[0]->type->dtype;
     uint8_t buf[8] = {0};
     double v = ir_get_float(n, "value");
     if (!ir_dtype_is_float(dt) && !(v >= -9.2e18 && v <= 9.2e18)) {
@@ -710,7 +711,7 @@ static const char *denotation(char c)
 
 static Onnx__ValueInfoProto *value_info(ox_exporter *ex, const ir_value *v)
 {
-    const ir_type *t = &v->type;
+    const ir_type *t = v->type;
     Onnx__TypeProto__Tensor *tt = ar_alloc(ex->a, sizeof *tt);
     onnx__type_proto__tensor__init(tt);
     tt->has_elem_type = true;

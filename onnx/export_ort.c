@@ -320,9 +320,9 @@ static const char *gemm_operand(sub *s, const char *x, int rank, bool trans_batc
 static void gemm_epilogue(sub *s)
 {
     const ir_node *n = s->n;
-    const char *a = gemm_operand(s, name_of(n->inputs[0]), n->inputs[0]->type.rank,
+    const char *a = gemm_operand(s, name_of(n->inputs[0]), n->inputs[0]->type->rank,
                                  ir_get_int(n, "transBatchA"), ir_get_int(n, "transA"));
-    const char *b = gemm_operand(s, name_of(n->inputs[1]), n->inputs[1]->type.rank,
+    const char *b = gemm_operand(s, name_of(n->inputs[1]), n->inputs[1]->type->rank,
                                  ir_get_int(n, "transBatchB"), ir_get_int(n, "transB"));
     const char *y = op2(s, "MatMul", a, b, NULL);
     double alpha = ir_get_float(n, "alpha"), beta = ir_get_float(n, "beta");
@@ -441,7 +441,7 @@ static void qgemm(sub *s)
     Onnx__NodeProto *np;
     const char *b_in[] = {name_of(n->inputs[2]), name_of(n->inputs[3])};
     const char *b = emit(s, "", "DequantizeLinear", b_in, 2, NULL, &np);
-    if (n->inputs[3]->type.rank == 1)
+    if (n->inputs[3]->type->rank == 1)
         ox_emit_attr_int(s->ex, np, "axis", 1);
     bool requant = n->ninputs > 5 && n->inputs[5];
     bool bias = n->ninputs > 4 && n->inputs[4];
@@ -596,7 +596,7 @@ static void ew_chain(sub *s, ar_arena *arena)
 static const char *rope(sub *s, const char *x, int rank, int64_t d, const ir_value *cosv,
                         const ir_value *sinv, bool interleaved, const char *dst)
 {
-    int64_t w = cosv->type.dims[cosv->type.rank - 1];
+    int64_t w = cosv->type->dims[cosv->type->rank - 1];
     if (!ir_dim_is_static(d) || !ir_dim_is_static(w) || (w != d && 2 * w != d)) {
         fail(s, "RoPE needs a static head size and table width");
         return x;
@@ -638,7 +638,7 @@ static const char *rope(sub *s, const char *x, int rank, int64_t d, const ir_val
         tc[0] = tc[1] = op2(s, "Unsqueeze", c, axes, NULL);
         ts[0] = ts[1] = op2(s, "Unsqueeze", sn, axes, NULL);
     } else { /* each element its own entry: the tables in pairs too */
-        int crank = cosv->type.rank;
+        int crank = cosv->type->rank;
         int64_t cshape[IR_MAX_RANK + 1] = {0};
         cshape[crank - 1] = d / 2;
         cshape[crank] = 2;
@@ -666,7 +666,7 @@ static const char *rope(sub *s, const char *x, int rank, int64_t d, const ir_val
 static void rope_node(sub *s)
 {
     const ir_node *n = s->n;
-    const ir_type *t = &n->inputs[0]->type;
+    const ir_type *t = n->inputs[0]->type;
     if (t->rank < 1) {
         fail(s, "RoPE needs its input's rank");
         return;
@@ -735,20 +735,21 @@ static bool dim_same(int64_t a, int64_t b)
 static bool packed_contrib(sub *s)
 {
     const ir_node *n = s->n;
-    const ir_type *x = &n->inputs[0]->type;
+    const ir_type *x = n->inputs[0]->type;
     const ir_value *mask = n->ninputs > 3 ? n->inputs[3] : NULL;
     const ir_value *km = n->ninputs > 6 ? n->inputs[6] : NULL;
     const ir_value *bias = n->ninputs > 7 ? n->inputs[7] : NULL;
     const ir_value *add = mask ? mask : bias;
     if (s->dt != IR_F32 || (n->ninputs > 4 && (n->inputs[4] || n->inputs[5])) ||
         ir_get_int(n, "causal") || ir_get_int(n, "nan_to_zero") || (mask && bias) ||
-        (add && (add->type.dtype != IR_F32 || add->type.rank != 4 ||
-                 !dim_same(add->type.dims[2], x->dims[1]) ||
-                 !dim_same(add->type.dims[3], x->dims[1]) ||
-                 (add->type.dims[0] != 1 && !dim_same(add->type.dims[0], x->dims[0])) ||
-                 (add->type.dims[1] != 1 && add->type.dims[1] != ir_get_int(n, "num_heads")))) ||
-        (km && (km->type.dtype != IR_I32 || km->type.rank != 2 ||
-                !dim_same(km->type.dims[0], x->dims[0]) || !dim_same(km->type.dims[1], x->dims[1]))))
+        (add &&
+         (add->type->dtype != IR_F32 || add->type->rank != 4 ||
+          !dim_same(add->type->dims[2], x->dims[1]) || !dim_same(add->type->dims[3], x->dims[1]) ||
+          (add->type->dims[0] != 1 && !dim_same(add->type->dims[0], x->dims[0])) ||
+          (add->type->dims[1] != 1 && add->type->dims[1] != ir_get_int(n, "num_heads")))) ||
+        (km &&
+         (km->type->dtype != IR_I32 || km->type->rank != 2 ||
+          !dim_same(km->type->dims[0], x->dims[0]) || !dim_same(km->type->dims[1], x->dims[1]))))
         return false;
     const char *in[] = {name_of(n->inputs[0]), name_of(n->inputs[1]), name_of(n->inputs[2]),
                         name_of(km), "", name_of(add)};
@@ -772,7 +773,7 @@ static void attention(sub *s)
     static const int64_t bshd_perm[] = {0, 2, 1, 3}, kt_perm[] = {0, 1, 3, 2};
     const ir_node *n = s->n;
     bool bshd = strcmp(ir_get_string(n, "layout"), "BSHD") == 0;
-    const ir_type *qt = &n->inputs[0]->type, *kt = &n->inputs[1]->type;
+    const ir_type *qt = n->inputs[0]->type, *kt = n->inputs[1]->type;
     const char *q = name_of(n->inputs[0]), *k = name_of(n->inputs[1]), *v = name_of(n->inputs[2]);
     ir_type packed[3];
     if (ir_get_int(n, "num_heads") > 0) { /* packed: X @ W + bias split into head views */
@@ -815,7 +816,7 @@ static void attention(sub *s)
         k = rope(s, k, 4, d, n->inputs[4], n->inputs[5], false, NULL);
     }
     if (hq != hkv) { /* GQA: each K/V head repeated hq / hkv times in a row (repeat_kv) */
-        const int64_t dv = n->inputs[2]->type.dims[3];
+        const int64_t dv = n->inputs[2]->type->dims[3];
         if (!ir_dim_is_static(hq) || !ir_dim_is_static(hkv) || !ir_dim_is_static(d) ||
             !ir_dim_is_static(dv)) {
             fail(s, "grouped-query Attention needs static head counts and sizes");
@@ -873,7 +874,7 @@ static void attention(sub *s)
 int64_t ox_ort_needs_opset(const ir_node *n)
 {
     if (ir_op_info_get(n->op)->cls != IR_CLASS_FUSED || !n->inputs[0] ||
-        n->inputs[0]->type.dtype == IR_F32)
+        n->inputs[0]->type->dtype == IR_F32)
         return 0;
     static const char *const act_attrs[] = {"act", "out_act"};
     for (size_t i = 0; i < FR_COUNT_OF(act_attrs); i++) {
@@ -887,7 +888,7 @@ int64_t ox_ort_needs_opset(const ir_node *n)
 
 void ox_ort_export(ox_exporter *ex, const ir_node *n)
 {
-    sub s = {.ex = ex, .n = n, .dt = n->inputs[0] ? n->inputs[0]->type.dtype : IR_F32};
+    sub s = {.ex = ex, .n = n, .dt = n->inputs[0] ? n->inputs[0]->type->dtype : IR_F32};
     ar_arena *arena = ar_new();
     switch (n->op) {
     case IR_OP_FusedQKV: fused_qkv(&s); break;

@@ -152,7 +152,7 @@ static bool nearest_rounding(ox_importer *im, void *ctx)
     ir_graph *g = ox_importer_graph(im);
     ox_report *r = ox_importer_report(im);
     ir_value *scales = f->node->inputs[2];
-    if (scales->kind != IR_VALUE_CONST || !ir_type_is_static(&scales->type)) {
+    if (scales->kind != IR_VALUE_CONST || !ir_type_is_static(scales->type)) {
         ox_unsupported(r,
                        "%s: nearest with scales computed at run time (its rounding, down or "
                        "up, depends on their values)",
@@ -163,7 +163,7 @@ static bool nearest_rounding(ox_importer *im, void *ctx)
     if (!v)
         return false;
     int64_t count = 0;
-    ir_type_numel(&scales->type, &count); /* static: known */
+    ir_type_numel(scales->type, &count); /* static: known */
     bool grows = false, shrinks = false;
     for (int64_t i = 0; i < count; i++) {
         grows = grows || v[i] > 1.0f;
@@ -259,11 +259,11 @@ static ir_value *per_channel(ox_importer *im, ir_value *v, int64_t groups, int64
         const uint8_t *data = ir_const_data(g, v, ox_importer_report(im)->dg);
         if (!data)
             return NULL;
-        size_t size = ir_dtype_size(v->type.dtype);
+        size_t size = ir_dtype_size(v->type->dtype);
         uint8_t *out = ar_alloc_array(g->arena, (size_t)channels, size);
         for (int64_t c = 0; c < channels; c++)
             memcpy(out + (size_t)c * size, data + (size_t)(c / per) * size, size);
-        return ox_const_vector(im, stem, v->type.dtype, out, (uint32_t)channels);
+        return ox_const_vector(im, stem, v->type->dtype, out, (uint32_t)channels);
     }
     int64_t column[2] = {groups, 1}, grid[2] = {groups, per};
     ir_value *r = add_binary(g, IR_OP_Reshape, v,
@@ -292,7 +292,7 @@ static bool group_norm_channels(ox_importer *im, void *ctx)
     n->nattrs = f->nattrs;
     n->ninputs = 3;
     const ir_attr *groups_attr = ir_node_attr(n, "num_groups");
-    const ir_type *x = &n->inputs[0]->type;
+    const ir_type *x = n->inputs[0]->type;
     int64_t c = x->rank >= 2 ? x->dims[1] : IR_DIM_UNKNOWN;
     if (!groups_attr || groups_attr->kind != IR_ATTR_INT || groups_attr->v.i < 1 ||
         (ir_dim_is_static(c) && c % groups_attr->v.i != 0))
@@ -306,12 +306,12 @@ static bool group_norm_channels(ox_importer *im, void *ctx)
     }
     for (uint32_t i = 1; i <= 2; i++) {
         ir_value *v = n->inputs[i];
-        if (v->type.rank != 1 || v->type.dims[0] != groups) {
-            ox_invalid(r, "%s: %s has %s values; before opset 21 it takes one per group (%" PRId64
-                          ")",
+        if (v->type->rank != 1 || v->type->dims[0] != groups) {
+            ox_invalid(r,
+                       "%s: %s has %s values; before opset 21 it takes one per group (%" PRId64 ")",
                        f->label, i == 1 ? "scale" : "bias",
-                       v->type.rank == 1 && ir_dim_is_static(v->type.dims[0])
-                           ? ar_printf(g->arena, "%" PRId64, v->type.dims[0])
+                       v->type->rank == 1 && ir_dim_is_static(v->type->dims[0])
+                           ? ar_printf(g->arena, "%" PRId64, v->type->dims[0])
                            : "not a static number of",
                        groups);
             return false;
@@ -471,8 +471,8 @@ static void flatten_softmax(ox_importer *im, ir_node *n)
     /* x's shape: a constant when it is static, so that inference knows the result's shape */
     const char *shape_stem = ar_printf(g->arena, "%s_shape", stem);
     ir_value *shape;
-    if (ir_type_is_static(&x->type))
-        shape = ox_const_i64(im, shape_stem, x->type.dims, (uint32_t)x->type.rank, false);
+    if (ir_type_is_static(x->type))
+        shape = ox_const_i64(im, shape_stem, x->type->dims, (uint32_t)x->type->rank, false);
     else
         shape = add_unary(g, IR_OP_Shape, x, shape_stem)->outputs[0];
     n->op = IR_OP_Reshape;
@@ -485,7 +485,7 @@ bool ox_legacy_softmax_fixup(ox_importer *im, ir_node **nodes, size_t count)
 {
     for (size_t i = 0; i < count; i++) {
         ir_node *n = nodes[i];
-        int rank = n->inputs[0]->type.rank;
+        int rank = n->inputs[0]->type->rank;
         int64_t axis = ir_get_int(n, "axis");
         if (axis == -1 || (rank >= 0 && axis == rank - 1))
             continue; /* one axis either way: the semantics agree */
@@ -501,7 +501,7 @@ bool ox_legacy_bounds_fixup(ox_importer *im, const ox_deferred_const *items, siz
     ir_graph *g = ox_importer_graph(im);
     for (size_t i = 0; i < count; i++) {
         ir_node *n = items[i].node;
-        ir_dtype dt = n->inputs[0]->type.dtype;
+        ir_dtype dt = n->inputs[0]->type->dtype;
         double v = items[i].value;
         if (isnan(v)) {
             /* Clip-6's default bound: -FLT_MAX or FLT_MAX, which only a float32 input can hold

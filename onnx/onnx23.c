@@ -110,7 +110,7 @@ typedef struct {
 static bool check_causal(ox_importer *im, void *ctx)
 {
     causal_check *c = ctx;
-    const ir_type *q = &c->node->inputs[0]->type, *k = &c->node->inputs[1]->type;
+    const ir_type *q = c->node->inputs[0]->type, *k = c->node->inputs[1]->type;
     if (q->rank == 4 && k->rank == 4 && same_dim(q->dims[2], k->dims[2]))
         return true;
     ox_unsupported(ox_importer_report(im),
@@ -133,7 +133,7 @@ static bool attention(ox_importer *im, ox_pending *p)
         if (v || i < 3)
             set_input_at(im, p->node, i, v);
     }
-    if (p->node->ninputs > 3 && p->node->inputs[3] && p->node->inputs[3]->type.dtype == IR_BOOL)
+    if (p->node->ninputs > 3 && p->node->inputs[3] && p->node->inputs[3]->type->dtype == IR_BOOL)
         return refuse(im, p, "a boolean attn_mask");
     ir_set_attr_string(g, p->node, "layout", "BHSD");
     for (size_t i = 0; i < p->proto->n_attribute; i++) {
@@ -180,12 +180,12 @@ static ir_value *made(ox_importer *im, ir_op op, const char *stem, ir_value *a, 
 static bool check_rope_rank(ox_importer *im, void *ctx)
 {
     causal_check *c = ctx;
-    if (c->node->inputs[0]->type.rank == 4)
+    if (c->node->inputs[0]->type->rank == 4)
         return true;
     ox_unsupported(ox_importer_report(im),
                    "%s: an input of rank %d; import converts RotaryEmbedding of [batch, heads, "
                    "sequence, head size]",
-                   c->label, c->node->inputs[0]->type.rank);
+                   c->label, c->node->inputs[0]->type->rank);
     return false;
 }
 

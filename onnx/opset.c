@@ -129,7 +129,7 @@ bool ox_reduce_noop_needed(const ir_node *n)
         return false;
     const ir_value *axes = n->ninputs > 1 ? n->inputs[1] : NULL;
     return !axes ||
-           (axes->kind == IR_VALUE_CONST && axes->type.rank == 1 && axes->type.dims[0] == 0);
+           (axes->kind == IR_VALUE_CONST && axes->type->rank == 1 && axes->type->dims[0] == 0);
 }
 
 /* ---- export: the opset a node needs --------------------------------------------------------- */
@@ -166,7 +166,7 @@ int64_t ox_opset_node_needs(const ir_node *n)
         return ir_node_attr(n, "start") || ir_node_attr(n, "end") ? 15 : 0;
     case IR_OP_Gelu:
         /* f32 Gelu goes to com.microsoft before opset 20 */
-        return n->inputs[0]->type.dtype == IR_F32 ? 0 : 20;
+        return n->inputs[0]->type->dtype == IR_F32 ? 0 : 20;
     case IR_OP_CastLike:
         return 15;
     case IR_OP_ScatterND:
@@ -191,7 +191,7 @@ int64_t ox_opset_node_needs(const ir_node *n)
         /* before 18, no split sizes means equal parts, which needs a divisible dim */
         if (!has_attr_not(n, "num_outputs", 0) || (n->ninputs > 1 && n->inputs[1]))
             return 0;
-        const ir_type *t = &n->inputs[0]->type;
+        const ir_type *t = n->inputs[0]->type;
         int64_t axis = ir_get_int(n, "axis");
         if (t->rank > 0 && axis < 0)
             axis += t->rank;
@@ -209,13 +209,13 @@ int64_t ox_opset_node_needs(const ir_node *n)
     }
     case IR_OP_QuantizeLinear:
         if (has_attr_not(n, "output_dtype", 0) || has_attr_not(n, "block_size", 0) ||
-            is_16bit(n->outputs[0]->type.dtype))
+            is_16bit(n->outputs[0]->type->dtype))
             return 21;
-        return n->inputs[1]->type.dtype != IR_F32 ? 19 : 0; /* an f16/bf16 scale: since 19 */
+        return n->inputs[1]->type->dtype != IR_F32 ? 19 : 0; /* an f16/bf16 scale: since 19 */
     case IR_OP_DequantizeLinear:
-        if (has_attr_not(n, "block_size", 0) || is_16bit(n->inputs[0]->type.dtype))
+        if (has_attr_not(n, "block_size", 0) || is_16bit(n->inputs[0]->type->dtype))
             return 21;
-        return n->inputs[1]->type.dtype != IR_F32 ? 19 : 0;
+        return n->inputs[1]->type->dtype != IR_F32 ? 19 : 0;
     default:
         return 0;
     }

@@ -52,12 +52,12 @@ ir_node *ox_output_node(ox_importer *im, const ox_pending *p, size_t slot)
 bool ox_const_number(ox_importer *im, ir_value *v, double *out)
 {
     int64_t n;
-    if (!v || v->kind != IR_VALUE_CONST || !ir_type_numel(&v->type, &n) || n != 1)
+    if (!v || v->kind != IR_VALUE_CONST || !ir_type_numel(v->type, &n) || n != 1)
         return false;
     const void *data = ir_const_data_or_null(ox_importer_graph(im), v);
     if (!data)
         return false;
-    *out = ir_const_element(data, v->type.dtype, 0);
+    *out = ir_const_element(data, v->type->dtype, 0);
     return true;
 }
 
@@ -73,7 +73,7 @@ ir_value *ox_cast(ox_importer *im, const char *stem, ir_value *x, ir_dtype to)
 ir_value *ox_cast_like(ox_importer *im, const char *stem, ir_value *x, ir_value *like)
 {
     if (like->kind != IR_VALUE_NODE)
-        return ox_cast(im, stem, x, like->type.dtype);
+        return ox_cast(im, stem, x, like->type->dtype);
     ir_value *in[] = {x, like};
     return ox_build1(im, IR_OP_CastLike, stem, 2, in);
 }
@@ -81,7 +81,7 @@ ir_value *ox_cast_like(ox_importer *im, const char *stem, ir_value *x, ir_value 
 ir_value *ox_number_like(ox_importer *im, const char *stem, double value, ir_value *like)
 {
     if (like->kind != IR_VALUE_NODE)
-        return ox_const_scalar(im, stem, like->type.dtype, value);
+        return ox_const_scalar(im, stem, like->type->dtype, value);
     return ox_cast_like(im, stem, ox_const_f32(im, stem, value), like);
 }
 

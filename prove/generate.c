@@ -152,10 +152,10 @@ static ir_value *make_leaf(pv_gen *gen, const pv_operand *o, const dsl_pattern *
         t.dims[0] = 1;
     }
     const ir_value *scores = nf && nf->causal_of ? gen->values[nf->causal_of->id] : NULL;
-    if (scores && scores->type.rank >= 2 && pv_rng_chance(gen->rng, 0.9)) {
+    if (scores && scores->type->rank >= 2 && pv_rng_chance(gen->rng, 0.9)) {
         /* causal_mask(@c, @s): the bool [S, T] of the keys each query sees, j <= i + T - S,
          * sometimes with leading ones (GPT-2's [1, 1, S, T]) */
-        const ir_type *st = &scores->type;
+        const ir_type *st = scores->type;
         int64_t s = st->dims[st->rank - 2], tk = st->dims[st->rank - 1];
         if (ir_dim_is_static(s) && ir_dim_is_static(tk) && s * tk > 0) {
             t.dtype = IR_BOOL;
@@ -304,7 +304,7 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
             if (n->inputs[i])
                 len += (size_t)snprintf(built + len, sizeof built - len, "%soperand %u (%s)",
                                         len ? ", " : "", i,
-                                        ir_type_format(gen->g, &n->inputs[i]->type, t, sizeof t));
+                                        ir_type_format(gen->g, n->inputs[i]->type, t, sizeof t));
         return pv_why(gen, "%s: the op knowledge has no operands to go with %s", info->name,
                       len ? built : "the pattern's predicates");
     }
@@ -338,7 +338,7 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
 static ir_value *consume(pv_gen *gen, ir_value *v, dg_context *dg)
 {
     const char *name = ar_printf(gen->g->arena, "v%u", ++gen->names);
-    ir_op op = v->type.dtype == IR_BOOL ? IR_OP_Not : IR_OP_Neg;
+    ir_op op = v->type->dtype == IR_BOOL ? IR_OP_Not : IR_OP_Neg;
     ir_node *n = ir_add_node(gen->g, op, 1, &name, 1);
     if (!n)
         return NULL;
@@ -346,7 +346,7 @@ static ir_value *consume(pv_gen *gen, ir_value *v, dg_context *dg)
     if (ir_op_info_get(op)->infer(gen->g, n, dg))
         return n->outputs[0];
     pv_why(gen, "%s reading the root: its inference refuses %s", ir_op_name(op),
-           ir_dtype_name(v->type.dtype));
+           ir_dtype_name(v->type->dtype));
     return NULL;
 }
 

@@ -58,7 +58,7 @@ static const ir_type *slot_type(const ir_node *n, const pv_operand *out, uint32_
     if (i >= n->ninputs)
         return NULL;
     if (n->inputs[i])
-        return &n->inputs[i]->type;
+        return n->inputs[i]->type;
     return out[i].type.dtype != IR_DTYPE_UNKNOWN ? &out[i].type : NULL;
 }
 
@@ -566,9 +566,9 @@ static bool propose_reshape(pv_gen *gen, ir_node *n, const pv_node_facts *const 
     for (size_t i = 0; i < gen->g->values.len && nc + 2 <= FR_COUNT_OF(c); i++) {
         const ir_value *v = gen->g->values.items[i];
         int64_t m;
-        if (v->kind != IR_VALUE_CONST && ir_type_numel(&v->type, &m) && m == numel &&
-            v->type.rank > 0)
-            c[nc++] = v->type, c[nc++] = v->type;
+        if (v->kind != IR_VALUE_CONST && ir_type_numel(v->type, &m) && m == numel &&
+            v->type->rank > 0)
+            c[nc++] = *v->type, c[nc++] = *v->type;
     }
     const ir_type *t = &c[pv_rng_below(gen->rng, nc)];
     propose_ints(gen, &out[1], t->dims, t->rank);
@@ -934,7 +934,7 @@ static bool propose_cast(pv_gen *gen, ir_node *n, const pv_node_facts *const *hi
         const ir_node *inner = n->inputs[0] ? n->inputs[0]->producer : NULL;
         ir_dtype to;
         if (inner && inner->op == IR_OP_Cast && inner->inputs[0] && pv_rng_chance(gen->rng, 0.8))
-            to = inner->inputs[0]->type.dtype; /* back where the first Cast started */
+            to = inner->inputs[0]->type->dtype; /* back where the first Cast started */
         else if (pv_rng_chance(gen->rng, 0.2))
             to = x->dtype; /* to its own type, as exporters also write (no_cast's instances) */
         else if (x->dtype != IR_F32)

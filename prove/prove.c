@@ -84,7 +84,7 @@ static int64_t instance_elements(const ir_graph *g)
     int64_t total = 0, n;
     for (size_t i = 0; i < g->values.len; i++) {
         const ir_value *v = g->values.items[i];
-        if (v->kind != IR_VALUE_NODE && ir_type_numel(&v->type, &n))
+        if (v->kind != IR_VALUE_NODE && ir_type_numel(v->type, &n))
             total += n;
     }
     return total;

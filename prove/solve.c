@@ -45,23 +45,23 @@ static bool eval(const pv_gen *gen, const dsl_expr *e, double *out)
             return false;
         if (e->fn == DSL_FN_VALUE)
             return const_scalar(v, out);
-        if (v->type.rank < 0)
+        if (v->type->rank < 0)
             return false;
         if (e->fn == DSL_FN_RANK) {
-            *out = v->type.rank;
+            *out = v->type->rank;
             return true;
         }
         if (e->fn == DSL_FN_NUMEL) {
             int64_t n;
-            return ir_type_numel(&v->type, &n) && (*out = (double)n, true);
+            return ir_type_numel(v->type, &n) && (*out = (double)n, true);
         }
         if (e->fn == DSL_FN_DIM && eval(gen, e->args[1], &a)) {
-            int64_t i = (int64_t)a, rank = v->type.rank;
+            int64_t i = (int64_t)a, rank = v->type->rank;
             if (i < 0)
                 i += rank;
-            if (i < 0 || i >= rank || !ir_dim_is_static(v->type.dims[i]))
+            if (i < 0 || i >= rank || !ir_dim_is_static(v->type->dims[i]))
                 return false;
-            *out = (double)v->type.dims[i];
+            *out = (double)v->type->dims[i];
             return true;
         }
         return false;
@@ -286,9 +286,9 @@ static bool shape_of(const pv_gen *gen, const dsl_expr *other, ir_type *out)
 {
     if (other->kind == DSL_EXPR_CALL && other->fn == DSL_FN_SHAPE) {
         const ir_value *v = bound(gen, other->args[0]);
-        if (!v || !ir_type_is_static(&v->type))
+        if (!v || !ir_type_is_static(v->type))
             return false;
-        *out = v->type;
+        *out = *v->type;
         return true;
     }
     if (other->kind != DSL_EXPR_LIST || other->nargs > IR_MAX_RANK)

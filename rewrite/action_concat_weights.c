@@ -59,7 +59,7 @@ static double float_at(ir_dtype dt, const unsigned char *data, size_t i)
 static bool copy_cat(rw_plan *p, rw_newconst *c, ir_value **parts, int64_t rows, char *why)
 {
     const concat *cc = c->arg;
-    ir_dtype dt = c->value->type.dtype;
+    ir_dtype dt = c->value->type->dtype;
     size_t size = ir_dtype_size(dt);
     unsigned char *out = malloc((size_t)(rows * cc->total) * size + 1);
     if (!out)
@@ -99,10 +99,10 @@ static bool copy_cat(rw_plan *p, rw_newconst *c, ir_value **parts, int64_t rows,
 static bool compute_cat(rw_plan *p, rw_newconst *c, ir_value **parts, int64_t rows, char *why)
 {
     const concat *cc = c->arg;
-    ir_dtype dt = c->value->type.dtype;
+    ir_dtype dt = c->value->type->dtype;
     bool same = dt == IR_F32 || dt == IR_F16 || dt == IR_BF16;
     for (uint32_t i = 0; same && i < cc->n; i++)
-        same = parts[i] && parts[i]->type.dtype == dt;
+        same = parts[i] && parts[i]->type->dtype == dt;
     if (same)
         return copy_cat(p, c, parts, rows, why);
     double *out = malloc((size_t)(rows * cc->total) * sizeof *out);
@@ -153,7 +153,7 @@ bool rw_action_concat_weights(rw_plan *p, char *why)
         if (!projection(p, p->roots.items[i], &mm, &cc->b[i], why))
             return false;
         ir_value *w = cc->w[i] = mm->inputs[1];
-        const ir_type *t = &w->type;
+        const ir_type *t = w->type;
         if (i == 0)
             x = mm->inputs[0];
         if (mm->inputs[0] != x)
@@ -166,21 +166,21 @@ bool rw_action_concat_weights(rw_plan *p, char *why)
             return rw_why(why, "concat_weights: the weight '%s' is not a static float matrix", w->name);
         if (i == 0)
             cc->k = t->dims[0];
-        if (t->dims[0] != cc->k || t->dtype != cc->w[0]->type.dtype)
+        if (t->dims[0] != cc->k || t->dtype != cc->w[0]->type->dtype)
             return rw_why(why, "concat_weights: '%s' and '%s' differ in rows or dtype",
                           cc->w[0]->name, w->name);
         sizes[i] = t->dims[1];
         cc->total += sizes[i];
         biases += cc->b[i] != NULL;
         int64_t bn;
-        if (cc->b[i] && (!ir_type_numel(&cc->b[i]->type, &bn) || bn != sizes[i] ||
-                         cc->b[i]->type.rank != 1))
+        if (cc->b[i] &&
+            (!ir_type_numel(cc->b[i]->type, &bn) || bn != sizes[i] || cc->b[i]->type->rank != 1))
             return rw_why(why, "concat_weights: the bias '%s' is not a vector of %lld",
                           cc->b[i]->name, (long long)sizes[i]);
     }
     if (biases != 0 && biases != cc->n)
         return rw_why(why, "concat_weights: some projections have a bias and some do not");
-    ir_type wt = cc->w[0]->type;
+    ir_type wt = *cc->w[0]->type;
     wt.dims[1] = cc->total;
     rw_newconst *w = rw_plan_new_const(p, cc->w[0]->name, &wt, compute_weights, cc);
     w->value->name = ar_printf(arena, "%s_concat", cc->w[0]->name);

@@ -66,7 +66,7 @@ static bool find(rw_plan *p, fold_add *f, char *why)
 /* Whether c is one value, or one per channel along axis 1 of a result of rank `rank`. */
 static bool shape_of_addend(fold_add *f, int rank, char *why)
 {
-    const ir_type *t = &f->c->type;
+    const ir_type *t = f->c->type;
     int64_t n;
     if (!ir_type_numel(t, &n) || t->rank > rank)
         return rw_why(why, "fold_add: '%s' does not broadcast per channel", f->c->name);
@@ -89,7 +89,7 @@ bool rw_action_fold_add(rw_plan *p, char *why)
         return false;
     f->w = f->conv->inputs[1];
     f->b = f->conv->ninputs > 2 ? f->conv->inputs[2] : NULL;
-    const ir_type *wt = &f->w->type, *out = &f->conv->outputs[0]->type;
+    const ir_type *wt = f->w->type, *out = f->conv->outputs[0]->type;
     if (f->c->kind != IR_VALUE_CONST || (f->b && f->b->kind != IR_VALUE_CONST))
         return rw_why(why, "constant: fold_add needs the addend and the conv's bias to be "
                            "constants");
@@ -97,13 +97,13 @@ bool rw_action_fold_add(rw_plan *p, char *why)
         return rw_why(why, "fold_add: the conv weight '%s' has no static output channels",
                       f->w->name);
     f->channels = wt->dims[0];
-    if (!ir_type_equal(&f->add->outputs[0]->type, out))
+    if (!ir_type_equal(f->add->outputs[0]->type, out))
         return rw_why(why, "fold_add: adding '%s' changes the shape of '%s'", f->c->name,
                       f->conv->outputs[0]->name);
     if (!shape_of_addend(f, out->rank, why))
         return false;
     int64_t bn;
-    if (f->b && (f->b->type.rank != 1 || !ir_type_numel(&f->b->type, &bn) || bn != f->channels))
+    if (f->b && (f->b->type->rank != 1 || !ir_type_numel(f->b->type, &bn) || bn != f->channels))
         return rw_why(why, "fold_add: the conv bias '%s' should hold %lld channels", f->b->name,
                       (long long)f->channels);
     ir_type bt = {.dtype = wt->dtype, .rank = 1, .dims = {f->channels}};

@@ -51,8 +51,8 @@ static bool plain_product(const ir_node *g)
 static bool scalar_const(const ir_value *v)
 {
     int64_t n;
-    return v && v->kind == IR_VALUE_CONST && ir_type_numel(&v->type, &n) && n == 1 &&
-           ir_dtype_is_float(v->type.dtype);
+    return v && v->kind == IR_VALUE_CONST && ir_type_numel(v->type, &n) && n == 1 &&
+           ir_dtype_is_float(v->type->dtype);
 }
 
 /* The factor of one Mul or Div member s_node into alpha; false with why when it is not a scale
@@ -86,9 +86,9 @@ static bool factor_of(rw_plan *p, const ir_node *s_node, double *factor, bool *a
     const ir_value *x = s_node->inputs[1 - si];
     if (!scalar_const(s))
         return rw_why(why, "fold_alpha: '%s' is not a float constant of one element", s->name);
-    if (!rw_same_type(&out->type, &x->type))
+    if (!rw_same_type(out->type, x->type))
         return rw_why(why, "fold_alpha: '%s' broadcasts '%s' to another shape (%s)", s->name,
-                      x->name, ir_shape_str(p->g, &out->type));
+                      x->name, ir_shape_str(p->g, out->type));
     if (below && !plain_product(below))
         return rw_why(why,
                       "fold_alpha: '%s' has a bias, residual or activation, which a scale of "

@@ -132,7 +132,7 @@ bool rw_action_fold_attention(rw_plan *p, char *why)
         return rw_why(why, "fold_attention: no Transpose of the match gives a MatMul its K^T");
     const int64_t *perm;
     uint32_t n = ir_get_ints(t, "perm", &perm);
-    int rank = t->inputs[0]->type.rank;
+    int rank = t->inputs[0]->type->rank;
     if (n < 2 || (int)n != rank)
         return rw_why(why, "fold_attention: '%s' has no permutation of its %d dims",
                       t->outputs[0]->name, rank);

@@ -74,7 +74,7 @@ static bool compute_weight(rw_plan *p, rw_newconst *c, char *why)
         free(t);
         return false;
     }
-    const ir_type *wt = &f->w->type;
+    const ir_type *wt = f->w->type;
     int64_t inner = 1; /* elements per (axis 0, axis 1) pair */
     for (int i = 2; i < wt->rank; i++)
         inner *= wt->dims[i];
@@ -116,7 +116,7 @@ static bool compute_bias(rw_plan *p, rw_newconst *c, char *why)
 static bool is_vector_of(const ir_value *v, int64_t n)
 {
     int64_t numel;
-    return v->type.rank == 1 && ir_type_numel(&v->type, &numel) && numel == n;
+    return v->type->rank == 1 && ir_type_numel(v->type, &numel) && numel == n;
 }
 
 static bool find_pair(rw_plan *p, fold_bn *f, char *why)
@@ -148,12 +148,12 @@ bool rw_action_fold_bn(rw_plan *p, char *why)
     f->w = f->conv->inputs[1];
     f->b = f->conv->ninputs > 2 ? f->conv->inputs[2] : NULL;
     f->group = f->matmul ? 1 : ir_get_int(f->conv, "group");
-    const ir_type *wt = &f->w->type;
+    const ir_type *wt = f->w->type;
     if (f->w->kind != IR_VALUE_CONST || (f->b && f->b->kind != IR_VALUE_CONST))
         return rw_why(why, "constant: fold_bn needs the conv's weight and bias to be constants");
     if (f->matmul) { /* no bias of its own: b' = beta - mean * s */
         if (!ir_type_is_static(wt) || wt->rank != 2 || !ir_dtype_is_float(wt->dtype) ||
-            f->conv->outputs[0]->type.rank != 2)
+            f->conv->outputs[0]->type->rank != 2)
             return rw_why(why,
                           "fold_bn: the MatMul '%s' is not a matrix times a float matrix "
                           "weight (its BatchNormalization channels would not be its columns)",

@@ -215,7 +215,7 @@ bool rw_action_fold_pad(rw_plan *p, char *why)
     if (strcmp(ap, "NOTSET") != 0 && !valid)
         return rw_why(why, "fold_pad: the conv's auto_pad is %s; it computes its own pads", ap);
     ir_value *x = f->pad->inputs[0];
-    f->rank = x->type.rank;
+    f->rank = x->type->rank;
     if (f->rank < 3)
         return rw_why(why, "fold_pad: the padded data '%s' has no spatial axes of known rank",
                       x->name);

@@ -52,7 +52,7 @@ static bool scale_tensor(rw_plan *p, rw_newconst *c, ir_value *src, int64_t stri
     bool ok = x != NULL;
     if (ok) {
         int64_t out_n;
-        ir_type_numel(&c->value->type, &out_n);
+        ir_type_numel(c->value->type, &out_n);
         double *y = out_n == n ? x : malloc((size_t)out_n * sizeof *y);
         for (int64_t i = 0; y && i < out_n; i++)
             y[i] = (out_n == n ? x[i] : x[0]) * s[(i / stride) % period];
@@ -68,7 +68,7 @@ static bool scale_tensor(rw_plan *p, rw_newconst *c, ir_value *src, int64_t stri
 static bool compute_weight(rw_plan *p, rw_newconst *c, char *why)
 {
     const fold_scale *f = c->arg;
-    const ir_type *t = &f->w->type;
+    const ir_type *t = f->w->type;
     if (f->g->op == IR_OP_Conv) {
         int64_t inner = 1; /* elements per output channel */
         for (int i = 1; i < t->rank; i++)
@@ -138,7 +138,7 @@ static bool find(rw_plan *p, fold_scale *f, char *why)
 /* Whether s is one value, or one per channel along `axis` of a result of rank `rank`. */
 static bool shape_of_scale(fold_scale *f, int axis, int rank, char *why)
 {
-    const ir_type *t = &f->s->type;
+    const ir_type *t = f->s->type;
     int64_t n;
     if (!ir_type_numel(t, &n) || t->rank > rank)
         return rw_why(why, "fold_scale: '%s' does not broadcast per channel", f->s->name);
@@ -168,7 +168,7 @@ bool rw_action_fold_scale(rw_plan *p, char *why)
                       g->outputs[0]->name);
     f->w = g->inputs[1];
     f->b = f->add_bias ? f->add_bias : g->ninputs > 2 ? g->inputs[2] : NULL;
-    const ir_type *wt = &f->w->type, *out = &g->outputs[0]->type;
+    const ir_type *wt = f->w->type, *out = g->outputs[0]->type;
     if (f->s->kind != IR_VALUE_CONST || f->w->kind != IR_VALUE_CONST ||
         (f->b && f->b->kind != IR_VALUE_CONST))
         return rw_why(why, "constant: fold_scale needs the scale, the weight and the bias to be "
@@ -177,7 +177,7 @@ bool rw_action_fold_scale(rw_plan *p, char *why)
         (g->op != IR_OP_Conv && wt->rank != 2))
         return rw_why(why, "fold_scale: the weight '%s' has a shape it cannot fold into",
                       f->w->name);
-    if (!ir_type_equal(&f->s_node->outputs[0]->type, out))
+    if (!ir_type_equal(f->s_node->outputs[0]->type, out))
         return rw_why(why, "fold_scale: scaling by '%s' changes the shape of '%s'", f->s->name,
                       g->outputs[0]->name);
     f->trans_b = (g->op == IR_OP_Gemm || g->op == IR_OP_GemmEpilogue) && ir_get_int(g, "transB");
@@ -189,7 +189,7 @@ bool rw_action_fold_scale(rw_plan *p, char *why)
         return rw_why(why, "fold_scale: the weight '%s' is not an input of the fused node",
                       f->w->name);
     if (f->b) {
-        const ir_type *bt = &f->b->type;
+        const ir_type *bt = f->b->type;
         int64_t bn;
         if (!ir_type_numel(bt, &bn) ||
             !(bn == 1 ||

@@ -32,7 +32,7 @@ static void spelled(int kind, int r, int64_t *perm)
 /* 0: identity, else SWAP and / or BATCH; -1: something else. */
 static int classify(const ir_node *t)
 {
-    const ir_type *in = &t->inputs[0]->type;
+    const ir_type *in = t->inputs[0]->type;
     if (in->rank < 2)
         return in->rank >= 0 ? 0 : -1;
     const int64_t *perm;
@@ -65,7 +65,7 @@ static bool set_trans_batch(rw_plan *p, const ir_node *g, const char *name, char
     if (!ir_op_attr_schema(target, name))
         return rw_why(why, "fold_transpose: %s has no %s; fuse into GemmEpilogue",
                       ir_op_name(target), name);
-    const ir_type *ta = &g->inputs[0]->type, *tb = &g->inputs[1]->type;
+    const ir_type *ta = g->inputs[0]->type, *tb = g->inputs[1]->type;
     if (ta->rank != tb->rank)
         return rw_why(why,
                       "fold_transpose: %s needs A and B of one rank (ONNX Runtime's "

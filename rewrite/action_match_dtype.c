@@ -33,7 +33,7 @@ static bool exact_in(double x, ir_dtype dt)
 static bool compute(rw_plan *p, rw_newconst *c, char *why)
 {
     const converted *cv = c->arg;
-    ir_dtype dt = c->value->type.dtype;
+    ir_dtype dt = c->value->type->dtype;
     int64_t n;
     double *x = rw_const_read(p, cv->src, &n, why);
     if (!x)
@@ -53,21 +53,21 @@ static bool compute(rw_plan *p, rw_newconst *c, char *why)
 bool rw_action_match_dtype(rw_plan *p, char *why)
 {
     ir_value *x = p->inputs.len ? p->inputs.items[0].v : NULL;
-    if (!x || !ir_dtype_is_float(x->type.dtype))
+    if (!x || !ir_dtype_is_float(x->type->dtype))
         return rw_why(why, "match_dtype: the fused node's input 0 is not a float tensor");
-    ir_dtype dt = x->type.dtype;
+    ir_dtype dt = x->type->dtype;
     for (size_t i = 1; i < p->inputs.len; i++) {
         ir_value *v = p->inputs.items[i].v;
-        if (!v || !ir_dtype_is_float(v->type.dtype) || v->type.dtype == dt)
+        if (!v || !ir_dtype_is_float(v->type->dtype) || v->type->dtype == dt)
             continue;
         if (v->kind != IR_VALUE_CONST)
             return rw_why(why,
                           "constant: match_dtype converts '%s' (%s) to %s only when it is a "
                           "constant",
-                          v->name, ir_dtype_name(v->type.dtype), ir_dtype_name(dt));
+                          v->name, ir_dtype_name(v->type->dtype), ir_dtype_name(dt));
         converted *cv = ar_alloc(p->ctx->scratch, sizeof *cv);
         cv->src = v;
-        ir_type t = v->type;
+        ir_type t = *v->type;
         t.dtype = dt;
         rw_newconst *c = rw_plan_new_const(p, v->name, &t, compute, cv);
         p->inputs.items[i].v = c->value;

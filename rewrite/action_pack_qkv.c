@@ -35,7 +35,7 @@ static int64_t heads_of_view(const rw_plan *p, const ir_value *v, uint32_t index
         (*f && *f != src->producer))
         return -1;
     *f = src->producer;
-    const ir_type *y = &v->type, *x = &src->type;
+    const ir_type *y = v->type, *x = src->type;
     if (y->rank != 4 || x->rank != 3 || !same_dim(y->dims[0], x->dims[0]) ||
         !same_dim(y->dims[1], x->dims[1]) || !ir_dim_is_static(y->dims[2]) ||
         !ir_dim_is_static(y->dims[3]) || !ir_dim_is_static(x->dims[2]) ||
@@ -63,7 +63,7 @@ bool rw_action_pack_qkv(rw_plan *p, char *why)
     if (f->noutputs != 3 || f->ninputs < 3 || !f->inputs[2])
         return rw_why(why, "pack_qkv: '%s' is not a FusedQKV of three outputs with a bias",
                       f->outputs[0]->name);
-    if (f->inputs[0]->type.rank != 3)
+    if (f->inputs[0]->type->rank != 3)
         return rw_why(why, "pack_qkv: X '%s' is not [B, S, C]", f->inputs[0]->name);
     p->inputs.len = 0;
     for (uint32_t i = 0; i < 3; i++)

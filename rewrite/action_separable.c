@@ -62,7 +62,7 @@ static bool all_ints(const ir_node *n, const char *name, int64_t v)
 static bool check_depthwise(const separable *s, char *why)
 {
     const ir_node *dw = s->dw;
-    const ir_type *x = &dw->inputs[0]->type, *w = &dw->inputs[1]->type;
+    const ir_type *x = dw->inputs[0]->type, *w = dw->inputs[1]->type;
     int64_t group = ir_get_int(dw, "group");
     if (x->rank < 3 || w->rank != x->rank || !ir_dim_is_static(x->dims[1]) || group != x->dims[1] ||
         w->dims[1] != 1)
@@ -79,7 +79,7 @@ static bool check_depthwise(const separable *s, char *why)
 static bool check_pointwise(const separable *s, char *why)
 {
     const ir_node *pw = s->pw;
-    const ir_type *w = &pw->inputs[1]->type;
+    const ir_type *w = pw->inputs[1]->type;
     bool one_by_one = w->rank >= 3;
     for (int d = 2; d < w->rank; d++)
         one_by_one = one_by_one && w->dims[d] == 1;

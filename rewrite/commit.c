@@ -48,7 +48,7 @@ static void add_consts(rw_plan *p)
     for (size_t i = 0; i < p->consts.len; i++) {
         rw_newconst *c = p->consts.items[i];
         const char *name = const_name(p, c->value->name);
-        ir_value *v = ir_add_const(p->g, name, &c->value->type, ir_const_new(p->g, IR_CONST_DATA));
+        ir_value *v = ir_add_const(p->g, name, c->value->type, ir_const_new(p->g, IR_CONST_DATA));
         FR_CHECK(v != NULL);
         ir_const_take_data(p->g, v, c->data, c->nbytes); /* not copied: the graph owns it */
         c->data = NULL;
@@ -138,7 +138,7 @@ static void add_helpers(rw_plan *p)
         n->attrs = ar_alloc_array(p->g->arena, n->nattrs, sizeof *n->attrs);
         for (uint32_t k = 0; k < n->nattrs; k++)
             n->attrs[k] = copy_attr(p->g, &t->attrs[k]);
-        n->outputs[0]->type = t->outputs[0]->type;
+        ir_value_set_type(p->g, n->outputs[0], t->outputs[0]->type);
         n->src_offset = t->src_offset;
         n->src_len = t->src_len;
         for (size_t k = 0; k < p->inputs.len; k++)

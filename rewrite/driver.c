@@ -434,7 +434,8 @@ static int64_t constant_bytes(const ir_graph *g)
 {
     int64_t total = 0, n;
     for (size_t i = 0; i < g->values.len; i++)
-        if (g->values.items[i]->kind == IR_VALUE_CONST && ir_type_nbytes(&g->values.items[i]->type, &n))
+        if (g->values.items[i]->kind == IR_VALUE_CONST &&
+            ir_type_nbytes(g->values.items[i]->type, &n))
             total += n;
     return total;
 }

@@ -30,11 +30,11 @@ bool rw_plan_forward(rw_plan *p, char *why)
                       "graph output: '%s' is an output of the graph; removing its node would "
                       "rename it",
                       root->name);
-    if (!rw_same_type(&root->type, &x->type)) {
+    if (!rw_same_type(root->type, x->type)) {
         char a[160], b[160];
         return rw_why(why, "shape: '%s' is %s but '%s' is %s", x->name,
-                      ir_type_format(p->g, &x->type, a, sizeof a), root->name,
-                      ir_type_format(p->g, &root->type, b, sizeof b));
+                      ir_type_format(p->g, x->type, a, sizeof a), root->name,
+                      ir_type_format(p->g, root->type, b, sizeof b));
     }
     return true;
 }

@@ -152,7 +152,7 @@ bool rw_check_layout(const ir_node *fused, char *why)
         return true;
     for (uint32_t i = 0; i < fused->ninputs; i++) {
         const ir_value *v = fused->inputs[i];
-        ir_layout l = v ? (ir_layout)v->type.layout : IR_LAYOUT_NONE;
+        ir_layout l = v ? (ir_layout)v->type->layout : IR_LAYOUT_NONE;
         if (l == IR_LAYOUT_NONE || (layouts & (1u << l)))
             continue;
         char names[80];
@@ -183,7 +183,7 @@ static bool narrows_to_tail(const rw_plan *p, const ir_node *cast, ir_dtype to)
     if (!p->outputs.len)
         return false;
     for (size_t i = 0; i < p->outputs.len; i++)
-        if (p->outputs.items[i]->type.dtype != to)
+        if (p->outputs.items[i]->type->dtype != to)
             return false;
     /* Mark the members downstream of the Cast (members hold a few dozen nodes: quadratic is
      * fine); one that changes the dtype there refuses. */
@@ -214,7 +214,7 @@ static bool narrows_to_tail(const rw_plan *p, const ir_node *cast, ir_dtype to)
                 continue;
             down[i] = grew = true;
             for (uint32_t k = 0; k < n->noutputs && ok; k++)
-                ok = !n->outputs[k] || n->outputs[k]->type.dtype == to;
+                ok = !n->outputs[k] || n->outputs[k]->type->dtype == to;
         }
     }
     free(down);
@@ -290,7 +290,7 @@ bool rw_check_precision(rw_plan *p, char *why)
         const ir_node *n = p->members.items[i];
         if (!n->ninputs || !n->inputs[0] || !n->noutputs)
             continue;
-        ir_dtype in = n->inputs[0]->type.dtype, out = n->outputs[0]->type.dtype;
+        ir_dtype in = n->inputs[0]->type->dtype, out = n->outputs[0]->type->dtype;
         if (in == IR_DTYPE_UNKNOWN || out == IR_DTYPE_UNKNOWN || in == out)
             continue;
         bool named = false;

@@ -119,7 +119,7 @@ rw_newconst *rw_plan_new_const(rw_plan *p, const char *stem, const ir_type *t, r
     c->value = ar_alloc(arena, sizeof *c->value);
     c->value->name = ar_printf(arena, "%s_folded", stem);
     c->value->kind = IR_VALUE_CONST;
-    c->value->type = *t;
+    ir_value_set_type(p->g, c->value, t);
     int64_t bytes = 0;
     ir_type_nbytes(t, &bytes);
     p->new_bytes += bytes;
@@ -147,7 +147,7 @@ ir_value *rw_plan_helper(rw_plan *p, ir_op op, ir_value *input, const ir_attr *a
     out->name = ar_printf(arena, "%s_%s", input->name, op == IR_OP_Transpose ? "t" : "h");
     out->kind = IR_VALUE_NODE;
     out->producer = t;
-    out->type.rank = -1;
+    ir_value_set_type(p->g, out, &(ir_type){.rank = -1});
     t->outputs[0] = out;
     t->src_offset = replaces->src_offset;
     t->src_len = replaces->src_len;

@@ -216,7 +216,7 @@ static bool attr_from_const(rw_plan *p, const dsl_rattr *a, char *why)
         for (int64_t i = 0; i < n; i++)
             ok &= x[i] == (double)(int64_t)x[i];
     }
-    if (ok && (v->type.dtype == IR_F32 || v->type.dtype == IR_F16 || v->type.dtype == IR_BF16))
+    if (ok && (v->type->dtype == IR_F32 || v->type->dtype == IR_F16 || v->type->dtype == IR_BF16))
         for (int64_t i = 0; i < n; i++) /* exact in float32: the shortest decimal of that float */
             x[i] = shortest_float32(x[i]);
     if (ok) {

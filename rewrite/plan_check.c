@@ -58,7 +58,7 @@ static ir_node *tentative(rw_plan *p)
         v->kind = IR_VALUE_NODE;
         v->producer = t;
         v->out_index = i;
-        v->type.rank = -1;
+        ir_value_set_type(p->g, v, &(ir_type){.rank = -1});
         t->outputs[i] = v;
     }
     t->src_offset = p->roots.items[0]->src_offset;
@@ -78,7 +78,7 @@ static bool check_tentative(rw_plan *p, char *why)
     if (!inferred)
         return rw_why(why, "shape: the fused node would be invalid: %s", msg);
     for (uint32_t i = 0; i < t->noutputs; i++) {
-        const ir_type *want = &p->outputs.items[i]->type, *got = &t->outputs[i]->type;
+        const ir_type *want = p->outputs.items[i]->type, *got = t->outputs[i]->type;
         if (!fused_type_fits(want, got)) {
             char a[160], b[160];
             return rw_why(why, "shape: the fused node gives %s for '%s', which is %s",

@@ -15,7 +15,7 @@ const void *rw_const_bytes(rw_plan *p, ir_value *v, int64_t *numel, char *why)
     if (!v || v->kind != IR_VALUE_CONST)
         return rw_why(why, "constant: '%s' must be a constant", v ? v->name : "(omitted)"), NULL;
     int64_t nbytes;
-    if (!ir_type_numel(&v->type, numel) || !ir_type_nbytes(&v->type, &nbytes))
+    if (!ir_type_numel(v->type, numel) || !ir_type_nbytes(v->type, &nbytes))
         return rw_why(why, "constant: '%s' has no static size", v->name), NULL;
     /* its data and a copy in double: a constant declared huge must not be materialized */
     if (*numel > (p->ctx->budget_left - nbytes) / (int64_t)sizeof(double))
@@ -45,7 +45,7 @@ double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
     const unsigned char *data = rw_const_bytes(p, v, numel, why);
     if (!data)
         return NULL;
-    size_t have = (size_t)*numel * ir_dtype_size(v->type.dtype);
+    size_t have = (size_t)*numel * ir_dtype_size(v->type->dtype);
     double *x = malloc((*numel ? (size_t)*numel : 1) * sizeof *x);
     if (!x)
         return rw_why(why, "budget: no memory for the %lld elements of '%s'", (long long)*numel,
@@ -66,7 +66,7 @@ double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
         int64_t i64;
     } e;
     for (int64_t i = 0; i < *numel; i++) {
-        switch (v->type.dtype) {
+        switch (v->type->dtype) {
         case IR_F32: x[i] = RW_ELEM(f32, i); break;
         case IR_F16: x[i] = f16_to_f32(RW_ELEM(u16, i)); break;
         case IR_BF16: x[i] = bf16_to_f32(RW_ELEM(u16, i)); break;
@@ -90,7 +90,7 @@ double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
 
 bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what, char *why)
 {
-    ir_dtype dt = c->value->type.dtype;
+    ir_dtype dt = c->value->type->dtype;
     if (!ir_dtype_is_float(dt))
         return rw_why(why, "%s: folding into %s weights is not supported", what, ir_dtype_name(dt));
     size_t size = ir_dtype_size(dt);

@@ -75,12 +75,12 @@ static void bind_symbols(const ir_graph *g, const rt_tensor *given, size_t ngive
     }
     for (size_t k = 0; k < ngiven; k++) {
         const ir_value *v = ir_find_value((ir_graph *)g, given[k].name);
-        if (!v || v->kind != IR_VALUE_INPUT || v->type.rank != given[k].type.rank)
+        if (!v || v->kind != IR_VALUE_INPUT || v->type->rank != given[k].type.rank)
             continue;
-        for (int i = 0; i < v->type.rank; i++)
-            if (ir_dim_is_symbol(v->type.dims[i]) && !ir_dim_expr(g, v->type.dims[i]) &&
-                symbols[ir_dim_symbol(v->type.dims[i])] < 0)
-                symbols[ir_dim_symbol(v->type.dims[i])] = given[k].type.dims[i];
+        for (int i = 0; i < v->type->rank; i++)
+            if (ir_dim_is_symbol(v->type->dims[i]) && !ir_dim_expr(g, v->type->dims[i]) &&
+                symbols[ir_dim_symbol(v->type->dims[i])] < 0)
+                symbols[ir_dim_symbol(v->type->dims[i])] = given[k].type.dims[i];
     }
 }
 
@@ -105,10 +105,11 @@ static const char *human(double bytes, char *buf, size_t size)
 static bool infer_bound(ir_graph *g, const int64_t *symbols, dg_context *dg)
 {
     for (size_t k = 0; k < g->inputs.len; k++) {
-        ir_type *t = &g->inputs.items[k]->type;
-        for (int i = 0; i < t->rank; i++)
-            if (ir_dim_is_symbol(t->dims[i]) && bound_dim(g, t->dims[i], symbols) >= 0)
-                t->dims[i] = bound_dim(g, t->dims[i], symbols);
+        ir_type t = *g->inputs.items[k]->type;
+        for (int i = 0; i < t.rank; i++)
+            if (ir_dim_is_symbol(t.dims[i]) && bound_dim(g, t.dims[i], symbols) >= 0)
+                t.dims[i] = bound_dim(g, t.dims[i], symbols);
+        ir_value_set_type(g, g->inputs.items[k], &t);
     }
     for (size_t i = 0; i < g->nodes.len; i++) {
         ir_node *n = g->nodes.items[i];
@@ -137,11 +138,11 @@ bool rt_check_budget(ir_graph *g, const rt_tensor *given, size_t ngiven, const r
     }
     bind_symbols(g, given, ngiven, opts, symbols);
     for (size_t i = 0; i < g->values.len; i++)
-        saved[i] = g->values.items[i]->type;
+        saved[i] = *g->values.items[i]->type;
     bool ok = (!bound || infer_bound(g, symbols, dg)) &&
               (!opts->memory_budget || fits(g, symbols, opts, reference, dg));
     for (size_t i = 0; i < g->values.len; i++) /* a run leaves the graph as it found it */
-        g->values.items[i]->type = saved[i];
+        ir_value_set_type(g, g->values.items[i], &saved[i]);
     free(symbols), free(saved);
     return ok;
 }
@@ -161,9 +162,9 @@ static bool fits(ir_graph *g, const int64_t *symbols, const rt_options *opts, bo
     const ir_value *largest_input = NULL;
     for (size_t k = 0; k < g->inputs.len; k++) {
         const ir_value *v = g->inputs.items[k];
-        double b = value_bytes(g, &v->type, v->type.dtype, symbols);
-        if (reference && ir_dtype_is_float(v->type.dtype))
-            b += value_bytes(g, &v->type, IR_F64, symbols);
+        double b = value_bytes(g, v->type, v->type->dtype, symbols);
+        if (reference && ir_dtype_is_float(v->type->dtype))
+            b += value_bytes(g, v->type, IR_F64, symbols);
         fixed += b;
         if (b > largest)
             largest = b, largest_input = v;
@@ -171,8 +172,8 @@ static bool fits(ir_graph *g, const int64_t *symbols, const rt_options *opts, bo
     for (size_t i = 0; i < g->values.len; i++) {
         const ir_value *v = g->values.items[i];
         remaining[i] = v->nuses;
-        if (reference && v->kind == IR_VALUE_CONST && ir_dtype_is_float(v->type.dtype))
-            fixed += value_bytes(g, &v->type, IR_F64, symbols);
+        if (reference && v->kind == IR_VALUE_CONST && ir_dtype_is_float(v->type->dtype))
+            fixed += value_bytes(g, v->type, IR_F64, symbols);
     }
     for (size_t i = 0; i < g->nodes.len; i++) {
         const ir_node *n = g->nodes.items[i];
@@ -180,7 +181,7 @@ static bool fits(ir_graph *g, const int64_t *symbols, const rt_options *opts, bo
             continue;
         for (uint32_t k = 0; k < n->noutputs; k++) {
             const ir_value *v = n->outputs[k];
-            live[v->id] = value_bytes(g, &v->type, held(v->type.dtype, reference), symbols);
+            live[v->id] = value_bytes(g, v->type, held(v->type->dtype, reference), symbols);
             now += live[v->id];
         }
         if (now > peak)

@@ -171,9 +171,9 @@ static const void *value_data(executor *ex, ir_value *v)
     slot *s = &ex->slots[v->id];
     if (!s->data && v->kind == IR_VALUE_CONST) {
         s->data = ir_const_data(ex->run.g, v, ex->run.dg);
-        s->type = v->type;
+        s->type = *v->type;
         int64_t nbytes = 0;
-        FR_CHECK(!s->data || ir_type_nbytes(&v->type, &nbytes));
+        FR_CHECK(!s->data || ir_type_nbytes(v->type, &nbytes));
         s->nbytes = (size_t)nbytes;
         if (s->data && !hold(ex, v, s))
             s->data = NULL;
@@ -195,13 +195,13 @@ static const void *host_data(void *user, ir_value *v, const ir_node *reader, siz
     const void *data = value_data(ex, v);
     const slot *s = &ex->slots[v->id];
     *nbytes = s->nbytes;
-    if (!data || !reader || s->type.dtype == v->type.dtype)
+    if (!data || !reader || s->type.dtype == v->type->dtype)
         return data;
     /* a reference run shows inference a float scalar in its graph dtype, as it would see it */
     size_t n = s->nbytes / sizeof(double);
-    void *copy = ar_alloc(ex->run.res->arena, n * ir_dtype_size(v->type.dtype) + 1);
-    rt_convert(IR_F64, data, v->type.dtype, copy, n);
-    *nbytes = n * ir_dtype_size(v->type.dtype);
+    void *copy = ar_alloc(ex->run.res->arena, n * ir_dtype_size(v->type->dtype) + 1);
+    rt_convert(IR_F64, data, v->type->dtype, copy, n);
+    *nbytes = n * ir_dtype_size(v->type->dtype);
     return copy;
 }
 
@@ -214,14 +214,14 @@ static bool infer_node(executor *ex, ir_node *n)
     case RT_INFER_FAILED: return false;
     case RT_INFER_UNKNOWN:
         return error_at(ex, n, "%s: the shape of '%s' is not known at run time (%s)",
-                        ir_op_name(n->op), unknown->name, type_str(ex, &unknown->type));
+                        ir_op_name(n->op), unknown->name, type_str(ex, unknown->type));
     case RT_INFER_OK: break;
     }
     for (uint32_t k = 0; k < n->noutputs; k++) {
         ir_value *v = n->outputs[k];
         slot *s = &ex->slots[v->id];
-        s->type = v->type;
-        s->type.dtype = held_dtype(ex, v->type.dtype);
+        s->type = *v->type;
+        s->type.dtype = held_dtype(ex, v->type->dtype);
         int64_t nbytes = 0;
         FR_CHECK(ir_type_nbytes(&s->type, &nbytes));
         s->nbytes = (size_t)nbytes;
@@ -303,7 +303,7 @@ static void store_outputs(executor *ex, ir_node *n)
         if (converts(ex, s->type.dtype))
             rt_convert(kernel_dtype(ex, s->type.dtype), ex->run.kout.items[k].data, s->type.dtype,
                        s->buf->data, count);
-        ir_dtype target = n->outputs[k]->type.dtype;
+        ir_dtype target = n->outputs[k]->type->dtype;
         if (ex->reference && n->op == IR_OP_Cast && ir_dtype_is_float(target) &&
             target != IR_F64)
             for (size_t i = 0; i < count; i++) {
@@ -360,10 +360,10 @@ static bool computes_f64(executor *ex, const ir_node *n)
     if (ex->reference)
         return true;
     for (uint32_t i = 0; i < n->ninputs; i++)
-        if (n->inputs[i] && n->inputs[i]->type.dtype == IR_F64)
+        if (n->inputs[i] && n->inputs[i]->type->dtype == IR_F64)
             return true;
     for (uint32_t k = 0; k < n->noutputs; k++)
-        if (n->outputs[k]->type.dtype == IR_F64)
+        if (n->outputs[k]->type->dtype == IR_F64)
             return true;
     return false;
 }

@@ -115,8 +115,8 @@ bool rt_cu_infer_node(executor *ex, ir_node *n)
     for (uint32_t k = 0; k < n->noutputs; k++) {
         ir_value *v = n->outputs[k];
         int64_t nbytes = 0;
-        FR_CHECK(ir_type_nbytes(&v->type, &nbytes));
-        ex->slots[v->id].type = v->type;
+        FR_CHECK(ir_type_nbytes(v->type, &nbytes));
+        ex->slots[v->id].type = *v->type;
         ex->slots[v->id].nbytes = (size_t)nbytes;
     }
     return true;

@@ -103,7 +103,7 @@ bool rt_cu_infer_counted(executor *ex, ir_node *n)
         return false;
     int64_t nbytes = 0;
     FR_CHECK(ir_type_nbytes(&y, &nbytes));
-    n->outputs[0]->type = y;
+    ir_value_set_type(ex->run.g, n->outputs[0], &y);
     ex->slots[n->outputs[0]->id].type = y;
     ex->slots[n->outputs[0]->id].nbytes = (size_t)nbytes;
     return true;

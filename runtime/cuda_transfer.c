@@ -30,8 +30,8 @@ const void *rt_cu_ensure_host(executor *ex, ir_value *v, const ir_node *n)
     if (v->kind == IR_VALUE_CONST) {
         s->host = ir_const_data(ex->run.g, v, ex->run.dg);
         int64_t nbytes = 0;
-        FR_CHECK(!s->host || ir_type_nbytes(&v->type, &nbytes));
-        s->type = v->type;
+        FR_CHECK(!s->host || ir_type_nbytes(v->type, &nbytes));
+        s->type = *v->type;
         s->nbytes = (size_t)nbytes;
         return s->host;
     }

@@ -14,7 +14,7 @@ bool rt_is_shape_tensor(const ir_value *v, const ir_type *t)
     int64_t numel;
     if (v->kind == IR_VALUE_CONST || !t || !ir_type_numel(t, &numel))
         return false;
-    bool integer = v->type.dtype == IR_I64 || v->type.dtype == IR_I32;
+    bool integer = v->type->dtype == IR_I64 || v->type->dtype == IR_I32;
     return numel == 1 || (integer && numel <= RT_SHAPE_TENSOR_MAX);
 }
 
@@ -68,7 +68,7 @@ rt_infer_status rt_infer_node(ir_graph *g, ir_node *n, dg_context *dg, const rt_
         return RT_INFER_FAILED;
     for (uint32_t k = 0; k < n->noutputs; k++) {
         int64_t nbytes;
-        if (!ir_type_nbytes(&n->outputs[k]->type, &nbytes)) {
+        if (!ir_type_nbytes(n->outputs[k]->type, &nbytes)) {
             *unknown = n->outputs[k];
             return RT_INFER_UNKNOWN;
         }
@@ -101,7 +101,7 @@ bool rt_check_storage(const ir_graph *g, const char *backend, dg_context *dg)
 {
     for (size_t i = 0; i < g->values.len; i++) {
         const ir_value *v = g->values.items[i];
-        ir_dtype dt = v->type.dtype;
+        ir_dtype dt = v->type->dtype;
         if (dt == IR_F64 || dt == IR_I16 || dt == IR_U16 || dt == IR_U32 || dt == IR_U64) {
             dg_error_path(dg, g->src ? g->src->path : g->name,
                           "value '%s' is %s: the %s executor holds f32, f16, bf16, i8, u8, i32, "
@@ -268,14 +268,14 @@ void rt_exec_begin(rt_exec *x, ir_graph *g, const rt_options *opts, rt_result *o
     ir_compute_uses(g);
     for (size_t i = 0; i < nvalues; i++) {
         FR_CHECK(g->values.items[i]->id == i);
-        x->saved[i] = g->values.items[i]->type;
+        x->saved[i] = *g->values.items[i]->type;
     }
 }
 
 void rt_exec_end(rt_exec *x)
 {
     for (size_t i = 0; i < x->g->values.len; i++)
-        x->g->values.items[i]->type = x->saved[i];
+        ir_value_set_type(x->g, x->g->values.items[i], &x->saved[i]);
     free(x->saved);
     free(x->symbols);
     vec_free(&x->kin);

@@ -72,18 +72,18 @@ static const rt_tensor *find_given(const rt_tensor *given, size_t n, const char 
 /* Checks a given tensor against its graph input and binds the input's symbols. */
 static bool bind_given(binder *ex, const ir_value *v, const rt_tensor *t)
 {
-    if (t->type.dtype != v->type.dtype)
+    if (t->type.dtype != v->type->dtype)
         return error_value(ex, v, "input '%s' is %s in the graph but %s in the tensor", v->name,
-                           ir_dtype_name(v->type.dtype), ir_dtype_name(t->type.dtype));
-    if (v->type.rank >= 0 && t->type.rank != v->type.rank)
+                           ir_dtype_name(v->type->dtype), ir_dtype_name(t->type.dtype));
+    if (v->type->rank >= 0 && t->type.rank != v->type->rank)
         return error_value(ex, v, "input '%s' has rank %d in the graph but %d in the tensor",
-                           v->name, v->type.rank, t->type.rank);
+                           v->name, v->type->rank, t->type.rank);
     int64_t nbytes;
     if (!ir_type_nbytes(&t->type, &nbytes) || (size_t)nbytes != t->nbytes)
         return error_value(ex, v, "input '%s': %zu bytes do not hold a %s tensor", v->name,
                            t->nbytes, type_str(ex, &t->type));
-    for (int i = 0; i < v->type.rank; i++)
-        if (!bind_dim(ex, v, i, v->type.dims[i], t->type.dims[i]))
+    for (int i = 0; i < v->type->rank; i++)
+        if (!bind_dim(ex, v, i, v->type->dims[i], t->type.dims[i]))
             return false;
     return true;
 }
@@ -98,8 +98,8 @@ static bool check_exprs(binder *ex, const rt_tensor *given, size_t ngiven)
         for (size_t k = 0; k < ex->g->inputs.len; k++) {
             const ir_value *v = ex->g->inputs.items[k];
             const rt_tensor *t = find_given(given, ngiven, v->name);
-            for (int i = 0; t && i < v->type.rank; i++) {
-                int64_t d = v->type.dims[i], value;
+            for (int i = 0; t && i < v->type->rank; i++) {
+                int64_t d = v->type->dims[i], value;
                 uint32_t solved;
                 if (ir_dim_expr(ex->g, d) && !ir_dim_eval(ex->g, d, ex->symbols, &value) &&
                     ir_dim_solve(ex->g, d, t->type.dims[i], ex->symbols, &solved))
@@ -110,8 +110,8 @@ static bool check_exprs(binder *ex, const rt_tensor *given, size_t ngiven)
     for (size_t k = 0; k < ex->g->inputs.len; k++) {
         const ir_value *v = ex->g->inputs.items[k];
         const rt_tensor *t = find_given(given, ngiven, v->name);
-        for (int i = 0; t && i < v->type.rank; i++) {
-            int64_t d = v->type.dims[i], value;
+        for (int i = 0; t && i < v->type->rank; i++) {
+            int64_t d = v->type->dims[i], value;
             if (ir_dim_expr(ex->g, d) && ir_dim_eval(ex->g, d, ex->symbols, &value) &&
                 value != t->type.dims[i])
                 return error_value(ex, v,
@@ -127,12 +127,12 @@ static bool check_exprs(binder *ex, const rt_tensor *given, size_t ngiven)
 /* The static type of a graph input that was not given: its symbols must be bound by now. */
 static bool resolve_missing(binder *ex, const ir_value *v, ir_type *out)
 {
-    *out = v->type;
-    if (v->type.rank < 0)
+    *out = *v->type;
+    if (v->type->rank < 0)
         return error_value(ex, v, "input '%s' has an unknown rank: give it with --inputs or --input",
                            v->name);
-    for (int i = 0; i < v->type.rank; i++) {
-        int64_t d = v->type.dims[i], value;
+    for (int i = 0; i < v->type->rank; i++) {
+        int64_t d = v->type->dims[i], value;
         if (ir_dim_is_symbol(d) && ir_dim_eval(ex->g, d, ex->symbols, &value) && value >= 0 &&
             value <= IR_MAX_NUMEL)
             out->dims[i] = value;
@@ -140,7 +140,7 @@ static bool resolve_missing(binder *ex, const ir_value *v, ir_type *out)
             return error_value(ex, v,
                                "input '%s' has dim %d of unknown size (%s): give the input "
                                "(--inputs, --input) or the size (--dim NAME=N)",
-                               v->name, i, type_str(ex, &v->type));
+                               v->name, i, type_str(ex, v->type));
     }
     return true;
 }
@@ -167,7 +167,7 @@ static bool make_input(binder *ex, size_t k, const rt_tensor *t)
     used->name = v->name;
     if (t) {
         used->type = t->type;
-        used->type.layout = v->type.layout;
+        used->type.layout = v->type->layout;
     } else if (!resolve_missing(ex, v, &used->type)) {
         return false;
     }
@@ -185,10 +185,10 @@ static bool make_input(binder *ex, size_t k, const rt_tensor *t)
             memcpy(used->data, t->data, used->nbytes);
     } else {
         double lo, hi;
-        random_range(v->type.dtype, &lo, &hi);
-        ir_random_fill(ex->opts->seed + k, lo, hi, v->type.dtype, used->data, (size_t)numel);
+        random_range(v->type->dtype, &lo, &hi);
+        ir_random_fill(ex->opts->seed + k, lo, hi, v->type->dtype, used->data, (size_t)numel);
     }
-    v->type = used->type;
+    ir_value_set_type(ex->g, v, &used->type);
     return true;
 }
 

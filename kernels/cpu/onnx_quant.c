@@ -80,7 +80,7 @@ bool kn_cpu_QuantizeLinear(const kn_call *call)
         return kn_fail(call, "x and the scale must be float");
     /* i16 and u16 arrive widened to i64 (the executor stores them back): the range is that of
      * the node's own output dtype. */
-    ir_dtype stored = y->dtype == IR_I64 ? call->node->outputs[0]->type.dtype : y->dtype;
+    ir_dtype stored = y->dtype == IR_I64 ? call->node->outputs[0]->type->dtype : y->dtype;
     int64_t lo, hi;
     switch (stored) {
     case IR_I8: lo = INT8_MIN, hi = INT8_MAX; break;

@@ -18,7 +18,7 @@ enum { ROW_ALIGN = 16 };
 
 static const ir_type *in_type(const ir_node *n, uint32_t i)
 {
-    return i < n->ninputs && n->inputs[i] ? &n->inputs[i]->type : NULL;
+    return i < n->ninputs && n->inputs[i] ? n->inputs[i]->type : NULL;
 }
 
 /* Dim d (negative: from the end) of input i when static, else -1. */
@@ -319,7 +319,7 @@ static bool ew_supports(const ir_node *n, char *why_not)
     ar_arena *arena = ar_new();
     kn_cuda_ew_expr e;
     bool ok = kn_cuda_ew_expand(arena, n, &e, why_not);
-    ir_dtype out = n->outputs[0]->type.dtype;
+    ir_dtype out = n->outputs[0]->type->dtype;
     for (uint32_t i = 0; ok && i < e.ninputs; i++) {
         const ir_type *t = in_type(n, e.inputs[i]);
         if (!t || t->dtype == IR_DTYPE_UNKNOWN)
@@ -386,7 +386,7 @@ static bool typed_dtype(ir_dtype dt)
 static bool typed_supports(const ir_node *n, char *why_not)
 {
     for (uint32_t i = 0; i <= n->ninputs; i++) {
-        const ir_type *t = i < n->ninputs ? in_type(n, i) : &n->outputs[0]->type;
+        const ir_type *t = i < n->ninputs ? in_type(n, i) : n->outputs[0]->type;
         if (t && !typed_dtype(t->dtype))
             return kn_why(why_not, "%s: no CUDA kernel takes it", ir_dtype_name(t->dtype));
     }
@@ -447,7 +447,7 @@ static bool int_supports(const ir_node *n, char *why_not)
 /* Generators: the output's dtype is one the kernels store (and a float for RandomUniform). */
 static bool gen_supports(const ir_node *n, char *why_not)
 {
-    ir_dtype out = n->outputs[0]->type.dtype;
+    ir_dtype out = n->outputs[0]->type->dtype;
     if (n->op == IR_OP_RandomUniform || n->op == IR_OP_RandomUniformLike) {
         if (out != IR_DTYPE_UNKNOWN && !ir_dtype_is_float(out))
             return kn_why(why_not, "%s: the generator writes f32, f16 or bf16", ir_dtype_name(out));

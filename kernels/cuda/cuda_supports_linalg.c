@@ -17,8 +17,9 @@
 static ir_dtype dtype_of(const ir_node *n, int i)
 {
     if (i < 0)
-        return (uint32_t)(-1 - i) < n->noutputs ? n->outputs[-1 - i]->type.dtype : IR_DTYPE_UNKNOWN;
-    return (uint32_t)i < n->ninputs && n->inputs[i] ? n->inputs[i]->type.dtype : IR_DTYPE_UNKNOWN;
+        return (uint32_t)(-1 - i) < n->noutputs ? n->outputs[-1 - i]->type->dtype
+                                                : IR_DTYPE_UNKNOWN;
+    return (uint32_t)i < n->ninputs && n->inputs[i] ? n->inputs[i]->type->dtype : IR_DTYPE_UNKNOWN;
 }
 
 /* Operand i (as above) is unknown or one of the `count` dtypes in `ok`; else why not, naming it
@@ -53,7 +54,7 @@ static bool same_dtype(const ir_node *n, int i, int j, const char *what, char *w
 
 static bool rank_in(const ir_node *n, int lo, int hi, char *why_not)
 {
-    const ir_type *t = n->ninputs && n->inputs[0] ? &n->inputs[0]->type : NULL;
+    const ir_type *t = n->ninputs && n->inputs[0] ? n->inputs[0]->type : NULL;
     if (!t || t->rank < 0 || (t->rank >= lo && t->rank <= hi))
         return true;
     return kn_why(why_not, "input 0 has rank %d; the CUDA %s takes rank %d to %d", t->rank,

@@ -7,7 +7,7 @@
 /* The type of input i, NULL when absent. */
 static const ir_type *input_type(const ir_node *n, uint32_t i)
 {
-    return i < n->ninputs && n->inputs[i] ? &n->inputs[i]->type : NULL;
+    return i < n->ninputs && n->inputs[i] ? n->inputs[i]->type : NULL;
 }
 
 /* X, bias and residual one float dtype, the ratio a float scalar, training_mode bool. */

@@ -5,7 +5,7 @@
 /* The type of input i, NULL when absent. */
 static const ir_type *input_type(const ir_node *n, uint32_t i)
 {
-    return i < n->ninputs && n->inputs[i] ? &n->inputs[i]->type : NULL;
+    return i < n->ninputs && n->inputs[i] ? n->inputs[i]->type : NULL;
 }
 
 /* A f32, B i8 (the CUDA executor hands fused kernels no u8 tensor), the scales and bias f32; B a

@@ -33,8 +33,11 @@ static void test_arena_zero_size(void)
     void *empty = ar_alloc_array(a, 0, sizeof(double));
     CHECK(empty != NULL);
     int64_t *y = ar_alloc_array(a, 2, sizeof *y);
-    CHECK(y != NULL && (uintptr_t)y % 16 == 0);
+    CHECK(y != NULL && (uintptr_t)y % 8 == 0);
     y[0] = y[1] = 1;
+    /* allocations pack to 8 bytes: a 24-byte one is followed directly by the next */
+    char *p = ar_alloc(a, 24), *q = ar_alloc(a, 8);
+    CHECK(q == p + 24);
     CHECK_INT(x[3], 7);
     for (int i = 0; i < 10000; i++) /* across the end of a block */
         CHECK(ar_alloc(a, i % 3 ? 0 : 40) != NULL);
@@ -52,7 +55,7 @@ static void test_arena_growth(void)
     for (size_t i = 0, total = 0; total < 24u << 20; i++) {
         size_t size = i % 97 == 0 ? 20000 + i % 5000 : 1 + i % 200;
         unsigned char *p = ar_alloc(a, size);
-        CHECK((uintptr_t)p % 16 == 0);
+        CHECK((uintptr_t)p % 8 == 0);
         size_t nonzero = 0, changed = 0;
         for (size_t k = 0; k < size; k++)
             nonzero += p[k] != 0;
@@ -124,6 +127,32 @@ static void test_strmap(void)
         CHECK(m.slots == NULL && m.cap == 0 && m.len == 0);
     }
     free(names);
+/* The name map's slots: keys that share bytes or differ only in length are distinct, a value is found
+ * again after the table grows many times, and a slot is 24 bytes (its hash and key length 32 bits
+ * each). */
+static void test_strmap_slots(void)
+{
+    CHECK_INT(sizeof(sm_slot), 24);
+    sm_map m = {0};
+    enum { N = 20000 };
+    static char names[N][16];
+    for (int i = 0; i < N; i++) {
+        snprintf(names[i], sizeof names[i], "v%d", i);
+        CHECK(sm_put(&m, names[i], strlen(names[i]), &names[i]) == NULL);
+    }
+    CHECK_INT(m.len, N);
+    for (int i = 0; i < N; i++)
+        CHECK(sm_get(&m, names[i], strlen(names[i])) == &names[i]);
+    CHECK(sm_get(&m, "v1", 1) == NULL); /* "v", a prefix of a key */
+    CHECK(sm_get(&m, "v19999x", 7) == NULL);
+    bool inserted;
+    sm_slot *s = sm_insert(&m, "v7", 2, &inserted);
+    CHECK(!inserted && s->value == &names[7]);
+    s = sm_insert(&m, "w", 1, &inserted);
+    CHECK(inserted && s->value == NULL);
+    s->value = &m;
+    CHECK(sm_put(&m, "w", 1, NULL) == &m);
+    sm_free(&m);
 }
 
 static size_t invalid_at(const char *s)
@@ -361,6 +390,7 @@ int main(void)
     RUN(test_arena_growth);
     RUN(test_bigmem);
     RUN(test_strmap);
+    RUN(test_strmap_slots);
     RUN(test_utf8);
     RUN(test_paths);
     RUN(test_json_quote);

@@ -152,7 +152,7 @@ static int read_tensors(const char *dir, const char *prefix, ir_value *const *va
         }
         if (access(path, F_OK) != 0)
             break;
-        ir_dtype as = (size_t)count < nvalues ? values[count]->type.dtype : IR_DTYPE_UNKNOWN;
+        ir_dtype as = (size_t)count < nvalues ? values[count]->type->dtype : IR_DTYPE_UNKNOWN;
         if (!ox_read_tensor(path, as, arena, &out[count], info, dg))
             return -1;
     }
@@ -174,7 +174,7 @@ static double scalar_input(ir_graph *g, const ir_node *n, uint32_t index, const 
         dg_context *dg = dg_new();
         const void *data = ir_const_data(g, (ir_value *)v, dg);
         dg_free(dg);
-        rt_tensor t = {v->name, v->type, (void *)data, v->konst->nbytes};
+        rt_tensor t = {v->name, *v->type, (void *)data, v->konst->nbytes};
         if (data && t.nbytes)
             return rt_tensor_get(&t, 0);
     }
@@ -222,7 +222,7 @@ static bool inputs_match_model(const ir_graph *g, const ox_tensor *ins, int nin,
                                size_t size)
 {
     for (int i = 0; i < nin; i++) {
-        const ir_type *declared = &g->inputs.items[i]->type;
+        const ir_type *declared = g->inputs.items[i]->type;
         if (ir_type_is_static(declared) && !same_shape(declared, &ins[i].type)) {
             char a[160], b[160];
             snprintf(why, size, "input '%s' is %s in the data set but %s in the model (a defect "

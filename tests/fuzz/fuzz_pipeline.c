@@ -81,7 +81,7 @@ static bool constants_small(const ir_graph *g)
         const ir_value *v = g->values.items[i];
         if (v->kind != IR_VALUE_CONST)
             continue;
-        if (!ir_type_nbytes(&v->type, &bytes) || (total += bytes) > MAX_CONST_BYTES)
+        if (!ir_type_nbytes(v->type, &bytes) || (total += bytes) > MAX_CONST_BYTES)
             return false;
     }
     return true;

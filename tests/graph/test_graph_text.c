@@ -216,12 +216,12 @@ static void test_structure(void)
     CHECK_INT(g->inputs.len, 1);
     CHECK_INT(g->outputs.len, 3);
     ir_value *x = ir_find_value(g, "x");
-    CHECK(x && x->kind == IR_VALUE_INPUT && x->type.rank == 2);
-    CHECK(x && ir_dim_is_symbol(x->type.dims[0]) && x->type.dims[1] == 4);
-    CHECK(x && x->type.layout == IR_LAYOUT_NC);
+    CHECK(x && x->kind == IR_VALUE_INPUT && x->type->rank == 2);
+    CHECK(x && ir_dim_is_symbol(x->type->dims[0]) && x->type->dims[1] == 4);
+    CHECK(x && x->type->layout == IR_LAYOUT_NC);
     CHECK(x && x->src_offset == (uint32_t)(strstr(text, "x :") - text) && x->src_len == 1);
     ir_value *hi = ir_find_value(g, "hi");
-    CHECK(hi && hi->kind == IR_VALUE_CONST && hi->type.rank == 0);
+    CHECK(hi && hi->kind == IR_VALUE_CONST && hi->type->rank == 0);
     CHECK(hi && hi->konst->kind == IR_CONST_LITERAL && hi->konst->literal_count == 1);
     CHECK(hi && hi->konst->literal[0] == 6.0);
 

@@ -193,7 +193,7 @@ static void expect_type(int line, ir_node *n, uint32_t k, const char *spec)
         return;
     }
     char buf[256];
-    ir_type_format(G, &n->outputs[k]->type, buf, sizeof buf);
+    ir_type_format(G, n->outputs[k]->type, buf, sizeof buf);
     if (strcmp(buf, spec) != 0) {
         fprintf(stderr, "%s:%d: %s output %u is %s, expected %s\n", __FILE__, line,
                 ir_op_name(n->op), k, buf, spec);

@@ -974,7 +974,7 @@ static ir_value *key_mask_of(ir_graph *g, const attn_case *c)
 static ir_value *ref_key_mask(ir_graph *g, const attn_case *c, ir_value *km)
 {
     double filter = c->filter ? c->filter : -10000.0;
-    ir_value *zero = scalar(g, "km_zero", km->type.dtype, 0);
+    ir_value *zero = scalar(g, "km_zero", km->type->dtype, 0);
     ir_value *keep = rtt_op(g, IR_OP_Greater, "km_keep", IN(km, zero));
     ir_value *open = scalar(g, "km_open", c->dt, 0), *fill = scalar(g, "km_filter", c->dt, filter);
     ir_value *add = rtt_op(g, IR_OP_Where, "km_scores", IN(keep, open, fill));
@@ -1190,7 +1190,7 @@ static void rope_graph(ir_graph *g, bool half_table, bool interleaved, bool batc
         y = rtt_op(g, IR_OP_RoPE, "y", IN(x, c, s));
         ir_set_attr_int(g, y->producer, "interleaved", interleaved);
     } else if (interleaved) {
-        y = ref_rope_interleaved(g, x, c, s, x->type.dims, x->type.rank);
+        y = ref_rope_interleaved(g, x, c, s, x->type->dims, x->type->rank);
     } else {
         y = ref_rope_half(g, "", x, c, s, d, half_table);
     }

@@ -112,7 +112,9 @@ static void test_supports(void)
     CHECK_STR(why, "the CPU kernel takes at most 32 inputs, not 33");
 
     ir_node *q = node(g, IR_OP_QGemm, IR_I8, 2, 4);
-    q->inputs[0]->type.dims[1] = (int64_t)1 << 18;
+    ir_type wide = *q->inputs[0]->type;
+    wide.dims[1] = (int64_t)1 << 18;
+    ir_value_set_type(g, q->inputs[0], &wide);
     CHECK(!kn_supports(g, q, KN_BACKEND_CPU, why));
     CHECK_STR(why, "K = 262144 could overflow the int32 accumulator (at most 131072)");
 

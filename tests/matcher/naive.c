@@ -51,9 +51,9 @@ static bool preds_hold(const dsl_pattern *p, const ir_value *v)
 {
     const dsl_value_preds *pr = &p->preds;
     return (!pr->is_const || v->kind == IR_VALUE_CONST) &&
-           (pr->dtype == IR_DTYPE_UNKNOWN || v->type.dtype == pr->dtype) &&
-           (pr->layout == IR_LAYOUT_NONE || v->type.layout == pr->layout) &&
-           (pr->rank < 0 || v->type.rank == pr->rank);
+           (pr->dtype == IR_DTYPE_UNKNOWN || v->type->dtype == pr->dtype) &&
+           (pr->layout == IR_LAYOUT_NONE || v->type->layout == pr->layout) &&
+           (pr->rank < 0 || v->type->rank == pr->rank);
 }
 
 static void bind(naive *s, const dsl_pattern *p, ir_value *v, bool present, bool swapped)

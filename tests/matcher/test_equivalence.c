@@ -110,7 +110,8 @@ static ir_graph *random_graph(void)
                 ir_set_attr_int(g, n, po->attr, rnd(3));
         }
         for (uint32_t k = 0; k < po->nout; k++) {
-            n->outputs[k]->type = random_type();
+            ir_type t = random_type();
+            ir_value_set_type(g, n->outputs[k], &t);
             vec_push(&vals, n->outputs[k]);
         }
     }

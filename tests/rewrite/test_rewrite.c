@@ -532,7 +532,7 @@ static void test_fold_add(void)
     CHECK_INT(n->ninputs, 3);
     dg_context *dg = dg_new();
     const float *bias = ir_const_data(t->g, n->inputs[2], dg);
-    CHECK(bias && n->inputs[2]->type.rank == 1 && n->inputs[2]->type.dims[0] == 2);
+    CHECK(bias && n->inputs[2]->type->rank == 1 && n->inputs[2]->type->dims[0] == 2);
     CHECK(bias && bias[0] == 0.75f && bias[1] == 2.0f);
     dg_free(dg);
     rw_report_free(&rep);
