@@ -68,8 +68,10 @@ int cmd_canon(int argc, char **argv)
     bool ok = g && cn_canonicalize(g, &opts, &rep, dg);
     if (ok) {
         cli_debug_dump("canon", g);
-        if (out)
-            ok = ir_save(g, out, dg);
+        if (out) /* as apply's -o: a device or a FIFO is written in place, never renamed over */
+            ok = cli_save_graph(g, out,
+                                &(cli_save_options){CLI_FORMAT_GRAPH, CLI_FORMAT_GRAPH, NULL, NULL},
+                                dg);
         else
             ir_print(g, stdout);
     }

@@ -241,14 +241,14 @@ static void print_const_init(pbuf *out, const char *data_file, const ir_value *v
     switch (c->kind) {
     case IR_CONST_LITERAL:
         if (c->literal_count == 1) {
-            print_element(out, v->type.dtype, c->literal[0]);
+            print_element(out, v->type->dtype, c->literal[0]);
             break;
         }
         pb_putc(out, '[');
         for (size_t i = 0; i < c->literal_count; i++) {
             if (i)
                 pb_putc(out, ',');
-            print_element(out, v->type.dtype, c->literal[i]);
+            print_element(out, v->type->dtype, c->literal[i]);
         }
         pb_putc(out, ']');
         break;
@@ -382,9 +382,9 @@ static void print_node(pbuf *out, const ir_graph *g, const ir_node *n)
         if (i)
             PB_LIT(out, ", ");
         print_name(out, v->name);
-        if (v->type.dtype != IR_DTYPE_UNKNOWN) {
+        if (v->type->dtype != IR_DTYPE_UNKNOWN) {
             PB_LIT(out, " : ");
-            print_type(out, g, &v->type);
+            print_type(out, g, v->type);
         }
     }
     PB_LIT(out, " = ");
@@ -419,7 +419,7 @@ static void print_graph(const ir_graph *g, pbuf *out)
         PB_LIT(out, "  input  ");
         print_name(out, v->name);
         PB_LIT(out, " : ");
-        print_type(out, g, &v->type);
+        print_type(out, g, v->type);
         pb_putc(out, '\n');
     }
     for (size_t i = 0; i < g->values.len; i++) {
@@ -429,7 +429,7 @@ static void print_graph(const ir_graph *g, pbuf *out)
         PB_LIT(out, "  const  ");
         print_name(out, v->name);
         PB_LIT(out, " : ");
-        print_type(out, g, &v->type);
+        print_type(out, g, v->type);
         PB_LIT(out, " = ");
         print_const_init(out, data_file, v);
         pb_putc(out, '\n');

@@ -52,7 +52,7 @@ static bool leading_ones(const ir_type *t)
 /* Whether the constant v [1, ..., rows, cols] (static) is nonzero exactly where col <= row + off. */
 static bool const_band(ir_graph *g, ir_value *v, int64_t off)
 {
-    const ir_type *t = &v->type;
+    const ir_type *t = v->type;
     if (v->kind != IR_VALUE_CONST || !leading_ones(t))
         return false;
     int64_t rows = t->dims[t->rank - 2], cols = t->dims[t->rank - 1];
@@ -75,15 +75,15 @@ static bool const_band(ir_graph *g, ir_value *v, int64_t off)
 static bool bound_dim(ir_graph *g, ir_value *v, int64_t *dim)
 {
     int64_t n;
-    if (!v || !ir_type_numel(&v->type, &n) || n != 1)
+    if (!v || !ir_type_numel(v->type, &n) || n != 1)
         return false;
     if (v->kind == IR_VALUE_CONST) {
-        if (v->type.dtype != IR_I64 && v->type.dtype != IR_I32)
+        if (v->type->dtype != IR_I64 && v->type->dtype != IR_I32)
             return false;
         const void *data = ir_const_data_or_null(g, v);
         if (!data)
             return false;
-        *dim = v->type.dtype == IR_I64 ? *(const int64_t *)data : *(const int32_t *)data;
+        *dim = v->type->dtype == IR_I64 ? *(const int64_t *)data : *(const int32_t *)data;
         return *dim >= 0;
     }
     const ir_shape_value *sv = v->sv;
@@ -121,17 +121,17 @@ typedef struct {
  * steps other than 1, another axis, an axis sliced twice, or bounds not known as dims. */
 static bool read_slice(ir_graph *g, const ir_node *n, window *rows, window *cols)
 {
-    int rank = n->inputs[0]->type.rank;
+    int rank = n->inputs[0]->type->rank;
     ir_value *starts = n->inputs[1], *ends = n->inputs[2];
     ir_value *axes = n->ninputs > 3 ? n->inputs[3] : NULL;
     ir_value *steps = n->ninputs > 4 ? n->inputs[4] : NULL;
     int64_t count;
-    if (rank < 2 || !ir_type_numel(&starts->type, &count))
+    if (rank < 2 || !ir_type_numel(starts->type, &count))
         return false;
     const void *ax = axes ? ir_const_data_or_null(g, axes) : NULL;
     const void *st = steps ? ir_const_data_or_null(g, steps) : NULL;
-    if ((axes && (!ax || axes->type.dtype != IR_I64)) ||
-        (steps && (!st || steps->type.dtype != IR_I64)))
+    if ((axes && (!ax || axes->type->dtype != IR_I64)) ||
+        (steps && (!st || steps->type->dtype != IR_I64)))
         return false;
     if (count != 1)
         return false;
@@ -148,17 +148,17 @@ static bool read_slice(ir_graph *g, const ir_node *n, window *rows, window *cols
 
 bool mt_causal_mask(ir_graph *g, ir_value *c, const ir_value *s)
 {
-    const ir_type *st = &s->type;
+    const ir_type *st = s->type;
     if (st->rank < 2)
         return false;
     int64_t sq = st->dims[st->rank - 2], tk = st->dims[st->rank - 1];
     if (sq == IR_DIM_UNKNOWN || tk == IR_DIM_UNKNOWN)
         return false;
     /* nonzero stays true through a Cast to bool (a Cast to a number may not keep it: 0.5 -> 0) */
-    if (c->kind == IR_VALUE_NODE && c->producer->op == IR_OP_Cast && c->type.dtype == IR_BOOL)
+    if (c->kind == IR_VALUE_NODE && c->producer->op == IR_OP_Cast && c->type->dtype == IR_BOOL)
         c = c->producer->inputs[0];
     if (c->kind == IR_VALUE_CONST) { /* [1, ..., S, T] as the scores have them */
-        const ir_type *ct = &c->type;
+        const ir_type *ct = c->type;
         return ir_dim_is_static(sq) && ir_dim_is_static(tk) && leading_ones(ct) &&
                ct->dims[ct->rank - 2] == sq && ct->dims[ct->rank - 1] == tk &&
                const_band(g, c, tk - sq);
@@ -169,7 +169,7 @@ bool mt_causal_mask(ir_graph *g, ir_value *c, const ir_value *s)
             return false;
         c = c->producer->inputs[0];
     }
-    const ir_type *bt = &c->type;
+    const ir_type *bt = c->type;
     if (c->kind != IR_VALUE_CONST || !rows.set || !cols.set || !leading_ones(bt))
         return false;
     int64_t n = bt->dims[bt->rank - 2];

@@ -127,9 +127,11 @@ static void test_strmap(void)
         CHECK(m.slots == NULL && m.cap == 0 && m.len == 0);
     }
     free(names);
-/* The name map's slots: keys that share bytes or differ only in length are distinct, a value is found
- * again after the table grows many times, and a slot is 24 bytes (its hash and key length 32 bits
- * each). */
+}
+
+/* The name map's slots: keys that share bytes or differ only in length are distinct, a value is
+ * found again after the table grows many times, and a slot is 24 bytes (its hash and key length 32
+ * bits each). */
 static void test_strmap_slots(void)
 {
     CHECK_INT(sizeof(sm_slot), 24);

@@ -48,7 +48,8 @@ def apply(out, *extra):
 def test_dev_null(tmp):
     before = os.path.exists("/dev/null.safetensors")
     for args in (apply("/dev/null"), ["export", GRAPH, "-o", "/dev/null"],
-                 ["dot", GRAPH, "-o", "/dev/null"], ["run", GRAPH, "-o", "/dev/null"]):
+                 ["dot", GRAPH, "-o", "/dev/null"], ["run", GRAPH, "-o", "/dev/null"],
+                 ["canon", GRAPH, "-o", "/dev/null"]):
         expect(args, 0)
         check(stat.S_ISCHR(os.stat("/dev/null").st_mode), f"{args}: /dev/null is no device now")
     check(os.path.exists("/dev/null.safetensors") == before, "/dev/null.safetensors was created")

@@ -71,7 +71,7 @@ static inline char *gk_state_text(const ir_graph *g)
         const ir_value *v = g->values.items[i];
         char type[256];
         fprintf(f, "%s %u %s kind=%d declared=%d out=%d uses=%u", v->name, v->id,
-                ir_type_format(g, &v->type, type, sizeof type), (int)v->kind, v->type_declared,
+                ir_type_format(g, v->type, type, sizeof type), (int)v->kind, v->type_declared,
                 v->is_output, v->nuses);
         for (uint32_t u = 0; u < v->nuses; u++)
             fprintf(f, " %u", v->uses[u]->id);
