@@ -941,7 +941,9 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
         dirty_node[i] = true;
         for (uint32_t k = 0; k < n->ninputs; k++) {
             ir_value *v = n->inputs[k];
-            if (!v || !in_graph(&c, v))
+            if (!v)
+                continue; /* an omitted optional input */
+            if (!in_graph(&c, v))
                 return false;
             if (v->kind == IR_VALUE_NODE &&
                 (!v->producer || !node_in_graph(&c, v->producer) || v->producer->id >= i))
