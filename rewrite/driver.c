@@ -203,18 +203,24 @@ static uint64_t text_hash(const char *s)
 static void record(recorder *rec, const mt_match *m, const rw_refusal_rec *reason, const char *why)
 {
     rw_report *rep = rec->ctx->rep;
-    refusal_key *key = ar_alloc(rep->arena, sizeof *key); /* zeroed */
-    key->root = m->root;
-    key->rule = m->rule_index;
-    key->code = reason->code;
-    key->owner = reason->owner;
-    if (reason->code == RW_REASON_TEXT)
-        key->text_hash = text_hash(why);
-    else
-        key->operand = reason->name;
-    if (sm_get(&rec->seen, (const char *)key, sizeof *key))
-        return;
-    sm_put(&rec->seen, (const char *)key, sizeof *key, key);
+    /* A single-root rule's matches at one root are one group of the round's sorted candidates, so
+     * its refusal there is recorded once a round; when a match committed before it took the root
+     * (an overlap, most refusals in a large graph), no later round matches that root again: the
+     * refusal is new and stays the only one, and needs no key. */
+    if (!(m->rule->nroots == 1 && m->root->dead)) {
+        refusal_key *key = ar_alloc(rep->arena, sizeof *key); /* zeroed */
+        key->root = m->root;
+        key->rule = m->rule_index;
+        key->code = reason->code;
+        key->owner = reason->owner;
+        if (reason->code == RW_REASON_TEXT)
+            key->text_hash = text_hash(why);
+        else
+            key->operand = reason->name;
+        if (sm_get(&rec->seen, (const char *)key, sizeof *key))
+            return;
+        sm_put(&rec->seen, (const char *)key, sizeof *key, key);
+    }
     rw_refusal_rec r = *reason;
     r.node = m->root->noutputs ? m->root->outputs[0]->name : "?";
     r.rule = m->rule_index;
@@ -243,9 +249,11 @@ static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
 
 typedef struct {
     const mt_match *m;
-    int64_t priority;
+    int64_t phase, priority; /* the rule's, copied: the sort reads no rule */
+    uint32_t rule;  /* its index */
     uint32_t pos;   /* of the latest root */
     uint32_t alt;   /* its place among the matches of its rule at its root */
+    uint32_t nroots;
 } candidate;
 
 /* The place of root k's node (node ids are places at the start of a round). */
@@ -259,15 +267,15 @@ static uint32_t root_pos(const mt_match *m, uint32_t k)
 static int by_preference(const void *a, const void *b)
 {
     const candidate *x = a, *y = b;
-    if (x->m->rule->phase != y->m->rule->phase)
-        return x->m->rule->phase < y->m->rule->phase ? -1 : 1;
+    if (x->phase != y->phase)
+        return x->phase < y->phase ? -1 : 1;
     if (x->priority != y->priority)
         return x->priority > y->priority ? -1 : 1;
-    if (x->m->rule_index != y->m->rule_index)
-        return x->m->rule_index < y->m->rule_index ? -1 : 1;
+    if (x->rule != y->rule)
+        return x->rule < y->rule ? -1 : 1;
     if (x->pos != y->pos)
         return x->pos > y->pos ? -1 : 1;
-    for (uint32_t k = 0; k < x->m->rule->nroots; k++)
+    for (uint32_t k = 0; x->nroots > 1 && k < x->nroots; k++) /* one root: it is at pos */
         if (root_pos(x->m, k) != root_pos(y->m, k))
             return root_pos(x->m, k) < root_pos(y->m, k) ? -1 : 1;
     return (x->alt > y->alt) - (x->alt < y->alt);
@@ -288,8 +296,10 @@ static candidate *collect(rw_ctx *ctx, mt_matcher *m, size_t *count)
         for (uint32_t k = 0; k < ms[i].rule->nroots; k++)
             if (root_pos(&ms[i], k) > latest)
                 latest = root_pos(&ms[i], k);
-        c[i] = (candidate){.m = &ms[i], .priority = ms[i].rule->priority, .pos = latest,
-                           .alt = same_group ? c[i - 1].alt + 1 : 0};
+        c[i] = (candidate){.m = &ms[i], .phase = ms[i].rule->phase,
+                           .priority = ms[i].rule->priority, .rule = ms[i].rule_index,
+                           .pos = latest, .alt = same_group ? c[i - 1].alt + 1 : 0,
+                           .nroots = ms[i].rule->nroots};
     }
     qsort(c, n, sizeof *c, by_preference);
     *count = n;
