@@ -97,6 +97,28 @@ static void renumber(rw_ctx *ctx)
     free(st);
 }
 
+/* At the end of a round: makes the graph's node list the live nodes in the driver's order and
+ * numbers them by it; the removed nodes leave the list (ir_compact would drop them next) and the
+ * nodes' state stays behind (the next round starts its own). `live`: how many live nodes the list
+ * held. */
+static void renumber_live(rw_ctx *ctx, size_t live)
+{
+    ir_graph *g = ctx->g;
+    size_t k = 0;
+    for (size_t i = 0; i < ctx->order.len; i++) {
+        ir_node *n = ctx->order.items[i];
+        if (n && !n->dead) {
+            FR_CHECK(k < live);
+            n->id = (uint32_t)k;
+            g->nodes.items[k++] = n;
+        }
+    }
+    FR_CHECK(k == live); /* every live node is in the order exactly once */
+    g->nodes.len = k;
+    ctx->order.len = 0;
+    ctx->st.len = 0;
+}
+
 static bool validate_failed(rw_ctx *ctx, const char *when)
 {
     dg_error_path(ctx->dg, ctx->g->name,
@@ -128,8 +150,10 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
     VEC(ir_node *) nodes = {0};
     VEC(ir_value *) values = {0};
     bool whole = false; /* a node made and removed in one round: the use lists do not say */
+    size_t live = 0;
     for (size_t i = 0; i < g->nodes.len; i++) {
         ir_node *n = g->nodes.items[i];
+        live += !n->dead;
         if (i < nodes0 && !n->dead)
             continue;
         whole |= i >= nodes0 && n->dead;
@@ -145,7 +169,7 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
     }
     for (size_t i = values0; i < g->values.len; i++)
         vec_push(&values, g->values.items[i]);
-    renumber(ctx);
+    renumber_live(ctx, live);
     ir_compact(g);
     bool *dirty_node = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *dirty_node);
     bool *dirty_value = calloc(g->values.len ? g->values.len : 1, sizeof *dirty_value);
