@@ -54,12 +54,16 @@ static void round_begin(rw_ctx *ctx)
     ctx->order.len = 0;
     ctx->st.len = 0;
     ctx->stamp = 0;
-    for (size_t i = 0; i < g->nodes.len; i++) {
-        ir_node *n = g->nodes.items[i];
-        FR_CHECK(n->id == i && !n->dead);
-        vec_push(&ctx->order, n);
-        rw_state(ctx, n)->pos = (uint32_t)i;
+    size_t n = g->nodes.len;
+    vec_reserve(&ctx->order, n);
+    vec_reserve(&ctx->st, n);
+    for (size_t i = 0; i < n; i++) {
+        ir_node *node = g->nodes.items[i];
+        FR_CHECK(node->id == i && !node->dead);
+        ctx->order.items[i] = node;
+        ctx->st.items[i] = (rw_node_state){.pos = (uint32_t)i, .claimed_by = -1};
     }
+    ctx->order.len = ctx->st.len = n;
 }
 
 /* Makes the graph's node list the live nodes in the driver's order followed by the removed ones,
@@ -305,6 +309,62 @@ static int by_preference(const void *a, const void *b)
     return (x->alt > y->alt) - (x->alt < y->alt);
 }
 
+/* The rules ranked as the sort ranks them: phase, then priority, then rule order. */
+static int by_rank(const void *a, const void *b)
+{
+    const dsl_rule *const *x = a, *const *y = b;
+    if ((*x)->phase != (*y)->phase)
+        return (*x)->phase < (*y)->phase ? -1 : 1;
+    if ((*x)->priority != (*y)->priority)
+        return (*x)->priority > (*y)->priority ? -1 : 1;
+    return 0; /* stable by rule order below */
+}
+
+/* Sorts the candidates by_preference. The matcher found them root by root in reverse order, and at
+ * one root a rule's matches in key order: for a rule of one root that is already the order among
+ * its matches, so a stable distribution by the rules' rank sorts them; a rule of several roots has
+ * its own part sorted. The result is checked against by_preference. */
+static void sort_candidates(rw_ctx *ctx, candidate *c, size_t n)
+{
+    uint32_t nrules;
+    dsl_rule *const *rules = mt_rules(ctx->a, &nrules);
+    size_t *rank = malloc((nrules + 1) * sizeof *rank), *start = calloc(nrules + 1, sizeof *start);
+    uint32_t *order = malloc((nrules ? nrules : 1) * sizeof *order);
+    candidate *out = malloc((n ? n : 1) * sizeof *out);
+    FR_CHECK(rank && start && order && out);
+    for (uint32_t r = 0; r < nrules; r++)
+        order[r] = r;
+    /* insertion sort, stable: few rules, and qsort is not stable */
+    for (uint32_t i = 1; i < nrules; i++)
+        for (uint32_t j = i; j > 0 && by_rank(&rules[order[j - 1]], &rules[order[j]]) > 0; j--) {
+            uint32_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (uint32_t k = 0; k < nrules; k++)
+        rank[order[k]] = k;
+    for (size_t i = 0; i < n; i++)
+        start[rank[c[i].rule] + 1]++;
+    for (size_t k = 0; k < nrules; k++)
+        start[k + 1] += start[k];
+    for (size_t i = 0; i < n; i++)
+        out[start[rank[c[i].rule]]++] = c[i];
+    for (size_t k = nrules, end = n; k-- > 0;) { /* start[k] is now where rank k ends */
+        size_t begin = k ? start[k - 1] : 0;
+        if (end - begin > 1 && rules[order[k]]->nroots > 1)
+            qsort(out + begin, end - begin, sizeof *out, by_preference);
+        end = begin;
+    }
+    for (size_t i = 1; i < n; i++)
+        FR_CHECK(by_preference(&out[i - 1], &out[i]) < 0);
+    if (n)
+        memcpy(c, out, n * sizeof *c);
+    free(out);
+    free(order);
+    free(start);
+    free(rank);
+}
+
 static candidate *collect(rw_ctx *ctx, mt_matcher *m, size_t *count)
 {
     for (size_t i = ctx->order.len; i-- > 0;)
@@ -325,7 +385,7 @@ static candidate *collect(rw_ctx *ctx, mt_matcher *m, size_t *count)
                            .pos = latest, .alt = same_group ? c[i - 1].alt + 1 : 0,
                            .nroots = ms[i].rule->nroots};
     }
-    qsort(c, n, sizeof *c, by_preference);
+    sort_candidates(ctx, c, n);
     *count = n;
     return c;
 }
