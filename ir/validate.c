@@ -956,9 +956,16 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
     c.bad_node = calloc(c.nnodes ? c.nnodes : 1, sizeof *c.bad_node);
     c.bad_value = calloc(c.nvalues ? c.nvalues : 1, sizeof *c.bad_value);
     FR_CHECK(c.bad_node && c.bad_value);
+    /* each dirty value's name is looked up, or, when they are many, the map is read once (the
+     * probes of a large map miss the cache) */
+    size_t ndirty = 0;
+    for (size_t i = 0; i < c.nvalues; i++)
+        ndirty += dirty_value[i];
+    bool *named = ndirty > g->by_name.cap / 8 ? named_values(&c) : NULL;
     for (size_t i = 0; i < c.nvalues; i++)
         if (dirty_value[i])
-            check_value(&c, g->values.items[i], false);
+            check_value(&c, g->values.items[i], named && named[i]);
+    free(named);
     for (size_t i = 0; i < c.nnodes; i++)
         if (dirty_node[i]) {
             check_node(&c, g->nodes.items[i]); /* may widen an attribute */
