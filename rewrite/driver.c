@@ -597,6 +597,8 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
             break;
     }
     mt_matcher_free(m);
+    for (size_t i = 0; i < IR_OP_COUNT; i++)
+        free(ctx.carry_schemas[i]);
     ar_free(ctx.scratch);
     sm_free(&rec.seen);
     vec_free(&ctx.st);

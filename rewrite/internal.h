@@ -42,6 +42,9 @@ typedef struct rw_ctx {
     uint32_t stamp;
     int64_t budget_left;
     ar_arena *scratch;     /* per round: tentative nodes, plans */
+    /* per target op (malloc'd when first used): for each of its attributes and each op, the op's
+     * schema of that attribute (carry_attrs asks the same for every match) */
+    const ir_attr_schema **carry_schemas[IR_OP_COUNT];
 } rw_ctx;
 
 /* The id of a node built aside (a tentative fused or helper node): it has no state. */

@@ -117,7 +117,11 @@ rw_newconst *rw_plan_new_const(rw_plan *p, const char *stem, const ir_type *t, r
     c->compute = compute;
     c->arg = arg;
     c->value = ar_alloc(arena, sizeof *c->value);
-    c->value->name = ar_printf(arena, "%s_folded", stem);
+    size_t len = strlen(stem);
+    char *name = ar_alloc(arena, len + sizeof "_folded");
+    memcpy(name, stem, len);
+    memcpy(name + len, "_folded", sizeof "_folded");
+    c->value->name = name;
     c->value->kind = IR_VALUE_CONST;
     c->value->type = *t;
     int64_t bytes = 0;

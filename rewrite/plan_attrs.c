@@ -4,6 +4,7 @@
  * and the check against the target op's schema. */
 #include "rewrite/internal.h"
 
+#include "base/check.h"
 #include "ir/acts.h"
 
 #include <math.h>
@@ -56,11 +57,32 @@ static ir_attr from_schema(const ir_attr_schema *s)
     return a;
 }
 
+/* Marks an entry of rw_ctx.carry_schemas not looked up yet. */
+static const ir_attr_schema not_looked_up;
+
+/* ir_op_attr_schema(op, the target's attribute s), looked up once per apply. */
+static const ir_attr_schema *their_schema(rw_ctx *ctx, ir_op target, uint32_t s, ir_op op)
+{
+    const ir_attr_schema **table = ctx->carry_schemas[target];
+    if (!table) {
+        size_t n = (size_t)ir_op_info_get(target)->nattrs * IR_OP_COUNT;
+        table = ctx->carry_schemas[target] = malloc((n ? n : 1) * sizeof *table);
+        FR_CHECK(table != NULL);
+        for (size_t i = 0; i < n; i++)
+            table[i] = &not_looked_up;
+    }
+    const ir_attr_schema **slot = &table[(size_t)s * IR_OP_COUNT + op];
+    if (*slot == &not_looked_up)
+        *slot = ir_op_attr_schema(op, ir_op_info_get(target)->attrs[s].name);
+    return *slot;
+}
+
 /* Attributes of the target that a matched op sets (or defaults differently): the node nearest the
  * root wins (rule->nodes lists operands before users). */
 static void carry_attrs(rw_plan *p, bool with_act)
 {
-    const ir_op_info *target = ir_op_info_get(p->rule->repl.op);
+    ir_op op = p->rule->repl.op;
+    const ir_op_info *target = ir_op_info_get(op);
     for (uint32_t s = 0; s < target->nattrs; s++) {
         const ir_attr_schema *want = &target->attrs[s];
         if (!want->name[0] || (!with_act && is_act_attr(want->name)))
@@ -70,7 +92,7 @@ static void carry_attrs(rw_plan *p, bool with_act)
             if (!n)
                 continue;
             const ir_attr *set = ir_node_attr(n, want->name);
-            const ir_attr_schema *theirs = ir_op_attr_schema(n->op, want->name);
+            const ir_attr_schema *theirs = their_schema(p->ctx, op, s, n->op);
             if (set && (set->kind == want->kind ||
                         (set->kind == IR_ATTR_INT && want->kind == IR_ATTR_FLOAT))) {
                 ir_attr a = *set;
