@@ -573,6 +573,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         double t0 = cpu_seconds();
         size_t nodes0 = g->nodes.len, values0 = g->values.len;
         round_begin(&ctx);
+        ctx.round_forwarded = false;
         mt_matcher_reset(m);
         size_t n;
         candidate *c = collect(&ctx, m, &n);
@@ -588,7 +589,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         if (fired < 0) {
             ok = false;
         } else if (fired > 0) {
-            report->removed_unread += rw_remove_unread(&ctx);
+            report->removed_unread += rw_remove_unread(&ctx, nodes0);
             ok = validate_round(&ctx, nodes0, values0);
             report->round_limit = round == ctx.opts.max_rounds;
             report->validate_seconds += cpu_seconds() - t2;
@@ -599,6 +600,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
     mt_matcher_free(m);
     for (size_t i = 0; i < IR_OP_COUNT; i++)
         free(ctx.carry_schemas[i]);
+    rw_plan_spare_free(&ctx);
     ar_free(ctx.scratch);
     sm_free(&rec.seen);
     vec_free(&ctx.st);
