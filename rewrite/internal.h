@@ -45,7 +45,8 @@ typedef struct rw_ctx {
     bool round_forwarded;  /* a forward committed this round (old nodes read other values) */
     struct rw_plan *spare; /* the last plan's lists, kept for the next one (rw_plan_free) */
     /* per target op (malloc'd when first used): for each of its attributes and each op, the op's
-     * schema of that attribute (carry_attrs asks the same for every match) */
+     * schema of that attribute, and whether it is the activation's (carry_attrs asks the same for
+     * every match; plan_attrs.c) */
     const ir_attr_schema **carry_schemas[IR_OP_COUNT];
 } rw_ctx;
 
