@@ -966,7 +966,9 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
         dirty_node[i] = true;
         for (uint32_t k = 0; k < n->ninputs; k++) {
             ir_value *v = n->inputs[k];
-            if (!v || !in_graph(&c, v))
+            if (!v)
+                continue; /* an omitted optional input */
+            if (!in_graph(&c, v))
                 return false;
             if (v->kind == IR_VALUE_NODE &&
                 (!v->producer || !node_in_graph(&c, v->producer) || v->producer->id >= i))
@@ -979,9 +981,16 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
     c.bad_node = calloc(c.nnodes ? c.nnodes : 1, sizeof *c.bad_node);
     c.bad_value = calloc(c.nvalues ? c.nvalues : 1, sizeof *c.bad_value);
     FR_CHECK(c.bad_node && c.bad_value);
+    /* each dirty value's name is looked up, or, when they are many, the map is read once (the
+     * probes of a large map miss the cache) */
+    size_t ndirty = 0;
+    for (size_t i = 0; i < c.nvalues; i++)
+        ndirty += dirty_value[i];
+    bool *named = ndirty > g->by_name.cap / 8 ? named_values(&c) : NULL;
     for (size_t i = 0; i < c.nvalues; i++)
         if (dirty_value[i])
-            check_value(&c, g->values.items[i], false);
+            check_value(&c, g->values.items[i], named && named[i]);
+    free(named);
     for (size_t i = 0; i < c.nnodes; i++)
         if (dirty_node[i]) {
             check_node(&c, g->nodes.items[i]); /* may widen an attribute */

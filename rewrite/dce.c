@@ -22,6 +22,16 @@ static bool unread(const ir_node *n, const uint32_t *readers)
     return true;
 }
 
+/* Whether a live node the use lists name reads one of n's outputs. */
+static bool read_by_listed(const ir_node *n)
+{
+    for (uint32_t k = 0; k < n->noutputs; k++)
+        for (uint32_t u = 0; u < n->outputs[k]->nuses; u++)
+            if (!n->outputs[k]->uses[u]->dead)
+                return true;
+    return false;
+}
+
 typedef VEC(ir_node *) node_list;
 
 static void push_producers(node_list *work, const ir_node *n)
@@ -33,10 +43,37 @@ static void push_producers(node_list *work, const ir_node *n)
     }
 }
 
-size_t rw_remove_unread(rw_ctx *ctx)
+/* Removes the unread nodes the work list leads to; readers[v->id] counts the live readers the use
+ * lists do not list (all of them when the use lists are not read: `uses` false). A removed node
+ * counted among readers (new_from: its id from there on; all nodes when the use lists are not read)
+ * gives its reads back. */
+static size_t sweep(rw_ctx *ctx, node_list *work, uint32_t *readers, bool uses, size_t new_from)
+{
+    size_t removed = 0;
+    while (work->len) {
+        ir_node *n = work->items[--work->len];
+        if (!unread(n, readers) || (uses && read_by_listed(n)))
+            continue;
+        n->dead = true;
+        rw_node_state *s = rw_state(ctx, n);
+        if (s->pos < ctx->order.len && ctx->order.items[s->pos] == n)
+            ctx->order.items[s->pos] = NULL;
+        removed++;
+        for (uint32_t k = 0; (!uses || n->id >= new_from) && k < n->ninputs; k++)
+            if (n->inputs[k])
+                readers[n->inputs[k]->id]--;
+        push_producers(work, n);
+    }
+    return removed;
+}
+
+size_t rw_remove_unread(rw_ctx *ctx, size_t nodes0)
 {
     ir_graph *g = ctx->g;
-    /* the use lists are the round's start's: count the live readers again (new nodes included) */
+    /* The use lists are the round's start's. Unless a forward gave old nodes other operands this
+     * round (or validate_each renumbered the nodes), an old live node still reads what they say:
+     * only the round's new nodes (from nodes0 on) are counted. Else every live reader is. */
+    bool uses = !ctx->round_forwarded && !ctx->opts.validate_each;
     uint32_t *readers = calloc(g->values.len ? g->values.len : 1, sizeof *readers);
     FR_CHECK(readers != NULL);
     node_list work = {0};
@@ -46,25 +83,11 @@ size_t rw_remove_unread(rw_ctx *ctx)
             push_producers(&work, n);
             continue;
         }
-        for (uint32_t k = 0; k < n->ninputs; k++)
+        for (uint32_t k = 0; (!uses || i >= nodes0) && k < n->ninputs; k++)
             if (n->inputs[k])
                 readers[n->inputs[k]->id]++;
     }
-    size_t removed = 0;
-    while (work.len) {
-        ir_node *n = work.items[--work.len];
-        if (!unread(n, readers))
-            continue;
-        n->dead = true;
-        rw_node_state *s = rw_state(ctx, n);
-        if (s->pos < ctx->order.len && ctx->order.items[s->pos] == n)
-            ctx->order.items[s->pos] = NULL;
-        removed++;
-        for (uint32_t k = 0; k < n->ninputs; k++)
-            if (n->inputs[k])
-                readers[n->inputs[k]->id]--;
-        push_producers(&work, n);
-    }
+    size_t removed = sweep(ctx, &work, readers, uses, nodes0);
     vec_free(&work);
     free(readers);
     return removed;

@@ -54,12 +54,16 @@ static void round_begin(rw_ctx *ctx)
     ctx->order.len = 0;
     ctx->st.len = 0;
     ctx->stamp = 0;
-    for (size_t i = 0; i < g->nodes.len; i++) {
-        ir_node *n = g->nodes.items[i];
-        FR_CHECK(n->id == i && !n->dead);
-        vec_push(&ctx->order, n);
-        rw_state(ctx, n)->pos = (uint32_t)i;
+    size_t n = g->nodes.len;
+    vec_reserve(&ctx->order, n);
+    vec_reserve(&ctx->st, n);
+    for (size_t i = 0; i < n; i++) {
+        ir_node *node = g->nodes.items[i];
+        FR_CHECK(node->id == i && !node->dead);
+        ctx->order.items[i] = node;
+        ctx->st.items[i] = (rw_node_state){.pos = (uint32_t)i, .claimed_by = -1};
     }
+    ctx->order.len = ctx->st.len = n;
 }
 
 /* Makes the graph's node list the live nodes in the driver's order followed by the removed ones,
@@ -97,6 +101,28 @@ static void renumber(rw_ctx *ctx)
     free(st);
 }
 
+/* At the end of a round: makes the graph's node list the live nodes in the driver's order and
+ * numbers them by it; the removed nodes leave the list (ir_compact would drop them next) and the
+ * nodes' state stays behind (the next round starts its own). `live`: how many live nodes the list
+ * held. */
+static void renumber_live(rw_ctx *ctx, size_t live)
+{
+    ir_graph *g = ctx->g;
+    size_t k = 0;
+    for (size_t i = 0; i < ctx->order.len; i++) {
+        ir_node *n = ctx->order.items[i];
+        if (n && !n->dead) {
+            FR_CHECK(k < live);
+            n->id = (uint32_t)k;
+            g->nodes.items[k++] = n;
+        }
+    }
+    FR_CHECK(k == live); /* every live node is in the order exactly once */
+    g->nodes.len = k;
+    ctx->order.len = 0;
+    ctx->st.len = 0;
+}
+
 static bool validate_failed(rw_ctx *ctx, const char *when)
 {
     dg_error_path(ctx->dg, ctx->g->name,
@@ -128,8 +154,10 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
     VEC(ir_node *) nodes = {0};
     VEC(ir_value *) values = {0};
     bool whole = false; /* a node made and removed in one round: the use lists do not say */
+    size_t live = 0;
     for (size_t i = 0; i < g->nodes.len; i++) {
         ir_node *n = g->nodes.items[i];
+        live += !n->dead;
         if (i < nodes0 && !n->dead)
             continue;
         whole |= i >= nodes0 && n->dead;
@@ -145,7 +173,7 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
     }
     for (size_t i = values0; i < g->values.len; i++)
         vec_push(&values, g->values.items[i]);
-    renumber(ctx);
+    renumber_live(ctx, live);
     ir_compact(g);
     bool *dirty_node = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *dirty_node);
     bool *dirty_value = calloc(g->values.len ? g->values.len : 1, sizeof *dirty_value);
@@ -203,18 +231,24 @@ static uint64_t text_hash(const char *s)
 static void record(recorder *rec, const mt_match *m, const rw_refusal_rec *reason, const char *why)
 {
     rw_report *rep = rec->ctx->rep;
-    refusal_key *key = ar_alloc(rep->arena, sizeof *key); /* zeroed */
-    key->root = m->root;
-    key->rule = m->rule_index;
-    key->code = reason->code;
-    key->owner = reason->owner;
-    if (reason->code == RW_REASON_TEXT)
-        key->text_hash = text_hash(why);
-    else
-        key->operand = reason->name;
-    if (sm_get(&rec->seen, (const char *)key, sizeof *key))
-        return;
-    sm_put(&rec->seen, (const char *)key, sizeof *key, key);
+    /* A single-root rule's matches at one root are one group of the round's sorted candidates, so
+     * its refusal there is recorded once a round; when a match committed before it took the root
+     * (an overlap, most refusals in a large graph), no later round matches that root again: the
+     * refusal is new and stays the only one, and needs no key. */
+    if (!(m->rule->nroots == 1 && m->root->dead)) {
+        refusal_key *key = ar_alloc(rep->arena, sizeof *key); /* zeroed */
+        key->root = m->root;
+        key->rule = m->rule_index;
+        key->code = reason->code;
+        key->owner = reason->owner;
+        if (reason->code == RW_REASON_TEXT)
+            key->text_hash = text_hash(why);
+        else
+            key->operand = reason->name;
+        if (sm_get(&rec->seen, (const char *)key, sizeof *key))
+            return;
+        sm_put(&rec->seen, (const char *)key, sizeof *key, key);
+    }
     rw_refusal_rec r = *reason;
     r.node = m->root->noutputs ? m->root->outputs[0]->name : "?";
     r.rule = m->rule_index;
@@ -243,9 +277,11 @@ static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
 
 typedef struct {
     const mt_match *m;
-    int64_t priority;
+    int64_t phase, priority; /* the rule's, copied: the sort reads no rule */
+    uint32_t rule;  /* its index */
     uint32_t pos;   /* of the latest root */
     uint32_t alt;   /* its place among the matches of its rule at its root */
+    uint32_t nroots;
 } candidate;
 
 /* The place of root k's node (node ids are places at the start of a round). */
@@ -259,18 +295,74 @@ static uint32_t root_pos(const mt_match *m, uint32_t k)
 static int by_preference(const void *a, const void *b)
 {
     const candidate *x = a, *y = b;
-    if (x->m->rule->phase != y->m->rule->phase)
-        return x->m->rule->phase < y->m->rule->phase ? -1 : 1;
+    if (x->phase != y->phase)
+        return x->phase < y->phase ? -1 : 1;
     if (x->priority != y->priority)
         return x->priority > y->priority ? -1 : 1;
-    if (x->m->rule_index != y->m->rule_index)
-        return x->m->rule_index < y->m->rule_index ? -1 : 1;
+    if (x->rule != y->rule)
+        return x->rule < y->rule ? -1 : 1;
     if (x->pos != y->pos)
         return x->pos > y->pos ? -1 : 1;
-    for (uint32_t k = 0; k < x->m->rule->nroots; k++)
+    for (uint32_t k = 0; x->nroots > 1 && k < x->nroots; k++) /* one root: it is at pos */
         if (root_pos(x->m, k) != root_pos(y->m, k))
             return root_pos(x->m, k) < root_pos(y->m, k) ? -1 : 1;
     return (x->alt > y->alt) - (x->alt < y->alt);
+}
+
+/* The rules ranked as the sort ranks them: phase, then priority, then rule order. */
+static int by_rank(const void *a, const void *b)
+{
+    const dsl_rule *const *x = a, *const *y = b;
+    if ((*x)->phase != (*y)->phase)
+        return (*x)->phase < (*y)->phase ? -1 : 1;
+    if ((*x)->priority != (*y)->priority)
+        return (*x)->priority > (*y)->priority ? -1 : 1;
+    return 0; /* stable by rule order below */
+}
+
+/* Sorts the candidates by_preference. The matcher found them root by root in reverse order, and at
+ * one root a rule's matches in key order: for a rule of one root that is already the order among
+ * its matches, so a stable distribution by the rules' rank sorts them; a rule of several roots has
+ * its own part sorted. The result is checked against by_preference. */
+static void sort_candidates(rw_ctx *ctx, candidate *c, size_t n)
+{
+    uint32_t nrules;
+    dsl_rule *const *rules = mt_rules(ctx->a, &nrules);
+    size_t *rank = malloc((nrules + 1) * sizeof *rank), *start = calloc(nrules + 1, sizeof *start);
+    uint32_t *order = malloc((nrules ? nrules : 1) * sizeof *order);
+    candidate *out = malloc((n ? n : 1) * sizeof *out);
+    FR_CHECK(rank && start && order && out);
+    for (uint32_t r = 0; r < nrules; r++)
+        order[r] = r;
+    /* insertion sort, stable: few rules, and qsort is not stable */
+    for (uint32_t i = 1; i < nrules; i++)
+        for (uint32_t j = i; j > 0 && by_rank(&rules[order[j - 1]], &rules[order[j]]) > 0; j--) {
+            uint32_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (uint32_t k = 0; k < nrules; k++)
+        rank[order[k]] = k;
+    for (size_t i = 0; i < n; i++)
+        start[rank[c[i].rule] + 1]++;
+    for (size_t k = 0; k < nrules; k++)
+        start[k + 1] += start[k];
+    for (size_t i = 0; i < n; i++)
+        out[start[rank[c[i].rule]]++] = c[i];
+    for (size_t k = nrules, end = n; k-- > 0;) { /* start[k] is now where rank k ends */
+        size_t begin = k ? start[k - 1] : 0;
+        if (end - begin > 1 && rules[order[k]]->nroots > 1)
+            qsort(out + begin, end - begin, sizeof *out, by_preference);
+        end = begin;
+    }
+    for (size_t i = 1; i < n; i++)
+        FR_CHECK(by_preference(&out[i - 1], &out[i]) < 0);
+    if (n)
+        memcpy(c, out, n * sizeof *c);
+    free(out);
+    free(order);
+    free(start);
+    free(rank);
 }
 
 static candidate *collect(rw_ctx *ctx, mt_matcher *m, size_t *count)
@@ -288,10 +380,12 @@ static candidate *collect(rw_ctx *ctx, mt_matcher *m, size_t *count)
         for (uint32_t k = 0; k < ms[i].rule->nroots; k++)
             if (root_pos(&ms[i], k) > latest)
                 latest = root_pos(&ms[i], k);
-        c[i] = (candidate){.m = &ms[i], .priority = ms[i].rule->priority, .pos = latest,
-                           .alt = same_group ? c[i - 1].alt + 1 : 0};
+        c[i] = (candidate){.m = &ms[i], .phase = ms[i].rule->phase,
+                           .priority = ms[i].rule->priority, .rule = ms[i].rule_index,
+                           .pos = latest, .alt = same_group ? c[i - 1].alt + 1 : 0,
+                           .nroots = ms[i].rule->nroots};
     }
-    qsort(c, n, sizeof *c, by_preference);
+    sort_candidates(ctx, c, n);
     *count = n;
     return c;
 }
@@ -480,6 +574,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         double t0 = cpu_seconds();
         size_t nodes0 = g->nodes.len, values0 = g->values.len;
         round_begin(&ctx);
+        ctx.round_forwarded = false;
         mt_matcher_reset(m);
         size_t n;
         candidate *c = collect(&ctx, m, &n);
@@ -495,7 +590,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         if (fired < 0) {
             ok = false;
         } else if (fired > 0) {
-            report->removed_unread += rw_remove_unread(&ctx);
+            report->removed_unread += rw_remove_unread(&ctx, nodes0);
             ok = validate_round(&ctx, nodes0, values0);
             report->round_limit = round == ctx.opts.max_rounds;
             report->validate_seconds += cpu_seconds() - t2;
@@ -504,6 +599,9 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
             break;
     }
     mt_matcher_free(m);
+    for (size_t i = 0; i < IR_OP_COUNT; i++)
+        free(ctx.carry_schemas[i]);
+    rw_plan_spare_free(&ctx);
     ar_free(ctx.scratch);
     sm_free(&rec.seen);
     vec_free(&ctx.st);

@@ -65,6 +65,7 @@ void rw_commit_forward(rw_plan *p)
 {
     ir_value *root = p->outputs.items[0], *x = forward_target(p);
     redirect_readers(p->ctx, root, root, x);
+    p->ctx->round_forwarded = true;
     rw_kill_members(p, NULL, true);
     rw_state(p->ctx, root->producer)->forwarded_to = x;
 }

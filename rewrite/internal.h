@@ -42,6 +42,12 @@ typedef struct rw_ctx {
     uint32_t stamp;
     int64_t budget_left;
     ar_arena *scratch;     /* per round: tentative nodes, plans */
+    bool round_forwarded;  /* a forward committed this round (old nodes read other values) */
+    struct rw_plan *spare; /* the last plan's lists, kept for the next one (rw_plan_free) */
+    /* per target op (malloc'd when first used): for each of its attributes and each op, the op's
+     * schema of that attribute, and whether it is the activation's (carry_attrs asks the same for
+     * every match; plan_attrs.c) */
+    const ir_attr_schema **carry_schemas[IR_OP_COUNT];
 } rw_ctx;
 
 /* The id of a node built aside (a tentative fused or helper node): it has no state. */
@@ -148,7 +154,10 @@ void rw_release_kept(rw_plan *p);
 
 /* Fills the plan from the match: members, roots, outputs. */
 void rw_plan_init(rw_plan *p, rw_ctx *ctx, const mt_match *m);
+/* Frees what the plan computed; its lists stay with the context for the next plan. */
 void rw_plan_free(rw_plan *p);
+/* Frees the lists rw_plan_free kept. */
+void rw_plan_spare_free(rw_ctx *ctx);
 /* Builds inputs and attributes, runs the actions, and checks the tentative node (arity, type
  * inference, output types, kernel support, budget, constants computed). */
 bool rw_plan_replacement(rw_plan *p, char *why);
@@ -222,8 +231,9 @@ rw_action_fn *rw_action_get(dsl_action a);
 
 /* At the end of a round that committed: marks removed (and out of the order) every node that
  * produced a value one of the round's removed nodes read, once no live node reads any of its
- * outputs and none is a graph output; transitively. Returns how many. */
-size_t rw_remove_unread(rw_ctx *ctx);
+ * outputs and none is a graph output; transitively. Returns how many. The nodes from nodes0 on are
+ * the round's. */
+size_t rw_remove_unread(rw_ctx *ctx, size_t nodes0);
 
 #define RW_ACTION_DECL(id, name) rw_action_fn rw_action_##name;
 DSL_ACTIONS(RW_ACTION_DECL)

@@ -3,6 +3,8 @@
  * touches the graph. */
 #include "rewrite/internal.h"
 
+#include "base/check.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,9 +18,17 @@ ir_node *rw_capture_node(const rw_plan *p, const dsl_capture *c)
     return c ? p->m->nodes[c->node->id] : NULL;
 }
 
+/* The lists of a plan, by a macro over their fields. */
+#define PLAN_LISTS(X) X(members) X(roots) X(outputs) X(inputs) X(attrs) X(consts) X(helpers) X(kept)
+
 void rw_plan_init(rw_plan *p, rw_ctx *ctx, const mt_match *m)
 {
     memset(p, 0, sizeof *p);
+    if (ctx->spare) { /* the last plan's lists, emptied: no malloc and free per plan */
+#define TAKE(f) p->f = ctx->spare->f, p->f.len = 0;
+        PLAN_LISTS(TAKE)
+#undef TAKE
+    }
     p->ctx = ctx;
     p->g = ctx->g;
     p->m = m;
@@ -45,14 +55,27 @@ void rw_plan_free(rw_plan *p)
 {
     for (size_t i = 0; i < p->consts.len; i++)
         free(p->consts.items[i]->data);
-    vec_free(&p->members);
-    vec_free(&p->roots);
-    vec_free(&p->outputs);
-    vec_free(&p->inputs);
-    vec_free(&p->attrs);
-    vec_free(&p->consts);
-    vec_free(&p->helpers);
-    vec_free(&p->kept);
+    rw_ctx *ctx = p->ctx;
+    if (!ctx->spare) {
+        ctx->spare = calloc(1, sizeof *ctx->spare);
+        FR_CHECK(ctx->spare != NULL);
+    }
+    /* the spare's lists are these (given by rw_plan_init) or none yet; grown ones moved */
+#define KEEP(f) ctx->spare->f = p->f;
+    PLAN_LISTS(KEEP)
+#undef KEEP
+    memset(p, 0, sizeof *p);
+}
+
+void rw_plan_spare_free(rw_ctx *ctx)
+{
+    if (!ctx->spare)
+        return;
+#define FREE(f) vec_free(&ctx->spare->f);
+    PLAN_LISTS(FREE)
+#undef FREE
+    free(ctx->spare);
+    ctx->spare = NULL;
 }
 
 void rw_plan_set_attr(rw_plan *p, const ir_attr *a)
@@ -117,7 +140,11 @@ rw_newconst *rw_plan_new_const(rw_plan *p, const char *stem, const ir_type *t, r
     c->compute = compute;
     c->arg = arg;
     c->value = ar_alloc(arena, sizeof *c->value);
-    c->value->name = ar_printf(arena, "%s_folded", stem);
+    size_t len = strlen(stem);
+    char *name = ar_alloc(arena, len + sizeof "_folded");
+    memcpy(name, stem, len);
+    memcpy(name + len, "_folded", sizeof "_folded");
+    c->value->name = name;
     c->value->kind = IR_VALUE_CONST;
     ir_value_set_type(p->g, c->value, t);
     int64_t bytes = 0;

@@ -4,6 +4,7 @@
  * and the check against the target op's schema. */
 #include "rewrite/internal.h"
 
+#include "base/check.h"
 #include "ir/acts.h"
 
 #include <math.h>
@@ -19,6 +20,17 @@ static void drop_attr(rw_plan *p, const char *name)
             p->attrs.len--;
             return;
         }
+}
+
+/* out = attr followed by suffix, cut to size as snprintf would (without its cost per match). */
+static void suffixed(char *out, size_t size, const char *attr, const char *suffix)
+{
+    size_t n = 0;
+    for (const char *s = attr; *s && n + 1 < size; s++)
+        out[n++] = *s;
+    for (const char *s = suffix; *s && n + 1 < size; s++)
+        out[n++] = *s;
+    out[n] = '\0';
 }
 
 static bool is_act_attr(const char *name)
@@ -56,21 +68,47 @@ static ir_attr from_schema(const ir_attr_schema *s)
     return a;
 }
 
+/* Marks an entry of rw_ctx.carry_schemas not looked up yet. */
+static const ir_attr_schema not_looked_up;
+
+/* ir_op_attr_schema(op, the target's attribute s), looked up once per apply; op IR_OP_COUNT asks
+ * whether that attribute is the activation's (is_act_attr: non-NULL when it is). */
+static const ir_attr_schema *their_schema(rw_ctx *ctx, ir_op target, uint32_t s, ir_op op)
+{
+    enum { ROW = IR_OP_COUNT + 1 };
+    const ir_attr_schema **table = ctx->carry_schemas[target];
+    if (!table) {
+        size_t n = (size_t)ir_op_info_get(target)->nattrs * ROW;
+        table = ctx->carry_schemas[target] = malloc((n ? n : 1) * sizeof *table);
+        FR_CHECK(table != NULL);
+        for (size_t i = 0; i < n; i++)
+            table[i] = &not_looked_up;
+    }
+    const ir_attr_schema **slot = &table[(size_t)s * ROW + op];
+    if (*slot == &not_looked_up) {
+        const ir_attr_schema *want = &ir_op_info_get(target)->attrs[s];
+        *slot = op == IR_OP_COUNT ? (is_act_attr(want->name) ? want : NULL)
+                                  : ir_op_attr_schema(op, want->name);
+    }
+    return *slot;
+}
+
 /* Attributes of the target that a matched op sets (or defaults differently): the node nearest the
  * root wins (rule->nodes lists operands before users). */
 static void carry_attrs(rw_plan *p, bool with_act)
 {
-    const ir_op_info *target = ir_op_info_get(p->rule->repl.op);
+    ir_op op = p->rule->repl.op;
+    const ir_op_info *target = ir_op_info_get(op);
     for (uint32_t s = 0; s < target->nattrs; s++) {
         const ir_attr_schema *want = &target->attrs[s];
-        if (!want->name[0] || (!with_act && is_act_attr(want->name)))
+        if (!want->name[0] || (!with_act && their_schema(p->ctx, op, s, IR_OP_COUNT)))
             continue;
         for (uint32_t k = p->rule->nnodes; k-- > 0;) {
             const ir_node *n = p->m->nodes[k];
             if (!n)
                 continue;
             const ir_attr *set = ir_node_attr(n, want->name);
-            const ir_attr_schema *theirs = ir_op_attr_schema(n->op, want->name);
+            const ir_attr_schema *theirs = their_schema(p->ctx, op, s, n->op);
             if (set && (set->kind == want->kind ||
                         (set->kind == IR_ATTR_INT && want->kind == IR_ATTR_FLOAT))) {
                 ir_attr a = *set;
@@ -113,8 +151,8 @@ static bool act_from_fused(rw_plan *p, const ir_node *n, const char *attr)
     if (ir_op_info_get(n->op)->cls != IR_CLASS_FUSED || !ir_op_attr_schema(n->op, "act"))
         return false;
     char alpha[96], beta[96];
-    snprintf(alpha, sizeof alpha, "%s_alpha", attr);
-    snprintf(beta, sizeof beta, "%s_beta", attr);
+    suffixed(alpha, sizeof alpha, attr, "_alpha");
+    suffixed(beta, sizeof beta, attr, "_beta");
     rw_plan_set_attr(p, &(ir_attr){.name = attr, .kind = IR_ATTR_STRING,
                                    .v.s = ir_get_string(n, "act")});
     drop_attr(p, alpha);
@@ -138,8 +176,8 @@ static bool act_from_node(rw_plan *p, ir_node *n, const char *attr, char *why)
     if (act_from_fused(p, n, attr))
         return true;
     char alpha[96], beta[96];
-    snprintf(alpha, sizeof alpha, "%s_alpha", attr);
-    snprintf(beta, sizeof beta, "%s_beta", attr);
+    suffixed(alpha, sizeof alpha, attr, "_alpha");
+    suffixed(beta, sizeof beta, attr, "_beta");
     ir_act act;
     /* erf and tanh GELU are different functions: the kernel gets the one the graph computes */
     if (!ir_act_of_node(n, &act))
