@@ -25,15 +25,14 @@ enum { BUDGET_FACTOR = 8 };
 
 /* ---- the budgeted allocator ----------------------------------------------------------------- */
 
-/* Each block carries its size in front, so that frees give the budget back. */
-typedef union {
-    size_t size;
-    max_align_t align;
-} block_header;
-
+/* The decoded tree lives in one arena, freed in one call: protobuf-c would otherwise malloc every
+ * message, string and array of the file and free them one by one (a 126k-node model holds about
+ * two million of them). Frees during decoding (protobuf-c's scratch arrays, a failed decode) give
+ * nothing back; the budget counts every byte handed out. */
 struct ox_decoded {
     ProtobufCAllocator allocator;
     ProtobufCMessage *message;
+    ar_arena *arena;
     size_t limit, used;
     bool exceeded;
     /* a lazy decode's file, kept mapped while tensors are left in it */
@@ -47,28 +46,22 @@ struct ox_decoded {
 static void *budget_alloc(void *data, size_t size)
 {
     ox_decoded *d = data;
-    if (size > d->limit - d->used || size > SIZE_MAX - sizeof(block_header)) {
+    if (size > d->limit - d->used) {
         d->exceeded = true;
         return NULL;
     }
-    block_header *h = malloc(sizeof *h + size);
-    if (!h) {
+    void *p = ar_try_alloc(d->arena, size);
+    if (!p) {
         d->exceeded = true;
         return NULL;
     }
-    h->size = size;
     d->used += size;
-    return h + 1;
+    return p;
 }
 
 static void budget_free(void *data, void *p)
 {
-    if (!p)
-        return;
-    ox_decoded *d = data;
-    block_header *h = (block_header *)p - 1;
-    d->used -= h->size;
-    free(h);
+    (void)data, (void)p; /* the arena frees everything at once */
 }
 
 /* ---- the wire-format walk ------------------------------------------------------------------- */
@@ -362,6 +355,7 @@ static ProtobufCMessage *decode(ox_report *r, const ProtobufCMessageDescriptor *
     ox_decoded *d = calloc(1, sizeof *d);
     FR_CHECK(d != NULL);
     d->allocator = (ProtobufCAllocator){budget_alloc, budget_free, d};
+    d->arena = ar_new();
     d->limit = nbytes > (SIZE_MAX - BUDGET_EXTRA) / BUDGET_FACTOR
                    ? SIZE_MAX
                    : nbytes * BUDGET_FACTOR + BUDGET_EXTRA;
@@ -376,6 +370,7 @@ static ProtobufCMessage *decode(ox_report *r, const ProtobufCMessageDescriptor *
             ox_invalid(r, "not a valid %s: the protobuf data is corrupt", desc->short_name);
         vec_free(&w.ranges);
         munmap(map, len);
+        ar_free(d->arena);
         free(d);
         return NULL;
     }
@@ -437,8 +432,7 @@ void ox_decoded_free(ox_decoded *d)
 {
     if (!d)
         return;
-    protobuf_c_message_free_unpacked(d->message, &d->allocator);
-    FR_CHECK(d->used == 0);
+    ar_free(d->arena); /* the message and everything in it */
     if (d->map && !d->map_given)
         munmap(d->map, d->map_len);
     free(d->ranges);
