@@ -41,7 +41,12 @@ struct ox_importer {
     VEC(ir_node *) legacy_softmax;
     VEC(ox_deferred_const) deferred;
     VEC(ox_fixup) fixups;
-    sm_map onnx_names; /* every name the model defines, which made-up names must avoid */
+    /* every name the model's nodes define, which made-up names must avoid: collected from
+     * `nodes` when the first name is made up (most models need none) */
+    sm_map onnx_names;
+    const Onnx__NodeProto *const *nodes;
+    size_t nnodes;
+    bool names_collected;
 };
 
 ir_graph *ox_importer_graph(ox_importer *im) { return im->g; }
@@ -68,7 +73,17 @@ static const char *node_label(ar_arena *a, const Onnx__NodeProto *np)
     const char *name = np->name && np->name[0] ? np->name
                        : np->n_output && np->output[0][0] ? np->output[0]
                                                           : "?";
-    return ar_printf(a, "node '%s' (%s)", name, np->op_type ? np->op_type : "?");
+    const char *op = np->op_type ? np->op_type : "?";
+    /* made for every node, so put together by hand: ar_printf costs more than the node's import */
+    size_t nlen = strlen(name), oplen = strlen(op);
+    char *s = ar_alloc(a, nlen + oplen + sizeof "node '' ()");
+    char *p = s;
+    memcpy(p, "node '", 6), p += 6;
+    memcpy(p, name, nlen), p += nlen;
+    memcpy(p, "' (", 3), p += 3;
+    memcpy(p, op, oplen), p += oplen;
+    memcpy(p, ")", 2);
+    return s;
 }
 
 /* ---- constants ------------------------------------------------------------------------------ */
@@ -491,8 +506,11 @@ static bool node_op(ox_importer *im, const Onnx__NodeProto *np, ir_op *op, int64
     return false;
 }
 
+static void collect_names(ox_importer *im);
+
 const char *ox_importer_fresh(ox_importer *im, const Onnx__NodeProto *np, size_t slot)
 {
+    collect_names(im);
     const char *stem = np->name && np->name[0] ? np->name : NULL;
     for (size_t i = 0; !stem && i < np->n_output; i++)
         if (np->output[i][0])
@@ -506,10 +524,14 @@ const char *ox_importer_fresh(ox_importer *im, const Onnx__NodeProto *np, size_t
     return name;
 }
 
-/* Records the names of the model's node outputs before any node is defined. */
-static void collect_names(ox_importer *im, const Onnx__NodeProto *const *nodes, size_t count)
+/* Records the names of the model's node outputs (once, before the first made-up name). */
+static void collect_names(ox_importer *im)
 {
-    for (size_t i = 0; i < count; i++)
+    if (im->names_collected)
+        return;
+    im->names_collected = true;
+    const Onnx__NodeProto *const *nodes = im->nodes;
+    for (size_t i = 0; i < im->nnodes; i++)
         for (size_t k = 0; k < nodes[i]->n_output; k++)
             sm_put(&im->onnx_names, nodes[i]->output[k], strlen(nodes[i]->output[k]),
                    (void *)nodes[i]);
@@ -867,7 +889,8 @@ static bool import_graph(ox_importer *im, const Onnx__ModelProto *m)
     size_t count;
     if (!ox_inline_functions(im->r, im->g->arena, m, im->opset, &nodes, &count))
         return false;
-    collect_names(im, nodes, count);
+    im->nodes = nodes;
+    im->nnodes = count;
     bool ok = true;
     for (size_t i = 0; i < count; i++)
         ok = define_node(im, nodes[i]) && ok;
