@@ -21,9 +21,9 @@
 #include "base/utf8.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -135,7 +135,7 @@ static bool fail(decoder *dc, const char *fmt, ...)
 typedef struct {
     uint32_t tag;
     unsigned wire;
-    const uint8_t *at;   /* its key */
+    const uint8_t *at; /* its key */
     const uint8_t *after_key;
     const uint8_t *data; /* its payload: a varint's bytes, 4 or 8 bytes, or the delimited bytes */
     size_t len;          /* the payload's length */
