@@ -29,6 +29,14 @@ typedef struct {
     unsigned count;
 } op_tally;
 
+/* A default-domain op_type and the op it is (standard_op). */
+enum { OP_MEMO = 128 }; /* a power of two */
+typedef struct {
+    const char *type; /* in the decoded message; NULL: a free slot */
+    ir_op op;
+    bool known;
+} op_memo;
+
 struct ox_importer {
     ox_report *r;
     ir_graph *g;
@@ -41,7 +49,13 @@ struct ox_importer {
     VEC(ir_node *) legacy_softmax;
     VEC(ox_deferred_const) deferred;
     VEC(ox_fixup) fixups;
-    sm_map onnx_names; /* every name the model defines, which made-up names must avoid */
+    /* every name the model's nodes define, which made-up names must avoid: collected from
+     * `nodes` when the first name is made up (most models need none) */
+    sm_map onnx_names;
+    const Onnx__NodeProto *const *nodes;
+    size_t nnodes;
+    bool names_collected;
+    op_memo op_memo[OP_MEMO];
 };
 
 ir_graph *ox_importer_graph(ox_importer *im) { return im->g; }
@@ -62,13 +76,34 @@ static const char *graph_name(ar_arena *a, const char *onnx_name, const char *pa
     return n ? ar_strndup(a, base, n) : "model";
 }
 
+/* a, b and c put together: labels are made for every node and initializer, and ar_printf costs
+ * more than the rest of their import */
+static const char *concat3(ar_arena *arena, const char *a, const char *b, const char *c)
+{
+    size_t na = strlen(a), nb = strlen(b), nc = strlen(c);
+    char *s = ar_alloc(arena, na + nb + nc + 1);
+    memcpy(s, a, na);
+    memcpy(s + na, b, nb);
+    memcpy(s + na + nb, c, nc + 1);
+    return s;
+}
+
 /* "node 'name' (Op)" for messages; an unnamed node is named by its first output. */
 static const char *node_label(ar_arena *a, const Onnx__NodeProto *np)
 {
     const char *name = np->name && np->name[0] ? np->name
                        : np->n_output && np->output[0][0] ? np->output[0]
                                                           : "?";
-    return ar_printf(a, "node '%s' (%s)", name, np->op_type ? np->op_type : "?");
+    const char *op = np->op_type ? np->op_type : "?";
+    size_t nlen = strlen(name), oplen = strlen(op);
+    char *s = ar_alloc(a, nlen + oplen + sizeof "node '' ()");
+    char *p = s;
+    memcpy(p, "node '", 6), p += 6;
+    memcpy(p, name, nlen), p += nlen;
+    memcpy(p, "' (", 3), p += 3;
+    memcpy(p, op, oplen), p += oplen;
+    memcpy(p, ")", 2);
+    return s;
 }
 
 /* ---- constants ------------------------------------------------------------------------------ */
@@ -266,7 +301,7 @@ static bool add_initializers(ox_importer *im, const Onnx__ModelProto *m)
                             t->name, (long long)m->ir_version);
             continue;
         }
-        const char *what = ar_printf(im->g->arena, "initializer '%s'", t->name);
+        const char *what = concat3(im->g->arena, "initializer '", t->name, "'");
         ox_tensor_data td;
         if (!ox_tensor_decode(im->r, t, im->model_dir, what, &td)) {
             ok = false;
@@ -467,6 +502,38 @@ static void tally_unknown(ox_importer *im, const char *domain, const char *op_ty
     vec_push(&im->unknown_ops, ((op_tally){name, 1}));
 }
 
+static bool lookup_standard_op(ox_importer *im, const char *type, ir_op *op)
+{
+    if (ir_op_lookup(type, strlen(type), op) && ir_op_info_get(*op)->cls != IR_CLASS_FUSED)
+        return true;
+    if (ox_legacy_lookup(type, im->opset, op)) /* Upsample, Scatter */
+        return true;
+    return ox_onnx23_lookup(type, im->opset, op); /* Attention, RMSNormalization, ... */
+}
+
+/* The op of a default-domain op_type, remembered per op_type: the catalog's lookup compares
+ * every name, and a model has a few dozen op types over many thousands of nodes. */
+static bool standard_op(ox_importer *im, const char *type, ir_op *op)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (const char *c = type; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    for (unsigned probe = 0; probe < OP_MEMO; probe++) {
+        op_memo *m = &im->op_memo[(h + probe) & (OP_MEMO - 1)];
+        if (!m->type) {
+            m->type = type;
+            m->known = lookup_standard_op(im, type, &m->op);
+            *op = m->op;
+            return m->known;
+        }
+        if (strcmp(m->type, type) == 0) {
+            *op = m->op;
+            return m->known;
+        }
+    }
+    return lookup_standard_op(im, type, op); /* more op types than the table holds */
+}
+
 /* Which IR op a node is, and the opset of its domain; false when the op is not one import knows. */
 static bool node_op(ox_importer *im, const Onnx__NodeProto *np, ir_op *op, int64_t *opset)
 {
@@ -474,11 +541,7 @@ static bool node_op(ox_importer *im, const Onnx__NodeProto *np, ir_op *op, int64
     const char *type = np->op_type ? np->op_type : "";
     if (!domain[0] || strcmp(domain, "ai.onnx") == 0) {
         *opset = im->opset;
-        if (ir_op_lookup(type, strlen(type), op) && ir_op_info_get(*op)->cls != IR_CLASS_FUSED)
-            return true;
-        if (ox_legacy_lookup(type, im->opset, op)) /* Upsample, Scatter */
-            return true;
-        return ox_onnx23_lookup(type, im->opset, op); /* Attention, RMSNormalization, ... */
+        return standard_op(im, type, op);
     }
     if (strcmp(domain, "com.microsoft") == 0) {
         *opset = im->ms_opset;
@@ -491,8 +554,11 @@ static bool node_op(ox_importer *im, const Onnx__NodeProto *np, ir_op *op, int64
     return false;
 }
 
+static void collect_names(ox_importer *im);
+
 const char *ox_importer_fresh(ox_importer *im, const Onnx__NodeProto *np, size_t slot)
 {
+    collect_names(im);
     const char *stem = np->name && np->name[0] ? np->name : NULL;
     for (size_t i = 0; !stem && i < np->n_output; i++)
         if (np->output[i][0])
@@ -506,10 +572,14 @@ const char *ox_importer_fresh(ox_importer *im, const Onnx__NodeProto *np, size_t
     return name;
 }
 
-/* Records the names of the model's node outputs before any node is defined. */
-static void collect_names(ox_importer *im, const Onnx__NodeProto *const *nodes, size_t count)
+/* Records the names of the model's node outputs (once, before the first made-up name). */
+static void collect_names(ox_importer *im)
 {
-    for (size_t i = 0; i < count; i++)
+    if (im->names_collected)
+        return;
+    im->names_collected = true;
+    const Onnx__NodeProto *const *nodes = im->nodes;
+    for (size_t i = 0; i < im->nnodes; i++)
         for (size_t k = 0; k < nodes[i]->n_output; k++)
             sm_put(&im->onnx_names, nodes[i]->output[k], strlen(nodes[i]->output[k]),
                    (void *)nodes[i]);
@@ -526,13 +596,15 @@ ir_node *ox_importer_add_node(ox_importer *im, ir_op op, uint32_t ninputs, const
             }
         }
     }
-    for (uint32_t i = 0; i < noutputs; i++) {
+    ir_node *n = ir_add_node(im->g, op, ninputs, names, noutputs);
+    for (uint32_t i = 0; !n && i < noutputs; i++) { /* it refused a name the graph has */
         if (ir_find_value(im->g, names[i])) {
             ox_invalid(im->r, "%s defines '%s', which is already defined", label, names[i]);
             return NULL;
         }
     }
-    return ir_add_node(im->g, op, ninputs, names, noutputs);
+    FR_CHECK(n != NULL);
+    return n;
 }
 
 /* A node of the default or fuserule domain: ONNX's outputs without trailing unnamed ("") ones,
@@ -867,7 +939,8 @@ static bool import_graph(ox_importer *im, const Onnx__ModelProto *m)
     size_t count;
     if (!ox_inline_functions(im->r, im->g->arena, m, im->opset, &nodes, &count))
         return false;
-    collect_names(im, nodes, count);
+    im->nodes = nodes;
+    im->nnodes = count;
     bool ok = true;
     for (size_t i = 0; i < count; i++)
         ok = define_node(im, nodes[i]) && ok;

@@ -45,25 +45,23 @@ enum { OX_MAX_NESTING = 64 };
 
 typedef struct ox_decoded ox_decoded;
 
-/* Reads a file and decodes it as a message of type `desc` after checking its wire format and
- * nesting, under a memory budget. NULL after reporting; *owner must be released with
- * ox_decoded_free, which frees the message. */
+/* Maps a file and decodes it as a message of type `desc` (protobuf-c's structs, decode.c's own
+ * decoder), checking its wire format and nesting, under a memory budget. Bytes fields point into
+ * the mapping. NULL after reporting; *owner must be released with ox_decoded_free, which frees
+ * the message and unmaps the file. */
 ProtobufCMessage *ox_decode_file(ox_report *r, const ProtobufCMessageDescriptor *desc,
                                  ox_decoded **owner);
 void ox_decoded_free(ox_decoded *d);
 
-/* Weights never copied (docs/onnx.md, "Weights"): a lazy decode maps the file and leaves every
- * TensorProto.raw_data of OX_LAZY_MIN_BYTES or more in it; the decoded tensor carries a marker in
- * its unknown fields (field OX_LAZY_TAG, which the walk removes from the file's own tensors),
- * and ox_lazy_raw_data finds the bytes. The mapping lives as long as *owner, or as the graph
- * that ox_decoded_give_mapping hands it to. */
-enum { OX_LAZY_MIN_BYTES = 4096, OX_LAZY_TAG = 0x1ffffff0 };
-typedef struct ox_lazy_range {
-    size_t offset, len; /* in the file */
-} ox_lazy_range;
+/* Weights never copied (docs/onnx.md, "Weights"): the decode maps the file and leaves every bytes
+ * field in it; a lazy decode hands on each TensorProto.raw_data of OX_LAZY_MIN_BYTES or more as
+ * mapped (ox_lazy_raw_data), so that it stays in the file. The mapping lives as long as *owner,
+ * or as the graph that ox_decoded_give_mapping hands it to. */
+enum { OX_LAZY_MIN_BYTES = 4096 };
 ProtobufCMessage *ox_decode_file_lazy(ox_report *r, const ProtobufCMessageDescriptor *desc,
                                       ox_decoded **owner);
-/* Whether message m (a TensorProto) had its raw_data left in the file: then *data, *len. */
+/* Whether message m (a TensorProto of a lazy decode) has raw_data to be left in the file: then
+ * *data, *len. */
 bool ox_lazy_raw_data(const ox_decoded *d, const ProtobufCMessage *m, const uint8_t **data,
                       size_t *len);
 void ox_decoded_give_mapping(ox_decoded *d, ir_graph *g);

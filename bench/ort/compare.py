@@ -19,7 +19,8 @@ Counts after optimization: nodes, and kernels as DESIGN.md counts them (every no
 and the views Reshape, Flatten, Squeeze, Unsqueeze, Identity), the same rule for both sides.
 Times are given as CPU seconds (user + system; steady on a shared machine) and wall seconds.
 Prints a Markdown table; "speedup" is ORT time / fuserule time and "kernels" is fuserule's
-kernels / ORT's (at most 1 is the target).
+kernels / ORT's (at most 1 is the target). `--repeats N` measures models of 1000 nodes or more N
+times (ORT and fuserule alternating; medians), instead of once.
 """
 import glob
 import json
@@ -95,13 +96,13 @@ def counts(path):
     return len(ops), sum(op not in VIEWS for op in ops)
 
 
-def measure(fuserule, model, work):
+def measure(fuserule, model, work, big_repeats=1):
     """One row; models under 1000 nodes take milliseconds, near the clock's resolution, so they
-    are measured SMALL_REPEATS times and each time is the median."""
+    are measured SMALL_REPEATS times and each time is the median; larger ones big_repeats times."""
     name = os.path.splitext(os.path.basename(model))[0]
     row = {"model": name}
     row["nodes_in"], row["kernels_in"] = counts(model)
-    repeats = SMALL_REPEATS if row["nodes_in"] < 1000 else 1
+    repeats = SMALL_REPEATS if row["nodes_in"] < 1000 else big_repeats
     samples = [measure_once(fuserule, model, work, name) for _ in range(repeats)]
     for key in samples[0]:
         values = sorted(sample[key] for sample in samples)
@@ -173,8 +174,9 @@ def table(rows, transformer):
 
 
 def main():
-    """compare.py FUSERULE MODELS_DIR [--bert-transformer] [--rows FILE]: measure (and append each
-    row as a JSON line to FILE); compare.py --table FILE...: print the table of saved rows."""
+    """compare.py FUSERULE MODELS_DIR [--bert-transformer] [--rows FILE] [--repeats N]: measure
+    (and append each row as a JSON line to FILE); compare.py --table FILE...: print the table of
+    saved rows."""
     if len(sys.argv) > 2 and sys.argv[1] == "--table":
         rows = [json.loads(line) for path in sys.argv[2:] for line in open(path)]
         rows.sort(key=lambda r: r["model"])
@@ -185,10 +187,11 @@ def main():
     fuserule, models = os.path.abspath(sys.argv[1]), sys.argv[2]
     transformer = "--bert-transformer" in sys.argv[3:]
     rows_file = sys.argv[sys.argv.index("--rows") + 1] if "--rows" in sys.argv else None
+    big_repeats = int(sys.argv[sys.argv.index("--repeats") + 1]) if "--repeats" in sys.argv else 1
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-ort-") as work:
         for model in sorted(glob.glob(os.path.join(models, "*.onnx"))):
-            row = measure(fuserule, model, work)
+            row = measure(fuserule, model, work, big_repeats)
             print(f"{row['model']}: ORT {row['ort_cpu']:.3f} cpu s, "
                   f"fuserule {row['fr_cpu']:.3f} cpu s",
                   file=sys.stderr, flush=True)

@@ -26,7 +26,7 @@ from onnx import helper as h  # noqa: E402
 from onnx import numpy_helper  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(HERE))
-LAZY_TAG = 0x1FFFFFF0  # OX_LAZY_TAG (onnx/onnx_internal.h)
+LAZY_TAG = 0x1FFFFFF0  # the field number the skeleton decoder once used as its marker
 
 
 def weights(seed, *shape):
