@@ -338,6 +338,20 @@ void ir_const_release(const ir_graph *g, const void *p, size_t n)
     madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
+void ir_const_will_read(const ir_graph *g, const void *p, size_t n)
+{
+#ifdef MADV_POPULATE_READ
+    if (n == 0 || !in_mapping(g, p, n))
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)p & ~(page - 1), end = (uintptr_t)p + n;
+    end = (end + page - 1) & ~(page - 1);
+    madvise((void *)start, end - start, MADV_POPULATE_READ); /* before Linux 5.14: EINVAL */
+#else
+    (void)g, (void)p, (void)n;
+#endif
+}
+
 /* v's constant becomes plain bytes of nbytes (the type's size, checked), its other sources
  * forgotten; the caller says where the bytes are (data or mapped). */
 static ir_const *become_data(ir_graph *g, ir_value *v, size_t nbytes)

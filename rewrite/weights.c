@@ -1,6 +1,8 @@
 /* Constants as doubles: what actions fold is computed in double and stored in the weight's dtype,
  * and a value that does not fit (f16 overflows above 65504) refuses the fusion instead of writing
  * an infinity into the model. */
+#define _DEFAULT_SOURCE /* madvise */
+
 #include "rewrite/internal.h"
 
 #include "base/check.h"
@@ -9,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 const void *rw_const_bytes(rw_plan *p, ir_value *v, int64_t *numel, char *why)
 {
@@ -37,6 +40,7 @@ const void *rw_const_bytes(rw_plan *p, ir_value *v, int64_t *numel, char *why)
     }
     dg_free(dg);
     FR_CHECK(have == (size_t)nbytes);
+    ir_const_will_read(p->g, data, have); /* the caller reads every byte */
     return data;
 }
 
@@ -88,6 +92,158 @@ double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
     return x;
 }
 
+bool rw_not_finite(char *why, const char *what, int64_t i, const char *stem, double x, ir_dtype dt)
+{
+    return rw_why(why, "%s: element %lld of the folded '%s' is %g, which is not finite in %s", what,
+                  (long long)i, stem, x, ir_dtype_name(dt));
+}
+
+bool rw_const_alloc(rw_newconst *c, int64_t n, char *why)
+{
+    enum { HUGE_PAGE = 2 << 20 };
+    c->nbytes = (size_t)n * ir_dtype_size(c->value->type.dtype);
+    if (c->nbytes >= 2 * HUGE_PAGE) { /* a large result in huge pages: 512 times fewer faults */
+        size_t size = (c->nbytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        if ((c->data = aligned_alloc(HUGE_PAGE, size)) != NULL) {
+            madvise(c->data, size, MADV_HUGEPAGE);
+            return true;
+        }
+    }
+    c->data = malloc(c->nbytes ? c->nbytes : 1);
+    return c->data ? true
+                   : rw_why(why, "budget: no memory for %zu bytes of folded weights", c->nbytes);
+}
+
+double rw_elem_get(ir_dtype dt, const void *data, size_t i)
+{
+    const unsigned char *p = data;
+    switch (dt) {
+    case IR_F32: {
+        float f;
+        memcpy(&f, p + 4 * i, 4);
+        return f;
+    }
+    case IR_F64: {
+        double d;
+        memcpy(&d, p + 8 * i, 8);
+        return d;
+    }
+    case IR_F16:
+    case IR_BF16: {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, 2);
+        return dt == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+    default:
+        FR_UNREACHABLE();
+        return 0;
+    }
+}
+
+/* in[i] * s rounded to dtype dt as rw_const_store rounds it (through f32 for the 16-bit types),
+ * counting the results whose exponent is all ones (not finite, in every float encoding): a loop
+ * per dtype without exits, so that the compiler sees plain arithmetic. */
+size_t rw_scale_elems(ir_dtype dt, void *out, const void *in, size_t first, size_t count, double s)
+{
+    const unsigned char *src = in;
+    size_t bad = 0;
+    switch (dt) {
+    case IR_F32: {
+        float *o = (float *)out + first;
+        src += 4 * first;
+        for (size_t k = 0; k < count; k++) {
+            float f;
+            memcpy(&f, src + 4 * k, 4);
+            f = (float)((double)f * s);
+            o[k] = f;
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            bad += (u & 0x7f800000u) == 0x7f800000u;
+        }
+        return bad;
+    }
+    case IR_F64: {
+        double *o = (double *)out + first;
+        src += 8 * first;
+        for (size_t k = 0; k < count; k++) {
+            double d;
+            memcpy(&d, src + 8 * k, 8);
+            o[k] = d * s;
+            bad += !isfinite(o[k]);
+        }
+        return bad;
+    }
+    case IR_F16:
+    case IR_BF16: {
+        uint16_t *o = (uint16_t *)out + first, mask = dt == IR_F16 ? 0x7c00u : 0x7f80u;
+        src += 2 * first;
+        for (size_t k = 0; k < count; k++) {
+            uint16_t h;
+            memcpy(&h, src + 2 * k, 2);
+            float f = (float)((double)(dt == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h)) * s);
+            o[k] = h = dt == IR_F16 ? f32_to_f16(f) : f32_to_bf16(f);
+            bad += (h & mask) == mask;
+        }
+        return bad;
+    }
+    default:
+        FR_UNREACHABLE();
+        return 0;
+    }
+}
+
+/* How many of the count elements of type T at p have an exponent of all ones (an infinity or a
+ * NaN, in every float encoding): a loop without exits, which the compiler vectorizes. */
+#define COUNT_NOT_FINITE(T, mask)                                                                  \
+    static size_t count_not_finite_##T(const unsigned char *p, size_t count)                       \
+    {                                                                                              \
+        size_t bad = 0;                                                                            \
+        for (size_t k = 0; k < count; k++) {                                                       \
+            T u;                                                                                   \
+            memcpy(&u, p + sizeof u * k, sizeof u);                                                \
+            bad += (u & (T)(mask)) == (T)(mask);                                                   \
+        }                                                                                          \
+        return bad;                                                                                \
+    }
+COUNT_NOT_FINITE(uint32_t, 0x7f800000u)
+COUNT_NOT_FINITE(uint64_t, 0x7ff0000000000000u)
+#undef COUNT_NOT_FINITE
+
+static size_t count_not_finite_16(const unsigned char *p, size_t count, uint16_t mask)
+{
+    size_t bad = 0;
+    for (size_t k = 0; k < count; k++) {
+        uint16_t u;
+        memcpy(&u, p + 2 * k, 2);
+        bad += (u & mask) == mask;
+    }
+    return bad;
+}
+
+int64_t rw_first_not_finite(ir_dtype dt, const void *data, int64_t n)
+{
+    enum { BLOCK = 4096 };
+    FR_CHECK(ir_dtype_is_float(dt));
+    const unsigned char *p = data;
+    size_t size = ir_dtype_size(dt);
+    uint16_t mask16 = dt == IR_F16 ? 0x7c00u : 0x7f80u;
+    for (size_t first = 0; first < (size_t)n; first += BLOCK) {
+        size_t count = (size_t)n - first < BLOCK ? (size_t)n - first : BLOCK;
+        const unsigned char *block = p + first * size;
+        size_t bad = dt == IR_F32 ? count_not_finite_uint32_t(block, count)
+                     : dt == IR_F64 ? count_not_finite_uint64_t(block, count)
+                                    : count_not_finite_16(block, count, mask16);
+        if (!bad)
+            continue;
+        for (size_t k = 0; k < count; k++) /* the block holds one: which */
+            if ((dt == IR_F32    ? count_not_finite_uint32_t(block + 4 * k, 1)
+                 : dt == IR_F64 ? count_not_finite_uint64_t(block + 8 * k, 1)
+                                : count_not_finite_16(block + 2 * k, 1, mask16)))
+                return (int64_t)(first + k);
+    }
+    return -1;
+}
+
 bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what, char *why)
 {
     ir_dtype dt = c->value->type.dtype;
@@ -116,8 +272,7 @@ bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what
             back = bf16_to_f32(h);
         }
         if (!isfinite(x[i]) || !isfinite(back))
-            return rw_why(why, "%s: element %lld of the folded '%s' is %g, which is not finite in %s",
-                          what, (long long)i, c->stem, x[i], ir_dtype_name(dt));
+            return rw_not_finite(why, what, i, c->stem, x[i], dt);
     }
     return true;
 }
