@@ -264,6 +264,7 @@ typedef struct {
 typedef struct {
     void *base;
     size_t len;
+    int fd; /* the file's descriptor (base maps it from offset 0), or -1 */
 } mapping;
 
 typedef struct {
@@ -281,8 +282,11 @@ void ir_const_files_close(ir_graph *g)
         st_close(cache->files.items[i].file);
         free(cache->files.items[i].path);
     }
-    for (size_t i = 0; i < cache->maps.len; i++)
+    for (size_t i = 0; i < cache->maps.len; i++) {
         munmap(cache->maps.items[i].base, cache->maps.items[i].len);
+        if (cache->maps.items[i].fd >= 0)
+            close(cache->maps.items[i].fd);
+    }
     for (size_t i = 0; i < cache->owned.len; i++)
         free(cache->owned.items[i]);
     vec_free(&cache->files);
@@ -304,7 +308,39 @@ static file_cache *the_cache(ir_graph *g)
 void ir_const_adopt_mapping(ir_graph *g, void *base, size_t len)
 {
     FR_CHECK(base != NULL && len > 0);
-    vec_push(&the_cache(g)->maps, ((mapping){base, len}));
+    vec_push(&the_cache(g)->maps, ((mapping){base, len, -1}));
+}
+
+void ir_const_adopt_mapped_file(ir_graph *g, void *base, size_t len, int fd)
+{
+    FR_CHECK(base != NULL && len > 0 && fd >= 0);
+    vec_push(&the_cache(g)->maps, ((mapping){base, len, fd}));
+}
+
+/* The adopted mapping that holds [p, p + n), or NULL. */
+static const mapping *adopted_mapping(const ir_graph *g, const void *p, size_t n)
+{
+    const file_cache *cache = g->const_files;
+    if (!cache || !p)
+        return NULL;
+    uintptr_t at = (uintptr_t)p;
+    for (size_t i = 0; i < cache->maps.len; i++) {
+        uintptr_t base = (uintptr_t)cache->maps.items[i].base;
+        size_t len = cache->maps.items[i].len;
+        if (at >= base && at - base <= len && n <= len - (at - base))
+            return &cache->maps.items[i];
+    }
+    return NULL;
+}
+
+bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, int64_t *offset)
+{
+    const mapping *m = adopted_mapping(g, p, n);
+    if (!m || m->fd < 0)
+        return false;
+    *fd = m->fd;
+    *offset = (int64_t)((uintptr_t)p - (uintptr_t)m->base);
+    return true;
 }
 
 /* Whether [p, p + n) lies in one of g's file mappings. */
@@ -313,13 +349,8 @@ static bool in_mapping(const ir_graph *g, const void *p, size_t n)
     const file_cache *cache = g->const_files;
     if (!cache || !p)
         return false;
-    uintptr_t at = (uintptr_t)p;
-    for (size_t i = 0; i < cache->maps.len; i++) {
-        uintptr_t base = (uintptr_t)cache->maps.items[i].base;
-        size_t len = cache->maps.items[i].len;
-        if (at >= base && at - base <= len && n <= len - (at - base))
-            return true;
-    }
+    if (adopted_mapping(g, p, n))
+        return true;
     for (size_t i = 0; i < cache->files.len; i++)
         if (cache->files.items[i].file && st_maps(cache->files.items[i].file, p, n))
             return true;

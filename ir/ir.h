@@ -444,8 +444,14 @@ void ir_const_files_close(ir_graph *g);
  * a file mapped read-only (ir_const.mapped) until something reads them. The graph adopts the
  * mapping (base, len from mmap) and unmaps it when freed. */
 void ir_const_adopt_mapping(ir_graph *g, void *base, size_t len);
+/* The same for a mapping of a regular file from its offset 0, whose descriptor g keeps (and
+ * closes): a writer copies file ranges from it (ir_const_file_range) instead of reading them. */
+void ir_const_adopt_mapped_file(ir_graph *g, void *base, size_t len, int fd);
 /* A DATA constant whose nbytes bytes lie at `mapped`, inside a mapping g adopted. */
 void ir_const_set_mapped(ir_graph *g, ir_value *v, const void *mapped, size_t nbytes);
+/* Whether [p, p + n) lies in a mapping of g's whose file g keeps open: its descriptor and the
+ * range's offset in the file. */
+bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, int64_t *offset);
 /* The bytes of a constant wherever they lie, without materializing them: a mapped constant's or
  * a file() constant's bytes in their file's mapping (unaligned: to be copied, not computed on),
  * otherwise ir_const_data's; *nbytes is their count. NULL after reporting an error, as

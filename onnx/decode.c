@@ -39,6 +39,7 @@ struct ox_decoded {
     /* a lazy decode's file, kept mapped while tensors are left in it */
     uint8_t *map;
     size_t map_len;
+    int fd; /* the mapped file, for a writer that copies its ranges */
     ox_lazy_range *ranges;
     size_t nranges;
     bool map_given; /* a graph owns the mapping now */
@@ -292,8 +293,9 @@ static bool walk_message(walker *w, const ProtobufCMessageDescriptor *desc, cons
 
 /* ---- reading -------------------------------------------------------------------------------- */
 
-/* Maps the file read-only; *len its size (a map cannot be empty: an empty file is refused). */
-static uint8_t *map_file(ox_report *r, size_t *len)
+/* Maps the file read-only; *len its size (a map cannot be empty: an empty file is refused), *fd
+ * its descriptor, left open. */
+static uint8_t *map_file(ox_report *r, size_t *len, int *fd_out)
 {
     int fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block us */
     if (fd < 0) {
@@ -320,12 +322,13 @@ static uint8_t *map_file(ox_report *r, size_t *len)
     }
     size_t size = (size_t)st.st_size;
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
     if (map == MAP_FAILED) {
         ox_invalid(r, "cannot map %zu bytes: %s", size, strerror(errno));
+        close(fd);
         return NULL;
     }
     *len = size;
+    *fd_out = fd;
     return map;
 }
 
@@ -334,7 +337,8 @@ static ProtobufCMessage *decode(ox_report *r, const ProtobufCMessageDescriptor *
 {
     *owner = NULL;
     size_t len;
-    uint8_t *map = map_file(r, &len);
+    int fd;
+    uint8_t *map = map_file(r, &len, &fd);
     if (!map)
         return NULL;
     walker w = {.r = r, .base = map, .lazy = lazy};
@@ -343,6 +347,7 @@ static ProtobufCMessage *decode(ox_report *r, const ProtobufCMessageDescriptor *
         vec_free(&w.sizes);
         vec_free(&w.ranges);
         munmap(map, len);
+        close(fd);
         return NULL;
     }
     const uint8_t *bytes = map;
@@ -376,16 +381,19 @@ static ProtobufCMessage *decode(ox_report *r, const ProtobufCMessageDescriptor *
             ox_invalid(r, "not a valid %s: the protobuf data is corrupt", desc->short_name);
         vec_free(&w.ranges);
         munmap(map, len);
+        close(fd);
         free(d);
         return NULL;
     }
     if (w.ranges.len) { /* the tensors left in the file need it mapped */
         d->map = map;
         d->map_len = len;
+        d->fd = fd;
         d->ranges = w.ranges.items;
         d->nranges = w.ranges.len;
     } else {
         munmap(map, len);
+        close(fd);
     }
     *owner = d;
     return d->message;
@@ -429,7 +437,7 @@ void ox_decoded_give_mapping(ox_decoded *d, ir_graph *g)
 {
     if (!d || !d->map || d->map_given)
         return;
-    ir_const_adopt_mapping(g, d->map, d->map_len);
+    ir_const_adopt_mapped_file(g, d->map, d->map_len, d->fd);
     d->map_given = true;
 }
 
@@ -439,8 +447,10 @@ void ox_decoded_free(ox_decoded *d)
         return;
     protobuf_c_message_free_unpacked(d->message, &d->allocator);
     FR_CHECK(d->used == 0);
-    if (d->map && !d->map_given)
+    if (d->map && !d->map_given) {
         munmap(d->map, d->map_len);
+        close(d->fd);
+    }
     free(d->ranges);
     free(d);
 }

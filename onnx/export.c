@@ -6,15 +6,20 @@
  * ops become com.microsoft contrib ops where ONNX Runtime has one with the same semantics
  * (contrib.c), otherwise ops of the "fuserule" domain carrying the node's attributes, which import
  * reads back. Every protobuf struct lives in one arena, freed once the model is packed. */
+#define _GNU_SOURCE /* copy_file_range */
+
 #include "onnx/onnx_internal.h"
 
 #include "base/check.h"
 #include "base/half.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 struct ox_exporter {
     ir_graph *g;
@@ -862,35 +867,80 @@ size_t ox_model_size(const ox_model *om)
     return om->size;
 }
 
-/* Appends to a file; a large append from a file mapping (a weight written from the model it was
- * read from) gives its pages back as it goes, so that writing does not hold the weights. */
+/* Appends to a file. A large append from a file mapping (a weight written from the model it was
+ * read from) is copied from that file by the kernel (copy_file_range) where it can, without
+ * touching the mapping; otherwise written from the mapping, giving its pages back as it goes, so
+ * that writing does not hold the weights. */
 typedef struct {
     ProtobufCBuffer base;
     FILE *out;
-    const ir_graph *g;
+    const ox_exporter *ex;
     size_t written;
     bool ok;
+    bool copy; /* copy_file_range to out may work: not yet refused */
 } file_buffer;
 
 enum { WRITE_CHUNK = 8 << 20 };
 
-static void file_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+/* Copies what it can of [offset, offset + len) of file fd to the output: the bytes copied (fewer
+ * than len when the kernel cannot copy between these files: the rest is to be written). */
+static size_t copy_range(file_buffer *fb, int fd, int64_t offset, size_t len)
 {
-    file_buffer *fb = (file_buffer *)b;
+    if (!fb->copy || fflush(fb->out) != 0)
+        return 0;
+    size_t done = 0;
+    while (done < len && fb->ok) {
+        loff_t at = (loff_t)offset + (loff_t)done;
+        ssize_t n = copy_file_range(fd, &at, fileno(fb->out), NULL, len - done, 0);
+        if (n > 0) {
+            done += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                             errno == EOPNOTSUPP || errno == EBADF || errno == EPERM)) {
+            fb->copy = false; /* not between these files: written from the mapping instead */
+            break;
+        } else { /* a write error, or the input shrank under its mapping (0 bytes copied) */
+            fb->ok = false;
+        }
+    }
+    fb->written += done;
+    return done;
+}
+
+static void write_bytes(file_buffer *fb, size_t len, const uint8_t *data)
+{
+    if (len >= OX_LAZY_MIN_BYTES) {
+        int fd;
+        int64_t offset;
+        if (ir_const_file_range(fb->ex->g, data, len, &fd, &offset)) {
+            size_t done = copy_range(fb, fd, offset, len);
+            data += done;
+            len -= done;
+        }
+    }
     while (len && fb->ok) {
         size_t n = len < WRITE_CHUNK ? len : WRITE_CHUNK;
         fb->ok = fwrite(data, 1, n, fb->out) == n;
         if (n >= OX_LAZY_MIN_BYTES)
-            ir_const_release(fb->g, data, n);
+            ir_const_release(fb->ex->g, data, n);
         fb->written += n;
         data += n;
         len -= n;
     }
 }
 
+static void file_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+    write_bytes((file_buffer *)b, len, data);
+}
+
 bool ox_model_write(ox_model *om, FILE *out)
 {
-    file_buffer fb = {.base = {file_append}, .out = out, .g = om->ex.g, .ok = true};
+    struct stat st; /* copy_file_range writes into regular files only */
+    bool regular = fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
+    file_buffer fb = {.base = {file_append}, .out = out, .ex = &om->ex, .ok = true,
+                      .copy = regular};
     size_t packed = onnx__model_proto__pack_to_buffer(om->m, &fb.base);
     FR_CHECK(!fb.ok || (packed == om->size && fb.written == om->size));
     return fb.ok;

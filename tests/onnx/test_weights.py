@@ -11,6 +11,7 @@ the decoder puts where it left a tensor's bytes: a tensor of the file that has a
 marker's number, a tensor with two raw_data fields (the last wins, as protobuf says).
 """
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -96,6 +97,12 @@ def test_onnx_passthrough(binary):
         check(np.array_equal(got["w"], w) and np.array_equal(got["b"], b),
               "initializers differ after export")
         onnx.checker.check_model(onnx.load(out))
+        # w is copied from the input file by the kernel into a file; a pipe gets it written
+        piped = subprocess.run([binary, "export", src, "-o", "-", "--format", "onnx"],
+                               capture_output=True, timeout=600)
+        with open(out, "rb") as f:
+            check(piped.returncode == 0 and piped.stdout == f.read(),
+                  "the model written to a pipe differs from the one written to a file")
 
 
 def test_apply_keeps_and_folds(binary):
