@@ -400,6 +400,9 @@ static ir_const *become_data(ir_graph *g, ir_value *v, size_t nbytes)
     c->data = NULL;
     c->nbytes = nbytes;
     c->mapped = NULL;
+    c->parts = NULL;
+    c->nparts = 0;
+    c->rows = 0;
     return c;
 }
 
@@ -407,6 +410,55 @@ void ir_const_set_mapped(ir_graph *g, ir_value *v, const void *mapped, size_t nb
 {
     FR_CHECK(nbytes > 0 && in_mapping(g, mapped, nbytes));
     become_data(g, v, nbytes)->mapped = mapped;
+}
+
+void ir_const_set_rows(ir_graph *g, ir_value *v, size_t rows, const ir_const_part *parts,
+                       uint32_t nparts)
+{
+    size_t row = 0;
+    for (uint32_t i = 0; i < nparts; i++) {
+        FR_CHECK(parts[i].src != NULL && parts[i].row_bytes > 0);
+        row += parts[i].row_bytes;
+    }
+    FR_CHECK(rows > 0 && nparts > 0);
+    ir_const *c = become_data(g, v, rows * row);
+    ir_const_part *copy = ar_alloc_array(g->arena, nparts, sizeof *copy);
+    memcpy(copy, parts, nparts * sizeof *copy);
+    c->parts = copy;
+    c->nparts = nparts;
+    c->rows = rows;
+}
+
+const ir_const_part *ir_const_rows(const ir_value *v, size_t *rows, uint32_t *nparts)
+{
+    const ir_const *c = v->kind == IR_VALUE_CONST ? v->konst : NULL;
+    if (!c || c->kind != IR_CONST_DATA || c->data || !c->parts)
+        return NULL;
+    *rows = c->rows;
+    *nparts = c->nparts;
+    return c->parts;
+}
+
+enum { RELEASE_CHUNK = 8 << 20 };
+
+/* A row-assembled constant's bytes put together in out; a part's pages in a file mapping go back
+ * as they are read, so that a part never stays resident whole. */
+static void assemble_rows(const ir_graph *g, const ir_const *c, unsigned char *out)
+{
+    size_t row = c->nbytes / c->rows, col = 0;
+    for (uint32_t i = 0; i < c->nparts; i++) {
+        const unsigned char *x = c->parts[i].src;
+        size_t width = c->parts[i].row_bytes, released = 0;
+        for (size_t r = 0; r < c->rows; r++) {
+            memcpy(out + r * row + col, x + r * width, width);
+            size_t done = (r + 1) * width;
+            if (done - released >= RELEASE_CHUNK || r + 1 == c->rows) {
+                ir_const_release(g, x + released, done - released);
+                released = done;
+            }
+        }
+        col += width;
+    }
 }
 
 /* The file a path names, opened once per graph. NULL when it cannot be opened; *failed_before
@@ -602,9 +654,9 @@ const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg)
         FR_CHECK(t->nbytes == (size_t)nbytes);
         break;
     case IR_CONST_DATA:
-        /* an in-memory constant holds its data from birth, or has it in a mapped file; only an
-         * empty one may lack both */
-        FR_CHECK(c->mapped ? c->nbytes == (size_t)nbytes : nbytes == 0);
+        /* an in-memory constant holds its data from birth, has it in a mapped file or assembles
+         * it from rows; only an empty one may lack all three */
+        FR_CHECK(c->mapped || c->parts ? c->nbytes == (size_t)nbytes : nbytes == 0);
         break;
     }
     void *out = ar_try_alloc(g->arena, nbytes ? (size_t)nbytes : 1);
@@ -620,6 +672,8 @@ const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg)
     else if (c->kind == IR_CONST_FILE && nbytes) {
         memcpy(out, t->data, (size_t)nbytes);
         ir_const_release(g, t->data, (size_t)nbytes);
+    } else if (c->kind == IR_CONST_DATA && c->parts) {
+        assemble_rows(g, c, out);
     } else if (c->kind == IR_CONST_DATA && nbytes) {
         memcpy(out, c->mapped, (size_t)nbytes); /* aligned for the kernels that compute on it */
         ir_const_release(g, c->mapped, (size_t)nbytes);

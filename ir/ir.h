@@ -223,7 +223,19 @@ typedef struct ir_const {
     /* DATA: while `data` is NULL, the nbytes bytes lie here, in a file mapped read-only that the
      * graph owns (ir_const_adopt_mapping), unaligned; ir_const_data copies them out when read */
     const void *mapped;
+    /* DATA: while `data` is NULL, the bytes are rows assembled from other bytes (ir_const_set_rows:
+     * concatenated weights), copied together only when read */
+    const struct ir_const_part *parts;
+    uint32_t nparts;
+    size_t rows;
 } ir_const;
+
+/* One source of a constant assembled from rows: row r of the constant is row r of each part in
+ * turn; a part's row r is the row_bytes bytes at src + r * row_bytes. */
+typedef struct ir_const_part {
+    const void *src;
+    size_t row_bytes;
+} ir_const_part;
 
 /* ---- values and nodes ---------------------------------------------------------------------- */
 
@@ -449,6 +461,14 @@ void ir_const_adopt_mapping(ir_graph *g, void *base, size_t len);
 void ir_const_adopt_mapped_file(ir_graph *g, void *base, size_t len, int fd);
 /* A DATA constant whose nbytes bytes lie at `mapped`, inside a mapping g adopted. */
 void ir_const_set_mapped(ir_graph *g, ir_value *v, const void *mapped, size_t nbytes);
+/* A DATA constant of `rows` rows, each the concatenation of the parts' rows (the sum of their
+ * row_bytes times rows is the type's size): the parts' bytes must live as long as g (its mappings,
+ * its constants' data). The parts are copied; the bytes are assembled only when read
+ * (ir_const_data, ir_const_bytes); ir_const_rows gives them to a writer that copies them. */
+void ir_const_set_rows(ir_graph *g, ir_value *v, size_t rows, const ir_const_part *parts,
+                       uint32_t nparts);
+/* A row-assembled constant's parts and rows while its bytes are not assembled, else NULL. */
+const ir_const_part *ir_const_rows(const ir_value *v, size_t *rows, uint32_t *nparts);
 /* Whether [p, p + n) lies in a mapping of g's whose file g keeps open: its descriptor and the
  * range's offset in the file. */
 bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, int64_t *offset);

@@ -21,6 +21,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* An initializer whose bytes are rows of other constants (ir_const_rows), not put together: its
+ * raw_data points at `key`, an address the packer passes to the writer without reading it, and
+ * the writer copies the rows from where they lie (ox_export, which packs into memory, assembles
+ * them first). */
+typedef struct {
+    const uint8_t *key;
+    ir_value *v;
+    Onnx__TensorProto *tp;
+} rows_init;
+
 struct ox_exporter {
     ir_graph *g;
     dg_context *dg;
@@ -30,6 +40,7 @@ struct ox_exporter {
     bool uses_ms, uses_fuserule;
     VEC(Onnx__NodeProto *) nodes;
     VEC(Onnx__TensorProto *) made_inits; /* initializers export made up */
+    VEC(rows_init) rows;                  /* initializers assembled from rows when written */
     bool *used;     /* by value id: the model reads this constant */
     sm_map made;    /* names of initializers export made up */
     bool ok;
@@ -91,8 +102,17 @@ static Onnx__TensorProto **initializers(ox_exporter *ex, size_t *count)
         ir_value *v = ex->g->values.items[i];
         if (!ex->used[v->id])
             continue;
+        size_t rows, nbytes;
+        uint32_t nparts;
+        if (ir_const_rows(v, &rows, &nparts) && v->konst->nbytes >= OX_LAZY_MIN_BYTES) {
+            /* the constant's record: a unique address, never read as the bytes */
+            Onnx__TensorProto *tp =
+                new_tensor(ex, v->name, &v->type, v->konst, v->konst->nbytes);
+            vec_push(&ex->rows, ((rows_init){tp->raw_data.data, v, tp}));
+            vec_push(&all, tp);
+            continue;
+        }
         /* where the bytes lie: a weight no rule changed is written from its file's mapping */
-        size_t nbytes;
         const void *data = ir_const_bytes(ex->g, v, &nbytes, ex->dg);
         if (!data) {
             ex->ok = false;
@@ -870,7 +890,8 @@ size_t ox_model_size(const ox_model *om)
 /* Appends to a file. A large append from a file mapping (a weight written from the model it was
  * read from) is copied from that file by the kernel (copy_file_range) where it can, without
  * touching the mapping; otherwise written from the mapping, giving its pages back as it goes, so
- * that writing does not hold the weights. */
+ * that writing does not hold the weights. An initializer of rows is written row by row, each part
+ * the same way. */
 typedef struct {
     ProtobufCBuffer base;
     FILE *out;
@@ -930,9 +951,61 @@ static void write_bytes(file_buffer *fb, size_t len, const uint8_t *data)
     }
 }
 
+/* Rows whose parts are all this long are copied part by part; shorter ones (the K and V of
+ * grouped-query attention, 2 KiB a row in Qwen2-7B) are put together a batch of rows at a time
+ * and written at once: the kernel's cost per copy, and per partly written page, exceeds copying
+ * them. */
+enum { ROW_COPY_MIN = 64 << 10 };
+
+static void write_rows(file_buffer *fb, const ir_value *v)
+{
+    size_t rows, row = 0;
+    uint32_t nparts;
+    const ir_const_part *parts = ir_const_rows(v, &rows, &nparts);
+    FR_CHECK(parts != NULL);
+    bool each = true;
+    for (uint32_t i = 0; i < nparts; i++) {
+        each = each && parts[i].row_bytes >= ROW_COPY_MIN;
+        row += parts[i].row_bytes;
+    }
+    if (each || row > WRITE_CHUNK) {
+        for (size_t r = 0; r < rows && fb->ok; r++)
+            for (uint32_t i = 0; i < nparts; i++)
+                write_bytes(fb, parts[i].row_bytes,
+                            (const uint8_t *)parts[i].src + r * parts[i].row_bytes);
+        return;
+    }
+    size_t batch = WRITE_CHUNK / row; /* rows a chunk holds */
+    uint8_t *chunk = malloc(batch * row);
+    FR_CHECK(chunk != NULL);
+    for (size_t r0 = 0; r0 < rows && fb->ok; r0 += batch) {
+        size_t n = rows - r0 < batch ? rows - r0 : batch, col = 0;
+        for (uint32_t i = 0; i < nparts; i++) {
+            size_t width = parts[i].row_bytes;
+            const uint8_t *src = (const uint8_t *)parts[i].src + r0 * width;
+            ir_const_will_read(fb->ex->g, src, n * width);
+            for (size_t r = 0; r < n; r++)
+                memcpy(chunk + r * row + col, src + r * width, width);
+            ir_const_release(fb->ex->g, src, n * width);
+            col += width;
+        }
+        fb->ok = fwrite(chunk, 1, n * row, fb->out) == n * row;
+        fb->written += n * row;
+    }
+    free(chunk);
+}
+
 static void file_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 {
-    write_bytes((file_buffer *)b, len, data);
+    file_buffer *fb = (file_buffer *)b;
+    for (size_t i = 0; i < fb->ex->rows.len; i++) {
+        if (fb->ex->rows.items[i].key == data) {
+            FR_CHECK(len == fb->ex->rows.items[i].v->konst->nbytes);
+            write_rows(fb, fb->ex->rows.items[i].v);
+            return;
+        }
+    }
+    write_bytes(fb, len, data);
 }
 
 bool ox_model_write(ox_model *om, FILE *out)
@@ -952,6 +1025,7 @@ void ox_model_free(ox_model *om)
         return;
     vec_free(&om->ex.nodes);
     vec_free(&om->ex.made_inits);
+    vec_free(&om->ex.rows);
     sm_free(&om->ex.made);
     free(om->ex.used);
     ar_free(om->ex.a);
@@ -966,6 +1040,15 @@ bool ox_export(ir_graph *g, const ox_export_options *opts, uint8_t **data, size_
     ox_model *om = ox_export_model(g, opts, dg);
     if (!om)
         return false;
+    for (size_t i = 0; i < om->ex.rows.len; i++) { /* packed into memory: rows put together */
+        const rows_init *ri = &om->ex.rows.items[i];
+        const void *bytes = ir_const_data(g, ri->v, dg);
+        if (!bytes) {
+            ox_model_free(om);
+            return false;
+        }
+        ri->tp->raw_data.data = (uint8_t *)bytes;
+    }
     *data = malloc(om->size ? om->size : 1);
     FR_CHECK(*data != NULL);
     *len = onnx__model_proto__pack(om->m, *data);

@@ -78,6 +78,7 @@ static bool compute_weight(rw_plan *p, rw_newconst *c, char *why)
         free(t);
         return false;
     }
+    ir_const_will_read(p->g, w, c->nbytes); /* every byte is read: mapped in one call */
     const ir_type *wt = &f->w->type;
     ir_dtype dt = wt->dtype;
     int64_t inner = 1; /* elements per (axis 0, axis 1) pair */

@@ -61,6 +61,11 @@ struct rw_newconst {
     ir_value *value;       /* tentative (type only) until committed */
     void *data;            /* filled by compute (malloc) */
     size_t nbytes;
+    /* or, data NULL, compute's result is rows assembled from other constants' bytes (the scratch
+     * arena's array; ir_const_set_rows) */
+    const ir_const_part *parts;
+    uint32_t nparts;
+    size_t rows;
     rw_compute_fn compute;
     void *arg;             /* the action's */
 };
@@ -218,6 +223,7 @@ bool rw_const_alloc(rw_newconst *c, int64_t n, char *why);
 double rw_elem_get(ir_dtype dt, const void *data, size_t i);
 size_t rw_scale_elems(ir_dtype dt, void *out, const void *in, size_t first, size_t count, double s);
 int64_t rw_first_not_finite(ir_dtype dt, const void *data, int64_t n);
+bool rw_any_not_finite(ir_dtype dt, const void *data, int64_t n);
 bool rw_not_finite(char *why, const char *what, int64_t i, const char *stem, double x, ir_dtype dt);
 
 /* ---- actions (actions.c) ---- */

@@ -40,7 +40,6 @@ const void *rw_const_bytes(rw_plan *p, ir_value *v, int64_t *numel, char *why)
     }
     dg_free(dg);
     FR_CHECK(have == (size_t)nbytes);
-    ir_const_will_read(p->g, data, have); /* the caller reads every byte */
     return data;
 }
 
@@ -192,32 +191,63 @@ size_t rw_scale_elems(ir_dtype dt, void *out, const void *in, size_t first, size
     }
 }
 
-/* How many of the count elements of type T at p have an exponent of all ones (an infinity or a
- * NaN, in every float encoding): a loop without exits, which the compiler vectorizes. */
-#define COUNT_NOT_FINITE(T, mask)                                                                  \
-    static size_t count_not_finite_##T(const unsigned char *p, size_t count)                       \
-    {                                                                                              \
-        size_t bad = 0;                                                                            \
-        for (size_t k = 0; k < count; k++) {                                                       \
-            T u;                                                                                   \
-            memcpy(&u, p + sizeof u * k, sizeof u);                                                \
-            bad += (u & (T)(mask)) == (T)(mask);                                                   \
-        }                                                                                          \
-        return bad;                                                                                \
-    }
-COUNT_NOT_FINITE(uint32_t, 0x7f800000u)
-COUNT_NOT_FINITE(uint64_t, 0x7ff0000000000000u)
-#undef COUNT_NOT_FINITE
-
-static size_t count_not_finite_16(const unsigned char *p, size_t count, uint16_t mask)
+/* Whether one of the count elements of a float dtype at p (unaligned) has an exponent of all
+ * ones: an infinity or a NaN, in every float encoding. Blocks of a fixed count, whose loop the
+ * compiler vectorizes at -O2: (e & mask) + lowest exponent bit carries into the sign bit of its
+ * lane only for an exponent of all ones. */
+static bool any_not_finite(ir_dtype dt, const unsigned char *p, size_t count)
 {
-    size_t bad = 0;
-    for (size_t k = 0; k < count; k++) {
+    enum { BLOCK = 64 };
+    size_t k = 0;
+    if (dt == IR_F32) {
+        uint32_t acc = 0;
+        for (; k + BLOCK <= count; k += BLOCK) {
+            const unsigned char *q = p + 4 * k;
+            for (size_t j = 0; j < BLOCK; j++) {
+                uint32_t u;
+                memcpy(&u, q + 4 * j, 4);
+                acc |= (u & 0x7f800000u) + 0x00800000u;
+            }
+        }
+        for (; k < count; k++) {
+            uint32_t u;
+            memcpy(&u, p + 4 * k, 4);
+            acc |= (u & 0x7f800000u) + 0x00800000u;
+        }
+        return acc & 0x80000000u;
+    }
+    if (dt == IR_F64) {
+        uint64_t acc = 0;
+        for (; k < count; k++) {
+            uint64_t u;
+            memcpy(&u, p + 8 * k, 8);
+            acc |= (u & 0x7ff0000000000000u) + 0x0010000000000000u;
+        }
+        return acc & 0x8000000000000000u;
+    }
+    FR_CHECK(dt == IR_F16 || dt == IR_BF16);
+    uint16_t mask = dt == IR_F16 ? 0x7c00u : 0x7f80u, low = dt == IR_F16 ? 0x0400u : 0x0080u;
+    uint16_t acc = 0;
+    for (; k + BLOCK <= count; k += BLOCK) {
+        const unsigned char *q = p + 2 * k;
+        for (size_t j = 0; j < BLOCK; j++) {
+            uint16_t u;
+            memcpy(&u, q + 2 * j, 2);
+            acc |= (uint16_t)((u & mask) + low);
+        }
+    }
+    for (; k < count; k++) {
         uint16_t u;
         memcpy(&u, p + 2 * k, 2);
-        bad += (u & mask) == mask;
+        acc |= (uint16_t)((u & mask) + low);
     }
-    return bad;
+    return acc & 0x8000u;
+}
+
+bool rw_any_not_finite(ir_dtype dt, const void *data, int64_t n)
+{
+    FR_CHECK(ir_dtype_is_float(dt));
+    return n > 0 && any_not_finite(dt, data, (size_t)n);
 }
 
 int64_t rw_first_not_finite(ir_dtype dt, const void *data, int64_t n)
@@ -226,19 +256,13 @@ int64_t rw_first_not_finite(ir_dtype dt, const void *data, int64_t n)
     FR_CHECK(ir_dtype_is_float(dt));
     const unsigned char *p = data;
     size_t size = ir_dtype_size(dt);
-    uint16_t mask16 = dt == IR_F16 ? 0x7c00u : 0x7f80u;
     for (size_t first = 0; first < (size_t)n; first += BLOCK) {
         size_t count = (size_t)n - first < BLOCK ? (size_t)n - first : BLOCK;
         const unsigned char *block = p + first * size;
-        size_t bad = dt == IR_F32 ? count_not_finite_uint32_t(block, count)
-                     : dt == IR_F64 ? count_not_finite_uint64_t(block, count)
-                                    : count_not_finite_16(block, count, mask16);
-        if (!bad)
+        if (!any_not_finite(dt, block, count))
             continue;
         for (size_t k = 0; k < count; k++) /* the block holds one: which */
-            if ((dt == IR_F32    ? count_not_finite_uint32_t(block + 4 * k, 1)
-                 : dt == IR_F64 ? count_not_finite_uint64_t(block + 8 * k, 1)
-                                : count_not_finite_16(block + 2 * k, 1, mask16)))
+            if (any_not_finite(dt, block + size * k, 1))
                 return (int64_t)(first + k);
     }
     return -1;

@@ -223,9 +223,69 @@ def test_external_data_mapped(binary):
               "external data differs after export")
 
 
+def projections_model(ws, bs=None):
+    """Parallel projections of one input x: y_k = x @ w_k (+ b_k), each an output."""
+    nodes, inits, outs = [], [], []
+    for k, w in enumerate(ws):
+        nodes.append(h.make_node("MatMul", ["x", f"w{k}"], [f"m{k}"]))
+        inits.append(numpy_helper.from_array(w, f"w{k}"))
+        out = f"m{k}"
+        if bs is not None:
+            nodes.append(h.make_node("Add", [f"m{k}", f"b{k}"], [f"y{k}"]))
+            inits.append(numpy_helper.from_array(bs[k], f"b{k}"))
+            out = f"y{k}"
+        outs.append(h.make_tensor_value_info(out, T.FLOAT, [2, w.shape[1]]))
+    g = h.make_graph(nodes, "proj", [h.make_tensor_value_info("x", T.FLOAT, [2, ws[0].shape[0]])],
+                     outs, inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_apply_concatenates(binary):
+    """apply .onnx -> .onnx: concatenated weights are written from the parts' rows where they lie
+    (rows of 64 KiB or more copied part by part, narrower ones put together a batch at a time);
+    the same bytes to a regular file, through a pipe (no kernel copy) and to the text form."""
+    rules = [os.path.join(ROOT, "rules", f) for f in sorted(os.listdir(
+        os.path.join(ROOT, "rules"))) if f.endswith(".rules")]
+    cases = [  # Q/K/V of grouped-query attention (narrow K, V), with biases
+        ([weights(20, 24, 16384), weights(21, 24, 512), weights(22, 24, 512)],
+         [weights(23, 16384), weights(24, 512), weights(25, 512)]),
+        # gate/up: both wide, no bias
+        ([weights(26, 6, 20000), weights(27, 6, 20000)], None),
+        # small: one part under the 4 KiB that import leaves in the file
+        ([weights(28, 40, 24), weights(29, 40, 8), weights(30, 40, 8)], None),
+    ]
+    for ws, bs in cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            src = write(tmp, "proj", projections_model(ws, bs))
+            out = os.path.join(tmp, "out.onnx")
+            fuserule_ok(binary, "apply", "-r", *rules, src, "-o", out)
+            got = initializers(out)
+            want = np.concatenate(ws, axis=1)
+            cat = [a for a in got.values() if a.shape == want.shape]
+            check(len(cat) == 1 and np.array_equal(cat[0], want),
+                  f"concatenated weights differ ({[a.shape for a in got.values()]})")
+            if bs is not None:
+                bcat = [a for a in got.values() if a.shape == (want.shape[1],)]
+                check(len(bcat) == 1 and np.array_equal(bcat[0], np.concatenate(bs)),
+                      "concatenated biases differ")
+            with open(out, "rb") as f:
+                written = f.read()
+            piped = subprocess.run([binary, "apply", "-r", *rules, src, "-o", "-", "--format",
+                                    "onnx"], capture_output=True, timeout=600)
+            check(piped.returncode == 0 and piped.stdout == written,
+                  "the model written to a pipe differs from the one written to a file")
+            fuserule_ok(binary, "apply", "-r", *rules, src, "-o", os.path.join(tmp, "t.graph"))
+            fuserule_ok(binary, "export", os.path.join(tmp, "t.graph"), "-o",
+                        os.path.join(tmp, "t.onnx"))
+            with open(os.path.join(tmp, "t.onnx"), "rb") as f:
+                check(f.read() == written, "the text form's export differs from apply's output")
+
+
 if __name__ == "__main__":
     sys.exit(testlib.main([test_import_writes_mapped_weights, test_onnx_passthrough,
                            test_apply_keeps_and_folds, test_file_field_of_marker_number,
                            test_two_raw_data_fields, test_constant_node_left_in_file,
-                           test_external_data_mapped],
+                           test_external_data_mapped, test_apply_concatenates],
                           [os.path.abspath(sys.argv[1])]))
