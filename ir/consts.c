@@ -264,7 +264,8 @@ typedef struct {
 typedef struct {
     void *base;
     size_t len;
-    int fd; /* the file's descriptor (base maps it from offset 0), or -1 */
+    int fd;     /* the file's descriptor (base maps it from offset 0), or -1 */
+    char *path; /* the name it was opened by, with fd */
 } mapping;
 
 typedef struct {
@@ -286,6 +287,7 @@ void ir_const_files_close(ir_graph *g)
         munmap(cache->maps.items[i].base, cache->maps.items[i].len);
         if (cache->maps.items[i].fd >= 0)
             close(cache->maps.items[i].fd);
+        free(cache->maps.items[i].path);
     }
     for (size_t i = 0; i < cache->owned.len; i++)
         free(cache->owned.items[i]);
@@ -308,13 +310,15 @@ static file_cache *the_cache(ir_graph *g)
 void ir_const_adopt_mapping(ir_graph *g, void *base, size_t len)
 {
     FR_CHECK(base != NULL && len > 0);
-    vec_push(&the_cache(g)->maps, ((mapping){base, len, -1}));
+    vec_push(&the_cache(g)->maps, ((mapping){base, len, -1, NULL}));
 }
 
-void ir_const_adopt_mapped_file(ir_graph *g, void *base, size_t len, int fd)
+void ir_const_adopt_mapped_file(ir_graph *g, void *base, size_t len, int fd, const char *path)
 {
-    FR_CHECK(base != NULL && len > 0 && fd >= 0);
-    vec_push(&the_cache(g)->maps, ((mapping){base, len, fd}));
+    FR_CHECK(base != NULL && len > 0 && fd >= 0 && path != NULL);
+    char *copy = strdup(path);
+    FR_CHECK(copy != NULL);
+    vec_push(&the_cache(g)->maps, ((mapping){base, len, fd, copy}));
 }
 
 /* The adopted mapping that holds [p, p + n), or NULL. */
@@ -333,12 +337,15 @@ static const mapping *adopted_mapping(const ir_graph *g, const void *p, size_t n
     return NULL;
 }
 
-bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, int64_t *offset)
+bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, int64_t *offset,
+                         const char **path)
 {
     const mapping *m = adopted_mapping(g, p, n);
     if (!m || m->fd < 0)
         return false;
     *fd = m->fd;
+    if (path)
+        *path = m->path;
     *offset = (int64_t)((uintptr_t)p - (uintptr_t)m->base);
     return true;
 }

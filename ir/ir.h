@@ -457,8 +457,9 @@ void ir_const_files_close(ir_graph *g);
  * mapping (base, len from mmap) and unmaps it when freed. */
 void ir_const_adopt_mapping(ir_graph *g, void *base, size_t len);
 /* The same for a mapping of a regular file from its offset 0, whose descriptor g keeps (and
- * closes): a writer copies file ranges from it (ir_const_file_range) instead of reading them. */
-void ir_const_adopt_mapped_file(ir_graph *g, void *base, size_t len, int fd);
+ * closes), opened by the name `path`: a writer copies file ranges from it (ir_const_file_range)
+ * instead of reading them, or links them (ONNX external data). */
+void ir_const_adopt_mapped_file(ir_graph *g, void *base, size_t len, int fd, const char *path);
 /* A DATA constant whose nbytes bytes lie at `mapped`, inside a mapping g adopted. */
 void ir_const_set_mapped(ir_graph *g, ir_value *v, const void *mapped, size_t nbytes);
 /* A DATA constant of `rows` rows, each the concatenation of the parts' rows (the sum of their
@@ -469,9 +470,10 @@ void ir_const_set_rows(ir_graph *g, ir_value *v, size_t rows, const ir_const_par
                        uint32_t nparts);
 /* A row-assembled constant's parts and rows while its bytes are not assembled, else NULL. */
 const ir_const_part *ir_const_rows(const ir_value *v, size_t *rows, uint32_t *nparts);
-/* Whether [p, p + n) lies in a mapping of g's whose file g keeps open: its descriptor and the
- * range's offset in the file. */
-bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, int64_t *offset);
+/* Whether [p, p + n) lies in a mapping of g's whose file g keeps open: its descriptor, the
+ * range's offset in the file and the name it was opened by (path may be NULL: not asked). */
+bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, int64_t *offset,
+                         const char **path);
 /* The bytes of a constant wherever they lie, without materializing them: a mapped constant's or
  * a file() constant's bytes in their file's mapping (unaligned: to be copied, not computed on),
  * otherwise ir_const_data's; *nbytes is their count. NULL after reporting an error, as

@@ -39,7 +39,8 @@ struct ox_decoded {
     /* a lazy decode's file, kept mapped while tensors are left in it */
     uint8_t *map;
     size_t map_len;
-    int fd; /* the mapped file, for a writer that copies its ranges */
+    int fd;     /* the mapped file, for a writer that copies its ranges */
+    char *path; /* its name */
     ox_lazy_range *ranges;
     size_t nranges;
     bool map_given; /* a graph owns the mapping now */
@@ -389,6 +390,8 @@ static ProtobufCMessage *decode(ox_report *r, const ProtobufCMessageDescriptor *
         d->map = map;
         d->map_len = len;
         d->fd = fd;
+        d->path = strdup(r->path);
+        FR_CHECK(d->path != NULL);
         d->ranges = w.ranges.items;
         d->nranges = w.ranges.len;
     } else {
@@ -437,7 +440,7 @@ void ox_decoded_give_mapping(ox_decoded *d, ir_graph *g)
 {
     if (!d || !d->map || d->map_given)
         return;
-    ir_const_adopt_mapped_file(g, d->map, d->map_len, d->fd);
+    ir_const_adopt_mapped_file(g, d->map, d->map_len, d->fd, d->path);
     d->map_given = true;
 }
 
@@ -452,6 +455,7 @@ void ox_decoded_free(ox_decoded *d)
         close(d->fd);
     }
     free(d->ranges);
+    free(d->path);
     free(d);
 }
 

@@ -37,6 +37,8 @@ struct ox_exporter {
     ar_arena *a;
     int64_t opset;
     ox_flavour flavour;
+    const char *out_path;                  /* link_weights: the output's name, else NULL */
+    const char *link_path, *link_location; /* the input last linked to, and its location */
     bool uses_ms, uses_fuserule;
     VEC(Onnx__NodeProto *) nodes;
     VEC(Onnx__TensorProto *) made_inits; /* initializers export made up */
@@ -86,6 +88,84 @@ static Onnx__TensorProto *new_tensor(ox_exporter *ex, const char *name, const ir
     return tp;
 }
 
+/* The folder of path, resolved (symbolic links followed), or NULL. */
+static char *real_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    FR_CHECK(dir != NULL);
+    char *real = realpath(dir, NULL);
+    free(dir);
+    return real;
+}
+
+/* Where the output finds the input file `path` (open as fd): the name of the file it resolves to,
+ * relative to the output's folder, which must hold it (readers of ONNX external data, ONNX
+ * Runtime's and fuserule's, refuse a file that resolves outside the model's folder), or NULL
+ * after reporting why not. */
+static const char *link_location(ox_exporter *ex, int fd, const char *path)
+{
+    if (ex->link_path && strcmp(ex->link_path, path) == 0)
+        return ex->link_location;
+    struct stat by_fd, by_name;
+    char *in = realpath(path, NULL), *out_dir = real_dir(ex->out_path);
+    const char *location = NULL;
+    if (!in || !out_dir || fstat(fd, &by_fd) != 0 || stat(in, &by_name) != 0 ||
+        by_fd.st_dev != by_name.st_dev || by_fd.st_ino != by_name.st_ino) {
+        dg_error_path(ex->dg, path,
+                      "--link-weights: cannot link the weights of this file: it is no longer the "
+                      "file they were read from, or its name cannot be resolved");
+    } else {
+        size_t n = strlen(out_dir);
+        if (strncmp(in, out_dir, n) == 0 && in[n == 1 ? 0 : n] == '/')
+            location = xstrdup(ex, in + (n == 1 ? 1 : n + 1));
+        else
+            dg_error_path(ex->dg, path,
+                          "--link-weights: this file (%s) must be in the output's folder (%s) or "
+                          "below it: ONNX external data may not leave the model's folder",
+                          in, out_dir);
+    }
+    free(in);
+    free(out_dir);
+    if (location) {
+        ex->link_path = xstrdup(ex, path);
+        ex->link_location = location;
+    }
+    return location;
+}
+
+static Onnx__StringStringEntryProto *string_entry(ox_exporter *ex, const char *key,
+                                                  const char *value)
+{
+    Onnx__StringStringEntryProto *e = ar_alloc(ex->a, sizeof *e);
+    onnx__string_string_entry_proto__init(e);
+    e->key = xstrdup(ex, key);
+    e->value = xstrdup(ex, value);
+    return e;
+}
+
+/* An initializer whose bytes stay in the input file: external data naming the file, their offset
+ * and length. NULL after reporting why the file cannot be named. */
+static Onnx__TensorProto *linked_tensor(ox_exporter *ex, const ir_value *v, int fd,
+                                        const char *path, int64_t offset)
+{
+    const char *location = link_location(ex, fd, path);
+    if (!location) {
+        ex->ok = false;
+        return NULL;
+    }
+    Onnx__TensorProto *tp = new_tensor(ex, v->name, &v->type, NULL, 0);
+    tp->has_raw_data = false;
+    tp->has_data_location = true;
+    tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    tp->n_external_data = 3;
+    tp->external_data = ar_alloc_array(ex->a, 3, sizeof *tp->external_data);
+    tp->external_data[0] = string_entry(ex, "location", location);
+    tp->external_data[1] = string_entry(ex, "offset", ar_printf(ex->a, "%" PRId64, offset));
+    tp->external_data[2] = string_entry(ex, "length", ar_printf(ex->a, "%zu", v->konst->nbytes));
+    return tp;
+}
+
 /* Marks a constant that the model needs as an initializer. */
 static void use_value(ox_exporter *ex, ir_value *v)
 {
@@ -110,6 +190,18 @@ static Onnx__TensorProto **initializers(ox_exporter *ex, size_t *count)
                 new_tensor(ex, v->name, &v->type, v->konst, v->konst->nbytes);
             vec_push(&ex->rows, ((rows_init){tp->raw_data.data, v, tp}));
             vec_push(&all, tp);
+            continue;
+        }
+        int fd;
+        int64_t offset;
+        const char *path;
+        /* (a mapped constant's data, when something read it, is a copy of the mapped bytes) */
+        if (ex->out_path && v->konst->kind == IR_CONST_DATA && v->konst->mapped &&
+            v->konst->nbytes >= OX_LAZY_MIN_BYTES &&
+            ir_const_file_range(ex->g, v->konst->mapped, v->konst->nbytes, &fd, &offset, &path)) {
+            Onnx__TensorProto *tp = linked_tensor(ex, v, fd, path, offset);
+            if (tp)
+                vec_push(&all, tp);
             continue;
         }
         /* where the bytes lie: a weight no rule changed is written from its file's mapping */
@@ -861,7 +953,9 @@ ox_model *ox_export_model(ir_graph *g, const ox_export_options *opts, dg_context
     FR_CHECK(om != NULL);
     ox_exporter *ex = &om->ex;
     *ex = (ox_exporter){.g = g, .dg = dg, .a = ar_new(), .ok = true,
-                        .flavour = opts ? opts->flavour : OX_FLAVOUR_LOSSLESS};
+                        .flavour = opts ? opts->flavour : OX_FLAVOUR_LOSSLESS,
+                        .out_path = opts && opts->link_weights ? opts->out_path : NULL};
+    FR_CHECK(!opts || !opts->link_weights || opts->out_path);
     ex->used = calloc(g->values.len ? g->values.len : 1, sizeof *ex->used);
     FR_CHECK(ex->used != NULL);
     if (choose_opset(ex, opts ? opts->opset : 0)) {
@@ -934,7 +1028,7 @@ static void write_bytes(file_buffer *fb, size_t len, const uint8_t *data)
     if (len >= OX_LAZY_MIN_BYTES) {
         int fd;
         int64_t offset;
-        if (ir_const_file_range(fb->ex->g, data, len, &fd, &offset)) {
+        if (ir_const_file_range(fb->ex->g, data, len, &fd, &offset, NULL)) {
             size_t done = copy_range(fb, fd, offset, len);
             data += done;
             len -= done;

@@ -283,9 +283,60 @@ def test_apply_concatenates(binary):
                 check(f.read() == written, "the text form's export differs from apply's output")
 
 
+def test_apply_links_weights(binary):
+    """apply --link-weights: a weight no rule changed becomes external data naming the input
+    .onnx (offset and length of its bytes there), and the model reads the same values; an output
+    whose folder does not hold the input, or a stream, is refused before anything is written."""
+    rules = [os.path.join(ROOT, "rules", f) for f in sorted(os.listdir(
+        os.path.join(ROOT, "rules"))) if f.endswith(".rules")]
+    with tempfile.TemporaryDirectory() as tmp:
+        # w read by canonicalization (a candidate for merging), v not (too large to be one)
+        w, b, v = weights(31, 64, 48), weights(32, 48), weights(33, 48, 1400)
+        m = matmul_model(w, b)  # y = x @ w + b: fused as a GEMM, w and b unchanged
+        m.graph.node.append(h.make_node("MatMul", ["y", "v"], ["z"]))
+        m.graph.initializer.append(numpy_helper.from_array(v, "v"))
+        m.graph.ClearField("output")
+        m.graph.output.append(h.make_tensor_value_info("z", T.FLOAT, [2, 1400]))
+        os.mkdir(os.path.join(tmp, "in"))
+        src = write(os.path.join(tmp, "in"), "m", m)
+        plain, linked = os.path.join(tmp, "plain.onnx"), os.path.join(tmp, "linked.onnx")
+        fuserule_ok(binary, "apply", "-r", *rules, src, "-o", plain)
+        fuserule_ok(binary, "apply", "-r", *rules, src, "-o", linked, "--link-weights")
+        raw = onnx.load(linked, load_external_data=False)
+        ext = {t.name: {e.key: e.value for e in t.external_data} for t in raw.graph.initializer
+               if t.data_location == T.EXTERNAL}
+        check(set(ext) == {"w", "v"}, f"expected w and v linked, got {sorted(ext)}")
+        with open(src, "rb") as f:
+            data = f.read()
+        for name, a in (("w", w), ("v", v)):
+            e = ext.get(name, {})
+            check(e.get("location") == "in/m.onnx", f"{name}: location {e.get('location')}")
+            at = int(e.get("offset", -1))
+            check(data[at:at + int(e.get("length", 0))] == a.tobytes(),
+                  f"{name}: offset and length do not name its bytes")
+        got, want = initializers(linked), initializers(plain)
+        check(got.keys() == want.keys() and all(np.array_equal(got[k], want[k]) for k in want),
+              "the linked model's initializers differ from the plain output's")
+        check(os.path.getsize(linked) < os.path.getsize(plain) - w.nbytes, "nothing was linked")
+        fuserule_ok(binary, "import", linked, "-o", os.path.join(tmp, "back.graph"))
+        st = testlib.read_safetensors(os.path.join(tmp, "back.safetensors"))
+        check(np.array_equal(st["w"], w), "import of the linked model reads other bytes")
+        # the output's folder must hold the input; a stream has no folder
+        other = os.path.join(tmp, "in", "deeper")
+        os.mkdir(other)
+        status, _, err = testlib.run([binary, "apply", "-r", *rules, src, "-o",
+                                      os.path.join(other, "o.onnx"), "--link-weights"])
+        check(status == 2 and "must be in the output's folder" in err, f"{status}: {err}")
+        check(not os.listdir(other), "a refused output left a file")
+        status, out, err = testlib.run([binary, "apply", "-r", *rules, src, "-o", "-",
+                                        "--format", "onnx", "--link-weights"])
+        check(status == 2 and "not a stream" in err and not out, f"{status}: {err}")
+
+
 if __name__ == "__main__":
     sys.exit(testlib.main([test_import_writes_mapped_weights, test_onnx_passthrough,
                            test_apply_keeps_and_folds, test_file_field_of_marker_number,
                            test_two_raw_data_fields, test_constant_node_left_in_file,
-                           test_external_data_mapped, test_apply_concatenates],
+                           test_external_data_mapped, test_apply_concatenates,
+                           test_apply_links_weights],
                           [os.path.abspath(sys.argv[1])]))
