@@ -181,7 +181,7 @@ int cmd_apply(int argc, char **argv)
         if (aa.out)
             ok = cli_save_graph(g, aa.out,
                                 &(cli_save_options){aa.format, CLI_FORMAT_GRAPH, &aa.onnx,
-                                                    aa.for_given              ? "--for"
+                                                    aa.for_given           ? "--for"
                                                     : aa.onnx.link_weights ? "--link-weights"
                                                                            : NULL},
                                 dg);

@@ -42,7 +42,7 @@ struct ox_exporter {
     bool uses_ms, uses_fuserule;
     VEC(Onnx__NodeProto *) nodes;
     VEC(Onnx__TensorProto *) made_inits; /* initializers export made up */
-    VEC(rows_init) rows;                  /* initializers assembled from rows when written */
+    VEC(rows_init) rows;                 /* initializers assembled from rows when written */
     bool *used;     /* by value id: the model reads this constant */
     sm_map made;    /* names of initializers export made up */
     bool ok;
@@ -186,8 +186,7 @@ static Onnx__TensorProto **initializers(ox_exporter *ex, size_t *count)
         uint32_t nparts;
         if (ir_const_rows(v, &rows, &nparts) && v->konst->nbytes >= OX_LAZY_MIN_BYTES) {
             /* the constant's record: a unique address, never read as the bytes */
-            Onnx__TensorProto *tp =
-                new_tensor(ex, v->name, &v->type, v->konst, v->konst->nbytes);
+            Onnx__TensorProto *tp = new_tensor(ex, v->name, &v->type, v->konst, v->konst->nbytes);
             vec_push(&ex->rows, ((rows_init){tp->raw_data.data, v, tp}));
             vec_push(&all, tp);
             continue;
