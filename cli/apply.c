@@ -25,7 +25,8 @@ static double cpu_seconds(void)
 
 static const char usage[] =
     "usage: fuserule apply -r RULES... GRAPH [-o OUT] [--format graph|onnx] [--target cpu|cuda]\n"
-    "                      [--for lossless|onnxruntime] [--report text|json] [--explain]\n"
+    "                      [--for lossless|onnxruntime] [--link-weights] [--report text|json]\n"
+    "                      [--explain]\n"
     "                      [--max-rounds N] [--time]\n"
     "Fuses GRAPH (a .graph file or an ONNX model; - for stdin) with the rules of the RULES\n"
     "files.\n"
@@ -37,6 +38,9 @@ static const char usage[] =
     "  --for F         an ONNX OUT for F, as export's --for: lossless (the default) or\n"
     "                  onnxruntime (only ops ONNX Runtime runs); an error with a graph OUT\n"
     "  --target T      bind kernels of backend T (cpu, the default, or cuda)\n"
+    "  --link-weights  an ONNX OUT names the weights that lie unchanged in an .onnx GRAPH as\n"
+    "                  external data in that file instead of holding copies (OUT in GRAPH's\n"
+    "                  folder or above it; OUT then needs GRAPH beside it)\n"
     "  --report F      text (to stderr, the default) or json (to stdout)\n"
     "  --explain       also list near misses: where a rule's root op matched but the rule did\n"
     "                  not, with the first check that failed, and every overlap one by one\n"
@@ -110,6 +114,8 @@ static int parse_args(int argc, char **argv, apply_args *aa)
             if (cli_parse_budget(v, &aa->canon.fold_budget) < 0)
                 return cli_usage_error("apply", usage,
                                        "--fold-budget takes 0 to 2^40 bytes, not '%s'", v);
+        } else if (strcmp(a, "--link-weights") == 0) {
+            aa->onnx.link_weights = true;
         } else if (strcmp(a, "--no-canon") == 0) {
             aa->no_canon = true;
         } else if (strcmp(a, "--explain") == 0) {
@@ -133,6 +139,9 @@ static int parse_args(int argc, char **argv, apply_args *aa)
         return cli_usage_error("apply", usage, "missing GRAPH");
     if (aa->for_given && !aa->out)
         return cli_usage_error("apply", usage, "--for describes an ONNX output; give -o OUT.onnx");
+    if (aa->onnx.link_weights && !aa->out)
+        return cli_usage_error("apply", usage,
+                               "--link-weights describes an ONNX output; give -o OUT.onnx");
     if (aa->json && aa->out && strcmp(aa->out, "-") == 0)
         return cli_usage_error("apply", usage,
                                "-o - and --report json would both write to stdout; give -o a file");
@@ -172,7 +181,9 @@ int cmd_apply(int argc, char **argv)
         if (aa.out)
             ok = cli_save_graph(g, aa.out,
                                 &(cli_save_options){aa.format, CLI_FORMAT_GRAPH, &aa.onnx,
-                                                    aa.for_given ? "--for" : NULL},
+                                                    aa.for_given           ? "--for"
+                                                    : aa.onnx.link_weights ? "--link-weights"
+                                                                           : NULL},
                                 dg);
         else if (!aa.json)
             ir_print(g, stdout);

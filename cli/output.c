@@ -228,9 +228,16 @@ bool cli_save_graph(ir_graph *g, const char *path, const cli_save_options *opts,
                       opts->onnx_only_option);
         ok = false;
     }
+    if (ok && format == CLI_FORMAT_ONNX && opts->onnx && opts->onnx->link_weights && r.direct) {
+        dg_error_path(dg, path,
+                      "--link-weights names the input file beside the output: give the output "
+                      "a file name in a folder, not a stream");
+        ok = false;
+    }
     if (ok && format == CLI_FORMAT_ONNX) {
-        static const ox_export_options defaults = {0};
-        ox_model *model = ox_export_model(g, opts->onnx ? opts->onnx : &defaults, dg);
+        ox_export_options onnx = opts->onnx ? *opts->onnx : (ox_export_options){0};
+        onnx.out_path = r.target; /* the real file: its folder is where external data is found */
+        ox_model *model = ox_export_model(g, &onnx, dg);
         ok = model != NULL;
         if (ok) /* streamed: the weights are copied from where they lie, never held twice */
             ok = r.direct ? write_direct(&r, path, write_model, model, dg)

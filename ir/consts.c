@@ -264,6 +264,8 @@ typedef struct {
 typedef struct {
     void *base;
     size_t len;
+    int fd;     /* the file's descriptor (base maps it from offset 0), or -1 */
+    char *path; /* the name it was opened by, with fd */
 } mapping;
 
 typedef struct {
@@ -281,8 +283,12 @@ void ir_const_files_close(ir_graph *g)
         st_close(cache->files.items[i].file);
         free(cache->files.items[i].path);
     }
-    for (size_t i = 0; i < cache->maps.len; i++)
+    for (size_t i = 0; i < cache->maps.len; i++) {
         munmap(cache->maps.items[i].base, cache->maps.items[i].len);
+        if (cache->maps.items[i].fd >= 0)
+            close(cache->maps.items[i].fd);
+        free(cache->maps.items[i].path);
+    }
     for (size_t i = 0; i < cache->owned.len; i++)
         free(cache->owned.items[i]);
     vec_free(&cache->files);
@@ -304,7 +310,44 @@ static file_cache *the_cache(ir_graph *g)
 void ir_const_adopt_mapping(ir_graph *g, void *base, size_t len)
 {
     FR_CHECK(base != NULL && len > 0);
-    vec_push(&the_cache(g)->maps, ((mapping){base, len}));
+    vec_push(&the_cache(g)->maps, ((mapping){base, len, -1, NULL}));
+}
+
+void ir_const_adopt_mapped_file(ir_graph *g, void *base, size_t len, int fd, const char *path)
+{
+    FR_CHECK(base != NULL && len > 0 && fd >= 0 && path != NULL);
+    char *copy = strdup(path);
+    FR_CHECK(copy != NULL);
+    vec_push(&the_cache(g)->maps, ((mapping){base, len, fd, copy}));
+}
+
+/* The adopted mapping that holds [p, p + n), or NULL. */
+static const mapping *adopted_mapping(const ir_graph *g, const void *p, size_t n)
+{
+    const file_cache *cache = g->const_files;
+    if (!cache || !p)
+        return NULL;
+    uintptr_t at = (uintptr_t)p;
+    for (size_t i = 0; i < cache->maps.len; i++) {
+        uintptr_t base = (uintptr_t)cache->maps.items[i].base;
+        size_t len = cache->maps.items[i].len;
+        if (at >= base && at - base <= len && n <= len - (at - base))
+            return &cache->maps.items[i];
+    }
+    return NULL;
+}
+
+bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, int64_t *offset,
+                         const char **path)
+{
+    const mapping *m = adopted_mapping(g, p, n);
+    if (!m || m->fd < 0)
+        return false;
+    *fd = m->fd;
+    if (path)
+        *path = m->path;
+    *offset = (int64_t)((uintptr_t)p - (uintptr_t)m->base);
+    return true;
 }
 
 /* Whether [p, p + n) lies in one of g's file mappings. */
@@ -313,13 +356,8 @@ static bool in_mapping(const ir_graph *g, const void *p, size_t n)
     const file_cache *cache = g->const_files;
     if (!cache || !p)
         return false;
-    uintptr_t at = (uintptr_t)p;
-    for (size_t i = 0; i < cache->maps.len; i++) {
-        uintptr_t base = (uintptr_t)cache->maps.items[i].base;
-        size_t len = cache->maps.items[i].len;
-        if (at >= base && at - base <= len && n <= len - (at - base))
-            return true;
-    }
+    if (adopted_mapping(g, p, n))
+        return true;
     for (size_t i = 0; i < cache->files.len; i++)
         if (cache->files.items[i].file && st_maps(cache->files.items[i].file, p, n))
             return true;
@@ -336,6 +374,20 @@ void ir_const_release(const ir_graph *g, const void *p, size_t n)
     uintptr_t start = (uintptr_t)p & ~(page - 1), end = (uintptr_t)p + n;
     end = (end + page - 1) & ~(page - 1);
     madvise((void *)start, end - start, MADV_DONTNEED);
+}
+
+void ir_const_will_read(const ir_graph *g, const void *p, size_t n)
+{
+#ifdef MADV_POPULATE_READ
+    if (n == 0 || !in_mapping(g, p, n))
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t start = (uintptr_t)p & ~(page - 1), end = (uintptr_t)p + n;
+    end = (end + page - 1) & ~(page - 1);
+    madvise((void *)start, end - start, MADV_POPULATE_READ); /* before Linux 5.14: EINVAL */
+#else
+    (void)g, (void)p, (void)n;
+#endif
 }
 
 /* v's constant becomes plain bytes of nbytes (the type's size, checked), its other sources
@@ -355,6 +407,9 @@ static ir_const *become_data(ir_graph *g, ir_value *v, size_t nbytes)
     c->data = NULL;
     c->nbytes = nbytes;
     c->mapped = NULL;
+    c->parts = NULL;
+    c->nparts = 0;
+    c->rows = 0;
     return c;
 }
 
@@ -362,6 +417,55 @@ void ir_const_set_mapped(ir_graph *g, ir_value *v, const void *mapped, size_t nb
 {
     FR_CHECK(nbytes > 0 && in_mapping(g, mapped, nbytes));
     become_data(g, v, nbytes)->mapped = mapped;
+}
+
+void ir_const_set_rows(ir_graph *g, ir_value *v, size_t rows, const ir_const_part *parts,
+                       uint32_t nparts)
+{
+    size_t row = 0;
+    for (uint32_t i = 0; i < nparts; i++) {
+        FR_CHECK(parts[i].src != NULL && parts[i].row_bytes > 0);
+        row += parts[i].row_bytes;
+    }
+    FR_CHECK(rows > 0 && nparts > 0);
+    ir_const *c = become_data(g, v, rows * row);
+    ir_const_part *copy = ar_alloc_array(g->arena, nparts, sizeof *copy);
+    memcpy(copy, parts, nparts * sizeof *copy);
+    c->parts = copy;
+    c->nparts = nparts;
+    c->rows = rows;
+}
+
+const ir_const_part *ir_const_rows(const ir_value *v, size_t *rows, uint32_t *nparts)
+{
+    const ir_const *c = v->kind == IR_VALUE_CONST ? v->konst : NULL;
+    if (!c || c->kind != IR_CONST_DATA || c->data || !c->parts)
+        return NULL;
+    *rows = c->rows;
+    *nparts = c->nparts;
+    return c->parts;
+}
+
+enum { RELEASE_CHUNK = 8 << 20 };
+
+/* A row-assembled constant's bytes put together in out; a part's pages in a file mapping go back
+ * as they are read, so that a part never stays resident whole. */
+static void assemble_rows(const ir_graph *g, const ir_const *c, unsigned char *out)
+{
+    size_t row = c->nbytes / c->rows, col = 0;
+    for (uint32_t i = 0; i < c->nparts; i++) {
+        const unsigned char *x = c->parts[i].src;
+        size_t width = c->parts[i].row_bytes, released = 0;
+        for (size_t r = 0; r < c->rows; r++) {
+            memcpy(out + r * row + col, x + r * width, width);
+            size_t done = (r + 1) * width;
+            if (done - released >= RELEASE_CHUNK || r + 1 == c->rows) {
+                ir_const_release(g, x + released, done - released);
+                released = done;
+            }
+        }
+        col += width;
+    }
 }
 
 /* The file a path names, opened once per graph. NULL when it cannot be opened; *failed_before
@@ -559,9 +663,9 @@ const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg)
         FR_CHECK(t->nbytes == (size_t)nbytes);
         break;
     case IR_CONST_DATA:
-        /* an in-memory constant holds its data from birth, or has it in a mapped file; only an
-         * empty one may lack both */
-        FR_CHECK(c->mapped ? c->nbytes == (size_t)nbytes : nbytes == 0);
+        /* an in-memory constant holds its data from birth, has it in a mapped file or assembles
+         * it from rows; only an empty one may lack all three */
+        FR_CHECK(c->mapped || c->parts ? c->nbytes == (size_t)nbytes : nbytes == 0);
         break;
     }
     void *out = ar_try_alloc(g->arena, nbytes ? (size_t)nbytes : 1);
@@ -577,6 +681,8 @@ const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg)
     else if (c->kind == IR_CONST_FILE && nbytes) {
         memcpy(out, t->data, (size_t)nbytes);
         ir_const_release(g, t->data, (size_t)nbytes);
+    } else if (c->kind == IR_CONST_DATA && c->parts) {
+        assemble_rows(g, c, out);
     } else if (c->kind == IR_CONST_DATA && nbytes) {
         memcpy(out, c->mapped, (size_t)nbytes); /* aligned for the kernels that compute on it */
         ir_const_release(g, c->mapped, (size_t)nbytes);

@@ -230,7 +230,19 @@ typedef struct ir_const {
     /* DATA: while `data` is NULL, the nbytes bytes lie here, in a file mapped read-only that the
      * graph owns (ir_const_adopt_mapping), unaligned; ir_const_data copies them out when read */
     const void *mapped;
+    /* DATA: while `data` is NULL, the bytes are rows assembled from other bytes (ir_const_set_rows:
+     * concatenated weights), copied together only when read */
+    const struct ir_const_part *parts;
+    uint32_t nparts;
+    size_t rows;
 } ir_const;
+
+/* One source of a constant assembled from rows: row r of the constant is row r of each part in
+ * turn; a part's row r is the row_bytes bytes at src + r * row_bytes. */
+typedef struct ir_const_part {
+    const void *src;
+    size_t row_bytes;
+} ir_const_part;
 
 /* ---- values and nodes ---------------------------------------------------------------------- */
 
@@ -464,8 +476,24 @@ void ir_const_files_close(ir_graph *g);
  * a file mapped read-only (ir_const.mapped) until something reads them. The graph adopts the
  * mapping (base, len from mmap) and unmaps it when freed. */
 void ir_const_adopt_mapping(ir_graph *g, void *base, size_t len);
+/* The same for a mapping of a regular file from its offset 0, whose descriptor g keeps (and
+ * closes), opened by the name `path`: a writer copies file ranges from it (ir_const_file_range)
+ * instead of reading them, or links them (ONNX external data). */
+void ir_const_adopt_mapped_file(ir_graph *g, void *base, size_t len, int fd, const char *path);
 /* A DATA constant whose nbytes bytes lie at `mapped`, inside a mapping g adopted. */
 void ir_const_set_mapped(ir_graph *g, ir_value *v, const void *mapped, size_t nbytes);
+/* A DATA constant of `rows` rows, each the concatenation of the parts' rows (the sum of their
+ * row_bytes times rows is the type's size): the parts' bytes must live as long as g (its mappings,
+ * its constants' data). The parts are copied; the bytes are assembled only when read
+ * (ir_const_data, ir_const_bytes); ir_const_rows gives them to a writer that copies them. */
+void ir_const_set_rows(ir_graph *g, ir_value *v, size_t rows, const ir_const_part *parts,
+                       uint32_t nparts);
+/* A row-assembled constant's parts and rows while its bytes are not assembled, else NULL. */
+const ir_const_part *ir_const_rows(const ir_value *v, size_t *rows, uint32_t *nparts);
+/* Whether [p, p + n) lies in a mapping of g's whose file g keeps open: its descriptor, the
+ * range's offset in the file and the name it was opened by (path may be NULL: not asked). */
+bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, int64_t *offset,
+                         const char **path);
 /* The bytes of a constant wherever they lie, without materializing them: a mapped constant's or
  * a file() constant's bytes in their file's mapping (unaligned: to be copied, not computed on),
  * otherwise ir_const_data's; *nbytes is their count. NULL after reporting an error, as
@@ -475,6 +503,10 @@ const void *ir_const_bytes(ir_graph *g, ir_value *v, size_t *nbytes, dg_context 
  * adopted one or a safetensors file ir_const_data opened): a writer that streamed them out keeps
  * its peak memory low. Anywhere else (memory of the arena, of the heap), nothing happens. */
 void ir_const_release(const ir_graph *g, const void *p, size_t n);
+/* Maps the pages of [p, p + n) in one call when that range lies in a file mapping of g's, so that
+ * a reader about to read all of it does not fault on each page (a hint: nothing happens where the
+ * kernel cannot, or anywhere else). */
+void ir_const_will_read(const ir_graph *g, const void *p, size_t n);
 
 /* Writes g as canonical text to graph_path, and every IR_CONST_DATA constant to a safetensors file
  * beside it (graph_path with .graph replaced by .safetensors), which the text then refers to with

@@ -115,8 +115,12 @@ static bool collect_stored(saver *s)
     ir_graph *g = s->g;
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
-        if (v->kind == IR_VALUE_CONST && v->konst && v->konst->kind == IR_CONST_DATA)
-            vec_push(&s->stored, v);
+        if (!(v->kind == IR_VALUE_CONST && v->konst && v->konst->kind == IR_CONST_DATA))
+            continue;
+        /* one assembled from rows is put together (safetensors holds each tensor whole) */
+        if (!v->konst->data && v->konst->parts && !ir_const_data(g, v, s->dg))
+            return false;
+        vec_push(&s->stored, v);
     }
     if (s->stored.len == 0)
         return true; /* no safetensors file is written, so every file() stays valid */

@@ -60,6 +60,8 @@ struct ox_decoded {
     size_t map_len;
     bool lazy;      /* large raw_data may be handed on as mapped (ox_lazy_raw_data) */
     size_t nmapped; /* raw_data fields in the file that ox_lazy_raw_data hands on */
+    int fd;         /* the mapped file, for a writer that copies its ranges */
+    char *path;     /* its name */
     bool map_given; /* a graph owns the mapping now */
 };
 
@@ -621,8 +623,9 @@ static bool walk_message(decoder *dc, const ProtobufCMessageDescriptor *desc, co
 }
 
 /* ---- reading -------------------------------------------------------------------------------- */
-/* Maps the file read-only; *len its size (a map cannot be empty: an empty file is refused). */
-static uint8_t *map_file(ox_report *r, size_t *len)
+/* Maps the file read-only; *len its size (a map cannot be empty: an empty file is refused), *fd
+ * its descriptor, left open. */
+static uint8_t *map_file(ox_report *r, size_t *len, int *fd_out)
 {
     int fd = open(r->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block us */
     if (fd < 0) {
@@ -649,12 +652,13 @@ static uint8_t *map_file(ox_report *r, size_t *len)
     }
     size_t size = (size_t)st.st_size;
     void *map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
     if (map == MAP_FAILED) {
         ox_invalid(r, "cannot map %zu bytes: %s", size, strerror(errno));
+        close(fd);
         return NULL;
     }
     *len = size;
+    *fd_out = fd;
     return map;
 }
 
@@ -663,13 +667,15 @@ static ProtobufCMessage *decode(ox_report *r, const ProtobufCMessageDescriptor *
 {
     *owner = NULL;
     size_t len;
-    uint8_t *map = map_file(r, &len);
+    int fd;
+    uint8_t *map = map_file(r, &len, &fd);
     if (!map)
         return NULL;
     ox_decoded *d = calloc(1, sizeof *d);
     FR_CHECK(d != NULL);
     d->map = map;
     d->map_len = len;
+    d->fd = fd;
     d->lazy = lazy;
     d->limit = len > (SIZE_MAX - BUDGET_EXTRA) / BUDGET_FACTOR ? SIZE_MAX
                                                                 : len * BUDGET_FACTOR + BUDGET_EXTRA;
@@ -679,6 +685,10 @@ static ProtobufCMessage *decode(ox_report *r, const ProtobufCMessageDescriptor *
         ox_invalid(r, "%s", walk_message(&walk, desc, map, len, 1) ? dc.error : walk.error);
         ox_decoded_free(d);
         return NULL;
+    }
+    if (d->nmapped) { /* a writer copies the tensors left in the file from it by name */
+        d->path = strdup(r->path);
+        FR_CHECK(d->path != NULL);
     }
     *owner = d;
     return d->message;
@@ -717,7 +727,7 @@ void ox_decoded_give_mapping(ox_decoded *d, ir_graph *g)
 {
     if (!d || !d->nmapped || d->map_given)
         return;
-    ir_const_adopt_mapping(g, d->map, d->map_len);
+    ir_const_adopt_mapped_file(g, d->map, d->map_len, d->fd, d->path);
     d->map_given = true;
 }
 
@@ -729,8 +739,11 @@ void ox_decoded_free(ox_decoded *d)
         next = c->next;
         free(c);
     }
-    if (d->map && !d->map_given)
+    if (d->map && !d->map_given) {
         munmap(d->map, d->map_len);
+        close(d->fd);
+    }
+    free(d->path);
     free(d);
 }
 

@@ -6,15 +6,30 @@
  * ops become com.microsoft contrib ops where ONNX Runtime has one with the same semantics
  * (contrib.c), otherwise ops of the "fuserule" domain carrying the node's attributes, which import
  * reads back. Every protobuf struct lives in one arena, freed once the model is packed. */
+#define _GNU_SOURCE /* copy_file_range */
+
 #include "onnx/onnx_internal.h"
 
 #include "base/check.h"
 #include "base/half.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* An initializer whose bytes are rows of other constants (ir_const_rows), not put together: its
+ * raw_data points at `key`, an address the packer passes to the writer without reading it, and
+ * the writer copies the rows from where they lie (ox_export, which packs into memory, assembles
+ * them first). */
+typedef struct {
+    const uint8_t *key;
+    ir_value *v;
+    Onnx__TensorProto *tp;
+} rows_init;
 
 struct ox_exporter {
     ir_graph *g;
@@ -22,9 +37,12 @@ struct ox_exporter {
     ar_arena *a;
     int64_t opset;
     ox_flavour flavour;
+    const char *out_path;                  /* link_weights: the output's name, else NULL */
+    const char *link_path, *link_location; /* the input last linked to, and its location */
     bool uses_ms, uses_fuserule;
     VEC(Onnx__NodeProto *) nodes;
     VEC(Onnx__TensorProto *) made_inits; /* initializers export made up */
+    VEC(rows_init) rows;                 /* initializers assembled from rows when written */
     bool *used;     /* by value id: the model reads this constant */
     sm_map made;    /* names of initializers export made up */
     bool ok;
@@ -70,6 +88,84 @@ static Onnx__TensorProto *new_tensor(ox_exporter *ex, const char *name, const ir
     return tp;
 }
 
+/* The folder of path, resolved (symbolic links followed), or NULL. */
+static char *real_dir(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    FR_CHECK(dir != NULL);
+    char *real = realpath(dir, NULL);
+    free(dir);
+    return real;
+}
+
+/* Where the output finds the input file `path` (open as fd): the name of the file it resolves to,
+ * relative to the output's folder, which must hold it (readers of ONNX external data, ONNX
+ * Runtime's and fuserule's, refuse a file that resolves outside the model's folder), or NULL
+ * after reporting why not. */
+static const char *link_location(ox_exporter *ex, int fd, const char *path)
+{
+    if (ex->link_path && strcmp(ex->link_path, path) == 0)
+        return ex->link_location;
+    struct stat by_fd, by_name;
+    char *in = realpath(path, NULL), *out_dir = real_dir(ex->out_path);
+    const char *location = NULL;
+    if (!in || !out_dir || fstat(fd, &by_fd) != 0 || stat(in, &by_name) != 0 ||
+        by_fd.st_dev != by_name.st_dev || by_fd.st_ino != by_name.st_ino) {
+        dg_error_path(ex->dg, path,
+                      "--link-weights: cannot link the weights of this file: it is no longer the "
+                      "file they were read from, or its name cannot be resolved");
+    } else {
+        size_t n = strlen(out_dir);
+        if (strncmp(in, out_dir, n) == 0 && in[n == 1 ? 0 : n] == '/')
+            location = xstrdup(ex, in + (n == 1 ? 1 : n + 1));
+        else
+            dg_error_path(ex->dg, path,
+                          "--link-weights: this file (%s) must be in the output's folder (%s) or "
+                          "below it: ONNX external data may not leave the model's folder",
+                          in, out_dir);
+    }
+    free(in);
+    free(out_dir);
+    if (location) {
+        ex->link_path = xstrdup(ex, path);
+        ex->link_location = location;
+    }
+    return location;
+}
+
+static Onnx__StringStringEntryProto *string_entry(ox_exporter *ex, const char *key,
+                                                  const char *value)
+{
+    Onnx__StringStringEntryProto *e = ar_alloc(ex->a, sizeof *e);
+    onnx__string_string_entry_proto__init(e);
+    e->key = xstrdup(ex, key);
+    e->value = xstrdup(ex, value);
+    return e;
+}
+
+/* An initializer whose bytes stay in the input file: external data naming the file, their offset
+ * and length. NULL after reporting why the file cannot be named. */
+static Onnx__TensorProto *linked_tensor(ox_exporter *ex, const ir_value *v, int fd,
+                                        const char *path, int64_t offset)
+{
+    const char *location = link_location(ex, fd, path);
+    if (!location) {
+        ex->ok = false;
+        return NULL;
+    }
+    Onnx__TensorProto *tp = new_tensor(ex, v->name, &v->type, NULL, 0);
+    tp->has_raw_data = false;
+    tp->has_data_location = true;
+    tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    tp->n_external_data = 3;
+    tp->external_data = ar_alloc_array(ex->a, 3, sizeof *tp->external_data);
+    tp->external_data[0] = string_entry(ex, "location", location);
+    tp->external_data[1] = string_entry(ex, "offset", ar_printf(ex->a, "%" PRId64, offset));
+    tp->external_data[2] = string_entry(ex, "length", ar_printf(ex->a, "%zu", v->konst->nbytes));
+    return tp;
+}
+
 /* Marks a constant that the model needs as an initializer. */
 static void use_value(ox_exporter *ex, ir_value *v)
 {
@@ -86,8 +182,28 @@ static Onnx__TensorProto **initializers(ox_exporter *ex, size_t *count)
         ir_value *v = ex->g->values.items[i];
         if (!ex->used[v->id])
             continue;
+        size_t rows, nbytes;
+        uint32_t nparts;
+        if (ir_const_rows(v, &rows, &nparts) && v->konst->nbytes >= OX_LAZY_MIN_BYTES) {
+            /* the constant's record: a unique address, never read as the bytes */
+            Onnx__TensorProto *tp = new_tensor(ex, v->name, &v->type, v->konst, v->konst->nbytes);
+            vec_push(&ex->rows, ((rows_init){tp->raw_data.data, v, tp}));
+            vec_push(&all, tp);
+            continue;
+        }
+        int fd;
+        int64_t offset;
+        const char *path;
+        /* (a mapped constant's data, when something read it, is a copy of the mapped bytes) */
+        if (ex->out_path && v->konst->kind == IR_CONST_DATA && v->konst->mapped &&
+            v->konst->nbytes >= OX_LAZY_MIN_BYTES &&
+            ir_const_file_range(ex->g, v->konst->mapped, v->konst->nbytes, &fd, &offset, &path)) {
+            Onnx__TensorProto *tp = linked_tensor(ex, v, fd, path, offset);
+            if (tp)
+                vec_push(&all, tp);
+            continue;
+        }
         /* where the bytes lie: a weight no rule changed is written from its file's mapping */
-        size_t nbytes;
         const void *data = ir_const_bytes(ex->g, v, &nbytes, ex->dg);
         if (!data) {
             ex->ok = false;
@@ -837,7 +953,9 @@ ox_model *ox_export_model(ir_graph *g, const ox_export_options *opts, dg_context
     FR_CHECK(om != NULL);
     ox_exporter *ex = &om->ex;
     *ex = (ox_exporter){.g = g, .dg = dg, .a = ar_new(), .ok = true,
-                        .flavour = opts ? opts->flavour : OX_FLAVOUR_LOSSLESS};
+                        .flavour = opts ? opts->flavour : OX_FLAVOUR_LOSSLESS,
+                        .out_path = opts && opts->link_weights ? opts->out_path : NULL};
+    FR_CHECK(!opts || !opts->link_weights || opts->out_path);
     ex->used = calloc(g->values.len ? g->values.len : 1, sizeof *ex->used);
     FR_CHECK(ex->used != NULL);
     if (choose_opset(ex, opts ? opts->opset : 0)) {
@@ -863,35 +981,133 @@ size_t ox_model_size(const ox_model *om)
     return om->size;
 }
 
-/* Appends to a file; a large append from a file mapping (a weight written from the model it was
- * read from) gives its pages back as it goes, so that writing does not hold the weights. */
+/* Appends to a file. A large append from a file mapping (a weight written from the model it was
+ * read from) is copied from that file by the kernel (copy_file_range) where it can, without
+ * touching the mapping; otherwise written from the mapping, giving its pages back as it goes, so
+ * that writing does not hold the weights. An initializer of rows is written row by row, each part
+ * the same way. */
 typedef struct {
     ProtobufCBuffer base;
     FILE *out;
-    const ir_graph *g;
+    const ox_exporter *ex;
     size_t written;
     bool ok;
+    bool copy; /* copy_file_range to out may work: not yet refused */
 } file_buffer;
 
 enum { WRITE_CHUNK = 8 << 20 };
 
-static void file_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+/* Copies what it can of [offset, offset + len) of file fd to the output: the bytes copied (fewer
+ * than len when the kernel cannot copy between these files: the rest is to be written). */
+static size_t copy_range(file_buffer *fb, int fd, int64_t offset, size_t len)
 {
-    file_buffer *fb = (file_buffer *)b;
+    if (!fb->copy || fflush(fb->out) != 0)
+        return 0;
+    size_t done = 0;
+    while (done < len && fb->ok) {
+        loff_t at = (loff_t)offset + (loff_t)done;
+        ssize_t n = copy_file_range(fd, &at, fileno(fb->out), NULL, len - done, 0);
+        if (n > 0) {
+            done += (size_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+                             errno == EOPNOTSUPP || errno == EBADF || errno == EPERM)) {
+            fb->copy = false; /* not between these files: written from the mapping instead */
+            break;
+        } else { /* a write error, or the input shrank under its mapping (0 bytes copied) */
+            fb->ok = false;
+        }
+    }
+    fb->written += done;
+    return done;
+}
+
+static void write_bytes(file_buffer *fb, size_t len, const uint8_t *data)
+{
+    if (len >= OX_LAZY_MIN_BYTES) {
+        int fd;
+        int64_t offset;
+        if (ir_const_file_range(fb->ex->g, data, len, &fd, &offset, NULL)) {
+            size_t done = copy_range(fb, fd, offset, len);
+            data += done;
+            len -= done;
+        }
+    }
     while (len && fb->ok) {
         size_t n = len < WRITE_CHUNK ? len : WRITE_CHUNK;
         fb->ok = fwrite(data, 1, n, fb->out) == n;
         if (n >= OX_LAZY_MIN_BYTES)
-            ir_const_release(fb->g, data, n);
+            ir_const_release(fb->ex->g, data, n);
         fb->written += n;
         data += n;
         len -= n;
     }
 }
 
+/* Rows whose parts are all this long are copied part by part; shorter ones (the K and V of
+ * grouped-query attention, 2 KiB a row in Qwen2-7B) are put together a batch of rows at a time
+ * and written at once: the kernel's cost per copy, and per partly written page, exceeds copying
+ * them. */
+enum { ROW_COPY_MIN = 64 << 10 };
+
+static void write_rows(file_buffer *fb, const ir_value *v)
+{
+    size_t rows, row = 0;
+    uint32_t nparts;
+    const ir_const_part *parts = ir_const_rows(v, &rows, &nparts);
+    FR_CHECK(parts != NULL);
+    bool each = true;
+    for (uint32_t i = 0; i < nparts; i++) {
+        each = each && parts[i].row_bytes >= ROW_COPY_MIN;
+        row += parts[i].row_bytes;
+    }
+    if (each || row > WRITE_CHUNK) {
+        for (size_t r = 0; r < rows && fb->ok; r++)
+            for (uint32_t i = 0; i < nparts; i++)
+                write_bytes(fb, parts[i].row_bytes,
+                            (const uint8_t *)parts[i].src + r * parts[i].row_bytes);
+        return;
+    }
+    size_t batch = WRITE_CHUNK / row; /* rows a chunk holds */
+    uint8_t *chunk = malloc(batch * row);
+    FR_CHECK(chunk != NULL);
+    for (size_t r0 = 0; r0 < rows && fb->ok; r0 += batch) {
+        size_t n = rows - r0 < batch ? rows - r0 : batch, col = 0;
+        for (uint32_t i = 0; i < nparts; i++) {
+            size_t width = parts[i].row_bytes;
+            const uint8_t *src = (const uint8_t *)parts[i].src + r0 * width;
+            ir_const_will_read(fb->ex->g, src, n * width);
+            for (size_t r = 0; r < n; r++)
+                memcpy(chunk + r * row + col, src + r * width, width);
+            ir_const_release(fb->ex->g, src, n * width);
+            col += width;
+        }
+        fb->ok = fwrite(chunk, 1, n * row, fb->out) == n * row;
+        fb->written += n * row;
+    }
+    free(chunk);
+}
+
+static void file_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
+{
+    file_buffer *fb = (file_buffer *)b;
+    for (size_t i = 0; i < fb->ex->rows.len; i++) {
+        if (fb->ex->rows.items[i].key == data) {
+            FR_CHECK(len == fb->ex->rows.items[i].v->konst->nbytes);
+            write_rows(fb, fb->ex->rows.items[i].v);
+            return;
+        }
+    }
+    write_bytes(fb, len, data);
+}
+
 bool ox_model_write(ox_model *om, FILE *out)
 {
-    file_buffer fb = {.base = {file_append}, .out = out, .g = om->ex.g, .ok = true};
+    struct stat st; /* copy_file_range writes into regular files only */
+    bool regular = fstat(fileno(out), &st) == 0 && S_ISREG(st.st_mode);
+    file_buffer fb = {.base = {file_append}, .out = out, .ex = &om->ex, .ok = true,
+                      .copy = regular};
     size_t packed = onnx__model_proto__pack_to_buffer(om->m, &fb.base);
     FR_CHECK(!fb.ok || (packed == om->size && fb.written == om->size));
     return fb.ok;
@@ -903,6 +1119,7 @@ void ox_model_free(ox_model *om)
         return;
     vec_free(&om->ex.nodes);
     vec_free(&om->ex.made_inits);
+    vec_free(&om->ex.rows);
     sm_free(&om->ex.made);
     free(om->ex.used);
     ar_free(om->ex.a);
@@ -917,6 +1134,15 @@ bool ox_export(ir_graph *g, const ox_export_options *opts, uint8_t **data, size_
     ox_model *om = ox_export_model(g, opts, dg);
     if (!om)
         return false;
+    for (size_t i = 0; i < om->ex.rows.len; i++) { /* packed into memory: rows put together */
+        const rows_init *ri = &om->ex.rows.items[i];
+        const void *bytes = ir_const_data(g, ri->v, dg);
+        if (!bytes) {
+            ox_model_free(om);
+            return false;
+        }
+        ri->tp->raw_data.data = (uint8_t *)bytes;
+    }
     *data = malloc(om->size ? om->size : 1);
     FR_CHECK(*data != NULL);
     *len = onnx__model_proto__pack(om->m, *data);

@@ -81,6 +81,11 @@ typedef struct ox_export_options {
      * expresses every node; otherwise OX_EXPORT_MIN_OPSET..OX_EXPORT_MAX_OPSET. */
     int64_t opset;
     ox_flavour flavour;
+    /* Weights that lie unchanged in the .onnx the graph was imported from become ONNX external
+     * data naming that file and their place in it, not copies (docs/onnx.md, "Linked weights"):
+     * out_path is the output's name, and the input must lie in its folder or below. */
+    bool link_weights;
+    const char *out_path;
 } ox_export_options;
 
 /* Serializes a validated graph as a ModelProto into a malloc'd buffer (*data, *len; free()).

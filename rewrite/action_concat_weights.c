@@ -38,61 +38,53 @@ static bool projection(rw_plan *p, ir_node *r, ir_node **mm, ir_value **bias, ch
                   r->outputs[0]->name);
 }
 
-enum { RELEASE_CHUNK = 8 << 20 };
-
-/* An element of a 16- or 32-bit float dtype as a double. */
-static double float_at(ir_dtype dt, const unsigned char *data, size_t i)
-{
-    if (dt == IR_F32) {
-        float f;
-        memcpy(&f, data + 4 * i, 4);
-        return f;
-    }
-    uint16_t h;
-    memcpy(&h, data + 2 * i, 2);
-    return dt == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h);
-}
+enum { SCAN_CHUNK = 8 << 20 };
 
 /* compute_cat when every part has the result's dtype (f32, f16 or bf16): their values pass
- * through double unchanged, so copying the bytes gives what the double path gives, with its
- * refusals, without holding the weights in double (a Qwen2-7B gate/up pair is 543 MB in f32). */
+ * through double unchanged, so the result's bytes are the parts' rows side by side, with the
+ * double path's refusal of a value that is not finite (at the first such element of the result).
+ * Nothing is copied: the result is the parts' rows (ir_const_set_rows), assembled when something
+ * reads it and written to an output from where the parts lie (a Qwen2-7B gate/up pair is 543 MB
+ * in f32). The parts are read once here, a chunk at a time, for that check. */
 static bool copy_cat(rw_plan *p, rw_newconst *c, ir_value **parts, int64_t rows, char *why)
 {
     const concat *cc = c->arg;
     ir_dtype dt = c->value->type->dtype;
     size_t size = ir_dtype_size(dt);
-    unsigned char *out = malloc((size_t)(rows * cc->total) * size + 1);
-    if (!out)
-        return rw_why(why, "budget: no memory to concatenate weights");
-    int64_t col = 0;
+    ir_const_part *out = ar_alloc_array(p->ctx->scratch, cc->n, sizeof *out);
+    uint32_t nout = 0; /* the parts with columns */
+    bool bad = false;
     for (uint32_t i = 0; i < cc->n; i++) {
         int64_t n;
         const unsigned char *x = rw_const_bytes(p, parts[i], &n, why);
-        if (!x) {
-            free(out);
+        if (!x)
             return false;
+        if (n)
+            out[nout++] = (ir_const_part){x, (size_t)(n / rows) * size};
+        for (size_t at = 0; at < (size_t)n * size && !bad; at += SCAN_CHUNK) {
+            size_t len = (size_t)n * size - at < SCAN_CHUNK ? (size_t)n * size - at : SCAN_CHUNK;
+            ir_const_will_read(p->g, x + at, len);
+            bad = rw_any_not_finite(dt, x + at, (int64_t)(len / size));
+            ir_const_release(p->g, x + at, len); /* a part never stays resident whole */
         }
-        int64_t width = n / rows;
-        size_t row = (size_t)width * size, released = 0;
-        for (int64_t r = 0; r < rows; r++) {
-            memcpy(out + (size_t)(r * cc->total + col) * size, x + (size_t)r * row, row);
-            /* the part's pages go back as they are read: a part never stays resident whole */
-            size_t done = (size_t)(r + 1) * row;
-            if (done - released >= RELEASE_CHUNK || r + 1 == rows) {
-                ir_const_release(p->g, x + released, done - released);
-                released = done;
-            }
-        }
-        col += width;
     }
-    c->data = out;
+    for (int64_t r = 0; bad && r < rows; r++) { /* the first in the result's order */
+        int64_t col = 0;
+        for (uint32_t i = 0; i < nout; i++) {
+            const unsigned char *row = (const unsigned char *)out[i].src + r * out[i].row_bytes;
+            int64_t k = rw_first_not_finite(dt, row, (int64_t)(out[i].row_bytes / size));
+            if (k >= 0)
+                return rw_not_finite(why, "concat_weights", r * cc->total + col + k, c->stem,
+                                     rw_elem_get(dt, row, (size_t)k), dt);
+            col += (int64_t)(out[i].row_bytes / size);
+        }
+    }
     c->nbytes = (size_t)(rows * cc->total) * size;
-    for (size_t i = 0; i < (size_t)(rows * cc->total); i++) {
-        double v = float_at(dt, out, i);
-        if (!isfinite(v))
-            return rw_why(why, "%s: element %lld of the folded '%s' is %g, which is not finite in %s",
-                          "concat_weights", (long long)i, c->stem, v, ir_dtype_name(dt));
-    }
+    if (!c->nbytes) /* no bytes to assemble */
+        return (c->data = malloc(1)) != NULL || rw_why(why, "budget: no memory");
+    c->parts = out;
+    c->nparts = nout;
+    c->rows = (size_t)rows;
     return true;
 }
 

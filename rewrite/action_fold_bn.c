@@ -62,35 +62,57 @@ static bool factors(rw_plan *p, const fold_bn *f, double **s, double **t, char *
     return ok;
 }
 
+/* W' = W * s in one pass from the weight's bytes where they lie to the result, no doubles in
+ * memory: the same arithmetic (each element widened to double, multiplied, rounded to the dtype)
+ * and so the same bytes and refusals as rw_const_read, a multiply and rw_const_store. */
 static bool compute_weight(rw_plan *p, rw_newconst *c, char *why)
 {
     const fold_bn *f = c->arg;
-    double *s, *t, *w;
+    double *s, *t;
+    const void *w;
     int64_t n;
     if (!factors(p, f, &s, &t, why))
         return false;
-    if (!(w = rw_const_read(p, f->w, &n, why))) {
+    if (!(w = rw_const_bytes(p, f->w, &n, why)) || !rw_const_alloc(c, n, why)) {
         free(s);
         free(t);
         return false;
     }
+    ir_const_will_read(p->g, w, c->nbytes); /* every byte is read: mapped in one call */
     const ir_type *wt = f->w->type;
+    ir_dtype dt = wt->dtype;
     int64_t inner = 1; /* elements per (axis 0, axis 1) pair */
     for (int i = 2; i < wt->rank; i++)
         inner *= wt->dims[i];
     int64_t d0 = wt->dims[0], d1 = wt->dims[1];
-    for (int64_t a = 0; a < d0; a++)
-        for (int64_t b = 0; b < d1; b++) {
-            /* Conv: channel a. ConvTranspose: input channel a is in group a / (C/group), whose
-             * output channels start at that group times M/group */
-            int64_t m = f->matmul ? b : f->transposed ? a / (d0 / f->group) * d1 + b : a;
-            for (int64_t k = 0; k < inner; k++)
-                w[(a * d1 + b) * inner + k] *= s[m];
-        }
-    bool ok = rw_const_store(c, w, n, "fold_bn", why);
+    /* Conv: channel a. ConvTranspose: input channel a is in group a / (C/group), whose output
+     * channels start at that group times M/group. MatMul: column b */
+#define CHANNEL(a, b) (f->matmul ? (b) : f->transposed ? (a) / (d0 / f->group) * d1 + (b) : (a))
+    size_t nonfinite = 0;
+    if (f->matmul) /* a row of W takes s as it is: the columns are the channels */
+        for (int64_t a = 0; a < d0; a++)
+            for (int64_t b = 0; b < d1; b++)
+                nonfinite += rw_scale_elems(dt, c->data, w, (size_t)(a * d1 + b), 1, s[b]);
+    else if (!f->transposed)
+        for (int64_t a = 0; a < d0; a++)
+            nonfinite += rw_scale_elems(dt, c->data, w, (size_t)(a * d1 * inner),
+                                        (size_t)(d1 * inner), s[a]);
+    else
+        for (int64_t a = 0; a < d0; a++)
+            for (int64_t b = 0; b < d1; b++)
+                nonfinite += rw_scale_elems(dt, c->data, w, (size_t)((a * d1 + b) * inner),
+                                            (size_t)inner, s[CHANNEL(a, b)]);
+    ir_const_release(p->g, w, c->nbytes); /* read once: its pages need not stay */
+    bool ok = true;
+    if (nonfinite) {
+        int64_t bad = rw_first_not_finite(dt, c->data, n);
+        int64_t a = bad / (d1 * inner), b = bad / inner % d1;
+        ok = rw_not_finite(why, "fold_bn", bad, c->stem,
+                           rw_elem_get(dt, w, (size_t)bad) * s[CHANNEL(a, b)], dt);
+    }
+#undef CHANNEL
     free(s);
     free(t);
-    free(w);
     return ok;
 }
 

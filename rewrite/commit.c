@@ -50,7 +50,10 @@ static void add_consts(rw_plan *p)
         const char *name = const_name(p, c->value->name);
         ir_value *v = ir_add_const(p->g, name, c->value->type, ir_const_new(p->g, IR_CONST_DATA));
         FR_CHECK(v != NULL);
-        ir_const_take_data(p->g, v, c->data, c->nbytes); /* not copied: the graph owns it */
+        if (c->parts) /* assembled only when read, or copied to the output from the parts */
+            ir_const_set_rows(p->g, v, c->rows, c->parts, c->nparts);
+        else
+            ir_const_take_data(p->g, v, c->data, c->nbytes); /* not copied: the graph owns it */
         c->data = NULL;
         for (size_t k = 0; k < p->inputs.len; k++)
             if (p->inputs.items[k].v == c->value)

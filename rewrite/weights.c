@@ -1,6 +1,8 @@
 /* Constants as doubles: what actions fold is computed in double and stored in the weight's dtype,
  * and a value that does not fit (f16 overflows above 65504) refuses the fusion instead of writing
  * an infinity into the model. */
+#define _DEFAULT_SOURCE /* madvise */
+
 #include "rewrite/internal.h"
 
 #include "base/check.h"
@@ -9,6 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 const void *rw_const_bytes(rw_plan *p, ir_value *v, int64_t *numel, char *why)
 {
@@ -88,6 +91,183 @@ double *rw_const_read(rw_plan *p, ir_value *v, int64_t *numel, char *why)
     return x;
 }
 
+bool rw_not_finite(char *why, const char *what, int64_t i, const char *stem, double x, ir_dtype dt)
+{
+    return rw_why(why, "%s: element %lld of the folded '%s' is %g, which is not finite in %s", what,
+                  (long long)i, stem, x, ir_dtype_name(dt));
+}
+
+bool rw_const_alloc(rw_newconst *c, int64_t n, char *why)
+{
+    enum { HUGE_PAGE = 2 << 20 };
+    c->nbytes = (size_t)n * ir_dtype_size(c->value->type.dtype);
+    if (c->nbytes >= 2 * HUGE_PAGE) { /* a large result in huge pages: 512 times fewer faults */
+        size_t size = (c->nbytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+        if ((c->data = aligned_alloc(HUGE_PAGE, size)) != NULL) {
+            madvise(c->data, size, MADV_HUGEPAGE);
+            return true;
+        }
+    }
+    c->data = malloc(c->nbytes ? c->nbytes : 1);
+    return c->data ? true
+                   : rw_why(why, "budget: no memory for %zu bytes of folded weights", c->nbytes);
+}
+
+double rw_elem_get(ir_dtype dt, const void *data, size_t i)
+{
+    const unsigned char *p = data;
+    switch (dt) {
+    case IR_F32: {
+        float f;
+        memcpy(&f, p + 4 * i, 4);
+        return f;
+    }
+    case IR_F64: {
+        double d;
+        memcpy(&d, p + 8 * i, 8);
+        return d;
+    }
+    case IR_F16:
+    case IR_BF16: {
+        uint16_t h;
+        memcpy(&h, p + 2 * i, 2);
+        return dt == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+    }
+    default:
+        FR_UNREACHABLE();
+        return 0;
+    }
+}
+
+/* in[i] * s rounded to dtype dt as rw_const_store rounds it (through f32 for the 16-bit types),
+ * counting the results whose exponent is all ones (not finite, in every float encoding): a loop
+ * per dtype without exits, so that the compiler sees plain arithmetic. */
+size_t rw_scale_elems(ir_dtype dt, void *out, const void *in, size_t first, size_t count, double s)
+{
+    const unsigned char *src = in;
+    size_t bad = 0;
+    switch (dt) {
+    case IR_F32: {
+        float *o = (float *)out + first;
+        src += 4 * first;
+        for (size_t k = 0; k < count; k++) {
+            float f;
+            memcpy(&f, src + 4 * k, 4);
+            f = (float)((double)f * s);
+            o[k] = f;
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            bad += (u & 0x7f800000u) == 0x7f800000u;
+        }
+        return bad;
+    }
+    case IR_F64: {
+        double *o = (double *)out + first;
+        src += 8 * first;
+        for (size_t k = 0; k < count; k++) {
+            double d;
+            memcpy(&d, src + 8 * k, 8);
+            o[k] = d * s;
+            bad += !isfinite(o[k]);
+        }
+        return bad;
+    }
+    case IR_F16:
+    case IR_BF16: {
+        uint16_t *o = (uint16_t *)out + first, mask = dt == IR_F16 ? 0x7c00u : 0x7f80u;
+        src += 2 * first;
+        for (size_t k = 0; k < count; k++) {
+            uint16_t h;
+            memcpy(&h, src + 2 * k, 2);
+            float f = (float)((double)(dt == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h)) * s);
+            o[k] = h = dt == IR_F16 ? f32_to_f16(f) : f32_to_bf16(f);
+            bad += (h & mask) == mask;
+        }
+        return bad;
+    }
+    default:
+        FR_UNREACHABLE();
+        return 0;
+    }
+}
+
+/* Whether one of the count elements of a float dtype at p (unaligned) has an exponent of all
+ * ones: an infinity or a NaN, in every float encoding. Blocks of a fixed count, whose loop the
+ * compiler vectorizes at -O2: (e & mask) + lowest exponent bit carries into the sign bit of its
+ * lane only for an exponent of all ones. */
+static bool any_not_finite(ir_dtype dt, const unsigned char *p, size_t count)
+{
+    enum { BLOCK = 64 };
+    size_t k = 0;
+    if (dt == IR_F32) {
+        uint32_t acc = 0;
+        for (; k + BLOCK <= count; k += BLOCK) {
+            const unsigned char *q = p + 4 * k;
+            for (size_t j = 0; j < BLOCK; j++) {
+                uint32_t u;
+                memcpy(&u, q + 4 * j, 4);
+                acc |= (u & 0x7f800000u) + 0x00800000u;
+            }
+        }
+        for (; k < count; k++) {
+            uint32_t u;
+            memcpy(&u, p + 4 * k, 4);
+            acc |= (u & 0x7f800000u) + 0x00800000u;
+        }
+        return acc & 0x80000000u;
+    }
+    if (dt == IR_F64) {
+        uint64_t acc = 0;
+        for (; k < count; k++) {
+            uint64_t u;
+            memcpy(&u, p + 8 * k, 8);
+            acc |= (u & 0x7ff0000000000000u) + 0x0010000000000000u;
+        }
+        return acc & 0x8000000000000000u;
+    }
+    FR_CHECK(dt == IR_F16 || dt == IR_BF16);
+    uint16_t mask = dt == IR_F16 ? 0x7c00u : 0x7f80u, low = dt == IR_F16 ? 0x0400u : 0x0080u;
+    uint16_t acc = 0;
+    for (; k + BLOCK <= count; k += BLOCK) {
+        const unsigned char *q = p + 2 * k;
+        for (size_t j = 0; j < BLOCK; j++) {
+            uint16_t u;
+            memcpy(&u, q + 2 * j, 2);
+            acc |= (uint16_t)((u & mask) + low);
+        }
+    }
+    for (; k < count; k++) {
+        uint16_t u;
+        memcpy(&u, p + 2 * k, 2);
+        acc |= (uint16_t)((u & mask) + low);
+    }
+    return acc & 0x8000u;
+}
+
+bool rw_any_not_finite(ir_dtype dt, const void *data, int64_t n)
+{
+    FR_CHECK(ir_dtype_is_float(dt));
+    return n > 0 && any_not_finite(dt, data, (size_t)n);
+}
+
+int64_t rw_first_not_finite(ir_dtype dt, const void *data, int64_t n)
+{
+    enum { BLOCK = 4096 };
+    FR_CHECK(ir_dtype_is_float(dt));
+    const unsigned char *p = data;
+    size_t size = ir_dtype_size(dt);
+    for (size_t first = 0; first < (size_t)n; first += BLOCK) {
+        size_t count = (size_t)n - first < BLOCK ? (size_t)n - first : BLOCK;
+        const unsigned char *block = p + first * size;
+        if (!any_not_finite(dt, block, count))
+            continue;
+        for (size_t k = 0; k < count; k++) /* the block holds one: which */
+            if (any_not_finite(dt, block + size * k, 1))
+                return (int64_t)(first + k);
+    }
+    return -1;
+}
+
 bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what, char *why)
 {
     ir_dtype dt = c->value->type->dtype;
@@ -116,8 +296,7 @@ bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what
             back = bf16_to_f32(h);
         }
         if (!isfinite(x[i]) || !isfinite(back))
-            return rw_why(why, "%s: element %lld of the folded '%s' is %g, which is not finite in %s",
-                          what, (long long)i, c->stem, x[i], ir_dtype_name(dt));
+            return rw_not_finite(why, what, i, c->stem, x[i], dt);
     }
     return true;
 }

@@ -11,6 +11,7 @@ the decoder puts where it left a tensor's bytes: a tensor of the file that has a
 marker's number, a tensor with two raw_data fields (the last wins, as protobuf says).
 """
 import os
+import subprocess
 import sys
 import tempfile
 
@@ -86,6 +87,12 @@ def test_onnx_passthrough(binary):
         check(np.array_equal(got["w"], w) and np.array_equal(got["b"], b),
               "initializers differ after export")
         onnx.checker.check_model(onnx.load(out))
+        # w is copied from the input file by the kernel into a file; a pipe gets it written
+        piped = subprocess.run([binary, "export", src, "-o", "-", "--format", "onnx"],
+                               capture_output=True, timeout=600)
+        with open(out, "rb") as f:
+            check(piped.returncode == 0 and piped.stdout == f.read(),
+                  "the model written to a pipe differs from the one written to a file")
 
 
 def test_apply_keeps_and_folds(binary):
@@ -206,9 +213,120 @@ def test_external_data_mapped(binary):
               "external data differs after export")
 
 
+def projections_model(ws, bs=None):
+    """Parallel projections of one input x: y_k = x @ w_k (+ b_k), each an output."""
+    nodes, inits, outs = [], [], []
+    for k, w in enumerate(ws):
+        nodes.append(h.make_node("MatMul", ["x", f"w{k}"], [f"m{k}"]))
+        inits.append(numpy_helper.from_array(w, f"w{k}"))
+        out = f"m{k}"
+        if bs is not None:
+            nodes.append(h.make_node("Add", [f"m{k}", f"b{k}"], [f"y{k}"]))
+            inits.append(numpy_helper.from_array(bs[k], f"b{k}"))
+            out = f"y{k}"
+        outs.append(h.make_tensor_value_info(out, T.FLOAT, [2, w.shape[1]]))
+    g = h.make_graph(nodes, "proj", [h.make_tensor_value_info("x", T.FLOAT, [2, ws[0].shape[0]])],
+                     outs, inits)
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m
+
+
+def test_apply_concatenates(binary):
+    """apply .onnx -> .onnx: concatenated weights are written from the parts' rows where they lie
+    (rows of 64 KiB or more copied part by part, narrower ones put together a batch at a time);
+    the same bytes to a regular file, through a pipe (no kernel copy) and to the text form."""
+    rules = [os.path.join(ROOT, "rules", f) for f in sorted(os.listdir(
+        os.path.join(ROOT, "rules"))) if f.endswith(".rules")]
+    cases = [  # Q/K/V of grouped-query attention (narrow K, V), with biases
+        ([weights(20, 24, 16384), weights(21, 24, 512), weights(22, 24, 512)],
+         [weights(23, 16384), weights(24, 512), weights(25, 512)]),
+        # gate/up: both wide, no bias
+        ([weights(26, 6, 20000), weights(27, 6, 20000)], None),
+        # small: one part under the 4 KiB that import leaves in the file
+        ([weights(28, 40, 24), weights(29, 40, 8), weights(30, 40, 8)], None),
+    ]
+    for ws, bs in cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            src = write(tmp, "proj", projections_model(ws, bs))
+            out = os.path.join(tmp, "out.onnx")
+            fuserule_ok(binary, "apply", "-r", *rules, src, "-o", out)
+            got = initializers(out)
+            want = np.concatenate(ws, axis=1)
+            cat = [a for a in got.values() if a.shape == want.shape]
+            check(len(cat) == 1 and np.array_equal(cat[0], want),
+                  f"concatenated weights differ ({[a.shape for a in got.values()]})")
+            if bs is not None:
+                bcat = [a for a in got.values() if a.shape == (want.shape[1],)]
+                check(len(bcat) == 1 and np.array_equal(bcat[0], np.concatenate(bs)),
+                      "concatenated biases differ")
+            with open(out, "rb") as f:
+                written = f.read()
+            piped = subprocess.run([binary, "apply", "-r", *rules, src, "-o", "-", "--format",
+                                    "onnx"], capture_output=True, timeout=600)
+            check(piped.returncode == 0 and piped.stdout == written,
+                  "the model written to a pipe differs from the one written to a file")
+            fuserule_ok(binary, "apply", "-r", *rules, src, "-o", os.path.join(tmp, "t.graph"))
+            fuserule_ok(binary, "export", os.path.join(tmp, "t.graph"), "-o",
+                        os.path.join(tmp, "t.onnx"))
+            with open(os.path.join(tmp, "t.onnx"), "rb") as f:
+                check(f.read() == written, "the text form's export differs from apply's output")
+
+
+def test_apply_links_weights(binary):
+    """apply --link-weights: a weight no rule changed becomes external data naming the input
+    .onnx (offset and length of its bytes there), and the model reads the same values; an output
+    whose folder does not hold the input, or a stream, is refused before anything is written."""
+    rules = [os.path.join(ROOT, "rules", f) for f in sorted(os.listdir(
+        os.path.join(ROOT, "rules"))) if f.endswith(".rules")]
+    with tempfile.TemporaryDirectory() as tmp:
+        # w read by canonicalization (a candidate for merging), v not (too large to be one)
+        w, b, v = weights(31, 64, 48), weights(32, 48), weights(33, 48, 1400)
+        m = matmul_model(w, b)  # y = x @ w + b: fused as a GEMM, w and b unchanged
+        m.graph.node.append(h.make_node("MatMul", ["y", "v"], ["z"]))
+        m.graph.initializer.append(numpy_helper.from_array(v, "v"))
+        m.graph.ClearField("output")
+        m.graph.output.append(h.make_tensor_value_info("z", T.FLOAT, [2, 1400]))
+        os.mkdir(os.path.join(tmp, "in"))
+        src = write(os.path.join(tmp, "in"), "m", m)
+        plain, linked = os.path.join(tmp, "plain.onnx"), os.path.join(tmp, "linked.onnx")
+        fuserule_ok(binary, "apply", "-r", *rules, src, "-o", plain)
+        fuserule_ok(binary, "apply", "-r", *rules, src, "-o", linked, "--link-weights")
+        raw = onnx.load(linked, load_external_data=False)
+        ext = {t.name: {e.key: e.value for e in t.external_data} for t in raw.graph.initializer
+               if t.data_location == T.EXTERNAL}
+        check(set(ext) == {"w", "v"}, f"expected w and v linked, got {sorted(ext)}")
+        with open(src, "rb") as f:
+            data = f.read()
+        for name, a in (("w", w), ("v", v)):
+            e = ext.get(name, {})
+            check(e.get("location") == "in/m.onnx", f"{name}: location {e.get('location')}")
+            at = int(e.get("offset", -1))
+            check(data[at:at + int(e.get("length", 0))] == a.tobytes(),
+                  f"{name}: offset and length do not name its bytes")
+        got, want = initializers(linked), initializers(plain)
+        check(got.keys() == want.keys() and all(np.array_equal(got[k], want[k]) for k in want),
+              "the linked model's initializers differ from the plain output's")
+        check(os.path.getsize(linked) < os.path.getsize(plain) - w.nbytes, "nothing was linked")
+        fuserule_ok(binary, "import", linked, "-o", os.path.join(tmp, "back.graph"))
+        st = testlib.read_safetensors(os.path.join(tmp, "back.safetensors"))
+        check(np.array_equal(st["w"], w), "import of the linked model reads other bytes")
+        # the output's folder must hold the input; a stream has no folder
+        other = os.path.join(tmp, "in", "deeper")
+        os.mkdir(other)
+        status, _, err = testlib.run([binary, "apply", "-r", *rules, src, "-o",
+                                      os.path.join(other, "o.onnx"), "--link-weights"])
+        check(status == 2 and "must be in the output's folder" in err, f"{status}: {err}")
+        check(not os.listdir(other), "a refused output left a file")
+        status, out, err = testlib.run([binary, "apply", "-r", *rules, src, "-o", "-",
+                                        "--format", "onnx", "--link-weights"])
+        check(status == 2 and "not a stream" in err and not out, f"{status}: {err}")
+
+
 if __name__ == "__main__":
     sys.exit(testlib.main([test_import_writes_mapped_weights, test_onnx_passthrough,
                            test_apply_keeps_and_folds, test_file_field_of_marker_number,
                            test_two_raw_data_fields, test_constant_node_left_in_file,
-                           test_external_data_mapped],
+                           test_external_data_mapped, test_apply_concatenates,
+                           test_apply_links_weights],
                           [os.path.abspath(sys.argv[1])]))
