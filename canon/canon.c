@@ -10,6 +10,7 @@
 #include "runtime/runtime.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -55,6 +56,21 @@ ir_value *cn_resolve(const cn_ctx *c, ir_value *v)
     while (v && v->id < c->nfwd && c->fwd[v->id])
         v = c->fwd[v->id];
     return v;
+}
+
+void cn_touch(cn_ctx *c, ir_node *n)
+{
+    vec_push(&c->touched, n);
+}
+
+void cn_touch_operands(cn_ctx *c, ir_node *n)
+{
+    vec_push(&c->rewired, ((cn_rewired){n, NULL, NULL}));
+}
+
+void cn_touch_value(cn_ctx *c, ir_value *v)
+{
+    vec_push(&c->touched_values, v);
 }
 
 int64_t *cn_const_ints(ir_graph *g, ir_value *v, int64_t *count)
@@ -111,8 +127,31 @@ ir_value *cn_new_ints(ir_graph *g, const char *stem, const int64_t *x, int64_t c
     return v;
 }
 
+static bool same_shape_value(const ir_shape_value *a, const ir_shape_value *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (a->len != b->len)
+        return false;
+    for (uint32_t k = 0; k < a->len && k < IR_SV_MAX; k++)
+        if (a->el[k].kind != b->el[k].kind || a->el[k].v != b->el[k].v)
+            return false;
+    return true;
+}
+
+/* Whether a node reading `to` instead of `from` may be the same to validation: both computed (no
+ * constant data to read), of the same type and shape value. Validation checks it again all the
+ * same unless, after the round, `from` is unchanged and `to` is made earlier by a live node
+ * (validate_round). */
+static bool may_be_quiet(const ir_value *from, const ir_value *to)
+{
+    return from->kind == IR_VALUE_NODE && to->kind == IR_VALUE_NODE &&
+           ir_type_equal(&from->type, &to->type) && same_shape_value(from->sv, to->sv);
+}
+
 /* Makes every live node read what the steps so far forwarded its inputs to (nothing to do when
- * no step forwarded anything since the last time). */
+ * no step forwarded anything since the last time), and records the nodes that now read another
+ * operand. */
 static void apply_forwards(cn_ctx *c)
 {
     ir_graph *g = c->g;
@@ -121,8 +160,14 @@ static void apply_forwards(cn_ctx *c)
     c->applied = c->nforwards;
     for (size_t i = 0; i < g->nodes.len; i++) {
         ir_node *n = g->nodes.items[i];
-        for (uint32_t k = 0; !n->dead && k < n->ninputs; k++)
-            n->inputs[k] = cn_resolve(c, n->inputs[k]);
+        for (uint32_t k = 0; !n->dead && k < n->ninputs; k++) {
+            ir_value *from = n->inputs[k], *to = cn_resolve(c, from);
+            if (to == from)
+                continue;
+            n->inputs[k] = to;
+            bool quiet = may_be_quiet(from, to);
+            vec_push(&c->rewired, ((cn_rewired){n, quiet ? from : NULL, quiet ? to : NULL}));
+        }
     }
 }
 
@@ -213,20 +258,129 @@ static bool may_act(const cn_ctx *c, uint32_t changed, const ir_op *ops, size_t 
     return false;
 }
 
+/* Stops on a change a step did not record (cn_options.check_marks). */
+static void unrecorded(const char *what, const char *name)
+{
+    fprintf(stderr, "canon: %s '%s' changed, and no step recorded it (canon/internal.h)\n", what,
+            name);
+    abort();
+}
+
+/* Sets the flags by id (the graph compacted since) of the listed nodes and values still in it. */
+static void flag_kept(const ir_graph *g, const ir_node *const *nodes, size_t nnodes,
+                      bool *dirty_node, const ir_value *const *values, size_t nvalues,
+                      bool *dirty_value)
+{
+    for (size_t i = 0; i < nnodes; i++)
+        if (nodes[i]->id < g->nodes.len && g->nodes.items[nodes[i]->id] == nodes[i])
+            dirty_node[nodes[i]->id] = true;
+    for (size_t i = 0; i < nvalues; i++)
+        if (values[i]->id < g->values.len && g->values.items[values[i]->id] == values[i])
+            dirty_value[values[i]->id] = true;
+}
+
+/* After a round that changed something: the graph compacted, and validated where the round
+ * changed it (ir_validate_marked): the nodes and values the steps recorded and the ones the
+ * round made, and the nodes that read other operands. Except a node whose operand was forwarded
+ * to a value validation sees the same: both computed, of the same type and shape value
+ * (may_be_quiet), the one it read not changed in place, the one it reads made by a live node
+ * before it. Validating such a node reads its operands' kinds, types, shape values and constants,
+ * whether they are in the graph, and whether their producers are live and come before it; none
+ * of that changed, so it would infer what it inferred (test_canon compares with whole rounds).
+ * With `fp` (cn_options.check_marks: the fingerprints of the round's start), every change they
+ * show must be one of those. */
+static bool validate_round(cn_ctx *c, const ir_validated *fp, dg_context *dg)
+{
+    ir_graph *g = c->g;
+    size_t nn = g->nodes.len, nv = g->values.len;
+    bool *node_flag = calloc(nn ? nn : 1, sizeof *node_flag);
+    bool *value_flag = calloc(nv ? nv : 1, sizeof *value_flag);
+    bool *quiet = calloc(nn ? nn : 1, sizeof *quiet);
+    FR_CHECK(node_flag && value_flag && quiet);
+    for (size_t i = c->nodes0; i < nn; i++)
+        node_flag[i] = true;
+    for (size_t i = c->values0; i < nv; i++)
+        value_flag[i] = true;
+    for (size_t i = 0; i < c->touched_values.len; i++)
+        value_flag[c->touched_values.items[i]->id] = true;
+    for (size_t i = 0; i < c->touched.len; i++) {
+        ir_node *n = c->touched.items[i];
+        node_flag[n->id] = true;
+        for (uint32_t k = 0; k < n->noutputs; k++)
+            value_flag[n->outputs[k]->id] = true;
+    }
+    for (size_t i = 0; i < c->rewired.len; i++) {
+        const cn_rewired *r = &c->rewired.items[i];
+        ir_node *n = r->reader, *p = r->to ? r->to->producer : NULL;
+        if (r->from && !value_flag[r->from->id] && r->to->kind == IR_VALUE_NODE && p && !p->dead &&
+            p->id < n->id)
+            quiet[n->id] = true;
+        else
+            node_flag[n->id] = true;
+    }
+    VEC(ir_node *) nodes = {0};
+    VEC(ir_value *) values = {0}, unseen = {0};
+    if (fp) {
+        bool *node_changed = malloc((nn ? nn : 1) * sizeof *node_changed);
+        bool *value_changed = malloc((nv ? nv : 1) * sizeof *value_changed);
+        FR_CHECK(node_changed && value_changed);
+        ir_validated_changed(fp, g, node_changed, value_changed);
+        for (size_t i = 0; i < nn; i++) {
+            ir_node *n = g->nodes.items[i];
+            if (node_changed[i] && !n->dead && !node_flag[i] && !quiet[i])
+                unrecorded("node", n->noutputs ? n->outputs[0]->name : "?");
+        }
+        for (size_t i = 0; i < nv; i++)
+            if (value_changed[i] && !value_flag[i])
+                vec_push(&unseen, g->values.items[i]); /* an error unless compaction drops it */
+        free(node_changed);
+        free(value_changed);
+    }
+    for (size_t i = 0; i < nn; i++)
+        if (node_flag[i])
+            vec_push(&nodes, g->nodes.items[i]);
+    for (size_t i = 0; i < nv; i++)
+        if (value_flag[i])
+            vec_push(&values, g->values.items[i]);
+    free(node_flag);
+    free(value_flag);
+    free(quiet);
+    ir_compact(g);
+    bool *dirty_node = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *dirty_node);
+    bool *dirty_value = calloc(g->values.len ? g->values.len : 1, sizeof *dirty_value);
+    FR_CHECK(dirty_node && dirty_value);
+    flag_kept(g, (const ir_node *const *)nodes.items, nodes.len, dirty_node,
+              (const ir_value *const *)values.items, values.len, dirty_value);
+    for (size_t i = 0; i < unseen.len; i++) {
+        const ir_value *v = unseen.items[i];
+        if (v->id < g->values.len && g->values.items[v->id] == v)
+            unrecorded("value", v->name);
+    }
+    bool ok = ir_validate_marked(g, dirty_node, dirty_value, dg);
+    free(dirty_node);
+    free(dirty_value);
+    vec_free(&nodes);
+    vec_free(&values);
+    vec_free(&unseen);
+    return ok;
+}
+
 /* One round: the steps in order over the whole graph, each seeing what the ones before forwarded;
  * then the dead nodes go and the graph is compacted and validated (types inferred again) where
- * the round changed it (ir_validate_since: the nodes it changed, their readers, and downstream
- * where a type changed). Returns false when the graph no longer validates. `*valid` holds the
- * fingerprints of the graph as last validated; the use lists are current when `c->uses_current`. */
-static bool round_of_steps(cn_ctx *c, uint32_t *changed, ir_validated **valid, dg_context *dg)
+ * the round changed it (validate_round: the nodes it changed, their readers, and downstream where
+ * a type changed). Returns false when the graph no longer validates. The use lists are current
+ * when `c->uses_current`. */
+static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
 {
     ir_graph *g = c->g;
     cn_report *rep = c->rep;
     if (!c->uses_current || c->opts->whole_rounds)
         ir_compute_uses(g);
     c->uses_current = true;
-    if (!*valid)
-        *valid = ir_validated_take(g);
+    ir_validated *fp = c->opts->check_marks ? ir_validated_take(g) : NULL;
+    c->nodes0 = g->nodes.len;
+    c->values0 = g->values.len;
+    c->touched.len = c->touched_values.len = c->rewired.len = 0;
     c->nforwards = c->applied = 0;
     c->nfwd = g->values.len;
     c->fwd = calloc(c->nfwd ? c->nfwd : 1, sizeof *c->fwd);
@@ -267,24 +421,23 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, ir_validated **valid, d
     c->fwd = NULL;
     c->gained = NULL;
     c->nfwd = 0;
-    if (!*changed)
+    if (!*changed) {
+        ir_validated_free(fp);
         return true;
+    }
     /* before compaction: it releases the values of dead nodes too, which compaction drops */
     release_vague_declarations(g);
     bool ok;
     if (c->opts->whole_rounds) {
         ir_compact(g);
         ok = ir_validate(g, dg);
-        ir_validated_free(*valid);
-        *valid = ok ? ir_validated_take(g) : NULL;
     } else {
-        ok = ir_validate_since(g, *valid, dg); /* compacts */
+        ok = validate_round(c, fp, dg); /* compacts */
     }
+    ir_validated_free(fp);
     c->uses_current = ok;
     if (ok)
-        return true; /* and *valid holds the fingerprints of g as validated now */
-    ir_validated_free(*valid);
-    *valid = NULL;
+        return true;
     dg_error_path(dg, g->name,
                   "internal error: the graph is invalid after canonicalization (a bug "
                   "in fuserule's canon/)");
@@ -297,16 +450,17 @@ bool cn_canonicalize(ir_graph *g, const cn_options *opts, cn_report *rep, dg_con
     memset(rep, 0, sizeof *rep);
     /* validated and not changed since (canon.h): ir_validate left the use lists current */
     cn_ctx c = {.g = g, .opts = opts, .rep = rep, .uses_current = true};
-    ir_validated *valid = NULL;
     bool ok = true;
     for (uint32_t round = 1; ok && round <= CN_MAX_ROUNDS; round++) {
         uint32_t changed = 0;
         rep->rounds = c.round = round;
-        ok = round_of_steps(&c, &changed, &valid, dg);
+        ok = round_of_steps(&c, &changed, dg);
         if (!changed)
             break;
     }
-    ir_validated_free(valid);
+    vec_free(&c.touched);
+    vec_free(&c.touched_values);
+    vec_free(&c.rewired);
     if (!ok || !c.uses_current || opts->whole_rounds)
         ir_compute_uses(g);
     rep->seconds = cpu_seconds() - t0;

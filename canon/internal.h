@@ -10,7 +10,15 @@
 #ifndef FUSERULE_CANON_INTERNAL_H
 #define FUSERULE_CANON_INTERNAL_H
 
+#include "base/vec.h"
 #include "canon/canon.h"
+
+/* A node that reads other operands: `from` replaced by `to` where validation may see the two
+ * the same (apply_forwards), else both NULL. */
+typedef struct {
+    ir_node *reader;
+    ir_value *from, *to;
+} cn_rewired;
 
 typedef struct cn_ctx {
     ir_graph *g;
@@ -27,7 +35,29 @@ typedef struct cn_ctx {
      * node it skipped as its input's only reader read a shared value: it may find more) */
     bool cse_fixed;
     bool has_op[IR_OP_COUNT]; /* the ops of the live nodes at the round's start */
+    /* What the round's steps changed, which validation checks and infers again
+     * (ir_validate_marked): the nodes and values they changed in place (cn_touch,
+     * cn_touch_value), and the nodes that read other operands (cn_touch_operands, and
+     * apply_forwards', with the operand replaced when validation may see them the same). Nodes
+     * and values made in the round count as changed. */
+    VEC(ir_node *) touched;
+    VEC(ir_value *) touched_values;
+    VEC(cn_rewired) rewired;
+    size_t nodes0, values0; /* the graph's nodes and values at the round's start */
 } cn_ctx;
+
+/* Every step records each node and value it changes other than by marking a node dead or by
+ * cn_forward (an unrecorded change would go unchecked; cn_options.check_marks finds one):
+ *
+ * - cn_touch: n changed in place (its op, attributes, operands or outputs, or its outputs'
+ *   types): validation checks it and infers it again, and the readers of its outputs;
+ * - cn_touch_operands: n reads other operands, nothing else changed: it is checked and inferred
+ *   again (and downstream where its types come out different);
+ * - cn_touch_value: v's kind, constant, producer or type changed: its readers are checked and
+ *   inferred again. */
+void cn_touch(cn_ctx *c, ir_node *n);
+void cn_touch_operands(cn_ctx *c, ir_node *n);
+void cn_touch_value(cn_ctx *c, ir_value *v);
 
 /* Makes the readers of `from` read `to` (applied by the driver after the step). False, and
  * nothing recorded, when that would change the graph's interface or types: `from` a graph output

@@ -301,6 +301,7 @@ static uint32_t absorb_expands(cn_ctx *c)
                 (same_broadcast(n, k, e) || expand_to_sibling(c, n, k, v, e) ||
                  expand_range(c, n, k, v, e))) {
                 n->inputs[k] = e;
+                cn_touch_operands(c, n);
                 if (e->id < c->nfwd) /* a reader more: no step may change it in place now */
                     c->gained[e->id] = true;
                 absorbed++;
@@ -329,6 +330,7 @@ static bool give_output(cn_ctx *c, ir_node *n, ir_value *to)
     p->outputs[to->out_index] = out;
     out->producer = p;
     out->out_index = to->out_index;
+    cn_touch(c, p);
     return true;
 }
 

@@ -157,6 +157,7 @@ static bool through_move(cn_ctx *c, ir_node *qn, ir_value *mv)
     m->outputs[0] = out;
     out->producer = m;
     out->out_index = 0;
+    cn_touch(c, m);
     if (q->id < c->nfwd)
         c->gained[q->id] = true;
     qn->dead = true;

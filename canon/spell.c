@@ -224,6 +224,8 @@ static bool respell_kt_view(cn_ctx *c, ir_node *outer)
         x->dims[x->rank - 1] == d) {
         set_input(c->g, inner, 1, cn_new_ints(c->g, stem(inner, "shape"), shape, r));
         ir_set_attr_ints(c->g, t, "perm", kperm, (uint32_t)r);
+        cn_touch(c, inner);
+        cn_touch(c, t);
         /* the types the round's inference would give, for the steps after this one */
         inner->outputs[0]->type.rank = (int8_t)r;
         memcpy(inner->outputs[0]->type.dims, shape, (size_t)r * sizeof *shape);
@@ -232,6 +234,7 @@ static bool respell_kt_view(cn_ctx *c, ir_node *outer)
         return true;
     }
     ir_value *x3 = t->inputs[0], *view_shape = cn_new_ints(c->g, stem(t, "shape"), shape, r);
+    cn_touch(c, t);
     t->op = IR_OP_Reshape;
     remove_attr(t, "perm");
     set_input(c->g, t, 0, x3);
@@ -560,6 +563,7 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
     ir_attr *attrs = ar_alloc_array(c->g->arena, bn->nattrs, sizeof *attrs);
     if (bn->nattrs) /* a BN without attributes has none to copy (attrs is NULL) */
         memcpy(attrs, bn->attrs, bn->nattrs * sizeof *attrs);
+    cn_touch(c, top);
     top->op = IR_OP_BatchNormalization;
     top->inputs = in;
     top->ninputs = 5;
@@ -596,6 +600,8 @@ uint32_t cn_spell(cn_ctx *c)
         changed |= respell_transpose_pair(c, n);
         changed |= respell_unit_reduce(c, n);
         changed |= respell_bn_through_view(c, n);
+        if (changed)
+            cn_touch(c, n);
         respelled += changed;
     }
     return respelled;

@@ -62,6 +62,7 @@ static bool cast_through(cn_ctx *c, ir_node *n)
         return true;
     }
     n->inputs[0] = x;
+    cn_touch_operands(c, n);
     if (x->id < c->nfwd) /* a reader more: no step may change it in place now */
         c->gained[x->id] = true;
     return true;
@@ -78,6 +79,7 @@ static bool where_not(cn_ctx *c, ir_node *n)
     n->inputs[0] = cond;
     n->inputs[1] = n->inputs[2];
     n->inputs[2] = a;
+    cn_touch_operands(c, n);
     if (cond->id < c->nfwd)
         c->gained[cond->id] = true;
     return true;

@@ -394,6 +394,12 @@ bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg);
  * reads a flagged value; types are inferred again there and downstream where one changed. What is
  * not flagged must be as it was (a reader whose operand was replaced is flagged). */
 bool ir_validate_marked(ir_graph *g, bool *dirty_node, bool *dirty_value, dg_context *dg);
+/* Which nodes and values of g changed since `s` was taken (by position: g not compacted since,
+ * nodes and values only appended), as ir_validate_since would find them: flags in node_changed
+ * (g->nodes.len) and value_changed (g->values.len), the appended ones set. For checking a caller's
+ * own record of what changed (canon/'s, in its tests). */
+void ir_validated_changed(const ir_validated *s, const ir_graph *g, bool *node_changed,
+                          bool *value_changed);
 
 /* Sets the shape values (ir_value.sv) of n's outputs from its inputs' shape values, constants and
  * types, after n's types are inferred; NULL where nothing is known. ir_validate calls it. */
