@@ -188,14 +188,17 @@ static uint32_t drop_dead(cn_ctx *c)
     uint32_t dropped = 0;
     for (size_t i = g->nodes.len; i-- > 0;) {
         ir_node *n = g->nodes.items[i];
-        if (n->dead)
+        if (n->dead) {
+            vec_push(&c->dead, n);
             continue;
+        }
         bool used = false;
         for (uint32_t k = 0; k < n->noutputs && !used; k++)
             used = readers[n->outputs[k]->id] > 0 || n->outputs[k]->is_output;
         if (used)
             continue;
         n->dead = true;
+        vec_push(&c->dead, n);
         dropped++;
         for (uint32_t k = 0; k < n->ninputs; k++)
             if (n->inputs[k])
@@ -279,6 +282,96 @@ static void flag_kept(const ir_graph *g, const ir_node *const *nodes, size_t nno
             dirty_value[values[i]->id] = true;
 }
 
+static bool reads(const ir_node *n, const ir_value *v)
+{
+    for (uint32_t k = 0; k < n->ninputs; k++)
+        if (n->inputs[k] == v)
+            return true;
+    return false;
+}
+
+/* Takes n off v's readers. */
+static void unlist_reader(ir_value *v, const ir_node *n)
+{
+    for (uint32_t u = 0; u < v->nuses; u++)
+        if (v->uses[u] == n) {
+            memmove(&v->uses[u], &v->uses[u + 1], (v->nuses - u - 1) * sizeof *v->uses);
+            v->nuses--;
+            return;
+        }
+}
+
+/* Lists n among v's readers, in the order of the nodes (ir_compute_uses's), once. */
+static void list_reader(ir_graph *g, ir_value *v, ir_node *n)
+{
+    uint32_t at = v->nuses;
+    while (at > 0 && v->uses[at - 1]->id >= n->id) {
+        if (v->uses[at - 1] == n)
+            return;
+        at--;
+    }
+    /* a list's room is its length as ir_compute_uses left it: a longer one is a new list */
+    ir_node **uses = ar_alloc_array(g->arena, v->nuses + 1, sizeof *uses);
+    if (at)
+        memcpy(uses, v->uses, at * sizeof *uses);
+    uses[at] = n;
+    if (v->nuses > at)
+        memcpy(uses + at + 1, v->uses + at, (v->nuses - at) * sizeof *uses);
+    v->uses = uses;
+    v->nuses++;
+}
+
+/* The use lists after a round whose only changes were readers re-pointed to values validation
+ * sees the same, and dead nodes (validate_round): what ir_compute_uses would give, by changing
+ * only the lists of the values those read (node ids still the positions in the list). */
+static void update_uses(cn_ctx *c)
+{
+    for (size_t i = 0; i < c->rewired.len; i++) {
+        const cn_rewired *r = &c->rewired.items[i];
+        if (!reads(r->reader, r->from))
+            unlist_reader(r->from, r->reader);
+        list_reader(c->g, r->to, r->reader);
+    }
+    for (size_t i = 0; i < c->dead.len; i++) {
+        const ir_node *d = c->dead.items[i];
+        for (uint32_t k = 0; k < d->ninputs; k++)
+            if (d->inputs[k])
+                unlist_reader(d->inputs[k], d);
+    }
+}
+
+/* The use lists as ir_compute_uses gives them (cn_options.check_marks): stops when update_uses
+ * left another. */
+static void check_uses(ir_graph *g)
+{
+    size_t nv = g->values.len, total = 0;
+    uint32_t *count = malloc((nv ? nv : 1) * sizeof *count);
+    FR_CHECK(count != NULL);
+    for (size_t i = 0; i < nv; i++)
+        total += count[i] = g->values.items[i]->nuses;
+    ir_node **listed = malloc((total ? total : 1) * sizeof *listed);
+    FR_CHECK(listed != NULL);
+    total = 0;
+    for (size_t i = 0; i < nv; i++)
+        for (uint32_t u = 0; u < count[i]; u++)
+            listed[total++] = g->values.items[i]->uses[u];
+    ir_compute_uses(g);
+    total = 0;
+    for (size_t i = 0; i < nv; i++) {
+        const ir_value *v = g->values.items[i];
+        bool same = v->nuses == count[i];
+        for (uint32_t u = 0; same && u < count[i]; u++)
+            same = v->uses[u] == listed[total + u];
+        if (!same) {
+            fprintf(stderr, "canon: the readers of '%s' are not the graph's\n", v->name);
+            abort();
+        }
+        total += count[i];
+    }
+    free(listed);
+    free(count);
+}
+
 /* After a round that changed something: the graph compacted, and validated where the round
  * changed it (ir_validate_marked): the nodes and values the steps recorded and the ones the
  * round made, and the nodes that read other operands. Except a node whose operand was forwarded
@@ -320,6 +413,11 @@ static bool validate_round(cn_ctx *c, const ir_validated *fp, dg_context *dg)
     }
     VEC(ir_node *) nodes = {0};
     VEC(ir_value *) values = {0}, unseen = {0};
+    bool any = false; /* anything to validate */
+    for (size_t i = 0; i < nn && !any; i++)
+        any = node_flag[i];
+    for (size_t i = 0; i < nv && !any; i++)
+        any = value_flag[i];
     if (fp) {
         bool *node_changed = malloc((nn ? nn : 1) * sizeof *node_changed);
         bool *value_changed = malloc((nv ? nv : 1) * sizeof *value_changed);
@@ -345,6 +443,21 @@ static bool validate_round(cn_ctx *c, const ir_validated *fp, dg_context *dg)
     free(node_flag);
     free(value_flag);
     free(quiet);
+    if (!any) {
+        /* only readers re-pointed to what validation sees the same, and dead nodes: nothing to
+         * check again (ir_validate_marked would check nothing), the use lists to update */
+        update_uses(c);
+        ir_compact(g);
+        if (fp)
+            check_uses(g);
+        for (size_t i = 0; i < unseen.len; i++) {
+            const ir_value *v = unseen.items[i];
+            if (v->id < g->values.len && g->values.items[v->id] == v)
+                unrecorded("value", v->name);
+        }
+        vec_free(&unseen);
+        return true;
+    }
     ir_compact(g);
     bool *dirty_node = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *dirty_node);
     bool *dirty_value = calloc(g->values.len ? g->values.len : 1, sizeof *dirty_value);
@@ -380,7 +493,7 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
     ir_validated *fp = c->opts->check_marks ? ir_validated_take(g) : NULL;
     c->nodes0 = g->nodes.len;
     c->values0 = g->values.len;
-    c->touched.len = c->touched_values.len = c->rewired.len = 0;
+    c->touched.len = c->touched_values.len = c->rewired.len = c->dead.len = 0;
     c->nforwards = c->applied = 0;
     c->nfwd = g->values.len;
     c->fwd = calloc(c->nfwd ? c->nfwd : 1, sizeof *c->fwd);
@@ -461,6 +574,7 @@ bool cn_canonicalize(ir_graph *g, const cn_options *opts, cn_report *rep, dg_con
     vec_free(&c.touched);
     vec_free(&c.touched_values);
     vec_free(&c.rewired);
+    vec_free(&c.dead);
     if (!ok || !c.uses_current || opts->whole_rounds)
         ir_compute_uses(g);
     rep->seconds = cpu_seconds() - t0;

@@ -43,6 +43,7 @@ typedef struct cn_ctx {
     VEC(ir_node *) touched;
     VEC(ir_value *) touched_values;
     VEC(cn_rewired) rewired;
+    VEC(ir_node *) dead; /* every dead node, after drop_dead */
     size_t nodes0, values0; /* the graph's nodes and values at the round's start */
 } cn_ctx;
 
