@@ -225,9 +225,9 @@ static void release_vague_declarations(ir_graph *g)
 }
 
 /* The ops the steps that act on some ops only look at (the nodes they change, or, reading through,
- * the node they start from): a step finds nothing to do in a graph without them. A new respelling
- * or no-op in spell.c, through.c, qdq.c or noops.c adds the op it starts from here, or it is skipped
- * in graphs that have none of the others. */
+ * the node they start from): a step finds nothing to do in a graph without them, and visits only
+ * the nodes of these ops (cn_visit). A new respelling or no-op in spell.c, through.c, qdq.c or
+ * noops.c adds the op it starts from here, or it never sees a node of that op. */
 #define CN_OPS(...)                                                                                \
     (const ir_op[]){__VA_ARGS__}, sizeof((const ir_op[]){__VA_ARGS__}) / sizeof(ir_op)
 #define SPELL_OPS                                                                                  \
@@ -240,13 +240,28 @@ static void release_vague_declarations(ir_graph *g)
     CN_OPS(IR_OP_Identity, IR_OP_Dropout, IR_OP_Cast, IR_OP_Expand, IR_OP_Reshape,                 \
            IR_OP_Transpose, IR_OP_Slice, IR_OP_Concat, IR_OP_Where, IR_OP_Pad, IR_OP_Gather)
 
-/* Notes which ops the graph's live nodes have, for may_act. */
+/* Notes which ops the graph's live nodes have, for may_act, and lists the nodes of the ops of
+ * SPELL_OPS, THROUGH_OPS, QDQ_OPS and NOOP_OPS (all of them with whole_rounds) for cn_visit. */
 static void note_ops(cn_ctx *c)
 {
+    const struct {
+        const ir_op *ops;
+        size_t n;
+    } lists[] = {{SPELL_OPS}, {THROUGH_OPS}, {QDQ_OPS}, {NOOP_OPS}};
+    bool visited[IR_OP_COUNT] = {0};
+    for (size_t l = 0; l < FR_COUNT_OF(lists); l++)
+        for (size_t i = 0; i < lists[l].n; i++)
+            visited[lists[l].ops[i]] = true;
     memset(c->has_op, 0, sizeof c->has_op);
-    for (size_t i = 0; i < c->g->nodes.len; i++)
-        if (!c->g->nodes.items[i]->dead)
-            c->has_op[c->g->nodes.items[i]->op] = true;
+    c->visit.len = 0;
+    for (size_t i = 0; i < c->g->nodes.len; i++) {
+        ir_node *n = c->g->nodes.items[i];
+        if (n->dead)
+            continue;
+        c->has_op[n->op] = true;
+        if (visited[n->op] || c->opts->whole_rounds)
+            vec_push(&c->visit, n);
+    }
 }
 
 /* Whether a step that acts only on nodes of `ops` may change something: the graph has one, or a
@@ -575,6 +590,7 @@ bool cn_canonicalize(ir_graph *g, const cn_options *opts, cn_report *rep, dg_con
     vec_free(&c.touched_values);
     vec_free(&c.rewired);
     vec_free(&c.dead);
+    vec_free(&c.visit);
     if (!ok || !c.uses_current || opts->whole_rounds)
         ir_compute_uses(g);
     rep->seconds = cpu_seconds() - t0;

@@ -43,9 +43,25 @@ typedef struct cn_ctx {
     VEC(ir_node *) touched;
     VEC(ir_value *) touched_values;
     VEC(cn_rewired) rewired;
-    VEC(ir_node *) dead; /* every dead node, after drop_dead */
+    VEC(ir_node *) dead;  /* every dead node, after drop_dead */
+    VEC(ir_node *) visit; /* the nodes of the round's start cn_visit gives */
     size_t nodes0, values0; /* the graph's nodes and values at the round's start */
 } cn_ctx;
+
+/* The nodes that the steps acting on some ops only (spell, through, qdq, noops) visit, in order,
+ * i < cn_nvisits(c): the nodes of those ops at the round's start, then any node made since (with
+ * cn_options.whole_rounds, every node). A node of another op is none of theirs, and no step turns
+ * one into one of those ops (spell changes the ops of nodes of those ops, and makes a view before
+ * the BatchNormalization it visits one, visited already as a view). */
+static inline size_t cn_nvisits(const cn_ctx *c)
+{
+    return c->visit.len + (c->g->nodes.len - c->nodes0);
+}
+
+static inline ir_node *cn_visit(const cn_ctx *c, size_t i)
+{
+    return i < c->visit.len ? c->visit.items[i] : c->g->nodes.items[c->nodes0 + i - c->visit.len];
+}
 
 /* Every step records each node and value it changes other than by marking a node dead or by
  * cn_forward (an unrecorded change would go unchecked; cn_options.check_marks finds one):

@@ -336,9 +336,10 @@ static bool give_output(cn_ctx *c, ir_node *n, ir_value *to)
 
 uint32_t cn_noops(cn_ctx *c)
 {
-    uint32_t removed = absorb_expands(c);
-    for (size_t i = 0; i < c->g->nodes.len; i++) {
-        ir_node *n = c->g->nodes.items[i];
+    /* no step before makes an Expand */
+    uint32_t removed = c->has_op[IR_OP_Expand] || c->opts->whole_rounds ? absorb_expands(c) : 0;
+    for (size_t i = 0; i < cn_nvisits(c); i++) {
+        ir_node *n = cn_visit(c, i);
         noop_fn fn = noop_table[n->op];
         if (!fn || n->dead || !n->inputs[0])
             continue;
@@ -357,8 +358,8 @@ uint32_t cn_noops(cn_ctx *c)
 uint32_t cn_output_noops(cn_ctx *c)
 {
     uint32_t removed = 0;
-    for (size_t i = 0; i < c->g->nodes.len; i++) {
-        ir_node *n = c->g->nodes.items[i];
+    for (size_t i = 0; i < cn_nvisits(c); i++) {
+        ir_node *n = cn_visit(c, i);
         noop_fn fn = noop_table[n->op];
         if (!fn || n->dead || !n->inputs[0] || !n->outputs[0]->is_output)
             continue;

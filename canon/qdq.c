@@ -167,8 +167,8 @@ static bool through_move(cn_ctx *c, ir_node *qn, ir_value *mv)
 uint32_t cn_qdq(cn_ctx *c)
 {
     uint32_t removed = 0;
-    for (size_t i = 0; i < c->g->nodes.len; i++) {
-        ir_node *n = c->g->nodes.items[i];
+    for (size_t i = 0; i < cn_nvisits(c); i++) {
+        ir_node *n = cn_visit(c, i);
         if (n->dead || n->op != IR_OP_QuantizeLinear || n->ninputs < 2 || n->noutputs != 1)
             continue;
         ir_value *v = cn_resolve(c, n->inputs[0]);

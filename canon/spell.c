@@ -585,8 +585,8 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
 uint32_t cn_spell(cn_ctx *c)
 {
     uint32_t respelled = 0;
-    for (size_t i = 0; i < c->g->nodes.len; i++) {
-        ir_node *n = c->g->nodes.items[i];
+    for (size_t i = 0; i < cn_nvisits(c); i++) {
+        ir_node *n = cn_visit(c, i);
         bool changed = false;
         if (table[n->op].input > 0 && n->inputs[0])
             changed |= respell_axes(c->g, n, &table[n->op]);

@@ -88,8 +88,8 @@ static bool where_not(cn_ctx *c, ir_node *n)
 uint32_t cn_through(cn_ctx *c)
 {
     uint32_t changed = 0;
-    for (size_t i = 0; i < c->g->nodes.len; i++) {
-        ir_node *n = c->g->nodes.items[i];
+    for (size_t i = 0; i < cn_nvisits(c); i++) {
+        ir_node *n = cn_visit(c, i);
         if (n->dead || n->ninputs == 0 || !n->inputs[0])
             continue;
         if ((n->op == IR_OP_Cast && cast_through(c, n)) ||
