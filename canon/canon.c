@@ -65,12 +65,18 @@ void cn_touch(cn_ctx *c, ir_node *n)
 
 void cn_touch_operands(cn_ctx *c, ir_node *n)
 {
-    vec_push(&c->rewired, ((cn_rewired){n, NULL, NULL}));
+    vec_push(&c->rewired, ((cn_rewired){n, NULL, NULL, false}));
 }
 
 void cn_touch_value(cn_ctx *c, ir_value *v)
 {
     vec_push(&c->touched_values, v);
+}
+
+void cn_kill(cn_ctx *c, ir_node *n)
+{
+    n->dead = true;
+    vec_push(&c->dead, n);
 }
 
 int64_t *cn_const_ints(ir_graph *g, ir_value *v, int64_t *count)
@@ -165,8 +171,7 @@ static void apply_forwards(cn_ctx *c)
             if (to == from)
                 continue;
             n->inputs[k] = to;
-            bool quiet = may_be_quiet(from, to);
-            vec_push(&c->rewired, ((cn_rewired){n, quiet ? from : NULL, quiet ? to : NULL}));
+            vec_push(&c->rewired, ((cn_rewired){n, from, to, may_be_quiet(from, to)}));
         }
     }
 }
@@ -188,17 +193,14 @@ static uint32_t drop_dead(cn_ctx *c)
     uint32_t dropped = 0;
     for (size_t i = g->nodes.len; i-- > 0;) {
         ir_node *n = g->nodes.items[i];
-        if (n->dead) {
-            vec_push(&c->dead, n);
+        if (n->dead)
             continue;
-        }
         bool used = false;
         for (uint32_t k = 0; k < n->noutputs && !used; k++)
             used = readers[n->outputs[k]->id] > 0 || n->outputs[k]->is_output;
         if (used)
             continue;
-        n->dead = true;
-        vec_push(&c->dead, n);
+        cn_kill(c, n);
         dropped++;
         for (uint32_t k = 0; k < n->ninputs; k++)
             if (n->inputs[k])
@@ -253,6 +255,18 @@ static void note_ops(cn_ctx *c)
         for (size_t i = 0; i < lists[l].n; i++)
             visited[lists[l].ops[i]] = true;
     memset(c->has_op, 0, sizeof c->has_op);
+    c->unread.len = 0;
+    if (c->only_forwarded && !c->opts->whole_rounds) {
+        /* the last round changed no node's op and made none: its list, less the nodes it dropped */
+        size_t kept = 0;
+        for (size_t i = 0; i < c->visit.len; i++)
+            if (!c->visit.items[i]->dead) {
+                c->visit.items[kept++] = c->visit.items[i];
+                c->has_op[c->visit.items[kept - 1]->op] = true;
+            }
+        c->visit.len = kept;
+        return;
+    }
     c->visit.len = 0;
     for (size_t i = 0; i < c->g->nodes.len; i++) {
         ir_node *n = c->g->nodes.items[i];
@@ -261,6 +275,12 @@ static void note_ops(cn_ctx *c)
         c->has_op[n->op] = true;
         if (visited[n->op] || c->opts->whole_rounds)
             vec_push(&c->visit, n);
+        /* after round 1 every node is read: the round before dropped the rest */
+        bool read = c->round > 1;
+        for (uint32_t k = 0; k < n->noutputs && !read; k++)
+            read = n->outputs[k]->nuses > 0 || n->outputs[k]->is_output;
+        if (!read)
+            vec_push(&c->unread, n);
     }
 }
 
@@ -343,6 +363,7 @@ static void update_uses(cn_ctx *c)
 {
     for (size_t i = 0; i < c->rewired.len; i++) {
         const cn_rewired *r = &c->rewired.items[i];
+        FR_CHECK(r->from != NULL); /* only_forwards */
         if (!reads(r->reader, r->from))
             unlist_reader(r->from, r->reader);
         list_reader(c->g, r->to, r->reader);
@@ -387,6 +408,63 @@ static void check_uses(ir_graph *g)
     free(count);
 }
 
+/* Whether the round's changes so far are readers apply_forwards re-pointed and nodes marked dead
+ * (no node or value changed in place, none made): update_uses then gives the use lists. */
+static bool only_forwards(const cn_ctx *c)
+{
+    if (c->opts->whole_rounds || c->touched.len || c->touched_values.len ||
+        c->g->nodes.len != c->nodes0 || c->g->values.len != c->values0)
+        return false;
+    for (size_t i = 0; i < c->rewired.len; i++)
+        if (!c->rewired.items[i].from)
+            return false;
+    return true;
+}
+
+/* drop_dead after a round of forwards only (only_forwards), without a pass over the graph: the
+ * use lists updated (update_uses), a node whose outputs nothing reads now goes, and the nodes
+ * whose outputs lost a reader are looked at again. Those are the nodes no node read at the
+ * round's start (c->unread), the producers of the values forwarded and of the operands of the
+ * nodes that went: the same nodes go as with drop_dead. */
+static uint32_t drop_unread(cn_ctx *c)
+{
+    update_uses(c);
+    c->uses_updated = true;
+    VEC(ir_node *) work = {0};
+    for (size_t i = 0; i < c->unread.len; i++)
+        vec_push(&work, c->unread.items[i]);
+    for (size_t i = 0; i < c->rewired.len; i++)
+        if (c->rewired.items[i].from->kind == IR_VALUE_NODE && c->rewired.items[i].from->producer)
+            vec_push(&work, c->rewired.items[i].from->producer);
+    for (size_t i = 0; i < c->dead.len; i++)
+        for (uint32_t k = 0; k < c->dead.items[i]->ninputs; k++) {
+            const ir_value *v = c->dead.items[i]->inputs[k];
+            if (v && v->kind == IR_VALUE_NODE && v->producer)
+                vec_push(&work, v->producer);
+        }
+    uint32_t dropped = 0;
+    while (work.len) {
+        ir_node *n = work.items[--work.len];
+        bool used = n->dead;
+        for (uint32_t k = 0; k < n->noutputs && !used; k++)
+            used = n->outputs[k]->nuses > 0 || n->outputs[k]->is_output;
+        if (used)
+            continue;
+        cn_kill(c, n);
+        dropped++;
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            ir_value *v = n->inputs[k];
+            if (!v)
+                continue;
+            unlist_reader(v, n);
+            if (v->kind == IR_VALUE_NODE && v->producer)
+                vec_push(&work, v->producer);
+        }
+    }
+    vec_free(&work);
+    return dropped;
+}
+
 /* After a round that changed something: the graph compacted, and validated where the round
  * changed it (ir_validate_marked): the nodes and values the steps recorded and the ones the
  * round made, and the nodes that read other operands. Except a node whose operand was forwarded
@@ -420,7 +498,7 @@ static bool validate_round(cn_ctx *c, const ir_validated *fp, dg_context *dg)
     for (size_t i = 0; i < c->rewired.len; i++) {
         const cn_rewired *r = &c->rewired.items[i];
         ir_node *n = r->reader, *p = r->to ? r->to->producer : NULL;
-        if (r->from && !value_flag[r->from->id] && r->to->kind == IR_VALUE_NODE && p && !p->dead &&
+        if (r->quiet && !value_flag[r->from->id] && r->to->kind == IR_VALUE_NODE && p && !p->dead &&
             p->id < n->id)
             quiet[n->id] = true;
         else
@@ -438,11 +516,15 @@ static bool validate_round(cn_ctx *c, const ir_validated *fp, dg_context *dg)
         bool *value_changed = malloc((nv ? nv : 1) * sizeof *value_changed);
         FR_CHECK(node_changed && value_changed);
         ir_validated_changed(fp, g, node_changed, value_changed);
+        size_t ndead = 0;
         for (size_t i = 0; i < nn; i++) {
             ir_node *n = g->nodes.items[i];
+            ndead += n->dead;
             if (node_changed[i] && !n->dead && !node_flag[i] && !quiet[i])
                 unrecorded("node", n->noutputs ? n->outputs[0]->name : "?");
         }
+        if (ndead != c->dead.len)
+            unrecorded("the dead nodes' list of", g->name);
         for (size_t i = 0; i < nv; i++)
             if (value_changed[i] && !value_flag[i])
                 vec_push(&unseen, g->values.items[i]); /* an error unless compaction drops it */
@@ -458,10 +540,12 @@ static bool validate_round(cn_ctx *c, const ir_validated *fp, dg_context *dg)
     free(node_flag);
     free(value_flag);
     free(quiet);
+    c->only_forwarded = !any;
     if (!any) {
         /* only readers re-pointed to what validation sees the same, and dead nodes: nothing to
          * check again (ir_validate_marked would check nothing), the use lists to update */
-        update_uses(c);
+        if (!c->uses_updated)
+            update_uses(c);
         ir_compact(g);
         if (fp)
             check_uses(g);
@@ -509,6 +593,7 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
     c->nodes0 = g->nodes.len;
     c->values0 = g->values.len;
     c->touched.len = c->touched_values.len = c->rewired.len = c->dead.len = 0;
+    c->uses_updated = false;
     c->nforwards = c->applied = 0;
     c->nfwd = g->values.len;
     c->fwd = calloc(c->nfwd ? c->nfwd : 1, sizeof *c->fwd);
@@ -541,7 +626,9 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
     apply_forwards(c);
     /* a round after the first starts with every node read (the last one dropped the rest, and
      * validation drops nothing): when its steps changed nothing, nothing is unread */
-    n = c->round > 1 && !*changed && !c->opts->whole_rounds ? 0 : drop_dead(c);
+    n = c->round > 1 && !*changed && !c->opts->whole_rounds ? 0
+        : only_forwards(c)                                  ? drop_unread(c)
+                                                            : drop_dead(c);
     rep->dead += n;
     *changed += n;
     free(c->fwd);
@@ -591,6 +678,7 @@ bool cn_canonicalize(ir_graph *g, const cn_options *opts, cn_report *rep, dg_con
     vec_free(&c.rewired);
     vec_free(&c.dead);
     vec_free(&c.visit);
+    vec_free(&c.unread);
     if (!ok || !c.uses_current || opts->whole_rounds)
         ir_compute_uses(g);
     rep->seconds = cpu_seconds() - t0;

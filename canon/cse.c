@@ -320,7 +320,7 @@ uint32_t cn_cse(cn_ctx *c)
         }
         for (uint32_t o = 0; o < n->noutputs; o++)
             FR_CHECK(cn_forward(c, n->outputs[o], first->outputs[o]));
-        n->dead = true;
+        cn_kill(c, n);
         merged++;
     }
     dg_free(ks.quiet);

@@ -157,6 +157,8 @@ static bool fold(cn_ctx *c, ir_node *n)
         }
         for (uint32_t k = 0; ok && k < n->noutputs; k++)
             cn_touch_value(c, n->outputs[k]);
+        if (ok)
+            cn_kill(c, n);
     }
     if (r.arena)
         rt_result_free(&r);
@@ -207,6 +209,7 @@ static bool fold_shape_value(cn_ctx *c, ir_node *n)
         return false;
     }
     cn_touch_value(c, v);
+    cn_kill(c, n);
     return true;
 }
 

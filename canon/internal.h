@@ -13,11 +13,12 @@
 #include "base/vec.h"
 #include "canon/canon.h"
 
-/* A node that reads other operands: `from` replaced by `to` where validation may see the two
- * the same (apply_forwards), else both NULL. */
+/* A node that reads other operands: `from` replaced by `to` (apply_forwards; both NULL after
+ * cn_touch_operands), `quiet` where validation may see the two the same. */
 typedef struct {
     ir_node *reader;
     ir_value *from, *to;
+    bool quiet;
 } cn_rewired;
 
 typedef struct cn_ctx {
@@ -34,7 +35,9 @@ typedef struct cn_ctx {
     /* the last cn_cse merged nothing and found no equal it could not merge (a merge can make a
      * node it skipped as its input's only reader read a shared value: it may find more) */
     bool cse_fixed;
-    bool has_op[IR_OP_COUNT]; /* the ops of the live nodes at the round's start */
+    /* the ops of the live nodes at the round's start (after a round that only forwarded readers
+     * and dropped nodes, the ops of the nodes cn_visit gives only: those steps ask of no other) */
+    bool has_op[IR_OP_COUNT];
     /* What the round's steps changed, which validation checks and infers again
      * (ir_validate_marked): the nodes and values they changed in place (cn_touch,
      * cn_touch_value), and the nodes that read other operands (cn_touch_operands, and
@@ -43,8 +46,11 @@ typedef struct cn_ctx {
     VEC(ir_node *) touched;
     VEC(ir_value *) touched_values;
     VEC(cn_rewired) rewired;
-    VEC(ir_node *) dead;  /* every dead node, after drop_dead */
+    VEC(ir_node *) dead;  /* the nodes marked dead in the round (cn_kill) */
     VEC(ir_node *) visit; /* the nodes of the round's start cn_visit gives */
+    VEC(ir_node *) unread; /* round 1: the nodes no node read and no graph output was at its start */
+    bool uses_updated;     /* the use lists are the graph's again (drop_unread) */
+    bool only_forwarded;   /* the last round only forwarded readers and dropped nodes */
     size_t nodes0, values0; /* the graph's nodes and values at the round's start */
 } cn_ctx;
 
@@ -75,6 +81,8 @@ static inline ir_node *cn_visit(const cn_ctx *c, size_t i)
 void cn_touch(cn_ctx *c, ir_node *n);
 void cn_touch_operands(cn_ctx *c, ir_node *n);
 void cn_touch_value(cn_ctx *c, ir_value *v);
+/* Marks n dead (its outputs' readers read something else, or nothing reads them), and lists it. */
+void cn_kill(cn_ctx *c, ir_node *n);
 
 /* Makes the readers of `from` read `to` (applied by the driver after the step). False, and
  * nothing recorded, when that would change the graph's interface or types: `from` a graph output

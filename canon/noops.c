@@ -348,7 +348,7 @@ uint32_t cn_noops(cn_ctx *c)
             others_unread &= n->outputs[k]->nuses == 0 && !n->outputs[k]->is_output;
         ir_value *to = others_unread ? fn(c->g, n) : NULL;
         if (to && cn_forward(c, n->outputs[0], cn_resolve(c, to))) {
-            n->dead = true;
+            cn_kill(c, n);
             removed++;
         }
     }
@@ -367,7 +367,7 @@ uint32_t cn_output_noops(cn_ctx *c)
         for (uint32_t k = 1; k < n->noutputs; k++)
             others_unread &= n->outputs[k]->nuses == 0 && !n->outputs[k]->is_output;
         if (others_unread && give_output(c, n, fn(c->g, n))) {
-            n->dead = true;
+            cn_kill(c, n);
             removed++;
         }
     }

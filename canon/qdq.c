@@ -160,7 +160,7 @@ static bool through_move(cn_ctx *c, ir_node *qn, ir_value *mv)
     cn_touch(c, m);
     if (q->id < c->nfwd)
         c->gained[q->id] = true;
-    qn->dead = true;
+    cn_kill(c, qn);
     return true;
 }
 
@@ -176,7 +176,7 @@ uint32_t cn_qdq(cn_ctx *c)
             continue;
         ir_node *dq = v->producer->op == IR_OP_DequantizeLinear ? undone_dq(c, n, v) : NULL;
         if (dq && cn_forward(c, n->outputs[0], cn_resolve(c, dq->inputs[0]))) {
-            n->dead = true;
+            cn_kill(c, n);
             removed++;
         } else if (!dq && through_move(c, n, v)) {
             removed++;

@@ -58,7 +58,7 @@ static bool cast_through(cn_ctx *c, ir_node *n)
     if (!x || !collapses(x->type.dtype, m->type.dtype, n->outputs[0]->type.dtype))
         return false;
     if (x->type.dtype == n->outputs[0]->type.dtype && cn_forward(c, n->outputs[0], x)) {
-        n->dead = true;
+        cn_kill(c, n);
         return true;
     }
     n->inputs[0] = x;
