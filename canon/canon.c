@@ -255,9 +255,10 @@ static void note_ops(cn_ctx *c)
         for (size_t i = 0; i < lists[l].n; i++)
             visited[lists[l].ops[i]] = true;
     memset(c->has_op, 0, sizeof c->has_op);
-    c->unread.len = 0;
+    c->unread.len = c->vague.len = 0;
     if (c->only_forwarded && !c->opts->whole_rounds) {
-        /* the last round changed no node's op and made none: its list, less the nodes it dropped */
+        /* the last round changed no node's op and made none: its list, less the nodes it dropped;
+         * it changed no type, and released every vague declaration */
         size_t kept = 0;
         for (size_t i = 0; i < c->visit.len; i++)
             if (!c->visit.items[i]->dead) {
@@ -277,8 +278,12 @@ static void note_ops(cn_ctx *c)
             vec_push(&c->visit, n);
         /* after round 1 every node is read: the round before dropped the rest */
         bool read = c->round > 1;
-        for (uint32_t k = 0; k < n->noutputs && !read; k++)
-            read = n->outputs[k]->nuses > 0 || n->outputs[k]->is_output;
+        for (uint32_t k = 0; k < n->noutputs; k++) {
+            ir_value *v = n->outputs[k];
+            read |= v->nuses > 0 || v->is_output;
+            if (v->type_declared && v->type.layout == IR_LAYOUT_NONE && !ir_type_is_static(&v->type))
+                vec_push(&c->vague, v);
+        }
         if (!read)
             vec_push(&c->unread, n);
     }
@@ -613,7 +618,11 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
     rep->removed += n;
     *changed += n;
     apply_forwards(c);
-    n = cn_fold(c);
+    /* after a round that only forwarded readers to what validation saw the same (no operand's
+     * kind, type or shape value, no constant, no output's type changed since its cn_fold) and a
+     * round so far that changed nothing, folding finds what it found: nothing (what it folded
+     * would have changed a value: not such a round) */
+    n = c->round > 1 && !*changed && c->only_forwarded && !c->opts->whole_rounds ? 0 : cn_fold(c);
     rep->folded += n;
     *changed += n;
     /* a cn_cse that found nothing finds nothing again until something changes */
@@ -640,8 +649,13 @@ static bool round_of_steps(cn_ctx *c, uint32_t *changed, dg_context *dg)
         ir_validated_free(fp);
         return true;
     }
-    /* before compaction: it releases the values of dead nodes too, which compaction drops */
-    release_vague_declarations(g);
+    /* before compaction: it releases the values of dead nodes too, which compaction drops. After
+     * forwards only (no type changed, no node has another output), the ones noted at the start */
+    if (only_forwards(c))
+        for (size_t i = 0; i < c->vague.len; i++)
+            c->vague.items[i]->type_declared = false;
+    else
+        release_vague_declarations(g);
     bool ok;
     if (c->opts->whole_rounds) {
         ir_compact(g);
@@ -679,6 +693,7 @@ bool cn_canonicalize(ir_graph *g, const cn_options *opts, cn_report *rep, dg_con
     vec_free(&c.dead);
     vec_free(&c.visit);
     vec_free(&c.unread);
+    vec_free(&c.vague);
     if (!ok || !c.uses_current || opts->whole_rounds)
         ir_compute_uses(g);
     rep->seconds = cpu_seconds() - t0;

@@ -49,6 +49,7 @@ typedef struct cn_ctx {
     VEC(ir_node *) dead;  /* the nodes marked dead in the round (cn_kill) */
     VEC(ir_node *) visit; /* the nodes of the round's start cn_visit gives */
     VEC(ir_node *) unread; /* round 1: the nodes no node read and no graph output was at its start */
+    VEC(ir_value *) vague; /* node outputs of a declared type with unknown dims at the start */
     bool uses_updated;     /* the use lists are the graph's again (drop_unread) */
     bool only_forwarded;   /* the last round only forwarded readers and dropped nodes */
     size_t nodes0, values0; /* the graph's nodes and values at the round's start */
