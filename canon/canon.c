@@ -413,6 +413,37 @@ static void check_uses(ir_graph *g)
     free(count);
 }
 
+/* The values ir_compact keeps are the ones ir_compact_used keeps (cn_options.check_marks): stops
+ * where they differ. */
+static void check_kept(const ir_graph *g)
+{
+    size_t nv = g->values.len;
+    bool *live = calloc(nv ? nv : 1, sizeof *live), *input = calloc(nv ? nv : 1, sizeof *input);
+    FR_CHECK(live && input);
+    for (size_t i = 0; i < g->inputs.len; i++)
+        live[g->inputs.items[i]->id] = input[g->inputs.items[i]->id] = true;
+    for (size_t i = 0; i < g->outputs.len; i++)
+        live[g->outputs.items[i]->id] = true;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        const ir_node *n = g->nodes.items[i];
+        for (uint32_t k = 0; !n->dead && k < n->ninputs; k++)
+            if (n->inputs[k])
+                live[n->inputs[k]->id] = true;
+        for (uint32_t k = 0; !n->dead && k < n->noutputs; k++)
+            live[n->outputs[k]->id] = true;
+    }
+    for (size_t i = 0; i < nv; i++) {
+        const ir_value *v = g->values.items[i];
+        if (live[i] != (input[i] || ir_value_kept(g, v))) {
+            fprintf(stderr, "canon: '%s' is %s by compaction\n", v->name,
+                    live[i] ? "dropped" : "kept");
+            abort();
+        }
+    }
+    free(live);
+    free(input);
+}
+
 /* Whether the round's changes so far are readers apply_forwards re-pointed and nodes marked dead
  * (no node or value changed in place, none made): update_uses then gives the use lists. */
 static bool only_forwards(const cn_ctx *c)
@@ -551,7 +582,9 @@ static bool validate_round(cn_ctx *c, const ir_validated *fp, dg_context *dg)
          * check again (ir_validate_marked would check nothing), the use lists to update */
         if (!c->uses_updated)
             update_uses(c);
-        ir_compact(g);
+        if (fp)
+            check_kept(g);
+        ir_compact_used(g); /* the lists are the live nodes' */
         if (fp)
             check_uses(g);
         for (size_t i = 0; i < unseen.len; i++) {

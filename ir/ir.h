@@ -367,6 +367,11 @@ uint32_t ir_get_ints(const ir_node *n, const char *name, const int64_t **out);
 void ir_compute_uses(ir_graph *g);
 /* Drops dead nodes and values no live node, input or output refers to; renumbers ids. */
 void ir_compact(ir_graph *g);
+/* ir_compact for a graph whose use lists (nuses, is_output) are those of its live nodes, without
+ * reading every operand: a value stays when it is an input, an output or read (nuses), or the
+ * output of a live node (ir_value_kept, inputs aside). */
+void ir_compact_used(ir_graph *g);
+bool ir_value_kept(const ir_graph *g, const ir_value *v);
 
 /* Checks a built or parsed graph and infers every type: undefined or duplicate values, cycles
  * (nodes are then sorted topologically, stable w.r.t. their order), arity, attribute names and
