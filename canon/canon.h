@@ -30,6 +30,10 @@ typedef struct cn_options {
      * (validation of what changed, steps skipped when nothing they read changed): the same
      * result, slower; tests compare the two */
     bool whole_rounds;
+    /* after every round, a fingerprint of every node and value (ir_validated_changed) checks
+     * that what the steps recorded as changed covers every change they made (aborts if not):
+     * tests */
+    bool check_marks;
 } cn_options;
 
 /* What each step did, summed over the rounds. */

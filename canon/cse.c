@@ -63,7 +63,8 @@ static void node_key(cn_ctx *c, buf *k, const ir_node *n)
     FR_CHECK(attrs != NULL);
     for (uint32_t a = 0; a < n->nattrs; a++)
         attrs[a] = &n->attrs[a];
-    qsort(attrs, n->nattrs, sizeof *attrs, by_attr_name);
+    if (n->nattrs > 1)
+        qsort(attrs, n->nattrs, sizeof *attrs, by_attr_name);
     for (uint32_t a = 0; a < n->nattrs; a++) {
         const ir_attr *at = attrs[a];
         put(k, at->name, strlen(at->name) + 1);
@@ -81,19 +82,17 @@ static void node_key(cn_ctx *c, buf *k, const ir_node *n)
         free(attrs);
 }
 
-/* A hash set of keys (open addressing; each slot keeps its key's full hash, compared before the
- * bytes), mapping a key to the first thing that had it. */
+/* A hash set of keys (open addressing), mapping a key to the first thing that had it. A slot
+ * keeps the key's hash and the thing, not the key: a thing whose hash matches has its key built
+ * again to be compared (equal hashes are mostly equal keys). */
 typedef struct {
     uint64_t hash;
-    const char *key;
-    size_t len;
     void *first;
 } slot;
 
 typedef struct {
     slot *s;
     size_t cap, len;
-    ar_arena *arena; /* the keys */
 } table;
 
 static uint64_t hash_bytes(const char *p, size_t n)
@@ -118,48 +117,38 @@ static uint64_t hash_bytes(const char *p, size_t n)
     return h;
 }
 
-static slot *lookup(table *t, uint64_t h, const char *key, size_t len)
-{
-    for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
-        slot *s = &t->s[i];
-        if (!s->key || (s->hash == h && s->len == len && memcmp(s->key, key, len) == 0))
-            return s;
-    }
-}
+/* Whether `first`, in the table, has the key being looked up. */
+typedef bool (*same_key_fn)(void *ctx, void *first);
 
-/* Room for n keys before the table grows. */
-static void reserve(table *t, size_t n)
-{
-    size_t cap = 1024;
-    while (cap / 2 < n)
-        cap *= 2;
-    t->s = calloc(cap, sizeof(slot));
-    FR_CHECK(t->s != NULL);
-    t->cap = cap;
-}
-
-/* The first thing with this key; `first` is recorded (with a copy of the key) when it is new. */
-static void *first_with(table *t, const char *key, size_t len, void *first)
+/* The first thing with the key of hash h (same_key tells), or NULL after recording `first` (not
+ * NULL) as the first with it. */
+static void *first_with(table *t, uint64_t h, void *first, same_key_fn same_key, void *ctx)
 {
     if ((t->len + 1) * 2 > t->cap) {
         table bigger = {calloc(t->cap ? t->cap * 2 : 1024, sizeof(slot)),
-                        t->cap ? t->cap * 2 : 1024, t->len, t->arena};
+                        t->cap ? t->cap * 2 : 1024, t->len};
         FR_CHECK(bigger.s != NULL);
-        for (size_t i = 0; i < t->cap; i++)
-            if (t->s[i].key)
-                *lookup(&bigger, t->s[i].hash, t->s[i].key, t->s[i].len) = t->s[i];
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->s[i].first)
+                continue;
+            size_t j = t->s[i].hash & (bigger.cap - 1);
+            while (bigger.s[j].first)
+                j = (j + 1) & (bigger.cap - 1);
+            bigger.s[j] = t->s[i];
+        }
         free(t->s);
         *t = bigger;
     }
-    uint64_t h = hash_bytes(key, len);
-    slot *s = lookup(t, h, key, len);
-    if (s->key)
-        return s->first;
-    char *copy = ar_alloc(t->arena, len ? len : 1);
-    memcpy(copy, key, len);
-    *s = (slot){h, copy, len, first};
-    t->len++;
-    return NULL;
+    for (size_t i = h & (t->cap - 1);; i = (i + 1) & (t->cap - 1)) {
+        slot *s = &t->s[i];
+        if (!s->first) {
+            *s = (slot){h, first};
+            t->len++;
+            return NULL;
+        }
+        if (s->hash == h && same_key(ctx, s->first))
+            return s->first;
+    }
 }
 
 /* Whether the n elements of `size` bytes at data are all the same bytes. */
@@ -229,47 +218,81 @@ static bool const_key(ir_graph *g, buf *k, ir_value *v, dg_context *dg, bool fir
     return true;
 }
 
+/* What the comparisons read: the key looked up (k), and room for the key of a thing in the table
+ * (other). */
+typedef struct {
+    cn_ctx *c;
+    dg_context *quiet;
+    buf k, other;
+} keys;
+
+/* Only the hash of a constant's type and first element is compared: constants whose hashes differ
+ * differ, and those whose hashes are equal are compared in full after. */
+static bool same_hash(void *ctx, void *first)
+{
+    (void)ctx;
+    (void)first;
+    return true;
+}
+
+static bool same_const(void *ctx, void *first)
+{
+    keys *ks = ctx;
+    return const_key(ks->c->g, &ks->other, first, ks->quiet, false) && ks->other.len == ks->k.len &&
+           memcmp(ks->other.b, ks->k.b, ks->k.len) == 0;
+}
+
+static bool same_node(void *ctx, void *first)
+{
+    keys *ks = ctx;
+    node_key(ks->c, &ks->other, first);
+    return ks->other.len == ks->k.len && memcmp(ks->other.b, ks->k.b, ks->k.len) == 0;
+}
+
+static int by_index(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
+}
+
 uint32_t cn_cse(cn_ctx *c)
 {
     ir_graph *g = c->g;
-    buf k = {0};
-    table consts = {.arena = ar_new()}, nodes = {.arena = consts.arena};
+    keys ks = {.c = c, .quiet = dg_new()};
+    table consts = {0}, nodes = {0}, firsts = {0};
     uint32_t merged = 0;
     bool refused = false;
-    dg_context *quiet = dg_new();
-    /* first the constants' types and first elements: only a constant that shares them with another
-     * can equal one (the most of a model's weights share them with none), and only those get the
-     * key of all their bytes */
-    table firsts = {.arena = consts.arena};
-    size_t nconsts = 0;
-    for (size_t i = 0; i < g->values.len; i++)
-        nconsts += g->values.items[i]->kind == IR_VALUE_CONST;
-    reserve(&firsts, nconsts);
-    bool *twin = calloc(g->values.len ? g->values.len : 1, sizeof *twin); /* by position */
-    FR_CHECK(twin != NULL);
-    size_t ntwins = 0;
+    /* first the hashes of the constants' types and first elements: only a constant that shares
+     * one with another can equal one (the most of a model's weights share it with none), and only
+     * those get the key of all their bytes, in the order of the values */
+    VEC(size_t) twins = {0};
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
-        if (v->kind != IR_VALUE_CONST || !const_key(g, &k, v, quiet, true))
+        if (v->kind != IR_VALUE_CONST || !const_key(g, &ks.k, v, ks.quiet, true))
             continue;
-        uintptr_t first = (uintptr_t)first_with(&firsts, k.b, k.len, (void *)(i + 1));
+        uintptr_t first = (uintptr_t)first_with(&firsts, hash_bytes(ks.k.b, ks.k.len),
+                                                (void *)(i + 1), same_hash, &ks);
         if (first) {
-            ntwins += !twin[first - 1] + 1;
-            twin[first - 1] = twin[i] = true;
+            vec_push(&twins, (size_t)first - 1); /* listed again when it has more twins */
+            vec_push(&twins, i);
         }
     }
     free(firsts.s);
-    reserve(&consts, ntwins);
-    for (size_t i = 0; i < g->values.len; i++) {
-        ir_value *v = g->values.items[i];
-        if (!twin[i] || !const_key(g, &k, v, quiet, false))
+    if (twins.len)
+        qsort(twins.items, twins.len, sizeof *twins.items, by_index);
+    for (size_t t = 0; t < twins.len; t++) {
+        if (t > 0 && twins.items[t] == twins.items[t - 1])
             continue;
-        ir_value *first = first_with(&consts, k.b, k.len, v);
+        ir_value *v = g->values.items[twins.items[t]];
+        if (!const_key(g, &ks.k, v, ks.quiet, false))
+            continue;
+        ir_value *first = first_with(&consts, hash_bytes(ks.k.b, ks.k.len), v, same_const, &ks);
         if (first && cn_forward(c, v, first))
             merged++;
         else if (first)
             refused = true;
     }
+    vec_free(&twins);
     for (size_t j = 0; j < g->nodes.len; j++) {
         ir_node *n = g->nodes.items[j];
         if (n->dead || keep_op[n->op] || n->ninputs == 0)
@@ -283,8 +306,8 @@ uint32_t cn_cse(cn_ctx *c)
         }
         if (alone)
             continue;
-        node_key(c, &k, n);
-        ir_node *first = first_with(&nodes, k.b, k.len, n);
+        node_key(c, &ks.k, n);
+        ir_node *first = first_with(&nodes, hash_bytes(ks.k.b, ks.k.len), n, same_node, &ks);
         if (!first)
             continue;
         bool ok = true;
@@ -297,15 +320,14 @@ uint32_t cn_cse(cn_ctx *c)
         }
         for (uint32_t o = 0; o < n->noutputs; o++)
             FR_CHECK(cn_forward(c, n->outputs[o], first->outputs[o]));
-        n->dead = true;
+        cn_kill(c, n);
         merged++;
     }
-    free(twin);
-    dg_free(quiet);
+    dg_free(ks.quiet);
     c->cse_fixed = merged == 0 && !refused;
     free(consts.s);
     free(nodes.s);
-    ar_free(consts.arena);
-    free(k.b);
+    free(ks.k.b);
+    free(ks.other.b);
     return merged;
 }

@@ -155,6 +155,10 @@ static bool fold(cn_ctx *c, ir_node *n)
             n->dead = false;
             ok = false;
         }
+        for (uint32_t k = 0; ok && k < n->noutputs; k++)
+            cn_touch_value(c, n->outputs[k]);
+        if (ok)
+            cn_kill(c, n);
     }
     if (r.arena)
         rt_result_free(&r);
@@ -204,6 +208,8 @@ static bool fold_shape_value(cn_ctx *c, ir_node *n)
         n->dead = false;
         return false;
     }
+    cn_touch_value(c, v);
+    cn_kill(c, n);
     return true;
 }
 

@@ -297,6 +297,7 @@ static uint32_t absorb_expands(cn_ctx *c)
                 (same_broadcast(n, k, e) || expand_to_sibling(c, n, k, v, e) ||
                  expand_range(c, n, k, v, e))) {
                 n->inputs[k] = e;
+                cn_touch_operands(c, n);
                 if (e->id < c->nfwd) /* a reader more: no step may change it in place now */
                     c->gained[e->id] = true;
                 absorbed++;
@@ -325,14 +326,16 @@ static bool give_output(cn_ctx *c, ir_node *n, ir_value *to)
     p->outputs[to->out_index] = out;
     out->producer = p;
     out->out_index = to->out_index;
+    cn_touch(c, p);
     return true;
 }
 
 uint32_t cn_noops(cn_ctx *c)
 {
-    uint32_t removed = absorb_expands(c);
-    for (size_t i = 0; i < c->g->nodes.len; i++) {
-        ir_node *n = c->g->nodes.items[i];
+    /* no step before makes an Expand */
+    uint32_t removed = c->has_op[IR_OP_Expand] || c->opts->whole_rounds ? absorb_expands(c) : 0;
+    for (size_t i = 0; i < cn_nvisits(c); i++) {
+        ir_node *n = cn_visit(c, i);
         noop_fn fn = noop_table[n->op];
         if (!fn || n->dead || !n->inputs[0])
             continue;
@@ -341,7 +344,7 @@ uint32_t cn_noops(cn_ctx *c)
             others_unread &= n->outputs[k]->nuses == 0 && !n->outputs[k]->is_output;
         ir_value *to = others_unread ? fn(c->g, n) : NULL;
         if (to && cn_forward(c, n->outputs[0], cn_resolve(c, to))) {
-            n->dead = true;
+            cn_kill(c, n);
             removed++;
         }
     }
@@ -351,8 +354,8 @@ uint32_t cn_noops(cn_ctx *c)
 uint32_t cn_output_noops(cn_ctx *c)
 {
     uint32_t removed = 0;
-    for (size_t i = 0; i < c->g->nodes.len; i++) {
-        ir_node *n = c->g->nodes.items[i];
+    for (size_t i = 0; i < cn_nvisits(c); i++) {
+        ir_node *n = cn_visit(c, i);
         noop_fn fn = noop_table[n->op];
         if (!fn || n->dead || !n->inputs[0] || !n->outputs[0]->is_output)
             continue;
@@ -360,7 +363,7 @@ uint32_t cn_output_noops(cn_ctx *c)
         for (uint32_t k = 1; k < n->noutputs; k++)
             others_unread &= n->outputs[k]->nuses == 0 && !n->outputs[k]->is_output;
         if (others_unread && give_output(c, n, fn(c->g, n))) {
-            n->dead = true;
+            cn_kill(c, n);
             removed++;
         }
     }

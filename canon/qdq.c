@@ -155,17 +155,18 @@ static bool through_move(cn_ctx *c, ir_node *qn, ir_value *mv)
     m->outputs[0] = out;
     out->producer = m;
     out->out_index = 0;
+    cn_touch(c, m);
     if (q->id < c->nfwd)
         c->gained[q->id] = true;
-    qn->dead = true;
+    cn_kill(c, qn);
     return true;
 }
 
 uint32_t cn_qdq(cn_ctx *c)
 {
     uint32_t removed = 0;
-    for (size_t i = 0; i < c->g->nodes.len; i++) {
-        ir_node *n = c->g->nodes.items[i];
+    for (size_t i = 0; i < cn_nvisits(c); i++) {
+        ir_node *n = cn_visit(c, i);
         if (n->dead || n->op != IR_OP_QuantizeLinear || n->ninputs < 2 || n->noutputs != 1)
             continue;
         ir_value *v = cn_resolve(c, n->inputs[0]);
@@ -173,7 +174,7 @@ uint32_t cn_qdq(cn_ctx *c)
             continue;
         ir_node *dq = v->producer->op == IR_OP_DequantizeLinear ? undone_dq(c, n, v) : NULL;
         if (dq && cn_forward(c, n->outputs[0], cn_resolve(c, dq->inputs[0]))) {
-            n->dead = true;
+            cn_kill(c, n);
             removed++;
         } else if (!dq && through_move(c, n, v)) {
             removed++;

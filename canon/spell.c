@@ -224,6 +224,8 @@ static bool respell_kt_view(cn_ctx *c, ir_node *outer)
         x->dims[x->rank - 1] == d) {
         set_input(c->g, inner, 1, cn_new_ints(c->g, stem(inner, "shape"), shape, r));
         ir_set_attr_ints(c->g, t, "perm", kperm, (uint32_t)r);
+        cn_touch(c, inner);
+        cn_touch(c, t);
         /* the types the round's inference would give, for the steps after this one */
         ir_type y = *inner->outputs[0]->type;
         y.rank = (int8_t)r;
@@ -236,6 +238,7 @@ static bool respell_kt_view(cn_ctx *c, ir_node *outer)
         return true;
     }
     ir_value *x3 = t->inputs[0], *view_shape = cn_new_ints(c->g, stem(t, "shape"), shape, r);
+    cn_touch(c, t);
     t->op = IR_OP_Reshape;
     remove_attr(t, "perm");
     set_input(c->g, t, 0, x3);
@@ -567,6 +570,7 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
     ir_attr *attrs = ar_alloc_array(c->g->arena, bn->nattrs, sizeof *attrs);
     if (bn->nattrs) /* a BN without attributes has none to copy (attrs is NULL) */
         memcpy(attrs, bn->attrs, bn->nattrs * sizeof *attrs);
+    cn_touch(c, top);
     top->op = IR_OP_BatchNormalization;
     top->inputs = in;
     top->ninputs = 5;
@@ -588,8 +592,8 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
 uint32_t cn_spell(cn_ctx *c)
 {
     uint32_t respelled = 0;
-    for (size_t i = 0; i < c->g->nodes.len; i++) {
-        ir_node *n = c->g->nodes.items[i];
+    for (size_t i = 0; i < cn_nvisits(c); i++) {
+        ir_node *n = cn_visit(c, i);
         bool changed = false;
         if (table[n->op].input > 0 && n->inputs[0])
             changed |= respell_axes(c->g, n, &table[n->op]);
@@ -603,6 +607,8 @@ uint32_t cn_spell(cn_ctx *c)
         changed |= respell_transpose_pair(c, n);
         changed |= respell_unit_reduce(c, n);
         changed |= respell_bn_through_view(c, n);
+        if (changed)
+            cn_touch(c, n);
         respelled += changed;
     }
     return respelled;

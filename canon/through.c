@@ -58,10 +58,11 @@ static bool cast_through(cn_ctx *c, ir_node *n)
     if (!x || !collapses(x->type->dtype, m->type->dtype, n->outputs[0]->type->dtype))
         return false;
     if (x->type->dtype == n->outputs[0]->type->dtype && cn_forward(c, n->outputs[0], x)) {
-        n->dead = true;
+        cn_kill(c, n);
         return true;
     }
     n->inputs[0] = x;
+    cn_touch_operands(c, n);
     if (x->id < c->nfwd) /* a reader more: no step may change it in place now */
         c->gained[x->id] = true;
     return true;
@@ -78,6 +79,7 @@ static bool where_not(cn_ctx *c, ir_node *n)
     n->inputs[0] = cond;
     n->inputs[1] = n->inputs[2];
     n->inputs[2] = a;
+    cn_touch_operands(c, n);
     if (cond->id < c->nfwd)
         c->gained[cond->id] = true;
     return true;
@@ -86,8 +88,8 @@ static bool where_not(cn_ctx *c, ir_node *n)
 uint32_t cn_through(cn_ctx *c)
 {
     uint32_t changed = 0;
-    for (size_t i = 0; i < c->g->nodes.len; i++) {
-        ir_node *n = c->g->nodes.items[i];
+    for (size_t i = 0; i < cn_nvisits(c); i++) {
+        ir_node *n = cn_visit(c, i);
         if (n->dead || n->ninputs == 0 || !n->inputs[0])
             continue;
         if ((n->op == IR_OP_Cast && cast_through(c, n)) ||

@@ -402,3 +402,41 @@ void ir_compact(ir_graph *g)
     g->values.len = kept;
     free(live);
 }
+
+bool ir_value_kept(const ir_graph *g, const ir_value *v)
+{
+    (void)g;
+    if (v->nuses > 0 || v->is_output)
+        return true;
+    const ir_node *p = v->kind == IR_VALUE_NODE ? v->producer : NULL;
+    return p && !p->dead && v->out_index < p->noutputs && p->outputs[v->out_index] == v;
+}
+
+void ir_compact_used(ir_graph *g)
+{
+    size_t kept = 0;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        if (n->dead)
+            continue;
+        n->id = (uint32_t)kept;
+        g->nodes.items[kept++] = n;
+    }
+    g->nodes.len = kept;
+    bool *input = calloc(g->values.len ? g->values.len : 1, sizeof *input);
+    FR_CHECK(input != NULL);
+    for (size_t i = 0; i < g->inputs.len; i++)
+        input[g->inputs.items[i]->id] = true;
+    kept = 0;
+    for (size_t i = 0; i < g->values.len; i++) {
+        ir_value *v = g->values.items[i];
+        if (!input[i] && !ir_value_kept(g, v)) {
+            sm_put(&g->by_name, v->name, strlen(v->name), NULL);
+            continue;
+        }
+        v->id = (uint32_t)kept;
+        g->values.items[kept++] = v;
+    }
+    g->values.len = kept;
+    free(input);
+}

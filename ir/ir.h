@@ -396,6 +396,11 @@ uint32_t ir_get_ints(const ir_node *n, const char *name, const int64_t **out);
 void ir_compute_uses(ir_graph *g);
 /* Drops dead nodes and values no live node, input or output refers to; renumbers ids. */
 void ir_compact(ir_graph *g);
+/* ir_compact for a graph whose use lists (nuses, is_output) are those of its live nodes, without
+ * reading every operand: a value stays when it is an input, an output or read (nuses), or the
+ * output of a live node (ir_value_kept, inputs aside). */
+void ir_compact_used(ir_graph *g);
+bool ir_value_kept(const ir_graph *g, const ir_value *v);
 
 /* Checks a built or parsed graph and infers every type: undefined or duplicate values, cycles
  * (nodes are then sorted topologically, stable w.r.t. their order), arity, attribute names and
@@ -423,6 +428,12 @@ bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg);
  * reads a flagged value; types are inferred again there and downstream where one changed. What is
  * not flagged must be as it was (a reader whose operand was replaced is flagged). */
 bool ir_validate_marked(ir_graph *g, bool *dirty_node, bool *dirty_value, dg_context *dg);
+/* Which nodes and values of g changed since `s` was taken (by position: g not compacted since,
+ * nodes and values only appended), as ir_validate_since would find them: flags in node_changed
+ * (g->nodes.len) and value_changed (g->values.len), the appended ones set. For checking a caller's
+ * own record of what changed (canon/'s, in its tests). */
+void ir_validated_changed(const ir_validated *s, const ir_graph *g, bool *node_changed,
+                          bool *value_changed);
 
 /* Sets the shape values (ir_value.sv) of n's outputs from its inputs' shape values, constants and
  * types, after n's types are inferred; NULL where nothing is known. ir_validate calls it. */

@@ -1090,3 +1090,13 @@ bool ir_validate_marked(ir_graph *g, bool *dirty_node, bool *dirty_value, dg_con
         ok = ir_validate(g, dg);
     return ok;
 }
+
+void ir_validated_changed(const ir_validated *s, const ir_graph *g, bool *node_changed,
+                          bool *value_changed)
+{
+    for (size_t i = 0; i < g->nodes.len; i++)
+        node_changed[i] = i >= s->nnodes || node_fingerprint(g->nodes.items[i]) != s->node_fp[i];
+    for (size_t i = 0; i < g->values.len; i++)
+        value_changed[i] =
+            i >= s->nvalues || value_fingerprint(g->values.items[i]) != s->value_fp[i];
+}

@@ -154,7 +154,7 @@ static Onnx__TensorProto *linked_tensor(ox_exporter *ex, const ir_value *v, int 
         ex->ok = false;
         return NULL;
     }
-    Onnx__TensorProto *tp = new_tensor(ex, v->name, &v->type, NULL, 0);
+    Onnx__TensorProto *tp = new_tensor(ex, v->name, v->type, NULL, 0);
     tp->has_raw_data = false;
     tp->has_data_location = true;
     tp->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
@@ -186,7 +186,7 @@ static Onnx__TensorProto **initializers(ox_exporter *ex, size_t *count)
         uint32_t nparts;
         if (ir_const_rows(v, &rows, &nparts) && v->konst->nbytes >= OX_LAZY_MIN_BYTES) {
             /* the constant's record: a unique address, never read as the bytes */
-            Onnx__TensorProto *tp = new_tensor(ex, v->name, &v->type, v->konst, v->konst->nbytes);
+            Onnx__TensorProto *tp = new_tensor(ex, v->name, v->type, v->konst, v->konst->nbytes);
             vec_push(&ex->rows, ((rows_init){tp->raw_data.data, v, tp}));
             vec_push(&all, tp);
             continue;

@@ -100,7 +100,7 @@ bool rw_not_finite(char *why, const char *what, int64_t i, const char *stem, dou
 bool rw_const_alloc(rw_newconst *c, int64_t n, char *why)
 {
     enum { HUGE_PAGE = 2 << 20 };
-    c->nbytes = (size_t)n * ir_dtype_size(c->value->type.dtype);
+    c->nbytes = (size_t)n * ir_dtype_size(c->value->type->dtype);
     if (c->nbytes >= 2 * HUGE_PAGE) { /* a large result in huge pages: 512 times fewer faults */
         size_t size = (c->nbytes + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
         if ((c->data = aligned_alloc(HUGE_PAGE, size)) != NULL) {

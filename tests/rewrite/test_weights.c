@@ -60,7 +60,8 @@ static void check_one(ir_dtype dt, double s, bool specials, unsigned seed)
     double *x = malloc(N * sizeof *x);
     for (size_t i = 0; i < N; i++)
         x[i] = decode(dt, in + 1, i) * s;
-    ir_value value = {.kind = IR_VALUE_CONST, .type = {.dtype = dt, .rank = 1, .dims = {N}}};
+    ir_type type = {.dtype = dt, .rank = 1, .dims = {N}};
+    ir_value value = {.kind = IR_VALUE_CONST, .type = &type};
     rw_newconst ref = {.stem = "w", .value = &value}, got = ref;
     char why_ref[512] = "", why_got[512] = "";
     bool ok_ref = rw_const_store(&ref, x, N, "fold_bn", why_ref);
