@@ -150,7 +150,7 @@ static bool same_shape_value(const ir_shape_value *a, const ir_shape_value *b)
 static bool may_be_quiet(const ir_value *from, const ir_value *to)
 {
     return from->kind == IR_VALUE_NODE && to->kind == IR_VALUE_NODE &&
-           ir_type_equal(&from->type, &to->type) && same_shape_value(from->sv, to->sv);
+           ir_type_equal(from->type, to->type) && same_shape_value(from->sv, to->sv);
 }
 
 /* Makes every live node read what the steps so far forwarded its inputs to (nothing to do when
@@ -279,7 +279,7 @@ static void note_ops(cn_ctx *c)
         for (uint32_t k = 0; k < n->noutputs; k++) {
             ir_value *v = n->outputs[k];
             read |= v->nuses > 0 || v->is_output;
-            if (v->type_declared && v->type.layout == IR_LAYOUT_NONE && !ir_type_is_static(&v->type))
+            if (v->type_declared && v->type->layout == IR_LAYOUT_NONE && !ir_type_is_static(v->type))
                 vec_push(&c->vague, v);
         }
         if (!read)
