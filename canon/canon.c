@@ -279,7 +279,8 @@ static void note_ops(cn_ctx *c)
         for (uint32_t k = 0; k < n->noutputs; k++) {
             ir_value *v = n->outputs[k];
             read |= v->nuses > 0 || v->is_output;
-            if (v->type_declared && v->type->layout == IR_LAYOUT_NONE && !ir_type_is_static(v->type))
+            if (v->type_declared && v->type->layout == IR_LAYOUT_NONE &&
+                !ir_type_is_static(v->type))
                 vec_push(&c->vague, v);
         }
         if (!read)

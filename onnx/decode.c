@@ -677,8 +677,9 @@ static ProtobufCMessage *decode(ox_report *r, const ProtobufCMessageDescriptor *
     d->map_len = len;
     d->fd = fd;
     d->lazy = lazy;
-    d->limit = len > (SIZE_MAX - BUDGET_EXTRA) / BUDGET_FACTOR ? SIZE_MAX
-                                                                : len * BUDGET_FACTOR + BUDGET_EXTRA;
+    d->limit = len > (SIZE_MAX - BUDGET_EXTRA) / BUDGET_FACTOR
+                   ? SIZE_MAX
+                   : len * BUDGET_FACTOR + BUDGET_EXTRA;
     decoder dc = {.r = r, .d = d, .base = map, .top = desc->short_name};
     if (!decode_message(&dc, desc, map, len, 1, &d->message)) {
         decoder walk = {.r = r, .d = d, .base = map, .top = desc->short_name};
