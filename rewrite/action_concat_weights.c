@@ -6,6 +6,7 @@
 #include "rewrite/internal.h"
 
 #include "base/half.h"
+#include "ir/infer_util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -75,7 +76,7 @@ static bool copy_cat(rw_plan *p, rw_newconst *c, ir_value **parts, int64_t rows,
             int64_t k = rw_first_not_finite(dt, row, (int64_t)(out[i].row_bytes / size));
             if (k >= 0)
                 return rw_not_finite(why, "concat_weights", r * cc->total + col + k, c->stem,
-                                     rw_elem_get(dt, row, (size_t)k), dt);
+                                     ir_const_element(row, dt, (int64_t)k), dt);
             col += (int64_t)(out[i].row_bytes / size);
         }
     }

@@ -18,6 +18,8 @@
  * has its channels elsewhere and is refused. */
 #include "rewrite/internal.h"
 
+#include "ir/infer_util.h"
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -108,7 +110,7 @@ static bool compute_weight(rw_plan *p, rw_newconst *c, char *why)
         int64_t bad = rw_first_not_finite(dt, c->data, n);
         int64_t a = bad / (d1 * inner), b = bad / inner % d1;
         ok = rw_not_finite(why, "fold_bn", bad, c->stem,
-                           rw_elem_get(dt, w, (size_t)bad) * s[CHANNEL(a, b)], dt);
+                           ir_const_element(w, dt, (int64_t)bad) * s[CHANNEL(a, b)], dt);
     }
 #undef CHANNEL
     free(s);

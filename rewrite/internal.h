@@ -223,13 +223,12 @@ const void *rw_const_bytes(rw_plan *p, ir_value *v, int64_t *numel, char *why);
 bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what, char *why);
 bool rw_why(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Folding float weights in one pass, without doubles in memory: c->data allocated for n elements
- * of c's dtype; element i of a float constant's bytes (unaligned) as a double; out[first + k] =
+ * of c's dtype (ir_const_element reads one element of the input as a double); out[first + k] =
  * in[first + k] * s for count elements, rounded as rw_const_store rounds (so the bytes are those
  * of rw_const_read, a multiply in double and rw_const_store), returning how many results are not
  * finite; the first element that is not finite (-1: none); rw_const_store's refusal for element i
  * whose unrounded value is x. */
 bool rw_const_alloc(rw_newconst *c, int64_t n, char *why);
-double rw_elem_get(ir_dtype dt, const void *data, size_t i);
 size_t rw_scale_elems(ir_dtype dt, void *out, const void *in, size_t first, size_t count, double s);
 int64_t rw_first_not_finite(ir_dtype dt, const void *data, int64_t n);
 bool rw_any_not_finite(ir_dtype dt, const void *data, int64_t n);

@@ -113,32 +113,6 @@ bool rw_const_alloc(rw_newconst *c, int64_t n, char *why)
                    : rw_why(why, "budget: no memory for %zu bytes of folded weights", c->nbytes);
 }
 
-double rw_elem_get(ir_dtype dt, const void *data, size_t i)
-{
-    const unsigned char *p = data;
-    switch (dt) {
-    case IR_F32: {
-        float f;
-        memcpy(&f, p + 4 * i, 4);
-        return f;
-    }
-    case IR_F64: {
-        double d;
-        memcpy(&d, p + 8 * i, 8);
-        return d;
-    }
-    case IR_F16:
-    case IR_BF16: {
-        uint16_t h;
-        memcpy(&h, p + 2 * i, 2);
-        return dt == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h);
-    }
-    default:
-        FR_UNREACHABLE();
-        return 0;
-    }
-}
-
 /* in[i] * s rounded to dtype dt as rw_const_store rounds it (through f32 for the 16-bit types),
  * counting the results whose exponent is all ones (not finite, in every float encoding): a loop
  * per dtype without exits, so that the compiler sees plain arithmetic. */
