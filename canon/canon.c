@@ -131,18 +131,6 @@ ir_value *cn_new_ints(ir_graph *g, const char *stem, const int64_t *x, int64_t c
     return v;
 }
 
-static bool same_shape_value(const ir_shape_value *a, const ir_shape_value *b)
-{
-    if (!a || !b)
-        return a == b;
-    if (a->len != b->len)
-        return false;
-    for (uint32_t k = 0; k < a->len && k < IR_SV_MAX; k++)
-        if (a->el[k].kind != b->el[k].kind || a->el[k].v != b->el[k].v)
-            return false;
-    return true;
-}
-
 /* Whether a node reading `to` instead of `from` may be the same to validation: both computed (no
  * constant data to read), of the same type and shape value. Validation checks it again all the
  * same unless, after the round, `from` is unchanged and `to` is made earlier by a live node
@@ -150,7 +138,7 @@ static bool same_shape_value(const ir_shape_value *a, const ir_shape_value *b)
 static bool may_be_quiet(const ir_value *from, const ir_value *to)
 {
     return from->kind == IR_VALUE_NODE && to->kind == IR_VALUE_NODE &&
-           ir_type_equal(from->type, to->type) && same_shape_value(from->sv, to->sv);
+           ir_type_equal(from->type, to->type) && ir_shape_value_equal(from->sv, to->sv);
 }
 
 /* Makes every live node read what the steps so far forwarded its inputs to (nothing to do when

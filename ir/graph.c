@@ -361,7 +361,8 @@ void ir_compute_uses(ir_graph *g)
     }
 }
 
-void ir_compact(ir_graph *g)
+/* Drops the dead nodes, renumbering the live ones in order. */
+static void compact_nodes(ir_graph *g)
 {
     size_t kept = 0;
     for (size_t i = 0; i < g->nodes.len; i++) {
@@ -372,6 +373,11 @@ void ir_compact(ir_graph *g)
         g->nodes.items[kept++] = n;
     }
     g->nodes.len = kept;
+}
+
+void ir_compact(ir_graph *g)
+{
+    compact_nodes(g);
 
     /* a value survives when it is an input, an output, a live node's output, or read by one */
     bool *live = calloc(g->values.len ? g->values.len : 1, sizeof *live);
@@ -388,7 +394,7 @@ void ir_compact(ir_graph *g)
         for (uint32_t k = 0; k < n->noutputs; k++)
             live[n->outputs[k]->id] = true;
     }
-    kept = 0;
+    size_t kept = 0;
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
         if (!live[i]) {
@@ -414,20 +420,12 @@ bool ir_value_kept(const ir_graph *g, const ir_value *v)
 
 void ir_compact_used(ir_graph *g)
 {
-    size_t kept = 0;
-    for (size_t i = 0; i < g->nodes.len; i++) {
-        ir_node *n = g->nodes.items[i];
-        if (n->dead)
-            continue;
-        n->id = (uint32_t)kept;
-        g->nodes.items[kept++] = n;
-    }
-    g->nodes.len = kept;
+    compact_nodes(g);
     bool *input = calloc(g->values.len ? g->values.len : 1, sizeof *input);
     FR_CHECK(input != NULL);
     for (size_t i = 0; i < g->inputs.len; i++)
         input[g->inputs.items[i]->id] = true;
-    kept = 0;
+    size_t kept = 0;
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
         if (!input[i] && !ir_value_kept(g, v)) {

@@ -438,6 +438,8 @@ void ir_validated_changed(const ir_validated *s, const ir_graph *g, bool *node_c
 /* Sets the shape values (ir_value.sv) of n's outputs from its inputs' shape values, constants and
  * types, after n's types are inferred; NULL where nothing is known. ir_validate calls it. */
 void ir_infer_shape_value(ir_graph *g, ir_node *n);
+/* Whether two shape values say the same (NULL, nothing known, equals only NULL). */
+bool ir_shape_value_equal(const ir_shape_value *a, const ir_shape_value *b);
 /* Whether every element of v's shape value is a known number. */
 bool ir_sv_is_constant(const ir_value *v);
 

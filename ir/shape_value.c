@@ -343,6 +343,18 @@ static bool compute(ir_graph *g, const ir_node *n, ir_shape_value *out)
     }
 }
 
+bool ir_shape_value_equal(const ir_shape_value *a, const ir_shape_value *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (a->len != b->len)
+        return false;
+    for (uint32_t k = 0; k < a->len && k < IR_SV_MAX; k++)
+        if (a->el[k].kind != b->el[k].kind || a->el[k].v != b->el[k].v)
+            return false;
+    return true;
+}
+
 void ir_infer_shape_value(ir_graph *g, ir_node *n)
 {
     for (uint32_t k = 0; k < n->noutputs; k++)

@@ -898,19 +898,7 @@ void ir_validated_free(ir_validated *s)
     free(s);
 }
 
-/* Whether two types and shape values say the same. */
-static bool same_shape_value(const ir_shape_value *a, const ir_shape_value *b)
-{
-    if (!a || !b)
-        return a == b;
-    if (a->len != b->len)
-        return false;
-    for (uint32_t k = 0; k < a->len && k < IR_SV_MAX; k++)
-        if (a->el[k].kind != b->el[k].kind || a->el[k].v != b->el[k].v)
-            return false;
-    return true;
-}
-
+/* Whether two types say the same. */
 static bool same_type(const ir_type *a, const ir_type *b)
 {
     if (a->dtype != b->dtype || a->rank != b->rank || a->layout != b->layout)
@@ -939,7 +927,7 @@ static bool reinfer_node(checker *c, ir_node *n)
     bool changed = !kept;
     for (uint32_t i = 0; !changed && i < n->noutputs; i++)
         changed = !same_type(&types[i], n->outputs[i]->type) ||
-                  !same_shape_value(had[i] ? &svs[i] : NULL, n->outputs[i]->sv);
+                  !ir_shape_value_equal(had[i] ? &svs[i] : NULL, n->outputs[i]->sv);
     return changed;
 }
 
