@@ -190,9 +190,10 @@ static bool const_key(ir_graph *g, buf *k, ir_value *v, dg_context *dg, bool fir
     if (!ir_type_numel(v->type, &n) || n > SPLAT_CONST || !ir_type_nbytes(v->type, &nbytes))
         return false;
     unsigned char scratch[SMALL_CONST * 8], *owned = NULL;
+    size_t have; /* a weight left in its file is compared where it lies, never copied out */
     const unsigned char *data = v->konst && v->konst->kind == IR_CONST_RANDOM && !v->konst->data
                                     ? random_bytes(v, first_only && n > 1 ? 1 : n, scratch, &owned)
-                                    : ir_const_data(g, v, dg);
+                                    : ir_const_bytes(g, v, &have, dg);
     if (!data)
         return false;
     if (first_only) {
