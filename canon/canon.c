@@ -328,24 +328,43 @@ static void unlist_reader(ir_value *v, const ir_node *n)
         }
 }
 
-/* Lists n among v's readers, in the order of the nodes (ir_compute_uses's), once. */
-static void list_reader(ir_graph *g, ir_value *v, ir_node *n)
+/* A reader to list among a value's readers. */
+typedef struct {
+    ir_value *value;
+    ir_node *reader;
+} new_reader;
+
+static int by_value_then_reader(const void *pa, const void *pb)
 {
-    uint32_t at = v->nuses;
-    while (at > 0 && v->uses[at - 1]->id >= n->id) {
-        if (v->uses[at - 1] == n)
-            return;
-        at--;
+    const new_reader *a = pa, *b = pb;
+    if (a->value->id != b->value->id)
+        return a->value->id < b->value->id ? -1 : 1;
+    return (a->reader->id > b->reader->id) - (a->reader->id < b->reader->id);
+}
+
+/* Lists the new readers, each once, in the order of the nodes (ir_compute_uses's): one new list
+ * per value that gains readers (a list's room is its length as ir_compute_uses left it), however
+ * many it gains: a constant CSE merged thousands of copies into gains thousands of readers in one
+ * round, and a list per reader would take memory quadratic in them. */
+static void list_readers(ir_graph *g, new_reader *adds, size_t n)
+{
+    if (n > 1)
+        qsort(adds, n, sizeof *adds, by_value_then_reader);
+    for (size_t i = 0, j; i < n; i = j) {
+        ir_value *v = adds[i].value;
+        for (j = i; j < n && adds[j].value == v; j++)
+            ;
+        ir_node **uses = ar_alloc_array(g->arena, v->nuses + (j - i), sizeof *uses);
+        uint32_t len = 0, a = 0;
+        for (size_t b = i; a < v->nuses || b < j;) {
+            bool old = b == j || (a < v->nuses && v->uses[a]->id <= adds[b].reader->id);
+            ir_node *next = old ? v->uses[a++] : adds[b++].reader;
+            if (len == 0 || uses[len - 1] != next)
+                uses[len++] = next;
+        }
+        v->uses = uses;
+        v->nuses = len;
     }
-    /* a list's room is its length as ir_compute_uses left it: a longer one is a new list */
-    ir_node **uses = ar_alloc_array(g->arena, v->nuses + 1, sizeof *uses);
-    if (at)
-        memcpy(uses, v->uses, at * sizeof *uses);
-    uses[at] = n;
-    if (v->nuses > at)
-        memcpy(uses + at + 1, v->uses + at, (v->nuses - at) * sizeof *uses);
-    v->uses = uses;
-    v->nuses++;
 }
 
 /* The use lists after a round whose only changes were readers re-pointed to values validation
@@ -353,13 +372,17 @@ static void list_reader(ir_graph *g, ir_value *v, ir_node *n)
  * only the lists of the values those read (node ids still the positions in the list). */
 static void update_uses(cn_ctx *c)
 {
+    VEC(new_reader) adds = {0};
     for (size_t i = 0; i < c->rewired.len; i++) {
         const cn_rewired *r = &c->rewired.items[i];
         FR_CHECK(r->from != NULL); /* only_forwards */
         if (!reads(r->reader, r->from))
             unlist_reader(r->from, r->reader);
-        list_reader(c->g, r->to, r->reader);
+        if (reads(r->reader, r->to)) /* not when a later forward took it on again */
+            vec_push(&adds, ((new_reader){r->to, r->reader}));
     }
+    list_readers(c->g, adds.items, adds.len);
+    vec_free(&adds);
     for (size_t i = 0; i < c->dead.len; i++) {
         const ir_node *d = c->dead.items[i];
         for (uint32_t k = 0; k < d->ninputs; k++)
