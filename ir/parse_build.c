@@ -190,32 +190,53 @@ static bool lit_number(gp_state *st, const gp_lit *lit, double *out)
 
 /* ---- syntax pieces ------------------------------------------------------------------------- */
 
+/* list = the list in its spare slot (emptied, with its room), or a fresh one. */
+#define TAKE_SPARE(slot, list)                                                                     \
+    do {                                                                                           \
+        (list) = (slot) ? (slot) : xcalloc(sizeof *(list));                                        \
+        (slot) = NULL;                                                                             \
+    } while (0)
+/* Gives an emptied list back to its spare slot, keeping its room; a second one of a kind is
+ * freed. */
+#define GIVE_SPARE(slot, list)                                                                     \
+    do {                                                                                           \
+        (list)->items.len = 0;                                                                     \
+        if (!(slot)) {                                                                             \
+            (slot) = (list);                                                                       \
+        } else {                                                                                   \
+            vec_free(&(list)->items);                                                              \
+            free(list);                                                                            \
+        }                                                                                          \
+    } while (0)
+/* Frees a spare slot's list (NULL: none). */
+#define DROP_SPARE(slot)                                                                           \
+    do {                                                                                           \
+        if (slot)                                                                                  \
+            vec_free(&(slot)->items);                                                              \
+        free(slot);                                                                                \
+    } while (0)
+
+
 gp_results *gp_results_push(gp_state *st, gp_results *list, const gp_result *r)
 {
-    if (!list) {
-        list = st->spares.results ? st->spares.results : xcalloc(sizeof *list);
-        st->spares.results = NULL;
-    }
+    if (!list)
+        TAKE_SPARE(st->spares.results, list);
     vec_push(&list->items, *r);
     return list;
 }
 
 gp_names *gp_names_push(gp_state *st, gp_names *list, gp_token name)
 {
-    if (!list) {
-        list = st->spares.names ? st->spares.names : xcalloc(sizeof *list);
-        st->spares.names = NULL;
-    }
+    if (!list)
+        TAKE_SPARE(st->spares.names, list);
     vec_push(&list->items, name);
     return list;
 }
 
 gp_attrs *gp_attrs_push(gp_state *st, gp_attrs *list, gp_token name, gp_lit *value)
 {
-    if (!list) {
-        list = st->spares.attrs ? st->spares.attrs : xcalloc(sizeof *list);
-        st->spares.attrs = NULL;
-    }
+    if (!list)
+        TAKE_SPARE(st->spares.attrs, list);
     gp_attr_syntax a = {name, value};
     vec_push(&list->items, a);
     return list;
@@ -236,31 +257,16 @@ gp_lit *gp_lit_push(gp_lit *list, gp_lit *item)
     return list;
 }
 
-/* A spare list keeps its room; a second one of a kind is freed. */
 void gp_results_free(gp_state *st, gp_results *list)
 {
-    if (!list)
-        return;
-    list->items.len = 0;
-    if (!st->spares.results) {
-        st->spares.results = list;
-        return;
-    }
-    vec_free(&list->items);
-    free(list);
+    if (list)
+        GIVE_SPARE(st->spares.results, list);
 }
 
 void gp_names_free(gp_state *st, gp_names *list)
 {
-    if (!list)
-        return;
-    list->items.len = 0;
-    if (!st->spares.names) {
-        st->spares.names = list;
-        return;
-    }
-    vec_free(&list->items);
-    free(list);
+    if (list)
+        GIVE_SPARE(st->spares.names, list);
 }
 
 void gp_attrs_free(gp_state *st, gp_attrs *list)
@@ -269,13 +275,7 @@ void gp_attrs_free(gp_state *st, gp_attrs *list)
         return;
     for (size_t i = 0; i < list->items.len; i++)
         gp_lit_free(st, list->items.items[i].value);
-    list->items.len = 0;
-    if (!st->spares.attrs) {
-        st->spares.attrs = list;
-        return;
-    }
-    vec_free(&list->items);
-    free(list);
+    GIVE_SPARE(st->spares.attrs, list);
 }
 
 /* Recursion is bounded by the parser's stack: lists cannot nest deeper than it. Up to MAX_SPARE
@@ -299,15 +299,9 @@ void gp_lit_free(gp_state *st, gp_lit *lit)
 void gp_spares_free(gp_state *st)
 {
     gp_spares *s = &st->spares;
-    if (s->results)
-        vec_free(&s->results->items);
-    free(s->results);
-    if (s->names)
-        vec_free(&s->names->items);
-    free(s->names);
-    if (s->attrs)
-        vec_free(&s->attrs->items);
-    free(s->attrs);
+    DROP_SPARE(s->results);
+    DROP_SPARE(s->names);
+    DROP_SPARE(s->attrs);
     for (size_t i = 0; i < s->lits.len; i++) {
         vec_free(&s->lits.items[i]->items);
         free(s->lits.items[i]);
