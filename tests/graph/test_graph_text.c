@@ -4,6 +4,7 @@
 #include "base/check.h"
 #include "ir/ir.h"
 #include "ir/parse_internal.h"
+#include "tests/matcher/graphkit.h"
 #include "tests/unit.h"
 
 #include <math.h>
@@ -16,16 +17,6 @@
 static dg_source source(const char *path, const char *text)
 {
     return (dg_source){path, text, strlen(text)};
-}
-
-static char *print_to_string(const ir_graph *g)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&buf, &len);
-    ir_print(g, f);
-    fclose(f);
-    return buf;
 }
 
 static char *diagnostics_text(const dg_context *dg)
@@ -63,7 +54,7 @@ static char *reformat(const char *text, bool validate)
     ir_graph *g = load(&src, validate);
     if (!g)
         return NULL;
-    char *out = print_to_string(g);
+    char *out = gk_graph_text(g);
     ir_graph_free(g);
     return out;
 }
@@ -359,7 +350,7 @@ static void test_built_graph_errors(void)
     free(text);
     /* the integer alpha became a float; in-memory constants refer to <graph>.safetensors */
     CHECK(ir_node_attr(node_named(g, "r"), "alpha")->kind == IR_ATTR_FLOAT);
-    text = print_to_string(g);
+    text = gk_graph_text(g);
     CHECK_STR(text, "graph built {\n"
                     "  input  x : f32[2]\n"
                     "  const  w : f32[2] = file(\"built.safetensors\", \"w\")\n"
@@ -463,12 +454,12 @@ static void test_mutations(void)
         ir_graph *g = ir_parse(&src, dg);
         if (g && ir_validate(g, dg)) {
             loaded++;
-            char *once = print_to_string(g);
+            char *once = gk_graph_text(g);
             dg_source again = source("m.graph", once);
             ir_graph *g2 = load(&again, true);
             CHECK(g2 != NULL);
             if (g2) {
-                char *twice = print_to_string(g2);
+                char *twice = gk_graph_text(g2);
                 CHECK_STR(twice, once);
                 free(twice);
                 ir_graph_free(g2);
