@@ -22,6 +22,10 @@
 
 enum { MAX_LINK_HOPS = 40 }; /* as the kernel's own symlink limit */
 
+/* A file is written in blocks of this size, not stdio's 4 KiB: the page cache takes a small folio
+ * for each small write() (ir/save.c says what that cost). */
+enum { WRITE_BUFFER = 1 << 20 };
+
 typedef struct {
     char *target; /* the path to write: `given` with its symlinks followed; NULL for stdout */
     bool direct;  /* written in place: stdout, a device, a FIFO, a socket, /proc/self/fd/N */
@@ -125,10 +129,14 @@ static bool write_renamed(const char *target, const char *given, cli_write_fn fn
         free(tmp);
         return false;
     }
+    char *buffer = malloc(WRITE_BUFFER); /* glibc ignores the size of a buffer it allocates */
+    FR_CHECK(buffer != NULL);
+    setvbuf(out, buffer, _IOFBF, WRITE_BUFFER);
     bool ok = fn(out, ctx);
     ok = fflush(out) == 0 && ok;
     ok = fsync(fileno(out)) == 0 && ok;
     ok = fclose(out) == 0 && ok;
+    free(buffer);
     if (ok && rename(tmp, target) != 0) {
         dg_error_path(dg, given, "cannot rename into place: %s", strerror(errno));
         ok = false;

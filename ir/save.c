@@ -197,6 +197,12 @@ static char *sibling_path(const char *path, const char *tag)
 
 typedef bool (*write_fn)(saver *s, FILE *out, const char *path);
 
+/* The files are written in blocks of this size (stdio's default is the file system's block, 4
+ * KiB): each write() of a few KiB costs the page cache a small folio of its own, and writing the
+ * 154 MB of llama_126k's weights took 0.2 s of system time in 4 KiB writes, 0.05 s in 1 MiB
+ * ones. */
+enum { WRITE_BUFFER = 1 << 20 };
+
 static bool write_safetensors(saver *s, FILE *out, const char *path)
 {
     size_t n = s->stored.len;
@@ -232,6 +238,9 @@ static bool write_temp(saver *s, const char *path, const char *tmp, write_fn fn)
         dg_error_path(s->dg, path, "cannot write: %s", strerror(errno));
         return false;
     }
+    char *buffer = malloc(WRITE_BUFFER); /* glibc ignores the size of a buffer it allocates */
+    FR_CHECK(buffer != NULL);
+    setvbuf(out, buffer, _IOFBF, WRITE_BUFFER);
     bool ok = fn(s, out, path);
     if (ok && (fflush(out) != 0 || fsync(fileno(out)) != 0)) {
         dg_error_path(s->dg, path, "write failed: %s", strerror(errno));
@@ -241,6 +250,7 @@ static bool write_temp(saver *s, const char *path, const char *tmp, write_fn fn)
         dg_error_path(s->dg, path, "write failed: %s", strerror(errno));
         ok = false;
     }
+    free(buffer);
     if (!ok)
         unlink(tmp);
     return ok;
