@@ -84,4 +84,17 @@ const char *st_dtype_name(ir_dtype dt);
  * name, a size that disagrees with the shape) and write errors against `path`; false then. */
 bool st_write(FILE *out, const char *path, const st_entry *entries, size_t n, dg_context *dg);
 
+/* Where the bytes of an entry without `data` lie: `rows` rows, each the concatenation of the
+ * parts' rows (ir_const_rows: concatenated weights); nparts 0 when the entry has its data. */
+typedef struct st_rows {
+    const ir_const_part *parts;
+    uint32_t nparts;
+    size_t rows;
+} st_rows;
+
+/* st_write where rows[i] says where the bytes of entries[i] lie when its `data` is NULL: they are
+ * written row by row from there, never put together in memory. */
+bool st_write_rows(FILE *out, const char *path, const st_entry *entries, const st_rows *rows,
+                   size_t n, dg_context *dg);
+
 #endif

@@ -55,7 +55,20 @@ static int compare_layout(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
-static bool check_entry(const st_entry *e, const char *path, dg_context *dg)
+/* Whether rows `r` hold exactly nbytes. */
+static bool rows_cover(const st_rows *r, size_t nbytes)
+{
+    size_t row = 0;
+    for (uint32_t i = 0; i < r->nparts; i++) {
+        if (!r->parts[i].src || r->parts[i].row_bytes > SIZE_MAX - row)
+            return false;
+        row += r->parts[i].row_bytes;
+    }
+    return r->nparts && r->rows && row && nbytes % r->rows == 0 && nbytes / r->rows == row;
+}
+
+static bool check_entry(const st_entry *e, const st_rows *rows, const char *path,
+                        dg_context *dg)
 {
     size_t len = strlen(e->name);
     if (len == 0 || strcmp(e->name, "__metadata__") == 0 ||
@@ -75,7 +88,8 @@ static bool check_entry(const st_entry *e, const char *path, dg_context *dg)
         numel *= ok ? (uint64_t)e->dims[i] : 1;
     }
     if (!ok || numel > UINT64_MAX / ir_dtype_size(e->dtype) ||
-        numel * ir_dtype_size(e->dtype) != e->nbytes || (e->nbytes && !e->data)) {
+        numel * ir_dtype_size(e->dtype) != e->nbytes ||
+        (e->nbytes && !e->data && !(rows && rows_cover(rows, e->nbytes)))) {
         dg_error_path(dg, path, "tensor '%s': %zu bytes of data do not match its shape",
                       e->name, e->nbytes);
         return false;
@@ -111,23 +125,47 @@ static void build_header(char_buf *h, const st_entry **sorted, const uint64_t *b
         vec_push(h, ' ');
 }
 
-static bool write_all(FILE *out, char_buf *header, const st_entry **layout, size_t n)
+/* An entry's bytes from its rows' parts: the stream's buffer puts each row together. */
+static bool write_rows(FILE *out, const st_rows *r)
+{
+    bool ok = true;
+    for (size_t i = 0; i < r->rows && ok; i++) {
+        for (uint32_t k = 0; k < r->nparts && ok; k++) {
+            size_t width = r->parts[k].row_bytes;
+            ok = fwrite((const char *)r->parts[k].src + i * width, 1, width, out) == width;
+        }
+    }
+    return ok;
+}
+
+static bool write_all(FILE *out, char_buf *header, const st_entry *entries, const st_rows *rows,
+                      const st_entry **layout, size_t n)
 {
     unsigned char len[8];
     for (int i = 0; i < 8; i++)
         len[i] = (unsigned char)((uint64_t)header->len >> (8 * i));
     bool ok = fwrite(len, 1, 8, out) == 8 &&
               fwrite(header->items, 1, header->len, out) == header->len;
-    for (size_t i = 0; i < n && ok; i++)
-        if (layout[i]->nbytes)
-            ok = fwrite(layout[i]->data, 1, layout[i]->nbytes, out) == layout[i]->nbytes;
+    for (size_t i = 0; i < n && ok; i++) {
+        const st_entry *e = layout[i];
+        if (e->nbytes && e->data)
+            ok = fwrite(e->data, 1, e->nbytes, out) == e->nbytes;
+        else if (e->nbytes)
+            ok = write_rows(out, &rows[e - entries]);
+    }
     return ok && !ferror(out);
 }
 
 bool st_write(FILE *out, const char *path, const st_entry *entries, size_t n, dg_context *dg)
 {
+    return st_write_rows(out, path, entries, NULL, n, dg);
+}
+
+bool st_write_rows(FILE *out, const char *path, const st_entry *entries, const st_rows *rows,
+                   size_t n, dg_context *dg)
+{
     for (size_t i = 0; i < n; i++)
-        if (!check_entry(&entries[i], path, dg))
+        if (!check_entry(&entries[i], rows ? &rows[i] : NULL, path, dg))
             return false;
     size_t slots = n ? n : 1;
     const st_entry **sorted = malloc(slots * sizeof *sorted);
@@ -162,7 +200,7 @@ bool st_write(FILE *out, const char *path, const st_entry *entries, size_t n, dg
             dg_error_path(dg, path, "too many tensors: the header would exceed %u bytes",
                           ST_MAX_HEADER_BYTES);
     }
-    if (ok && !write_all(out, &header, layout, n)) {
+    if (ok && !write_all(out, &header, entries, rows, layout, n)) {
         dg_error_path(dg, path, "write failed: %s", strerror(errno));
         ok = false;
     }

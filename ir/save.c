@@ -117,10 +117,7 @@ static bool collect_stored(saver *s)
         ir_value *v = g->values.items[i];
         if (!(v->kind == IR_VALUE_CONST && v->konst && v->konst->kind == IR_CONST_DATA))
             continue;
-        /* one assembled from rows is put together (safetensors holds each tensor whole) */
-        if (!v->konst->data && v->konst->parts && !ir_const_data(g, v, s->dg))
-            return false;
-        vec_push(&s->stored, v);
+        vec_push(&s->stored, v); /* one assembled from rows is written row by row */
     }
     if (s->stored.len == 0)
         return true; /* no safetensors file is written, so every file() stays valid */
@@ -206,17 +203,22 @@ enum { WRITE_BUFFER = 1 << 20 };
 static bool write_safetensors(saver *s, FILE *out, const char *path)
 {
     size_t n = s->stored.len;
-    st_entry *entries = calloc(n, sizeof *entries);
-    FR_CHECK(entries != NULL);
+    st_entry *entries = calloc(n ? n : 1, sizeof *entries);
+    st_rows *rows = calloc(n ? n : 1, sizeof *rows);
+    FR_CHECK(entries != NULL && rows != NULL);
     for (size_t i = 0; i < n; i++) {
         const ir_value *v = s->stored.items[i];
-        /* a mapped constant is written from its file; in-memory ones from memory */
+        /* a mapped constant is written from its file, one assembled from rows from where its
+         * rows lie (never put together in memory), in-memory ones from memory */
         const void *data = v->konst->data ? v->konst->data : v->konst->mapped;
         entries[i] = (st_entry){v->name,       v->type->dtype, (uint32_t)v->type->rank,
                                 v->type->dims, data,           v->konst->nbytes};
+        if (!data) /* (the constant already names the new file: ir_const_rows would say no) */
+            rows[i] = (st_rows){v->konst->parts, v->konst->nparts, v->konst->rows};
     }
-    bool ok = st_write(out, path, entries, n, s->dg);
+    bool ok = st_write_rows(out, path, entries, rows, n, s->dg);
     free(entries);
+    free(rows);
     return ok;
 }
 
