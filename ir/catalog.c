@@ -38,10 +38,42 @@ const ir_op_info *ir_op_info_get(ir_op op)
     return &table[op];
 }
 
+/* ir_op_lookup's table, built once: open addressing over the name's hash, at most a quarter
+ * full, each slot the op plus one (0: empty). The graph parser looks up every node's op, and the
+ * scan over every name it replaced (a strlen and a compare per op) was a linear cost per node. */
+enum { LOOKUP_SLOTS = 1024 };
+_Static_assert(IR_OP_COUNT * 4 <= LOOKUP_SLOTS, "the op table stays at most a quarter full");
+_Static_assert(IR_OP_COUNT < UINT16_MAX, "an op fits a slot");
+
+static uint32_t name_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (unsigned char)s[i]) * 16777619u;
+    return h ^ (h >> 16);
+}
+
 bool ir_op_lookup(const char *name, size_t len, ir_op *out)
 {
-    for (unsigned i = 0; i < IR_OP_COUNT; i++) {
-        if (strlen(catalog[i].name) == len && memcmp(catalog[i].name, name, len) == 0) {
+    static uint16_t slots[LOOKUP_SLOTS];
+    static uint8_t lengths[IR_OP_COUNT];
+    static bool ready;
+    if (!ready) {
+        for (unsigned i = 0; i < IR_OP_COUNT; i++) {
+            size_t n = strlen(catalog[i].name);
+            FR_CHECK(n <= UINT8_MAX);
+            lengths[i] = (uint8_t)n;
+            uint32_t at = name_hash(catalog[i].name, n) & (LOOKUP_SLOTS - 1);
+            while (slots[at])
+                at = (at + 1) & (LOOKUP_SLOTS - 1);
+            slots[at] = (uint16_t)(i + 1);
+        }
+        ready = true;
+    }
+    for (uint32_t at = name_hash(name, len) & (LOOKUP_SLOTS - 1); slots[at];
+         at = (at + 1) & (LOOKUP_SLOTS - 1)) {
+        unsigned i = slots[at] - 1u;
+        if (lengths[i] == len && memcmp(catalog[i].name, name, len) == 0) {
             *out = (ir_op)i;
             return true;
         }

@@ -968,7 +968,16 @@ static void test_catalog_rows(void)
         CHECK(info->min_inputs <= info->max_inputs);
         CHECK(info->min_outputs >= 1 && info->min_outputs <= info->max_outputs);
         ir_op found;
-        CHECK(ir_op_lookup(info->name, strlen(info->name), &found) && found == (ir_op)op);
+        size_t len = strlen(info->name);
+        CHECK(ir_op_lookup(info->name, len, &found) && found == (ir_op)op);
+        /* near misses: a prefix, the name with a letter more, read only as far as len says */
+        char longer[128];
+        CHECK(len + 2 <= sizeof longer);
+        memcpy(longer, info->name, len);
+        memcpy(longer + len, "x", 2);
+        CHECK(!ir_op_lookup(info->name, len - 1, &found) || strlen(ir_op_name(found)) == len - 1);
+        CHECK(!ir_op_lookup(longer, len + 1, &found));
+        CHECK(ir_op_lookup(longer, len, &found) && found == (ir_op)op);
         for (uint32_t k = 0; k < info->nattrs; k++) {
             const ir_attr_schema *s = &info->attrs[k];
             CHECK(s->name && s->name[0]);
