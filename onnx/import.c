@@ -930,9 +930,22 @@ static bool add_outputs(ox_importer *im, const Onnx__GraphProto *gp)
     return ok;
 }
 
+/* The value-name map is larger than the caches: the slots that a node a few places ahead defines
+ * or reads are fetched while this one is handled. */
+enum { PREFETCH_AHEAD = 8 };
+
+static void prefetch_names(ox_importer *im, char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sm_prefetch(&im->g->by_name, names[i], strlen(names[i]));
+}
+
 static bool import_graph(ox_importer *im, const Onnx__ModelProto *m)
 {
     const Onnx__GraphProto *gp = m->graph;
+    /* the value names, one a node (most have one output), initializer and input: the map is
+     * sized once, not doubled and rehomed (and its new pages faulted in) as it fills */
+    sm_reserve(&im->g->by_name, gp->n_node + gp->n_initializer + gp->n_input);
     if (!add_initializers(im, m) || !add_inputs(im, gp))
         return false;
     const Onnx__NodeProto **nodes;
@@ -942,12 +955,21 @@ static bool import_graph(ox_importer *im, const Onnx__ModelProto *m)
     im->nodes = nodes;
     im->nnodes = count;
     bool ok = true;
-    for (size_t i = 0; i < count; i++)
+    for (size_t i = 0; i < count; i++) {
+        if (i + PREFETCH_AHEAD < count)
+            prefetch_names(im, nodes[i + PREFETCH_AHEAD]->output,
+                           nodes[i + PREFETCH_AHEAD]->n_output);
         ok = define_node(im, nodes[i]) && ok;
+    }
     if (!report_unknown_ops(im) || !ok)
         return false;
-    for (size_t i = 0; i < im->pending.len; i++)
+    for (size_t i = 0; i < im->pending.len; i++) {
+        if (i + PREFETCH_AHEAD < im->pending.len) {
+            const Onnx__NodeProto *ahead = im->pending.items[i + PREFETCH_AHEAD].proto;
+            prefetch_names(im, ahead->input, ahead->n_input);
+        }
         ok = finish_node(im, &im->pending.items[i]) && ok;
+    }
     return add_outputs(im, gp) && ok;
 }
 
