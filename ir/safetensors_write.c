@@ -8,7 +8,6 @@
 #include "base/vec.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,13 +26,31 @@ static void put_str(char_buf *b, const char *s)
 static void put_u64(char_buf *b, uint64_t v)
 {
     char num[24];
-    snprintf(num, sizeof num, "%" PRIu64, v);
-    put_str(b, num);
+    size_t at = sizeof num;
+    do {
+        num[--at] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    vec_reserve(b, b->len + (sizeof num - at));
+    memcpy(b->items + b->len, num + at, sizeof num - at);
+    b->len += sizeof num - at;
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped, UTF-8 passed through. */
+/* A JSON string: quotes, backslashes and control characters escaped, UTF-8 passed through. A
+ * name with nothing to escape (every name an export makes) is copied between quotes as it is. */
 static void put_json_string(char_buf *b, const char *s)
 {
+    size_t n = 0;
+    while (s[n] && (unsigned char)s[n] >= 0x20 && s[n] != '"' && s[n] != '\\')
+        n++;
+    if (!s[n]) {
+        vec_reserve(b, b->len + n + 2);
+        b->items[b->len++] = '"';
+        memcpy(b->items + b->len, s, n);
+        b->len += n;
+        b->items[b->len++] = '"';
+        return;
+    }
     char *quoted = json_quote(s);
     put_str(b, quoted);
     free(quoted);

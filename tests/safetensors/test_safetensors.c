@@ -1133,6 +1133,31 @@ static void test_save_rows_constant(void)
     dg_free(dg);
 }
 
+/* The header's exact text: names with and without characters to escape, sizes of several
+ * digits and 0. */
+static void test_header_text(void)
+{
+    static float data[300];
+    static const int64_t dims_300[] = {300}, dims_1x0[] = {1, 0};
+    st_entry e[] = {{"plain.w", IR_F32, 1, dims_300, data, sizeof data},
+                    {"q\"\\\n\x01", IR_F32, 1, dims_300, data, sizeof data},
+                    {"empty", IR_F32, 2, dims_1x0, NULL, 0}};
+    char path[PATH_SIZE];
+    dg_context *dg = dg_new();
+    CHECK(write_entries(tmp_path(path, "header.safetensors"), e, 3, dg));
+    CHECK_DIAG(dg, "");
+    size_t len;
+    char *bytes = read_all(path, &len);
+    const char *expected =
+        "{\"empty\":{\"dtype\":\"F32\",\"shape\":[1,0],\"data_offsets\":[0,0]},"
+        "\"plain.w\":{\"dtype\":\"F32\",\"shape\":[300],\"data_offsets\":[0,1200]},"
+        "\"q\\\"\\\\\\n\\u0001\":{\"dtype\":\"F32\",\"shape\":[300],\"data_offsets\":[1200,2400]}}";
+    size_t n = strlen(expected);
+    CHECK(bytes && len >= 8 + n && memcmp(bytes + 8, expected, n) == 0);
+    free(bytes);
+    dg_free(dg);
+}
+
 int main(void)
 {
     snprintf(tmp_root, sizeof tmp_root, "%s/fr_safetensors_XXXXXX",
@@ -1164,6 +1189,7 @@ int main(void)
     RUN(test_save_over_itself_and_elsewhere);
     RUN(test_write_rows);
     RUN(test_save_rows_constant);
+    RUN(test_header_text);
     remove_tree(tmp_root);
     return unit_finish();
 }
