@@ -514,11 +514,12 @@ bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, in
 const void *ir_const_bytes(ir_graph *g, ir_value *v, size_t *nbytes, dg_context *dg);
 /* Drops the resident pages of [p, p + n) when that range lies in a file mapping of g's (an
  * adopted one or a safetensors file ir_const_data opened): a writer that streamed them out keeps
- * its peak memory low. Anywhere else (memory of the arena, of the heap), nothing happens. */
+ * its peak memory low. Anywhere else (memory of the arena, of the heap), and for a range under
+ * 64 KiB (not worth a system call), nothing happens. */
 void ir_const_release(const ir_graph *g, const void *p, size_t n);
 /* Maps the pages of [p, p + n) in one call when that range lies in a file mapping of g's, so that
  * a reader about to read all of it does not fault on each page (a hint: nothing happens where the
- * kernel cannot, or anywhere else). */
+ * kernel cannot, for a range under 64 KiB, or anywhere else). */
 void ir_const_will_read(const ir_graph *g, const void *p, size_t n);
 
 /* Writes g as canonical text to graph_path, and every IR_CONST_DATA constant to a safetensors file
