@@ -275,38 +275,123 @@ static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
 
 /* ---- candidates ---------------------------------------------------------------------------------- */
 
+/* A round's matches, compact: the matcher's are copied out every MATCH_CHUNK matches and forgotten
+ * (an mt_match and its arrays take twice the room). Per match, a record; its values, one per
+ * pattern node; and the nodes of its op pattern nodes (a leaf matches no node), in two lists of the
+ * round. A record is turned back into an mt_match when it is tried (expand). */
 typedef struct {
-    const mt_match *m;
-    int64_t phase, priority; /* the rule's, copied: the sort reads no rule */
-    uint32_t rule;  /* its index */
-    uint32_t pos;   /* of the latest root */
-    uint32_t alt;   /* its place among the matches of its rule at its root */
-    uint32_t nroots;
+    ir_node *root;
+    uint32_t rule;   /* its index */
+    uint32_t alt;    /* its place among the matches of its rule at its root */
+    uint32_t values; /* where its values start in the round's list */
+    uint32_t nodes;  /* where its op nodes' nodes start */
 } candidate;
 
-/* The place of root k's node (node ids are places at the start of a round). */
-static uint32_t root_pos(const mt_match *m, uint32_t k)
+typedef struct {
+    dsl_rule *const *rules; /* mt_rules */
+    uint32_t nrules;
+    VEC(candidate) c;
+    VEC(ir_value *) values;
+    VEC(ir_node *) nodes;
+    VEC(ir_node *) expanded; /* expand's nodes array, per pattern node */
+} round_matches;
+
+enum { MATCH_CHUNK = 4096 };
+
+/* Copies the matcher's matches from `from` on into the round's lists. */
+static void take_matches(round_matches *rm, const mt_matcher *m, size_t from)
 {
-    return m->values[m->rule->roots[k]->id]->producer->id;
+    size_t n;
+    const mt_match *ms = mt_matches(m, &n);
+    for (size_t i = from; i < n; i++) {
+        const mt_match *x = &ms[i];
+        const dsl_rule *r = x->rule;
+        const candidate *prev = rm->c.len ? &rm->c.items[rm->c.len - 1] : NULL;
+        bool same_group = prev && prev->root == x->root && prev->rule == x->rule_index;
+        FR_CHECK(rm->values.len + r->nnodes <= UINT32_MAX && rm->nodes.len + r->nops <= UINT32_MAX);
+        candidate c = {.root = x->root,
+                       .rule = x->rule_index,
+                       .alt = same_group ? prev->alt + 1 : 0,
+                       .values = (uint32_t)rm->values.len,
+                       .nodes = (uint32_t)rm->nodes.len};
+        vec_push(&rm->c, c); /* prev may move */
+        vec_reserve(&rm->values, rm->values.len + r->nnodes);
+        vec_reserve(&rm->nodes, rm->nodes.len + r->nops);
+        for (uint32_t k = 0; k < r->nnodes; k++) {
+            rm->values.items[rm->values.len++] = x->values[k];
+            if (r->nodes[k]->kind == DSL_PAT_OP)
+                rm->nodes.items[rm->nodes.len++] = x->nodes[k];
+            else
+                FR_CHECK(x->nodes[k] == NULL);
+        }
+        FR_CHECK(rm->nodes.len == rm->c.items[rm->c.len - 1].nodes + r->nops);
+    }
+}
+
+/* The match a record stands for (its nodes array is rm's, valid until the next expand). */
+static mt_match expand(round_matches *rm, const candidate *c)
+{
+    const dsl_rule *r = rm->rules[c->rule];
+    vec_reserve(&rm->expanded, r->nnodes);
+    ir_node *const *op_nodes = rm->nodes.items + c->nodes;
+    for (uint32_t k = 0, j = 0; k < r->nnodes; k++)
+        rm->expanded.items[k] = r->nodes[k]->kind == DSL_PAT_OP ? op_nodes[j++] : NULL;
+    return (mt_match){.rule = r,
+                      .rule_index = c->rule,
+                      .root = c->root,
+                      .values = rm->values.items + c->values,
+                      .nodes = rm->expanded.items};
+}
+
+static void round_matches_free(round_matches *rm)
+{
+    vec_free(&rm->c);
+    vec_free(&rm->values);
+    vec_free(&rm->nodes);
+    vec_free(&rm->expanded);
+}
+
+/* A record as the sort compares it. */
+typedef struct {
+    const dsl_rule *rule;
+    ir_value *const *values;
+    const candidate *c;
+    uint32_t pos; /* of the latest root */
+} sort_key;
+
+/* The place of root k's node (node ids are places at the start of a round). */
+static uint32_t root_pos(const sort_key *x, uint32_t k)
+{
+    return x->values[x->rule->roots[k]->id]->producer->id;
+}
+
+static sort_key key_of(const round_matches *rm, const candidate *c)
+{
+    sort_key x = {.rule = rm->rules[c->rule], .values = rm->values.items + c->values, .c = c};
+    for (uint32_t k = 0; k < x.rule->nroots; k++)
+        if (root_pos(&x, k) > x.pos)
+            x.pos = root_pos(&x, k);
+    return x;
 }
 
 /* Priority, then rule order, then the later match first (reverse topological order); the same
  * nodes matched from different roots of a horizontal pattern: roots in graph order first. */
 static int by_preference(const void *a, const void *b)
 {
-    const candidate *x = a, *y = b;
-    if (x->phase != y->phase)
-        return x->phase < y->phase ? -1 : 1;
-    if (x->priority != y->priority)
-        return x->priority > y->priority ? -1 : 1;
-    if (x->rule != y->rule)
-        return x->rule < y->rule ? -1 : 1;
+    const sort_key *x = a, *y = b;
+    if (x->rule->phase != y->rule->phase)
+        return x->rule->phase < y->rule->phase ? -1 : 1;
+    if (x->rule->priority != y->rule->priority)
+        return x->rule->priority > y->rule->priority ? -1 : 1;
+    if (x->c->rule != y->c->rule)
+        return x->c->rule < y->c->rule ? -1 : 1;
     if (x->pos != y->pos)
         return x->pos > y->pos ? -1 : 1;
-    for (uint32_t k = 0; x->nroots > 1 && k < x->nroots; k++) /* one root: it is at pos */
-        if (root_pos(x->m, k) != root_pos(y->m, k))
-            return root_pos(x->m, k) < root_pos(y->m, k) ? -1 : 1;
-    return (x->alt > y->alt) - (x->alt < y->alt);
+    /* one root: it is at pos */
+    for (uint32_t k = 0; x->rule->nroots > 1 && k < x->rule->nroots; k++)
+        if (root_pos(x, k) != root_pos(y, k))
+            return root_pos(x, k) < root_pos(y, k) ? -1 : 1;
+    return (x->c->alt > y->c->alt) - (x->c->alt < y->c->alt);
 }
 
 /* The rules ranked as the sort ranks them: phase, then priority, then rule order. */
@@ -320,14 +405,32 @@ static int by_rank(const void *a, const void *b)
     return 0; /* stable by rule order below */
 }
 
-/* Sorts the candidates by_preference. The matcher found them root by root in reverse order, and at
+/* Sorts a part of the records (one rule's, of several roots) by_preference. */
+static void sort_part(const round_matches *rm, candidate *c, size_t n)
+{
+    sort_key *keys = malloc(n * sizeof *keys);
+    candidate *copy = malloc(n * sizeof *copy);
+    FR_CHECK(keys && copy);
+    memcpy(copy, c, n * sizeof *c);
+    for (size_t i = 0; i < n; i++)
+        keys[i] = key_of(rm, &copy[i]);
+    qsort(keys, n, sizeof *keys, by_preference);
+    for (size_t i = 0; i < n; i++)
+        c[i] = *keys[i].c;
+    free(copy);
+    free(keys);
+}
+
+/* Sorts the records by_preference. The matcher found them root by root in reverse order, and at
  * one root a rule's matches in key order: for a rule of one root that is already the order among
  * its matches, so a stable distribution by the rules' rank sorts them; a rule of several roots has
  * its own part sorted. The result is checked against by_preference. */
-static void sort_candidates(rw_ctx *ctx, candidate *c, size_t n)
+static void sort_candidates(round_matches *rm)
 {
-    uint32_t nrules;
-    dsl_rule *const *rules = mt_rules(ctx->a, &nrules);
+    uint32_t nrules = rm->nrules;
+    size_t n = rm->c.len;
+    candidate *c = rm->c.items;
+    dsl_rule *const *rules = rm->rules;
     size_t *rank = malloc((nrules + 1) * sizeof *rank), *start = calloc(nrules + 1, sizeof *start);
     uint32_t *order = malloc((nrules ? nrules : 1) * sizeof *order);
     candidate *out = malloc((n ? n : 1) * sizeof *out);
@@ -352,42 +455,39 @@ static void sort_candidates(rw_ctx *ctx, candidate *c, size_t n)
     for (size_t k = nrules, end = n; k-- > 0;) { /* start[k] is now where rank k ends */
         size_t begin = k ? start[k - 1] : 0;
         if (end - begin > 1 && rules[order[k]]->nroots > 1)
-            qsort(out + begin, end - begin, sizeof *out, by_preference);
+            sort_part(rm, out + begin, end - begin);
         end = begin;
     }
-    for (size_t i = 1; i < n; i++)
-        FR_CHECK(by_preference(&out[i - 1], &out[i]) < 0);
-    if (n)
-        memcpy(c, out, n * sizeof *c);
-    free(out);
+    for (size_t i = 1; i < n; i++) {
+        sort_key x = key_of(rm, &out[i - 1]), y = key_of(rm, &out[i]);
+        FR_CHECK(by_preference(&x, &y) < 0);
+    }
+    free(rm->c.items); /* the sorted copy takes its place */
+    rm->c.items = out;
+    rm->c.cap = n ? n : 1;
     free(order);
     free(start);
     free(rank);
 }
 
-static candidate *collect(rw_ctx *ctx, mt_matcher *m, size_t *count)
+static void collect(rw_ctx *ctx, mt_matcher *m, round_matches *rm)
 {
-    for (size_t i = ctx->order.len; i-- > 0;)
+    size_t taken = 0;
+    for (size_t i = ctx->order.len; i-- > 0;) {
         mt_match_node(m, ctx->g, ctx->order.items[i]);
-    size_t n;
-    const mt_match *ms = mt_matches(m, &n);
-    candidate *c = malloc((n ? n : 1) * sizeof *c);
-    FR_CHECK(c != NULL);
-    for (size_t i = 0; i < n; i++) {
-        bool same_group = i > 0 && ms[i].root == ms[i - 1].root &&
-                          ms[i].rule_index == ms[i - 1].rule_index;
-        uint32_t latest = 0;
-        for (uint32_t k = 0; k < ms[i].rule->nroots; k++)
-            if (root_pos(&ms[i], k) > latest)
-                latest = root_pos(&ms[i], k);
-        c[i] = (candidate){.m = &ms[i], .phase = ms[i].rule->phase,
-                           .priority = ms[i].rule->priority, .rule = ms[i].rule_index,
-                           .pos = latest, .alt = same_group ? c[i - 1].alt + 1 : 0,
-                           .nroots = ms[i].rule->nroots};
+        size_t n;
+        mt_matches(m, &n);
+        if (n - taken >= MATCH_CHUNK) {
+            take_matches(rm, m, taken);
+            taken = n;
+            if (!ctx->opts.explain) { /* near misses stay to the round's end */
+                mt_matcher_reset(m);
+                taken = 0;
+            }
+        }
     }
-    sort_candidates(ctx, c, n);
-    *count = n;
-    return c;
+    take_matches(rm, m, taken);
+    sort_candidates(rm);
 }
 
 /* ---- committing ---------------------------------------------------------------------------------- */
@@ -483,39 +583,43 @@ static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why, rw_refusal_rec
  * rewrites, or -1 after an internal error. Once a rule of some phase has fired, the candidates of
  * later phases wait for a later round: matched again on the graph the earlier phase leaves, they
  * never fire on one that an earlier phase's rule would still change. */
-static long commit_round(rw_ctx *ctx, const candidate *c, size_t n, recorder *rec)
+static long commit_round(rw_ctx *ctx, round_matches *rm, recorder *rec)
 {
+    const candidate *c = rm->c.items;
+    size_t n = rm->c.len;
     long fired = 0;
     int64_t fired_phase = 0;
     char why[RW_WHY_SIZE], first_why[RW_WHY_SIZE];
     rw_refusal_rec reason, first_reason = {0};
     for (size_t i = 0; i < n;) {
-        if (fired && c[i].m->rule->phase > fired_phase)
+        const dsl_rule *rule = rm->rules[c[i].rule];
+        if (fired && rule->phase > fired_phase)
             break; /* phases are sorted first: what follows all waits */
         size_t end = i + 1;
-        while (end < n && c[end].m->root == c[i].m->root &&
-               c[end].m->rule_index == c[i].m->rule_index)
+        while (end < n && c[end].root == c[i].root && c[end].rule == c[i].rule)
             end++;
         bool done = false;
         for (size_t j = i; j < end && !done; j++) {
             why[0] = '\0';
-            done = try_commit(ctx, c[j].m, why, &reason);
+            mt_match m = expand(rm, &c[j]);
+            done = try_commit(ctx, &m, why, &reason);
             if (!done && j == i) {
                 memcpy(first_why, why, sizeof why);
                 first_reason = reason;
             }
         }
         if (done) {
-            fired_phase = c[i].m->rule->phase;
+            fired_phase = rule->phase;
             fired++;
-            ctx->rep->fired[c[i].m->rule_index]++;
+            ctx->rep->fired[c[i].rule]++;
             if (ctx->opts.validate_each) {
                 renumber(ctx);
                 if (!validate_rewrite(ctx))
                     return -1;
             }
         } else {
-            record(rec, c[i].m, &first_reason, first_why[0] ? first_why : "refused");
+            mt_match m = expand(rm, &c[i]);
+            record(rec, &m, &first_reason, first_why[0] ? first_why : "refused");
         }
         i = end;
     }
@@ -576,11 +680,12 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         round_begin(&ctx);
         ctx.round_forwarded = false;
         mt_matcher_reset(m);
-        size_t n;
-        candidate *c = collect(&ctx, m, &n);
+        round_matches rm = {0};
+        rm.rules = mt_rules(a, &rm.nrules);
+        collect(&ctx, m, &rm);
         double t1 = cpu_seconds();
-        long fired = commit_round(&ctx, c, n, &rec);
-        free(c);
+        long fired = commit_round(&ctx, &rm, &rec);
+        round_matches_free(&rm);
         double t2 = cpu_seconds();
         report->match_seconds += t1 - t0;
         report->commit_seconds += t2 - t1;
