@@ -275,30 +275,60 @@ static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
 
 /* ---- candidates ---------------------------------------------------------------------------------- */
 
-/* A round's matches, compact: the matcher's are copied out every MATCH_CHUNK matches and forgotten
- * (an mt_match and its arrays take twice the room). Per match, a record; its values, one per
- * pattern node; and the nodes of its op pattern nodes (a leaf matches no node), in two lists of the
- * round. A record is turned back into an mt_match when it is tried (expand). */
+/* A round's matches, compact and kept per rule: the matcher's are copied out every MATCH_CHUNK
+ * matches and forgotten (an mt_match and its arrays take twice the room). Per match, a record in
+ * its rule's list; and in its rule's arena, its values (one per pattern node) followed by the nodes
+ * of its op pattern nodes (a leaf matches no node). A record is turned back into an mt_match when it
+ * is tried (expand). The rules' lists are tried in rank order, and each is freed once tried: the
+ * graph grows by the rewrites while the matches shrink. */
 typedef struct {
     ir_node *root;
-    uint32_t rule;   /* its index */
-    uint32_t alt;    /* its place among the matches of its rule at its root */
-    uint32_t values; /* where its values start in the round's list */
-    uint32_t nodes;  /* where its op nodes' nodes start */
+    ir_value **values; /* then the op nodes' nodes */
+    uint32_t rule;     /* its index */
+    uint32_t alt;      /* its place among the matches of its rule at its root */
 } candidate;
+
+typedef struct {
+    VEC(candidate) c;
+    ar_arena *arena; /* the records' values and nodes */
+} rule_matches;
 
 typedef struct {
     dsl_rule *const *rules; /* mt_rules */
     uint32_t nrules;
-    VEC(candidate) c;
-    VEC(ir_value *) values;
-    VEC(ir_node *) nodes;
+    rule_matches *by_rule;   /* nrules */
+    uint32_t *order;         /* the rules by rank: the order their matches are tried in */
     VEC(ir_node *) expanded; /* expand's nodes array, per pattern node */
 } round_matches;
 
 enum { MATCH_CHUNK = 4096 };
 
-/* Copies the matcher's matches from `from` on into the round's lists. */
+static void round_matches_init(round_matches *rm, const mt_automaton *a)
+{
+    memset(rm, 0, sizeof *rm);
+    rm->rules = mt_rules(a, &rm->nrules);
+    rm->by_rule = calloc(rm->nrules ? rm->nrules : 1, sizeof *rm->by_rule);
+    rm->order = malloc((rm->nrules ? rm->nrules : 1) * sizeof *rm->order);
+    FR_CHECK(rm->by_rule && rm->order);
+}
+
+static void rule_matches_free(rule_matches *x)
+{
+    vec_free(&x->c);
+    ar_free(x->arena);
+    x->arena = NULL;
+}
+
+static void round_matches_free(round_matches *rm)
+{
+    for (uint32_t r = 0; r < rm->nrules; r++)
+        rule_matches_free(&rm->by_rule[r]);
+    free(rm->by_rule);
+    free(rm->order);
+    vec_free(&rm->expanded);
+}
+
+/* Copies the matcher's matches from `from` on into their rules' lists. */
 static void take_matches(round_matches *rm, const mt_matcher *m, size_t from)
 {
     size_t n;
@@ -306,25 +336,25 @@ static void take_matches(round_matches *rm, const mt_matcher *m, size_t from)
     for (size_t i = from; i < n; i++) {
         const mt_match *x = &ms[i];
         const dsl_rule *r = x->rule;
-        const candidate *prev = rm->c.len ? &rm->c.items[rm->c.len - 1] : NULL;
-        bool same_group = prev && prev->root == x->root && prev->rule == x->rule_index;
-        FR_CHECK(rm->values.len + r->nnodes <= UINT32_MAX && rm->nodes.len + r->nops <= UINT32_MAX);
-        candidate c = {.root = x->root,
-                       .rule = x->rule_index,
-                       .alt = same_group ? prev->alt + 1 : 0,
-                       .values = (uint32_t)rm->values.len,
-                       .nodes = (uint32_t)rm->nodes.len};
-        vec_push(&rm->c, c); /* prev may move */
-        vec_reserve(&rm->values, rm->values.len + r->nnodes);
-        vec_reserve(&rm->nodes, rm->nodes.len + r->nops);
-        for (uint32_t k = 0; k < r->nnodes; k++) {
-            rm->values.items[rm->values.len++] = x->values[k];
+        rule_matches *to = &rm->by_rule[x->rule_index];
+        if (!to->arena)
+            to->arena = ar_new();
+        ir_value **values = ar_alloc_array(to->arena, (size_t)r->nnodes + r->nops, sizeof *values);
+        ir_node **nodes = (ir_node **)(values + r->nnodes);
+        for (uint32_t k = 0, j = 0; k < r->nnodes; k++) {
+            values[k] = x->values[k];
             if (r->nodes[k]->kind == DSL_PAT_OP)
-                rm->nodes.items[rm->nodes.len++] = x->nodes[k];
+                nodes[j++] = x->nodes[k];
             else
                 FR_CHECK(x->nodes[k] == NULL);
         }
-        FR_CHECK(rm->nodes.len == rm->c.items[rm->c.len - 1].nodes + r->nops);
+        /* a rule's matches at one root are found together */
+        const candidate *prev = to->c.len ? &to->c.items[to->c.len - 1] : NULL;
+        candidate c = {.root = x->root,
+                       .values = values,
+                       .rule = x->rule_index,
+                       .alt = prev && prev->root == x->root ? prev->alt + 1 : 0};
+        vec_push(&to->c, c);
     }
 }
 
@@ -333,41 +363,32 @@ static mt_match expand(round_matches *rm, const candidate *c)
 {
     const dsl_rule *r = rm->rules[c->rule];
     vec_reserve(&rm->expanded, r->nnodes);
-    ir_node *const *op_nodes = rm->nodes.items + c->nodes;
+    ir_node *const *op_nodes = (ir_node *const *)(c->values + r->nnodes);
     for (uint32_t k = 0, j = 0; k < r->nnodes; k++)
         rm->expanded.items[k] = r->nodes[k]->kind == DSL_PAT_OP ? op_nodes[j++] : NULL;
     return (mt_match){.rule = r,
                       .rule_index = c->rule,
                       .root = c->root,
-                      .values = rm->values.items + c->values,
+                      .values = c->values,
                       .nodes = rm->expanded.items};
-}
-
-static void round_matches_free(round_matches *rm)
-{
-    vec_free(&rm->c);
-    vec_free(&rm->values);
-    vec_free(&rm->nodes);
-    vec_free(&rm->expanded);
 }
 
 /* A record as the sort compares it. */
 typedef struct {
     const dsl_rule *rule;
-    ir_value *const *values;
-    const candidate *c;
+    candidate c;
     uint32_t pos; /* of the latest root */
 } sort_key;
 
 /* The place of root k's node (node ids are places at the start of a round). */
 static uint32_t root_pos(const sort_key *x, uint32_t k)
 {
-    return x->values[x->rule->roots[k]->id]->producer->id;
+    return x->c.values[x->rule->roots[k]->id]->producer->id;
 }
 
 static sort_key key_of(const round_matches *rm, const candidate *c)
 {
-    sort_key x = {.rule = rm->rules[c->rule], .values = rm->values.items + c->values, .c = c};
+    sort_key x = {.rule = rm->rules[c->rule], .c = *c};
     for (uint32_t k = 0; k < x.rule->nroots; k++)
         if (root_pos(&x, k) > x.pos)
             x.pos = root_pos(&x, k);
@@ -383,15 +404,15 @@ static int by_preference(const void *a, const void *b)
         return x->rule->phase < y->rule->phase ? -1 : 1;
     if (x->rule->priority != y->rule->priority)
         return x->rule->priority > y->rule->priority ? -1 : 1;
-    if (x->c->rule != y->c->rule)
-        return x->c->rule < y->c->rule ? -1 : 1;
+    if (x->c.rule != y->c.rule)
+        return x->c.rule < y->c.rule ? -1 : 1;
     if (x->pos != y->pos)
         return x->pos > y->pos ? -1 : 1;
     /* one root: it is at pos */
     for (uint32_t k = 0; x->rule->nroots > 1 && k < x->rule->nroots; k++)
         if (root_pos(x, k) != root_pos(y, k))
             return root_pos(x, k) < root_pos(y, k) ? -1 : 1;
-    return (x->c->alt > y->c->alt) - (x->c->alt < y->c->alt);
+    return (x->c.alt > y->c.alt) - (x->c.alt < y->c.alt);
 }
 
 /* The rules ranked as the sort ranks them: phase, then priority, then rule order. */
@@ -405,69 +426,48 @@ static int by_rank(const void *a, const void *b)
     return 0; /* stable by rule order below */
 }
 
-/* Sorts a part of the records (one rule's, of several roots) by_preference. */
+/* Sorts one rule's records (a rule of several roots) by_preference. */
 static void sort_part(const round_matches *rm, candidate *c, size_t n)
 {
     sort_key *keys = malloc(n * sizeof *keys);
-    candidate *copy = malloc(n * sizeof *copy);
-    FR_CHECK(keys && copy);
-    memcpy(copy, c, n * sizeof *c);
+    FR_CHECK(keys != NULL);
     for (size_t i = 0; i < n; i++)
-        keys[i] = key_of(rm, &copy[i]);
+        keys[i] = key_of(rm, &c[i]);
     qsort(keys, n, sizeof *keys, by_preference);
     for (size_t i = 0; i < n; i++)
-        c[i] = *keys[i].c;
-    free(copy);
+        c[i] = keys[i].c;
     free(keys);
 }
 
-/* Sorts the records by_preference. The matcher found them root by root in reverse order, and at
- * one root a rule's matches in key order: for a rule of one root that is already the order among
- * its matches, so a stable distribution by the rules' rank sorts them; a rule of several roots has
- * its own part sorted. The result is checked against by_preference. */
+/* Puts the records in by_preference order: the rules by rank (rm->order), and each rule's records
+ * in its own order. The matcher found them root by root in reverse order, and at one root a rule's
+ * matches in key order: for a rule of one root that is already the order among its matches; a rule
+ * of several roots has its records sorted. The result is checked against by_preference. */
 static void sort_candidates(round_matches *rm)
 {
-    uint32_t nrules = rm->nrules;
-    size_t n = rm->c.len;
-    candidate *c = rm->c.items;
     dsl_rule *const *rules = rm->rules;
-    size_t *rank = malloc((nrules + 1) * sizeof *rank), *start = calloc(nrules + 1, sizeof *start);
-    uint32_t *order = malloc((nrules ? nrules : 1) * sizeof *order);
-    candidate *out = malloc((n ? n : 1) * sizeof *out);
-    FR_CHECK(rank && start && order && out);
-    for (uint32_t r = 0; r < nrules; r++)
+    uint32_t *order = rm->order;
+    for (uint32_t r = 0; r < rm->nrules; r++)
         order[r] = r;
     /* insertion sort, stable: few rules, and qsort is not stable */
-    for (uint32_t i = 1; i < nrules; i++)
+    for (uint32_t i = 1; i < rm->nrules; i++)
         for (uint32_t j = i; j > 0 && by_rank(&rules[order[j - 1]], &rules[order[j]]) > 0; j--) {
             uint32_t t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    for (uint32_t k = 0; k < nrules; k++)
-        rank[order[k]] = k;
-    for (size_t i = 0; i < n; i++)
-        start[rank[c[i].rule] + 1]++;
-    for (size_t k = 0; k < nrules; k++)
-        start[k + 1] += start[k];
-    for (size_t i = 0; i < n; i++)
-        out[start[rank[c[i].rule]]++] = c[i];
-    for (size_t k = nrules, end = n; k-- > 0;) { /* start[k] is now where rank k ends */
-        size_t begin = k ? start[k - 1] : 0;
-        if (end - begin > 1 && rules[order[k]]->nroots > 1)
-            sort_part(rm, out + begin, end - begin);
-        end = begin;
+    const candidate *last = NULL;
+    for (uint32_t k = 0; k < rm->nrules; k++) {
+        rule_matches *x = &rm->by_rule[order[k]];
+        if (x->c.len > 1 && rules[order[k]]->nroots > 1)
+            sort_part(rm, x->c.items, x->c.len);
+        for (size_t i = 0; i < x->c.len; last = &x->c.items[i++]) {
+            if (!last)
+                continue;
+            sort_key a = key_of(rm, last), b = key_of(rm, &x->c.items[i]);
+            FR_CHECK(by_preference(&a, &b) < 0);
+        }
     }
-    for (size_t i = 1; i < n; i++) {
-        sort_key x = key_of(rm, &out[i - 1]), y = key_of(rm, &out[i]);
-        FR_CHECK(by_preference(&x, &y) < 0);
-    }
-    free(rm->c.items); /* the sorted copy takes its place */
-    rm->c.items = out;
-    rm->c.cap = n ? n : 1;
-    free(order);
-    free(start);
-    free(rank);
 }
 
 static void collect(rw_ctx *ctx, mt_matcher *m, round_matches *rm)
@@ -582,46 +582,53 @@ static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why, rw_refusal_rec
 /* Commits what it can among the sorted candidates (lowest phase first); returns the number of
  * rewrites, or -1 after an internal error. Once a rule of some phase has fired, the candidates of
  * later phases wait for a later round: matched again on the graph the earlier phase leaves, they
- * never fire on one that an earlier phase's rule would still change. */
+ * never fire on one that an earlier phase's rule would still change. A rule's records are freed
+ * once tried. */
 static long commit_round(rw_ctx *ctx, round_matches *rm, recorder *rec)
 {
-    const candidate *c = rm->c.items;
-    size_t n = rm->c.len;
     long fired = 0;
     int64_t fired_phase = 0;
     char why[RW_WHY_SIZE], first_why[RW_WHY_SIZE];
     rw_refusal_rec reason, first_reason = {0};
-    for (size_t i = 0; i < n;) {
-        const dsl_rule *rule = rm->rules[c[i].rule];
+    for (uint32_t k = 0; k < rm->nrules; k++) {
+        const dsl_rule *rule = rm->rules[rm->order[k]];
+        rule_matches *x = &rm->by_rule[rm->order[k]];
         if (fired && rule->phase > fired_phase)
             break; /* phases are sorted first: what follows all waits */
-        size_t end = i + 1;
-        while (end < n && c[end].root == c[i].root && c[end].rule == c[i].rule)
-            end++;
-        bool done = false;
-        for (size_t j = i; j < end && !done; j++) {
-            why[0] = '\0';
-            mt_match m = expand(rm, &c[j]);
-            done = try_commit(ctx, &m, why, &reason);
-            if (!done && j == i) {
-                memcpy(first_why, why, sizeof why);
-                first_reason = reason;
+        const candidate *c = x->c.items;
+        size_t n = x->c.len;
+        for (size_t i = 0; i < n;) {
+            size_t end = i + 1;
+            while (end < n && c[end].root == c[i].root)
+                end++;
+            bool done = false;
+            for (size_t j = i; j < end && !done; j++) {
+                why[0] = '\0';
+                mt_match m = expand(rm, &c[j]);
+                done = try_commit(ctx, &m, why, &reason);
+                if (!done && j == i) {
+                    memcpy(first_why, why, sizeof why);
+                    first_reason = reason;
+                }
             }
-        }
-        if (done) {
-            fired_phase = rule->phase;
-            fired++;
-            ctx->rep->fired[c[i].rule]++;
-            if (ctx->opts.validate_each) {
-                renumber(ctx);
-                if (!validate_rewrite(ctx))
-                    return -1;
+            if (done) {
+                fired_phase = rule->phase;
+                fired++;
+                ctx->rep->fired[c[i].rule]++;
+                if (ctx->opts.validate_each) {
+                    renumber(ctx);
+                    if (!validate_rewrite(ctx))
+                        return -1;
+                }
+            } else {
+                /* record reads the rule and the root, not the nodes: no expand */
+                mt_match m = {.rule = rule, .rule_index = c[i].rule, .root = c[i].root,
+                              .values = c[i].values};
+                record(rec, &m, &first_reason, first_why[0] ? first_why : "refused");
             }
-        } else {
-            mt_match m = expand(rm, &c[i]);
-            record(rec, &m, &first_reason, first_why[0] ? first_why : "refused");
+            i = end;
         }
-        i = end;
+        rule_matches_free(x);
     }
     return fired;
 }
@@ -680,8 +687,8 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         round_begin(&ctx);
         ctx.round_forwarded = false;
         mt_matcher_reset(m);
-        round_matches rm = {0};
-        rm.rules = mt_rules(a, &rm.nrules);
+        round_matches rm;
+        round_matches_init(&rm, a);
         collect(&ctx, m, &rm);
         double t1 = cpu_seconds();
         long fired = commit_round(&ctx, &rm, &rec);
