@@ -71,7 +71,7 @@ void rw_kill_members(rw_plan *p, ir_node *by, bool clear_order)
         rw_node_state *s = rw_state(p->ctx, n);
         n->dead = true;
         s->claimed_by = rule;
-        s->replaced_by = by;
+        rw_set_replaced_by(p->ctx, n, by);
         if (clear_order)
             p->ctx->order.items[s->pos] = NULL;
     }
@@ -188,7 +188,7 @@ ir_node *rw_commit(rw_plan *p)
         for (size_t i = 0; i < p->helpers.len; i++) {
             /* the helper reads what the member it replaces read */
             rw_node_state *replaced = rw_state(p->ctx, p->helpers.items[i].replaces);
-            replaced->replaced_by = p->helpers.items[i].node;
+            rw_set_replaced_by(p->ctx, p->helpers.items[i].replaces, p->helpers.items[i].node);
             rw_state(p->ctx, p->helpers.items[i].node)->pos = replaced->pos;
             p->ctx->order.items[replaced->pos] = p->helpers.items[i].node;
         }

@@ -33,12 +33,40 @@ rw_options rw_options_default(void)
     return o;
 }
 
+_Static_assert(sizeof(rw_node_state) == 24, "a node's state grew");
+
 rw_node_state *rw_state(rw_ctx *ctx, const ir_node *n)
 {
     FR_CHECK(n->id != RW_TENTATIVE_ID);
     while (ctx->st.len <= n->id)
         vec_push(&ctx->st, ((rw_node_state){.claimed_by = -1}));
     return &ctx->st.items[n->id];
+}
+
+ir_node *rw_replaced_by(rw_ctx *ctx, const ir_node *n)
+{
+    uint32_t id = rw_state(ctx, n)->replaced_by;
+    return id ? ctx->g->nodes.items[id - 1] : NULL;
+}
+
+ir_value *rw_forwarded_to(rw_ctx *ctx, const ir_node *n)
+{
+    uint32_t id = rw_state(ctx, n)->forwarded_to;
+    return id ? ctx->g->values.items[id - 1] : NULL;
+}
+
+/* Node ids are places in the graph's node list (renumber keeps them so), value ids in its value
+ * list (compacted only at the end of a round, when the states are dropped). */
+void rw_set_replaced_by(rw_ctx *ctx, const ir_node *n, const ir_node *by)
+{
+    FR_CHECK(!by || (by->id < ctx->g->nodes.len && ctx->g->nodes.items[by->id] == by));
+    rw_state(ctx, n)->replaced_by = by ? by->id + 1 : 0;
+}
+
+void rw_set_forwarded_to(rw_ctx *ctx, const ir_node *n, const ir_value *to)
+{
+    FR_CHECK(!to || (to->id < ctx->g->values.len && ctx->g->values.items[to->id] == to));
+    rw_state(ctx, n)->forwarded_to = to ? to->id + 1 : 0;
 }
 
 uint32_t rw_new_stamp(rw_ctx *ctx)
@@ -84,15 +112,21 @@ static void renumber(rw_ctx *ctx)
         if (g->nodes.items[i]->dead)
             list[k++] = g->nodes.items[i];
     FR_CHECK(k == n); /* every live node is in the order exactly once */
+    uint32_t *place = malloc((n ? n : 1) * sizeof *place); /* by old id */
+    FR_CHECK(place != NULL);
     for (size_t i = 0; i < n; i++) {
         st[i] = *rw_state(ctx, list[i]);
         st[i].pos = (uint32_t)i;
+        place[list[i]->id] = (uint32_t)i;
     }
     for (size_t i = 0; i < n; i++) {
+        if (st[i].replaced_by) /* an id + 1 */
+            st[i].replaced_by = place[st[i].replaced_by - 1] + 1;
         list[i]->id = (uint32_t)i;
         g->nodes.items[i] = list[i];
         ctx->st.items[i] = st[i];
     }
+    free(place);
     ctx->st.len = n;
     ctx->order.len = 0;
     for (size_t i = 0; i < live; i++)
@@ -622,7 +656,9 @@ static long commit_round(rw_ctx *ctx, round_matches *rm, recorder *rec)
                 }
             } else {
                 /* record reads the rule and the root, not the nodes: no expand */
-                mt_match m = {.rule = rule, .rule_index = c[i].rule, .root = c[i].root,
+                mt_match m = {.rule = rule,
+                              .rule_index = c[i].rule,
+                              .root = c[i].root,
                               .values = c[i].values};
                 record(rec, &m, &first_reason, first_why[0] ? first_why : "refused");
             }
