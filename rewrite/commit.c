@@ -31,13 +31,14 @@ static ir_attr copy_attr(ir_graph *g, const ir_attr *a)
 }
 
 /* A name for a new constant: its stem ("w1_folded"), else the stem and the root's name
- * ("w_folded_r12": unique when one weight is folded in many places, found without probing). */
+ * ("w_folded_r12": unique when one weight is folded in many places, found without probing). The
+ * graph copies the name it is given: this one lives in the stem's place or the plan's scratch. */
 static const char *const_name(rw_plan *p, const char *stem)
 {
     if (!ir_find_value(p->g, stem))
-        return ar_strdup(p->g->arena, stem);
+        return stem;
     const char *root = p->outputs.items[0]->name;
-    char *name = ar_printf(p->g->arena, "%s_%s", stem, root);
+    char *name = ar_printf(p->ctx->scratch, "%s_%s", stem, root);
     return ir_find_value(p->g, name) ? ir_fresh_name(p->g, name) : name;
 }
 
@@ -71,7 +72,7 @@ void rw_kill_members(rw_plan *p, ir_node *by, bool clear_order)
         rw_node_state *s = rw_state(p->ctx, n);
         n->dead = true;
         s->claimed_by = rule;
-        s->replaced_by = by;
+        rw_set_replaced_by(p->ctx, n, by);
         if (clear_order)
             p->ctx->order.items[s->pos] = NULL;
     }
@@ -188,7 +189,7 @@ ir_node *rw_commit(rw_plan *p)
         for (size_t i = 0; i < p->helpers.len; i++) {
             /* the helper reads what the member it replaces read */
             rw_node_state *replaced = rw_state(p->ctx, p->helpers.items[i].replaces);
-            replaced->replaced_by = p->helpers.items[i].node;
+            rw_set_replaced_by(p->ctx, p->helpers.items[i].replaces, p->helpers.items[i].node);
             rw_state(p->ctx, p->helpers.items[i].node)->pos = replaced->pos;
             p->ctx->order.items[replaced->pos] = p->helpers.items[i].node;
         }

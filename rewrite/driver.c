@@ -33,12 +33,40 @@ rw_options rw_options_default(void)
     return o;
 }
 
+_Static_assert(sizeof(rw_node_state) == 24, "a node's state grew");
+
 rw_node_state *rw_state(rw_ctx *ctx, const ir_node *n)
 {
     FR_CHECK(n->id != RW_TENTATIVE_ID);
     while (ctx->st.len <= n->id)
         vec_push(&ctx->st, ((rw_node_state){.claimed_by = -1}));
     return &ctx->st.items[n->id];
+}
+
+ir_node *rw_replaced_by(rw_ctx *ctx, const ir_node *n)
+{
+    uint32_t id = rw_state(ctx, n)->replaced_by;
+    return id ? ctx->g->nodes.items[id - 1] : NULL;
+}
+
+ir_value *rw_forwarded_to(rw_ctx *ctx, const ir_node *n)
+{
+    uint32_t id = rw_state(ctx, n)->forwarded_to;
+    return id ? ctx->g->values.items[id - 1] : NULL;
+}
+
+/* Node ids are places in the graph's node list (renumber keeps them so), value ids in its value
+ * list (compacted only at the end of a round, when the states are dropped). */
+void rw_set_replaced_by(rw_ctx *ctx, const ir_node *n, const ir_node *by)
+{
+    FR_CHECK(!by || (by->id < ctx->g->nodes.len && ctx->g->nodes.items[by->id] == by));
+    rw_state(ctx, n)->replaced_by = by ? by->id + 1 : 0;
+}
+
+void rw_set_forwarded_to(rw_ctx *ctx, const ir_node *n, const ir_value *to)
+{
+    FR_CHECK(!to || (to->id < ctx->g->values.len && ctx->g->values.items[to->id] == to));
+    rw_state(ctx, n)->forwarded_to = to ? to->id + 1 : 0;
 }
 
 uint32_t rw_new_stamp(rw_ctx *ctx)
@@ -84,15 +112,21 @@ static void renumber(rw_ctx *ctx)
         if (g->nodes.items[i]->dead)
             list[k++] = g->nodes.items[i];
     FR_CHECK(k == n); /* every live node is in the order exactly once */
+    uint32_t *place = malloc((n ? n : 1) * sizeof *place); /* by old id */
+    FR_CHECK(place != NULL);
     for (size_t i = 0; i < n; i++) {
         st[i] = *rw_state(ctx, list[i]);
         st[i].pos = (uint32_t)i;
+        place[list[i]->id] = (uint32_t)i;
     }
     for (size_t i = 0; i < n; i++) {
+        if (st[i].replaced_by) /* an id + 1 */
+            st[i].replaced_by = place[st[i].replaced_by - 1] + 1;
         list[i]->id = (uint32_t)i;
         g->nodes.items[i] = list[i];
         ctx->st.items[i] = st[i];
     }
+    free(place);
     ctx->st.len = n;
     ctx->order.len = 0;
     for (size_t i = 0; i < live; i++)
@@ -275,38 +309,144 @@ static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
 
 /* ---- candidates ---------------------------------------------------------------------------------- */
 
+/* A round's matches, compact and kept per rule: the matcher's are copied out every MATCH_CHUNK
+ * matches and forgotten (an mt_match and its arrays take twice the room). Per match, a record in
+ * its rule's list; and in its rule's arena, its values (one per pattern node) followed by the nodes
+ * of its op pattern nodes (a leaf matches no node). A record is turned back into an mt_match when it
+ * is tried (expand). The rules' lists are tried in rank order, and each is freed once tried: the
+ * graph grows by the rewrites while the matches shrink. */
 typedef struct {
-    const mt_match *m;
-    int64_t phase, priority; /* the rule's, copied: the sort reads no rule */
-    uint32_t rule;  /* its index */
-    uint32_t pos;   /* of the latest root */
-    uint32_t alt;   /* its place among the matches of its rule at its root */
-    uint32_t nroots;
+    ir_node *root;
+    ir_value **values; /* then the op nodes' nodes */
+    uint32_t rule;     /* its index */
+    uint32_t alt;      /* its place among the matches of its rule at its root */
 } candidate;
 
-/* The place of root k's node (node ids are places at the start of a round). */
-static uint32_t root_pos(const mt_match *m, uint32_t k)
+typedef struct {
+    VEC(candidate) c;
+    ar_arena *arena; /* the records' values and nodes */
+} rule_matches;
+
+typedef struct {
+    dsl_rule *const *rules; /* mt_rules */
+    uint32_t nrules;
+    rule_matches *by_rule;   /* nrules */
+    uint32_t *order;         /* the rules by rank: the order their matches are tried in */
+    VEC(ir_node *) expanded; /* expand's nodes array, per pattern node */
+} round_matches;
+
+enum { MATCH_CHUNK = 4096 };
+
+static void round_matches_init(round_matches *rm, const mt_automaton *a)
 {
-    return m->values[m->rule->roots[k]->id]->producer->id;
+    memset(rm, 0, sizeof *rm);
+    rm->rules = mt_rules(a, &rm->nrules);
+    rm->by_rule = calloc(rm->nrules ? rm->nrules : 1, sizeof *rm->by_rule);
+    rm->order = malloc((rm->nrules ? rm->nrules : 1) * sizeof *rm->order);
+    FR_CHECK(rm->by_rule && rm->order);
+}
+
+static void rule_matches_free(rule_matches *x)
+{
+    vec_free(&x->c);
+    ar_free(x->arena);
+    x->arena = NULL;
+}
+
+static void round_matches_free(round_matches *rm)
+{
+    for (uint32_t r = 0; r < rm->nrules; r++)
+        rule_matches_free(&rm->by_rule[r]);
+    free(rm->by_rule);
+    free(rm->order);
+    vec_free(&rm->expanded);
+}
+
+/* Copies the matcher's matches from `from` on into their rules' lists. */
+static void take_matches(round_matches *rm, const mt_matcher *m, size_t from)
+{
+    size_t n;
+    const mt_match *ms = mt_matches(m, &n);
+    for (size_t i = from; i < n; i++) {
+        const mt_match *x = &ms[i];
+        const dsl_rule *r = x->rule;
+        rule_matches *to = &rm->by_rule[x->rule_index];
+        if (!to->arena)
+            to->arena = ar_new();
+        ir_value **values = ar_alloc_array(to->arena, (size_t)r->nnodes + r->nops, sizeof *values);
+        ir_node **nodes = (ir_node **)(values + r->nnodes);
+        for (uint32_t k = 0, j = 0; k < r->nnodes; k++) {
+            values[k] = x->values[k];
+            if (r->nodes[k]->kind == DSL_PAT_OP)
+                nodes[j++] = x->nodes[k];
+            else
+                FR_CHECK(x->nodes[k] == NULL);
+        }
+        /* a rule's matches at one root are found together */
+        const candidate *prev = to->c.len ? &to->c.items[to->c.len - 1] : NULL;
+        candidate c = {.root = x->root,
+                       .values = values,
+                       .rule = x->rule_index,
+                       .alt = prev && prev->root == x->root ? prev->alt + 1 : 0};
+        vec_push(&to->c, c);
+    }
+}
+
+/* The match a record stands for (its nodes array is rm's, valid until the next expand). */
+static mt_match expand(round_matches *rm, const candidate *c)
+{
+    const dsl_rule *r = rm->rules[c->rule];
+    vec_reserve(&rm->expanded, r->nnodes);
+    ir_node *const *op_nodes = (ir_node *const *)(c->values + r->nnodes);
+    for (uint32_t k = 0, j = 0; k < r->nnodes; k++)
+        rm->expanded.items[k] = r->nodes[k]->kind == DSL_PAT_OP ? op_nodes[j++] : NULL;
+    return (mt_match){.rule = r,
+                      .rule_index = c->rule,
+                      .root = c->root,
+                      .values = c->values,
+                      .nodes = rm->expanded.items};
+}
+
+/* A record as the sort compares it. */
+typedef struct {
+    const dsl_rule *rule;
+    candidate c;
+    uint32_t pos; /* of the latest root */
+} sort_key;
+
+/* The place of root k's node (node ids are places at the start of a round). */
+static uint32_t root_pos(const sort_key *x, uint32_t k)
+{
+    return x->c.values[x->rule->roots[k]->id]->producer->id;
+}
+
+static sort_key key_of(const round_matches *rm, const candidate *c)
+{
+    sort_key x = {.rule = rm->rules[c->rule], .c = *c};
+    for (uint32_t k = 0; k < x.rule->nroots; k++)
+        if (root_pos(&x, k) > x.pos)
+            x.pos = root_pos(&x, k);
+    return x;
 }
 
 /* Priority, then rule order, then the later match first (reverse topological order); the same
  * nodes matched from different roots of a horizontal pattern: roots in graph order first. */
 static int by_preference(const void *a, const void *b)
 {
-    const candidate *x = a, *y = b;
-    if (x->phase != y->phase)
-        return x->phase < y->phase ? -1 : 1;
-    if (x->priority != y->priority)
-        return x->priority > y->priority ? -1 : 1;
-    if (x->rule != y->rule)
-        return x->rule < y->rule ? -1 : 1;
+    const sort_key *x = a, *y = b;
+    if (x->rule->phase != y->rule->phase)
+        return x->rule->phase < y->rule->phase ? -1 : 1;
+    if (x->rule->priority != y->rule->priority)
+        return x->rule->priority > y->rule->priority ? -1 : 1;
+    if (x->c.rule != y->c.rule)
+        return x->c.rule < y->c.rule ? -1 : 1;
     if (x->pos != y->pos)
         return x->pos > y->pos ? -1 : 1;
-    for (uint32_t k = 0; x->nroots > 1 && k < x->nroots; k++) /* one root: it is at pos */
-        if (root_pos(x->m, k) != root_pos(y->m, k))
-            return root_pos(x->m, k) < root_pos(y->m, k) ? -1 : 1;
-    return (x->alt > y->alt) - (x->alt < y->alt);
+    /* one root: it is at pos */
+    for (uint32_t k = 0; x->rule->nroots > 1 && k < x->rule->nroots; k++)
+        if (root_pos(x, k) != root_pos(y, k))
+            return root_pos(x, k) < root_pos(y, k) ? -1 : 1;
+    return (x->c.alt > y->c.alt) - (x->c.alt < y->c.alt);
 }
 
 /* The rules ranked as the sort ranks them: phase, then priority, then rule order. */
@@ -320,74 +460,68 @@ static int by_rank(const void *a, const void *b)
     return 0; /* stable by rule order below */
 }
 
-/* Sorts the candidates by_preference. The matcher found them root by root in reverse order, and at
- * one root a rule's matches in key order: for a rule of one root that is already the order among
- * its matches, so a stable distribution by the rules' rank sorts them; a rule of several roots has
- * its own part sorted. The result is checked against by_preference. */
-static void sort_candidates(rw_ctx *ctx, candidate *c, size_t n)
+/* Sorts one rule's records (a rule of several roots) by_preference. */
+static void sort_part(const round_matches *rm, candidate *c, size_t n)
 {
-    uint32_t nrules;
-    dsl_rule *const *rules = mt_rules(ctx->a, &nrules);
-    size_t *rank = malloc((nrules + 1) * sizeof *rank), *start = calloc(nrules + 1, sizeof *start);
-    uint32_t *order = malloc((nrules ? nrules : 1) * sizeof *order);
-    candidate *out = malloc((n ? n : 1) * sizeof *out);
-    FR_CHECK(rank && start && order && out);
-    for (uint32_t r = 0; r < nrules; r++)
+    sort_key *keys = malloc(n * sizeof *keys);
+    FR_CHECK(keys != NULL);
+    for (size_t i = 0; i < n; i++)
+        keys[i] = key_of(rm, &c[i]);
+    qsort(keys, n, sizeof *keys, by_preference);
+    for (size_t i = 0; i < n; i++)
+        c[i] = keys[i].c;
+    free(keys);
+}
+
+/* Puts the records in by_preference order: the rules by rank (rm->order), and each rule's records
+ * in its own order. The matcher found them root by root in reverse order, and at one root a rule's
+ * matches in key order: for a rule of one root that is already the order among its matches; a rule
+ * of several roots has its records sorted. The result is checked against by_preference. */
+static void sort_candidates(round_matches *rm)
+{
+    dsl_rule *const *rules = rm->rules;
+    uint32_t *order = rm->order;
+    for (uint32_t r = 0; r < rm->nrules; r++)
         order[r] = r;
     /* insertion sort, stable: few rules, and qsort is not stable */
-    for (uint32_t i = 1; i < nrules; i++)
+    for (uint32_t i = 1; i < rm->nrules; i++)
         for (uint32_t j = i; j > 0 && by_rank(&rules[order[j - 1]], &rules[order[j]]) > 0; j--) {
             uint32_t t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    for (uint32_t k = 0; k < nrules; k++)
-        rank[order[k]] = k;
-    for (size_t i = 0; i < n; i++)
-        start[rank[c[i].rule] + 1]++;
-    for (size_t k = 0; k < nrules; k++)
-        start[k + 1] += start[k];
-    for (size_t i = 0; i < n; i++)
-        out[start[rank[c[i].rule]]++] = c[i];
-    for (size_t k = nrules, end = n; k-- > 0;) { /* start[k] is now where rank k ends */
-        size_t begin = k ? start[k - 1] : 0;
-        if (end - begin > 1 && rules[order[k]]->nroots > 1)
-            qsort(out + begin, end - begin, sizeof *out, by_preference);
-        end = begin;
+    const candidate *last = NULL;
+    for (uint32_t k = 0; k < rm->nrules; k++) {
+        rule_matches *x = &rm->by_rule[order[k]];
+        if (x->c.len > 1 && rules[order[k]]->nroots > 1)
+            sort_part(rm, x->c.items, x->c.len);
+        for (size_t i = 0; i < x->c.len; last = &x->c.items[i++]) {
+            if (!last)
+                continue;
+            sort_key a = key_of(rm, last), b = key_of(rm, &x->c.items[i]);
+            FR_CHECK(by_preference(&a, &b) < 0);
+        }
     }
-    for (size_t i = 1; i < n; i++)
-        FR_CHECK(by_preference(&out[i - 1], &out[i]) < 0);
-    if (n)
-        memcpy(c, out, n * sizeof *c);
-    free(out);
-    free(order);
-    free(start);
-    free(rank);
 }
 
-static candidate *collect(rw_ctx *ctx, mt_matcher *m, size_t *count)
+static void collect(rw_ctx *ctx, mt_matcher *m, round_matches *rm)
 {
-    for (size_t i = ctx->order.len; i-- > 0;)
+    size_t taken = 0;
+    for (size_t i = ctx->order.len; i-- > 0;) {
         mt_match_node(m, ctx->g, ctx->order.items[i]);
-    size_t n;
-    const mt_match *ms = mt_matches(m, &n);
-    candidate *c = malloc((n ? n : 1) * sizeof *c);
-    FR_CHECK(c != NULL);
-    for (size_t i = 0; i < n; i++) {
-        bool same_group = i > 0 && ms[i].root == ms[i - 1].root &&
-                          ms[i].rule_index == ms[i - 1].rule_index;
-        uint32_t latest = 0;
-        for (uint32_t k = 0; k < ms[i].rule->nroots; k++)
-            if (root_pos(&ms[i], k) > latest)
-                latest = root_pos(&ms[i], k);
-        c[i] = (candidate){.m = &ms[i], .phase = ms[i].rule->phase,
-                           .priority = ms[i].rule->priority, .rule = ms[i].rule_index,
-                           .pos = latest, .alt = same_group ? c[i - 1].alt + 1 : 0,
-                           .nroots = ms[i].rule->nroots};
+        size_t n;
+        mt_matches(m, &n);
+        if (n - taken >= MATCH_CHUNK) {
+            take_matches(rm, m, taken);
+            taken = n;
+            if (!ctx->opts.explain) { /* near misses stay to the round's end */
+                mt_matcher_reset(m);
+                taken = 0;
+            }
+        }
     }
-    sort_candidates(ctx, c, n);
-    *count = n;
-    return c;
+    take_matches(rm, m, taken);
+    sort_candidates(rm);
 }
 
 /* ---- committing ---------------------------------------------------------------------------------- */
@@ -482,42 +616,55 @@ static bool try_commit(rw_ctx *ctx, const mt_match *m, char *why, rw_refusal_rec
 /* Commits what it can among the sorted candidates (lowest phase first); returns the number of
  * rewrites, or -1 after an internal error. Once a rule of some phase has fired, the candidates of
  * later phases wait for a later round: matched again on the graph the earlier phase leaves, they
- * never fire on one that an earlier phase's rule would still change. */
-static long commit_round(rw_ctx *ctx, const candidate *c, size_t n, recorder *rec)
+ * never fire on one that an earlier phase's rule would still change. A rule's records are freed
+ * once tried. */
+static long commit_round(rw_ctx *ctx, round_matches *rm, recorder *rec)
 {
     long fired = 0;
     int64_t fired_phase = 0;
     char why[RW_WHY_SIZE], first_why[RW_WHY_SIZE];
     rw_refusal_rec reason, first_reason = {0};
-    for (size_t i = 0; i < n;) {
-        if (fired && c[i].m->rule->phase > fired_phase)
+    for (uint32_t k = 0; k < rm->nrules; k++) {
+        const dsl_rule *rule = rm->rules[rm->order[k]];
+        rule_matches *x = &rm->by_rule[rm->order[k]];
+        if (fired && rule->phase > fired_phase)
             break; /* phases are sorted first: what follows all waits */
-        size_t end = i + 1;
-        while (end < n && c[end].m->root == c[i].m->root &&
-               c[end].m->rule_index == c[i].m->rule_index)
-            end++;
-        bool done = false;
-        for (size_t j = i; j < end && !done; j++) {
-            why[0] = '\0';
-            done = try_commit(ctx, c[j].m, why, &reason);
-            if (!done && j == i) {
-                memcpy(first_why, why, sizeof why);
-                first_reason = reason;
+        const candidate *c = x->c.items;
+        size_t n = x->c.len;
+        for (size_t i = 0; i < n;) {
+            size_t end = i + 1;
+            while (end < n && c[end].root == c[i].root)
+                end++;
+            bool done = false;
+            for (size_t j = i; j < end && !done; j++) {
+                why[0] = '\0';
+                mt_match m = expand(rm, &c[j]);
+                done = try_commit(ctx, &m, why, &reason);
+                if (!done && j == i) {
+                    memcpy(first_why, why, sizeof why);
+                    first_reason = reason;
+                }
             }
-        }
-        if (done) {
-            fired_phase = c[i].m->rule->phase;
-            fired++;
-            ctx->rep->fired[c[i].m->rule_index]++;
-            if (ctx->opts.validate_each) {
-                renumber(ctx);
-                if (!validate_rewrite(ctx))
-                    return -1;
+            if (done) {
+                fired_phase = rule->phase;
+                fired++;
+                ctx->rep->fired[c[i].rule]++;
+                if (ctx->opts.validate_each) {
+                    renumber(ctx);
+                    if (!validate_rewrite(ctx))
+                        return -1;
+                }
+            } else {
+                /* record reads the rule and the root, not the nodes: no expand */
+                mt_match m = {.rule = rule,
+                              .rule_index = c[i].rule,
+                              .root = c[i].root,
+                              .values = c[i].values};
+                record(rec, &m, &first_reason, first_why[0] ? first_why : "refused");
             }
-        } else {
-            record(rec, c[i].m, &first_reason, first_why[0] ? first_why : "refused");
+            i = end;
         }
-        i = end;
+        rule_matches_free(x);
     }
     return fired;
 }
@@ -576,11 +723,12 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         round_begin(&ctx);
         ctx.round_forwarded = false;
         mt_matcher_reset(m);
-        size_t n;
-        candidate *c = collect(&ctx, m, &n);
+        round_matches rm;
+        round_matches_init(&rm, a);
+        collect(&ctx, m, &rm);
         double t1 = cpu_seconds();
-        long fired = commit_round(&ctx, c, n, &rec);
-        free(c);
+        long fired = commit_round(&ctx, &rm, &rec);
+        round_matches_free(&rm);
         double t2 = cpu_seconds();
         report->match_seconds += t1 - t0;
         report->commit_seconds += t2 - t1;

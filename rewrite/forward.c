@@ -6,7 +6,7 @@ ir_value *rw_forwarded(rw_ctx *ctx, ir_value *v)
 {
     while (v && v->kind == IR_VALUE_NODE && v->producer->dead &&
            rw_state(ctx, v->producer)->forwarded_to)
-        v = rw_state(ctx, v->producer)->forwarded_to;
+        v = rw_forwarded_to(ctx, v->producer);
     return v;
 }
 
@@ -49,7 +49,7 @@ static void redirect_readers(rw_ctx *ctx, const ir_value *via, ir_value *from, i
     for (uint32_t u = 0; u < via->nuses; u++) {
         ir_node *c = via->uses[u];
         while (c->dead && rw_state(ctx, c)->replaced_by)
-            c = rw_state(ctx, c)->replaced_by;
+            c = rw_replaced_by(ctx, c);
         if (c->dead) {
             for (uint32_t k = 0; k < c->noutputs; k++)
                 redirect_readers(ctx, c->outputs[k], from, to);
@@ -67,5 +67,5 @@ void rw_commit_forward(rw_plan *p)
     redirect_readers(p->ctx, root, root, x);
     p->ctx->round_forwarded = true;
     rw_kill_members(p, NULL, true);
-    rw_state(p->ctx, root->producer)->forwarded_to = x;
+    rw_set_forwarded_to(p->ctx, root->producer, x);
 }

@@ -21,12 +21,14 @@
 
 enum { RW_WHY_SIZE = 400 };
 
-/* Per node (by id) during a round. */
+/* Per node (by id) during a round: 24 bytes, ids instead of pointers (a million nodes' states are
+ * part of apply's peak memory). */
 typedef struct rw_node_state {
     uint32_t pos;          /* index in the topological order */
     int32_t claimed_by;    /* the rule whose committed match holds it, -1 */
-    ir_node *replaced_by;  /* the fused node it became */
-    ir_value *forwarded_to; /* a forwarded node: the value its readers read instead */
+    uint32_t replaced_by;  /* the fused node it became: its id + 1, 0 for none (rw_replaced_by) */
+    uint32_t forwarded_to; /* a forwarded node: the id + 1 of the value its readers read instead,
+                            * 0 for none (rw_forwarded_to) */
     uint32_t stamp;        /* membership in the plan being checked */
     uint32_t visit;        /* walks (convexity, reordering) */
 } rw_node_state;
@@ -54,6 +56,11 @@ typedef struct rw_ctx {
 #define RW_TENTATIVE_ID UINT32_MAX
 
 rw_node_state *rw_state(rw_ctx *ctx, const ir_node *n);
+/* What rw_node_state.replaced_by and .forwarded_to name (NULL: nothing), and their writers. */
+ir_node *rw_replaced_by(rw_ctx *ctx, const ir_node *n);
+ir_value *rw_forwarded_to(rw_ctx *ctx, const ir_node *n);
+void rw_set_replaced_by(rw_ctx *ctx, const ir_node *n, const ir_node *by);
+void rw_set_forwarded_to(rw_ctx *ctx, const ir_node *n, const ir_value *to);
 /* A fresh mark for rw_node_state.stamp. */
 uint32_t rw_new_stamp(rw_ctx *ctx);
 

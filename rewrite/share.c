@@ -45,8 +45,9 @@ static bool read_outside(rw_plan *p, const ir_value *v)
         const rw_node_state *s = rw_state(p->ctx, c);
         if (s->forwarded_to || !s->replaced_by)
             return true;
-        for (uint32_t k = 0; k < s->replaced_by->ninputs; k++)
-            if (s->replaced_by->inputs[k] == v)
+        const ir_node *by = rw_replaced_by(p->ctx, c);
+        for (uint32_t k = 0; k < by->ninputs; k++)
+            if (by->inputs[k] == v)
                 return true;
     }
     return false;

@@ -761,6 +761,49 @@ static void test_near_misses(void)
     rules_free(&r);
 }
 
+/* More matches than the driver copies out of the matcher at once (MATCH_CHUNK, 4096): every one is
+ * kept, with and without --explain (which keeps the matcher's near misses, so never resets it). */
+static void test_many_matches(void)
+{
+    enum { BLOCKS = 3000 }; /* two matches each: conv_bn_act at the Relu, conv_bn at the BN */
+    char *text = NULL;
+    size_t len = 0;
+    FILE *g = open_memstream(&text, &len);
+    fprintf(g, "graph g {\n  input x : f32[1,2,1,1]\n  const w : f32[2,2,1,1] = random(seed=1)\n"
+               "  const s : f32[2] = random(seed=2, lo=0.5, hi=1.5)\n"
+               "  const b : f32[2] = random(seed=3)\n  const m : f32[2] = random(seed=4)\n"
+               "  const v : f32[2] = random(seed=5, lo=0.5, hi=1.5)\n");
+    for (int i = 0; i < BLOCKS; i++) {
+        if (i)
+            fprintf(g, "  c%d = Conv(r%d, w) {kernel_shape=[1,1]}\n", i, i - 1);
+        else
+            fprintf(g, "  c0 = Conv(x, w) {kernel_shape=[1,1]}\n");
+        fprintf(g, "  n%d = BatchNormalization(c%d, s, b, m, v)\n  r%d = Relu(n%d)\n", i, i, i, i);
+    }
+    fprintf(g, "  output r%d\n}\n", BLOCKS - 1);
+    fclose(g);
+    rk_rules r = rules_from(cnn_rules);
+    char *texts[2];
+    for (int explain = 0; explain < 2; explain++) {
+        gk_graph *t = gk_parse(text);
+        rw_options opts = rw_options_default();
+        opts.explain = explain;
+        opts.max_rounds = 1; /* a match lost in round 1 would not be found again in round 2 */
+        rw_report rep = apply_with(t, &r, opts);
+        CHECK_INT(fired(&rep, "conv_bn_act"), BLOCKS);
+        CHECK_INT(rep.refused.len, BLOCKS); /* conv_bn, overlapped at each block */
+        CHECK_INT(rep.after.nodes, BLOCKS);
+        texts[explain] = gk_graph_text(t->g);
+        rw_report_free(&rep);
+        gk_free(t);
+    }
+    CHECK_STR(texts[0], texts[1]);
+    free(texts[0]);
+    free(texts[1]);
+    free(text);
+    rules_free(&r);
+}
+
 /* ---- chains of forwarding rewrites ---- */
 
 /* A rule file's text (tests run in tests/rewrite). */
@@ -885,6 +928,7 @@ int main(void)
     RUN(test_fixpoint);
     RUN(test_determinism);
     RUN(test_near_misses);
+    RUN(test_many_matches);
     RUN(test_fold_scale);
     RUN(test_fold_add);
     RUN(test_fold_transpose);
