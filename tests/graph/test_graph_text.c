@@ -7,6 +7,7 @@
 #include "tests/matcher/graphkit.h"
 #include "tests/unit.h"
 
+#include <glob.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -474,6 +475,170 @@ static void test_mutations(void)
     CHECK(loaded > 0); /* some edits (in comments, spacing) keep the graph good */
 }
 
+/* ---- the fast path for common lines (ir/parse_fast.c) against the grammar ------------------ */
+
+/* What loading src says: its diagnostics, then, when it loads and validates, the printed graph. */
+static char *outcome(const dg_source *src, bool fast, size_t *fast_lines)
+{
+    dg_context *dg = dg_new();
+    ir_graph *g = gp_parse_lines(src, dg, fast, fast_lines);
+    bool ok = g && ir_validate(g, dg);
+    char *diags = diagnostics_text(dg);
+    char *printed = ok ? gk_graph_text(g) : NULL;
+    size_t n = strlen(diags) + (printed ? strlen(printed) : 0) + 16;
+    char *out = malloc(n);
+    snprintf(out, n, "%s---\n%s", diags, printed ? printed : "(not loaded)\n");
+    free(diags);
+    free(printed);
+    ir_graph_free(g);
+    dg_free(dg);
+    return out;
+}
+
+/* Loads src with the fast path and with the grammar alone: the same diagnostics and the same
+ * graph. Returns how many lines the fast path read. */
+static size_t check_fast_agrees(const dg_source *src)
+{
+    size_t lines = 0, none = 0;
+    char *fast = outcome(src, true, &lines);
+    char *grammar = outcome(src, false, &none);
+    CHECK_STR(fast, grammar);
+    if (strcmp(fast, grammar) != 0)
+        fprintf(stderr, "in %s\n", src->path);
+    CHECK_INT(none, 0);
+    free(fast);
+    free(grammar);
+    return lines;
+}
+
+static char *read_text(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0;
+    *len = 0;
+    for (;;) {
+        if (*len + 4096 > cap) {
+            cap = cap * 2 + 4096;
+            buf = realloc(buf, cap);
+            FR_CHECK(buf != NULL);
+        }
+        size_t got = fread(buf + *len, 1, cap - *len, f);
+        *len += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Every .graph file of the tests (goldens with errors among them) and the examples. */
+static void test_fast_path_files(void)
+{
+    static const char *const patterns[] = {"../*/*.graph", "../*/*/*.graph", "../*/*/*/*.graph",
+                                           "../../examples/*.graph"};
+    size_t files = 0, lines = 0;
+    for (size_t p = 0; p < FR_COUNT_OF(patterns); p++) {
+        glob_t found;
+        if (glob(patterns[p], 0, NULL, &found) != 0)
+            continue;
+        for (size_t i = 0; i < found.gl_pathc; i++) {
+            size_t len;
+            char *text = read_text(found.gl_pathv[i], &len);
+            CHECK(text != NULL);
+            if (!text)
+                continue;
+            dg_source src = {found.gl_pathv[i], text, len};
+            lines += check_fast_agrees(&src);
+            files++;
+            free(text);
+        }
+        globfree(&found);
+    }
+    CHECK(files > 100);
+    CHECK(lines > 1000); /* the fast path read most lines */
+}
+
+/* Lines of every shape the fast path reads, and others it hands to the grammar, with the errors
+ * the builders report on them; then random edits of them. */
+static void test_fast_path_shapes(void)
+{
+    static const char good[] =
+        "graph g {\n"
+        "  input x : f32[N,3,8,8] NCHW\n"
+        "\n"
+        "  const w : f32[4,3,3,3] = random(seed=1, lo=-0.5, hi=0.5)\n"
+        "  const e : f32[4] = random()\n"
+        "  const s : i64[2] = [1, -1]\n"
+        "  const k : f32[] = 2.5e-1\n"
+        "  const l : f32[3] = [1., -2.0, 3e2]\n"
+        "  const z : i64[0] = []\n"
+        "  c : f32[N, 4, 8, 8] NCHW = Conv(x, w) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+        "  r = Relu(c) {}\n"
+        "  a, b : f32[N,2,8,8] = Split(r) {axis=1, split=[2,2]}\n"
+        "  y = Clip(a, _, _) @cpu.clip\n"
+        "  q = Gelu(b) {approximate=\"tanh\"}\n"
+        "  u : f32[*] = Relu(q)\n"
+        "  t = Relu(u)  # a comment: the grammar's line\n"
+        "  v = Relu(\n    t)\n"
+        "  const \"quoted name\" : f32[1] = 1\n"
+        "  output y, v\n"
+        "}\n";
+    dg_source src = source("good.graph", good);
+    CHECK(check_fast_agrees(&src) >= 12);
+    static const char *const bad[] = {
+        /* errors the builders report on lines the fast path reads */
+        "graph g {\n  input x : f32[2]\n  y = Rleu(x)\n  y = Relu(x)\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  y : f33[2] = Relu(x)\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  y : f32[2] XYZ = Relu(x)\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  y : f32[99999999999999999999] = Relu(x)\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  y : f32[1,1,1,1,1,1,1,1,1] = Relu(x)\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  const w : f32[2] = [1, 2, 3]\n  output x\n}\n",
+        "graph g {\n  input x : f32[2]\n  const w : i8[1] = 300\n  output x\n}\n",
+        "graph g {\n  input x : f32[2]\n  const w : f32[2] = random(seed=-1, lo=1, hi=0, foo=2)\n  "
+        "output x\n}\n",
+        "graph g {\n  input x : f32[2]\n  const w : f32[N] = random()\n  output x\n}\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(x) {a=1, a=2}\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  a, a = Split(x)\n  output a\n}\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(w)\n  z = Relu(y y)\n  output z\n}\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(x)\n  output y\n}\n  z = Relu(x)\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(x)\n  output y\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(x) {axis=[[1]], b=1x}\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(x)\n  input = Relu(x)\n  z = Relu(inf)\n}\n",
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(bad); i++) {
+        dg_source b = source("bad.graph", bad[i]);
+        check_fast_agrees(&b);
+    }
+    static const char inserts[] = "[]{}(),:=?*_@\"\\#\n x0-.e\xff\xc3";
+    uint64_t state = 0x2545f4914f6cdd1du;
+    for (int round = 0; round < 3000; round++) {
+        char text[sizeof good + 64];
+        size_t len = sizeof good - 1;
+        memcpy(text, good, len);
+        for (int edit = 0; edit < 1 + round % 3; edit++) {
+            state = state * 6364136223846793005u + 1442695040888963407u;
+            size_t at = (size_t)(state >> 33) % len;
+            unsigned what = (unsigned)(state >> 20) % 3;
+            if (what == 0 && len > 1) {
+                memmove(text + at, text + at + 1, len - at - 1);
+                len--;
+            } else if (len + 1 < sizeof text) {
+                char c = inserts[(state >> 40) % (sizeof inserts - 1)];
+                if (what == 1) {
+                    memmove(text + at + 1, text + at, len - at);
+                    len++;
+                }
+                text[at] = c;
+            }
+        }
+        dg_source m = {"m.graph", text, len};
+        check_fast_agrees(&m);
+    }
+}
+
 /* ---- did you mean -------------------------------------------------------------------------- */
 
 static const char *suggest(const char *word, const char *const *candidates, size_t n)
@@ -509,6 +674,8 @@ int main(void)
     RUN(test_deep_nesting);
     RUN(test_unterminated_buffer);
     RUN(test_mutations);
+    RUN(test_fast_path_files);
+    RUN(test_fast_path_shapes);
     RUN(test_suggestions);
     return unit_finish();
 }
