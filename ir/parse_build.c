@@ -928,19 +928,33 @@ static void set_attrs(gp_state *st, ir_node *n, const gp_attrs *attrs)
     if (count == 0 || count > UINT32_MAX)
         return;
     n->attrs = ar_alloc_array(st->g->arena, count, sizeof *n->attrs);
-    sm_map seen = {0}; /* attribute name -> its syntax, to find repeats */
+    /* repeats: the few names of a line are compared with the ones before (a known name is the
+     * catalog's string: compared by address first); a long list is looked up in a map */
+    enum { FEW = 32 };
+    const char *few[FEW];
+    const char **names = count <= FEW ? few : NULL;
+    sm_map seen = {0}; /* (a long list) attribute name -> its syntax */
     for (size_t i = 0; i < count; i++) {
         const gp_attr_syntax *a = &attrs->items.items[i];
         const ir_attr_schema *schema = NULL;
         const char *name = schema_name(st, n->op, a->name, &schema);
-        const gp_attr_syntax *first = sm_get(&seen, name, strlen(name));
+        const gp_attr_syntax *first = NULL;
+        if (names) {
+            for (size_t j = 0; j < i && !first; j++)
+                if (names[j] == name || strcmp(names[j], name) == 0)
+                    first = &attrs->items.items[j];
+            names[i] = name;
+        } else {
+            first = sm_get(&seen, name, strlen(name));
+        }
         if (first) {
             dg_error(st->dg, st->src, a->name.offset, a->name.len,
                      "attribute '%s' is given twice", name);
             dg_note(st->dg, st->src, first->name.offset, first->name.len, "first given here");
             continue;
         }
-        sm_put(&seen, name, strlen(name), (void *)a);
+        if (!names)
+            sm_put(&seen, name, strlen(name), (void *)a);
         ir_attr attr = {.name = name, .src_offset = a->name.offset};
         if (attr_from_literal(st, schema, a->value, &attr))
             n->attrs[n->nattrs++] = attr;
@@ -968,7 +982,9 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
                        const gp_names *operands, const gp_attrs *attrs, gp_token kernel)
 {
     size_t nresults = results->items.len;
-    gp_name *names = xcalloc(nresults * sizeof *names);
+    enum { FEW = 8 }; /* results of most lines: no allocation for them */
+    gp_name few_names[FEW] = {{0}};
+    gp_name *names = nresults <= FEW ? few_names : xcalloc(nresults * sizeof *names);
     ir_op op;
     bool op_ok = lookup_op(st, op_tok, &op);
     /* one result on a line without other errors: ir_add_node_n's probe checks that it is new */
@@ -981,7 +997,6 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
             if (names[i].s)
                 poison(st, &names[i], results->items.items[i].name);
     } else {
-        enum { FEW = 8 };
         const char *few_s[FEW] = {0};
         size_t few_len[FEW] = {0};
         const char **s = nresults <= FEW ? few_s : xcalloc(nresults * sizeof *s);
@@ -1002,7 +1017,8 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
     }
     for (size_t i = 0; i < nresults; i++)
         name_done(&names[i]);
-    free(names);
+    if (names != few_names)
+        free(names);
     if (!n)
         return;
     n->src_offset = op_tok.offset;

@@ -639,6 +639,31 @@ static void test_fast_path_shapes(void)
     }
 }
 
+/* An attribute given twice is reported with where it was first given: among a few (compared
+ * one by one) and among many (looked up in a map), known to the op's schema or not. */
+static void test_repeated_attributes(void)
+{
+    char text[4096];
+    int len = snprintf(text, sizeof text,
+                       "graph g {\n  input x : f32[2]\n"
+                       "  y = LeakyRelu(x) {foo=1, alpha=0.5, foo=2}\n  z = LeakyRelu(y) {");
+    for (int i = 0; i < 40; i++)
+        len += snprintf(text + len, sizeof text - (size_t)len, "%sa%d=%d", i ? ", " : "",
+                        i == 39 ? 3 : i, i);
+    snprintf(text + len, sizeof text - (size_t)len, "}\n  output z\n}\n");
+    dg_source src = source("rep.graph", text);
+    dg_context *dg = dg_new();
+    CHECK(ir_parse(&src, dg) == NULL);
+    char *out = diagnostics_text(dg);
+    CHECK(strstr(out, "rep.graph:3:39: error: attribute 'foo' is given twice\n") != NULL);
+    CHECK(strstr(out, "rep.graph:3:21: note: first given here\n") != NULL);
+    CHECK(strstr(out, "rep.graph:4:313: error: attribute 'a3' is given twice\n") != NULL);
+    CHECK(strstr(out, "rep.graph:4:39: note: first given here\n") != NULL);
+    CHECK_INT(dg_error_count(dg), 2);
+    free(out);
+    dg_free(dg);
+}
+
 /* ---- did you mean -------------------------------------------------------------------------- */
 
 static const char *suggest(const char *word, const char *const *candidates, size_t n)
@@ -676,6 +701,7 @@ int main(void)
     RUN(test_mutations);
     RUN(test_fast_path_files);
     RUN(test_fast_path_shapes);
+    RUN(test_repeated_attributes);
     RUN(test_suggestions);
     return unit_finish();
 }
