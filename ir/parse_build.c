@@ -126,8 +126,28 @@ static bool value_name(gp_state *st, gp_token t, gp_name *out)
 
 /* ---- numbers ------------------------------------------------------------------------------- */
 
+/* An integer of up to 18 digits (no overflow) as strtoll reads it, without copying it out for
+ * strtoll: most integers of a graph. False for anything else. */
+static bool short_int(const char *s, uint32_t len, int64_t *out)
+{
+    bool neg = len > 0 && s[0] == '-';
+    uint32_t i = neg;
+    if (i == len || len - i > 18)
+        return false;
+    int64_t v = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = neg ? -v : v;
+    return true;
+}
+
 static bool parse_int(gp_state *st, gp_token t, int64_t *out)
 {
+    if (short_int(tok_text(st, t), t.len, out))
+        return true;
     char buf[32];
     if (t.len < sizeof buf) {
         memcpy(buf, tok_text(st, t), t.len);
@@ -161,8 +181,61 @@ static bool parse_seed(gp_state *st, gp_token t, uint64_t *out)
     return false;
 }
 
+/* A decimal number of at most 15 digits whose power of ten is within 10^+-22, the most common
+ * kind (`0.5`, `-1e-3`): its digits and the power of ten are exact doubles, so one multiplication
+ * or division, rounded once, gives the double nearest the number, as strtod does (Clinger's exact
+ * case). False for anything else, which strtod reads. */
+static bool exact_decimal(const char *s, uint32_t len, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    uint32_t i = 0;
+    bool neg = s[0] == '-';
+    i += neg;
+    int64_t digits = 0;
+    int ndigits = 0, scale = 0; /* the value is digits * 10^scale */
+    bool point = false;
+    for (; i < len; i++) {
+        char c = s[i];
+        if (c >= '0' && c <= '9') {
+            if (++ndigits > 15)
+                return false;
+            digits = digits * 10 + (c - '0');
+            scale -= point;
+        } else if (c == '.' && !point) {
+            point = true;
+        } else {
+            break;
+        }
+    }
+    if (ndigits == 0)
+        return false;
+    if (i < len) {
+        if (s[i] != 'e' && s[i] != 'E')
+            return false;
+        i++;
+        bool eneg = i < len && s[i] == '-';
+        i += i < len && (s[i] == '-' || s[i] == '+');
+        int e = 0, edigits = 0;
+        for (; i < len && s[i] >= '0' && s[i] <= '9' && edigits < 4; i++, edigits++)
+            e = e * 10 + (s[i] - '0');
+        if (edigits == 0 || i < len)
+            return false;
+        scale += eneg ? -e : e;
+    }
+    if (scale < -22 || scale > 22)
+        return false;
+    double v = (double)digits;
+    v = scale < 0 ? v / pow10[-scale] : v * pow10[scale];
+    *out = neg ? -v : v;
+    return true;
+}
+
 static bool parse_float(gp_state *st, gp_token t, double *out)
 {
+    if (t.len > 0 && exact_decimal(tok_text(st, t), t.len, out))
+        return true;
     char small[64]; /* most numbers; a longer one (many digits) gets a buffer of its own */
     char *buf = t.len < sizeof small ? small : malloc((size_t)t.len + 1);
     FR_CHECK(buf != NULL);

@@ -664,6 +664,84 @@ static void test_repeated_attributes(void)
     dg_free(dg);
 }
 
+/* Numbers are read as strtod and strtoll read them (the parser reads most of them itself): random
+ * decimals of every length and exponent, and the edges of the exact cases, bit for bit. */
+static void test_number_reading(void)
+{
+    enum { N = 3000 };
+    static const char *const edges[] = {
+        "0", "-0", "-0.0", "0.1", "1e22", "1e23", "-1e-22", "1e-23", "123456789012345",
+        "1234567890123456", "9007199254740993", "0.000000000000001", "1.5e+3", "2E-2", "5e-324",
+        "1.7976931348623157e308", "00000000000000000001.5", "3.", "-7.e2", "1e0022"};
+    char **words = calloc(N, sizeof *words);
+    size_t cap = 64, len = 0;
+    char *text = malloc(cap);
+    uint64_t state = 0x853c49e6748fea9bu;
+    for (int i = 0; i < N; i++) {
+        char w[64];
+        if (i < (int)FR_COUNT_OF(edges)) {
+            snprintf(w, sizeof w, "%s", edges[i]);
+        } else {
+            state = state * 6364136223846793005u + 1442695040888963407u;
+            int lead = 1 + (int)((state >> 33) % 17), frac = (int)((state >> 40) % 19) - 1;
+            int n = snprintf(w, sizeof w, "%s", (state >> 20) & 1 ? "-" : "");
+            for (int k = 0; k < lead; k++) {
+                state = state * 6364136223846793005u + 1442695040888963407u;
+                w[n++] = (char)('0' + (state >> 50) % 10);
+            }
+            if (frac >= 0)
+                w[n++] = '.';
+            for (int k = 0; k < frac; k++) {
+                state = state * 6364136223846793005u + 1442695040888963407u;
+                w[n++] = (char)('0' + (state >> 50) % 10);
+            }
+            if ((state >> 10) % 3 == 0)
+                n += snprintf(w + n, sizeof w - (size_t)n, "e%d", (int)((state >> 12) % 61) - 30);
+            w[n] = '\0';
+        }
+        words[i] = strdup(w);
+    }
+    const char *head = "graph g {\n  const c : f32[3000] = [";
+    for (int i = -1; i < N; i++) {
+        const char *piece = i < 0 ? head : words[i];
+        size_t need = len + strlen(piece) + 64;
+        if (need > cap) {
+            cap = need * 2;
+            text = realloc(text, cap);
+        }
+        len += (size_t)sprintf(text + len, "%s%s", piece, i >= 0 && i < N - 1 ? ", " : "");
+    }
+    sprintf(text + len, "]\n  y = Relu(c) {pads=[1, -2, 123456789012345678, 9223372036854775807, "
+                        "-9223372036854775808]}\n  output y\n}\n");
+    dg_source src = source("n.graph", text);
+    ir_graph *g = load(&src, false);
+    CHECK(g != NULL);
+    if (g) {
+        const ir_const *c = ir_find_value(g, "c")->konst;
+        CHECK_INT(c->literal_count, N);
+        for (int i = 0; i < N && i < (int)c->literal_count; i++) {
+            double want = strtod(words[i], NULL);
+            if (memcmp(&want, &c->literal[i], sizeof want) != 0) {
+                fprintf(stderr, "'%s' read as %.17g, strtod gives %.17g\n", words[i],
+                        c->literal[i], want);
+                CHECK(false);
+            }
+        }
+        const ir_attr *pads = ir_node_attr(node_named(g, "y"), "pads");
+        CHECK(pads && pads->kind == IR_ATTR_INTS && pads->count == 5);
+        if (pads && pads->count == 5) {
+            CHECK(pads->v.ints[0] == 1 && pads->v.ints[1] == -2);
+            CHECK(pads->v.ints[2] == 123456789012345678);
+            CHECK(pads->v.ints[3] == INT64_MAX && pads->v.ints[4] == INT64_MIN);
+        }
+        ir_graph_free(g);
+    }
+    for (int i = 0; i < N; i++)
+        free(words[i]);
+    free(words);
+    free(text);
+}
+
 /* ---- did you mean -------------------------------------------------------------------------- */
 
 static const char *suggest(const char *word, const char *const *candidates, size_t n)
@@ -702,6 +780,7 @@ int main(void)
     RUN(test_fast_path_files);
     RUN(test_fast_path_shapes);
     RUN(test_repeated_attributes);
+    RUN(test_number_reading);
     RUN(test_suggestions);
     return unit_finish();
 }
