@@ -594,6 +594,17 @@ static size_t place_in_order(const checker *c, consumer_table *t, ir_node **orde
     return len;
 }
 
+/* Whether every operand of n that a live node of the graph produces comes from a node before n. */
+static bool reads_earlier(const checker *c, const ir_node *n)
+{
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        const ir_node *p = producer_of(c, n->inputs[i]);
+        if (p && p->id >= n->id)
+            return false;
+    }
+    return true;
+}
+
 /* Sorts the live nodes topologically; the nodes left over (on a cycle or downstream of one) are
  * reported, left out of inference and kept after the sorted ones in their order, then the dead
  * nodes. */
@@ -787,11 +798,22 @@ bool ir_validate(ir_graph *g, dg_context *dg)
     for (size_t i = 0; i < c.nvalues; i++)
         check_value(&c, g->values.items[i], named[i]);
     free(named);
-    for (size_t i = 0; i < c.nnodes; i++)
-        if (!g->nodes.items[i]->dead)
-            check_node(&c, g->nodes.items[i]);
+    /* whether the nodes are in order already (each live node reads only nodes before it, and no
+     * dead node comes before a live one: a parsed graph, nearly always), in which case the sort
+     * would keep every node where it is */
+    bool in_order = true, dead_before = false;
+    for (size_t i = 0; i < c.nnodes; i++) {
+        ir_node *n = g->nodes.items[i];
+        if (n->dead) {
+            dead_before = true;
+            continue;
+        }
+        check_node(&c, n);
+        in_order = in_order && !dead_before && reads_earlier(&c, n);
+    }
     if (c.structure_ok) {
-        sort_nodes(&c);
+        if (!in_order)
+            sort_nodes(&c);
         for (size_t i = 0; i < c.nnodes; i++)
             if (!g->nodes.items[i]->dead)
                 infer_node(&c, g->nodes.items[i]);

@@ -269,6 +269,31 @@ static void test_stable_topological_order(void)
     CHECK_INT(ir_find_value(g, "x")->nuses, 2);
     CHECK(ir_find_value(g, "d")->is_output);
     ir_graph_free(g);
+
+    /* a graph in order but for a removed node: the removed node goes last, the others keep
+     * their order */
+    const char *in_order = "graph g {\n"
+                           "  input x : f32[2]\n"
+                           "  a = Relu(x)\n"
+                           "  b = Relu(a)\n"
+                           "  c = Relu(a)\n"
+                           "  output c\n"
+                           "}\n";
+    src = source("t.graph", in_order);
+    g = load(&src, true);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    node_named(g, "b")->dead = true;
+    dg_context *dg = dg_new();
+    CHECK(ir_validate(g, dg));
+    dg_free(dg);
+    static const char *const after[] = {"a", "c", "b"};
+    for (size_t i = 0; i < g->nodes.len && i < 3; i++) {
+        CHECK_STR(g->nodes.items[i]->outputs[0]->name, after[i]);
+        CHECK_INT(g->nodes.items[i]->id, i);
+    }
+    ir_graph_free(g);
 }
 
 /* ---- validation of built graphs ------------------------------------------------------------ */
