@@ -1035,11 +1035,20 @@ static void set_attrs(gp_state *st, ir_node *n, const gp_attrs *attrs)
     sm_free(&seen);
 }
 
+/* An operand defined by an earlier line is bound now (its name's slot is likely still in the
+ * cache: most operands were defined a line or two before); the others wait for the whole file
+ * (gp_resolve_names). Values are never removed while parsing, so what is found now is what the
+ * end would find. */
 static void set_operands(gp_state *st, ir_node *n, const gp_names *operands)
 {
     for (uint32_t i = 0; i < n->ninputs; i++) {
         gp_token t = operands->items.items[i];
-        if (!tok_is(st, t, "_")) /* `_` (unquoted) is an omitted optional input */
+        if (tok_is(st, t, "_")) /* `_` (unquoted) is an omitted optional input */
+            continue;
+        ir_value *v = tok_quoted(st, t) ? NULL : ir_find_value_n(st->g, tok_text(st, t), t.len);
+        if (v)
+            ir_set_input(n, i, v);
+        else
             vec_push(&st->refs, ((gp_ref){n, i, t}));
     }
 }
