@@ -114,14 +114,19 @@ static bool digit(unsigned char c)
     return cls[c] & C_DIGIT;
 }
 
-static void skip_space(fast_line *f)
+/* (The cursor is read into locals: a byte read through an unsigned char pointer may alias the
+ * line's fields, which the compiler would otherwise load and store again for each byte.) */
+static inline void skip_space(fast_line *f)
 {
-    while (cls[f->text[f->pos]] & C_SPACE)
-        f->pos++;
+    const unsigned char *s = f->text;
+    uint32_t i = f->pos;
+    while (cls[s[i]] & C_SPACE)
+        i++;
+    f->pos = i;
 }
 
 /* The next byte after spaces is c: consumed. */
-static bool punct(fast_line *f, unsigned char c)
+static inline bool punct(fast_line *f, unsigned char c)
 {
     skip_space(f);
     if (f->text[f->pos] != c)
@@ -159,12 +164,13 @@ static bool reserved(const unsigned char *s, uint32_t len)
 }
 
 /* The word at the cursor (after spaces): as the lexer's name rule matches it; len 0 if none. */
-static gp_token word(fast_line *f)
+static inline gp_token word(fast_line *f)
 {
     skip_space(f);
+    const unsigned char *s = f->text;
     uint32_t start = f->pos, end = start;
-    if (name_start(f->text[end]))
-        for (end++; name_char(f->text[end]);)
+    if (name_start(s[end]))
+        for (end++; name_char(s[end]);)
             end++;
     return (gp_token){start, end - start};
 }
@@ -175,7 +181,7 @@ static void take(fast_line *f, gp_token t)
 }
 
 /* An unquoted name (a keyword is not one). */
-static bool name(fast_line *f, gp_token *out)
+static inline bool name(fast_line *f, gp_token *out)
 {
     gp_token t = word(f);
     if (t.len == 0 || reserved(f->text + t.offset, t.len))
