@@ -711,8 +711,11 @@ static void infer_node(checker *c, ir_node *n)
     ir_type *declared = n->noutputs <= FEW ? few : malloc(n->noutputs * sizeof *declared);
     FR_CHECK(declared != NULL);
     for (uint32_t i = 0; i < n->noutputs; i++) {
-        declared[i] = *n->outputs[i]->type;
-        ir_value_set_type(c->g, n->outputs[i], &(ir_type){.rank = -1});
+        const ir_type *t = n->outputs[i]->type;
+        declared[i] = *t;
+        /* (an output with no declared type has the unknown type already: no interning again) */
+        if (t->rank != -1 || t->dtype != IR_DTYPE_UNKNOWN || t->layout != IR_LAYOUT_NONE)
+            ir_value_set_type(c->g, n->outputs[i], &(ir_type){.rank = -1});
     }
     if (!skip && !infer_with_shape_values(c->g, n, c->dg))
         skip = true;
