@@ -166,6 +166,11 @@ static bool parse_int(gp_state *st, gp_token t, int64_t *out)
 /* A seed: an integer from 0 to 2^64-1. */
 static bool parse_seed(gp_state *st, gp_token t, uint64_t *out)
 {
+    int64_t small;
+    if (tok_text(st, t)[0] != '-' && short_int(tok_text(st, t), t.len, &small)) {
+        *out = (uint64_t)small; /* up to 18 digits: what strtoull reads */
+        return true;
+    }
     char buf[32];
     if (t.len < sizeof buf && tok_text(st, t)[0] != '-') {
         memcpy(buf, tok_text(st, t), t.len);
