@@ -789,17 +789,20 @@ bool ir_validate(ir_graph *g, dg_context *dg)
     checker c = {.g = g, .dg = dg, .nnodes = g->nodes.len, .nvalues = g->values.len,
                  .structure_ok = true};
     FR_CHECK(c.nnodes < UINT32_MAX && c.nvalues < UINT32_MAX);
-    for (size_t i = 0; i < c.nvalues; i++)
-        g->values.items[i]->id = (uint32_t)i;
     for (size_t i = 0; i < c.nnodes; i++)
         g->nodes.items[i]->id = (uint32_t)i;
     c.bad_node = calloc(c.nnodes ? c.nnodes : 1, sizeof *c.bad_node);
     c.bad_value = calloc(c.nvalues ? c.nvalues : 1, sizeof *c.bad_value);
     FR_CHECK(c.bad_node && c.bad_value);
 
+    /* the values' ids are set in the pass that checks them: the pass over the name map before it
+     * finds a value under its id only where the id is right already (a value elsewhere is looked
+     * up by its name instead) */
     bool *named = named_values(&c);
-    for (size_t i = 0; i < c.nvalues; i++)
+    for (size_t i = 0; i < c.nvalues; i++) {
+        g->values.items[i]->id = (uint32_t)i;
         check_value(&c, g->values.items[i], named[i]);
+    }
     free(named);
     /* whether the nodes are in order already (each live node reads only nodes before it, and no
      * dead node comes before a live one: a parsed graph, nearly always), in which case the sort
