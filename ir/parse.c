@@ -143,15 +143,29 @@ static void prefetch_definition(gp_state *st, int prev, int code, gp_token tok)
         sm_prefetch(&st->g->by_name, st->src->text + tok.offset, tok.len);
 }
 
+/* Whether the next line may be read by ir/parse_fast.c: a line of the graph's body begins (the
+ * parser is between two statements) and no syntax error has put the parser into recovery. */
+static bool fast_allowed(const gp_state *st)
+{
+    return st->fast && st->lx.last == GP_NEWLINE && st->lx.depth == 0 && st->has_body &&
+           !st->body_closed && !st->syntax_failed && !st->aborted;
+}
+
 static void run_parser(gp_state *st)
 {
     void *parser = gp_parseAlloc(malloc, st);
     FR_CHECK(parser != NULL);
     int code = 0;
     do {
+        if (fast_allowed(st))
+            while (gp_fast_line(st))
+                ;
         gp_token tok;
         int prev = code;
+        uint32_t depth = st->lx.depth;
         code = gp_lex(&st->lx, &tok);
+        if (code == GP_RBRACE && depth == 0)
+            st->body_closed = true; /* (or a stray '}': the parser reports it) */
         prefetch_definition(st, prev, code, tok);
         st->cur = tok;
         gp_parse(parser, code, tok);
@@ -161,7 +175,8 @@ static void run_parser(gp_state *st)
     gp_parseFree(parser, free);
 }
 
-static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders, bool terminated)
+static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders, bool terminated,
+                       bool fast, size_t *fast_lines)
 {
     size_t errors_before = dg_error_count(dg);
     if (src->len > GP_MAX_SOURCE) {
@@ -181,7 +196,7 @@ static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders, 
         text = copy;
     }
 
-    gp_state st = {.src = src, .dg = dg, .placeholders = placeholders};
+    gp_state st = {.src = src, .dg = dg, .placeholders = placeholders, .fast = fast};
     st.g = ir_graph_new("");
     /* A line defines one value, most lines: the name map's size from the first probe on. At
      * most a value per 32 bytes (a line of a real graph is longer), so that a file of empty lines
@@ -200,6 +215,8 @@ static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders, 
         gp_resolve_names(&st);
 
     free(copy);
+    if (fast_lines)
+        *fast_lines = st.fast_lines;
     vec_free(&st.refs);
     vec_free(&st.outputs);
     sm_free(&st.poisoned);
@@ -214,15 +231,20 @@ static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders, 
 
 ir_graph *ir_parse(const dg_source *src, dg_context *dg)
 {
-    return parse(src, dg, false, false);
+    return parse(src, dg, false, false, true, NULL);
 }
 
 ir_graph *ir_parse_expected(const dg_source *src, dg_context *dg)
 {
-    return parse(src, dg, true, false);
+    return parse(src, dg, true, false, true, NULL);
 }
 
 ir_graph *gp_parse_terminated(const dg_source *src, dg_context *dg)
 {
-    return parse(src, dg, false, true);
+    return parse(src, dg, false, true, true, NULL);
+}
+
+ir_graph *gp_parse_lines(const dg_source *src, dg_context *dg, bool fast, size_t *fast_lines)
+{
+    return parse(src, dg, false, false, fast, fast_lines);
 }

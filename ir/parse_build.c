@@ -126,8 +126,28 @@ static bool value_name(gp_state *st, gp_token t, gp_name *out)
 
 /* ---- numbers ------------------------------------------------------------------------------- */
 
+/* An integer of up to 18 digits (no overflow) as strtoll reads it, without copying it out for
+ * strtoll: most integers of a graph. False for anything else. */
+static bool short_int(const char *s, uint32_t len, int64_t *out)
+{
+    bool neg = len > 0 && s[0] == '-';
+    uint32_t i = neg;
+    if (i == len || len - i > 18)
+        return false;
+    int64_t v = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return false;
+        v = v * 10 + (s[i] - '0');
+    }
+    *out = neg ? -v : v;
+    return true;
+}
+
 static bool parse_int(gp_state *st, gp_token t, int64_t *out)
 {
+    if (short_int(tok_text(st, t), t.len, out))
+        return true;
     char buf[32];
     if (t.len < sizeof buf) {
         memcpy(buf, tok_text(st, t), t.len);
@@ -146,6 +166,11 @@ static bool parse_int(gp_state *st, gp_token t, int64_t *out)
 /* A seed: an integer from 0 to 2^64-1. */
 static bool parse_seed(gp_state *st, gp_token t, uint64_t *out)
 {
+    int64_t small;
+    if (tok_text(st, t)[0] != '-' && short_int(tok_text(st, t), t.len, &small)) {
+        *out = (uint64_t)small; /* up to 18 digits: what strtoull reads */
+        return true;
+    }
     char buf[32];
     if (t.len < sizeof buf && tok_text(st, t)[0] != '-') {
         memcpy(buf, tok_text(st, t), t.len);
@@ -161,8 +186,61 @@ static bool parse_seed(gp_state *st, gp_token t, uint64_t *out)
     return false;
 }
 
+/* A decimal number of at most 15 digits whose power of ten is within 10^+-22, the most common
+ * kind (`0.5`, `-1e-3`): its digits and the power of ten are exact doubles, so one multiplication
+ * or division, rounded once, gives the double nearest the number, as strtod does (Clinger's exact
+ * case). False for anything else, which strtod reads. */
+static bool exact_decimal(const char *s, uint32_t len, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                   1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                   1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    uint32_t i = 0;
+    bool neg = s[0] == '-';
+    i += neg;
+    int64_t digits = 0;
+    int ndigits = 0, scale = 0; /* the value is digits * 10^scale */
+    bool point = false;
+    for (; i < len; i++) {
+        char c = s[i];
+        if (c >= '0' && c <= '9') {
+            if (++ndigits > 15)
+                return false;
+            digits = digits * 10 + (c - '0');
+            scale -= point;
+        } else if (c == '.' && !point) {
+            point = true;
+        } else {
+            break;
+        }
+    }
+    if (ndigits == 0)
+        return false;
+    if (i < len) {
+        if (s[i] != 'e' && s[i] != 'E')
+            return false;
+        i++;
+        bool eneg = i < len && s[i] == '-';
+        i += i < len && (s[i] == '-' || s[i] == '+');
+        int e = 0, edigits = 0;
+        for (; i < len && s[i] >= '0' && s[i] <= '9' && edigits < 4; i++, edigits++)
+            e = e * 10 + (s[i] - '0');
+        if (edigits == 0 || i < len)
+            return false;
+        scale += eneg ? -e : e;
+    }
+    if (scale < -22 || scale > 22)
+        return false;
+    double v = (double)digits;
+    v = scale < 0 ? v / pow10[-scale] : v * pow10[scale];
+    *out = neg ? -v : v;
+    return true;
+}
+
 static bool parse_float(gp_state *st, gp_token t, double *out)
 {
+    if (t.len > 0 && exact_decimal(tok_text(st, t), t.len, out))
+        return true;
     char small[64]; /* most numbers; a longer one (many digits) gets a buffer of its own */
     char *buf = t.len < sizeof small ? small : malloc((size_t)t.len + 1);
     FR_CHECK(buf != NULL);
@@ -928,19 +1006,33 @@ static void set_attrs(gp_state *st, ir_node *n, const gp_attrs *attrs)
     if (count == 0 || count > UINT32_MAX)
         return;
     n->attrs = ar_alloc_array(st->g->arena, count, sizeof *n->attrs);
-    sm_map seen = {0}; /* attribute name -> its syntax, to find repeats */
+    /* repeats: the few names of a line are compared with the ones before (a known name is the
+     * catalog's string: compared by address first); a long list is looked up in a map */
+    enum { FEW = 32 };
+    const char *few[FEW];
+    const char **names = count <= FEW ? few : NULL;
+    sm_map seen = {0}; /* (a long list) attribute name -> its syntax */
     for (size_t i = 0; i < count; i++) {
         const gp_attr_syntax *a = &attrs->items.items[i];
         const ir_attr_schema *schema = NULL;
         const char *name = schema_name(st, n->op, a->name, &schema);
-        const gp_attr_syntax *first = sm_get(&seen, name, strlen(name));
+        const gp_attr_syntax *first = NULL;
+        if (names) {
+            for (size_t j = 0; j < i && !first; j++)
+                if (names[j] == name || strcmp(names[j], name) == 0)
+                    first = &attrs->items.items[j];
+            names[i] = name;
+        } else {
+            first = sm_get(&seen, name, strlen(name));
+        }
         if (first) {
             dg_error(st->dg, st->src, a->name.offset, a->name.len,
                      "attribute '%s' is given twice", name);
             dg_note(st->dg, st->src, first->name.offset, first->name.len, "first given here");
             continue;
         }
-        sm_put(&seen, name, strlen(name), (void *)a);
+        if (!names)
+            sm_put(&seen, name, strlen(name), (void *)a);
         ir_attr attr = {.name = name, .src_offset = a->name.offset};
         if (attr_from_literal(st, schema, a->value, &attr))
             n->attrs[n->nattrs++] = attr;
@@ -948,11 +1040,20 @@ static void set_attrs(gp_state *st, ir_node *n, const gp_attrs *attrs)
     sm_free(&seen);
 }
 
+/* An operand defined by an earlier line is bound now (its name's slot is likely still in the
+ * cache: most operands were defined a line or two before); the others wait for the whole file
+ * (gp_resolve_names). Values are never removed while parsing, so what is found now is what the
+ * end would find. */
 static void set_operands(gp_state *st, ir_node *n, const gp_names *operands)
 {
     for (uint32_t i = 0; i < n->ninputs; i++) {
         gp_token t = operands->items.items[i];
-        if (!tok_is(st, t, "_")) /* `_` (unquoted) is an omitted optional input */
+        if (tok_is(st, t, "_")) /* `_` (unquoted) is an omitted optional input */
+            continue;
+        ir_value *v = tok_quoted(st, t) ? NULL : ir_find_value_n(st->g, tok_text(st, t), t.len);
+        if (v)
+            ir_set_input(n, i, v);
+        else
             vec_push(&st->refs, ((gp_ref){n, i, t}));
     }
 }
@@ -968,7 +1069,9 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
                        const gp_names *operands, const gp_attrs *attrs, gp_token kernel)
 {
     size_t nresults = results->items.len;
-    gp_name *names = xcalloc(nresults * sizeof *names);
+    enum { FEW = 8 }; /* results of most lines: no allocation for them */
+    gp_name few_names[FEW] = {{0}};
+    gp_name *names = nresults <= FEW ? few_names : xcalloc(nresults * sizeof *names);
     ir_op op;
     bool op_ok = lookup_op(st, op_tok, &op);
     /* one result on a line without other errors: ir_add_node_n's probe checks that it is new */
@@ -981,7 +1084,6 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
             if (names[i].s)
                 poison(st, &names[i], results->items.items[i].name);
     } else {
-        enum { FEW = 8 };
         const char *few_s[FEW] = {0};
         size_t few_len[FEW] = {0};
         const char **s = nresults <= FEW ? few_s : xcalloc(nresults * sizeof *s);
@@ -1002,7 +1104,8 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
     }
     for (size_t i = 0; i < nresults; i++)
         name_done(&names[i]);
-    free(names);
+    if (names != few_names)
+        free(names);
     if (!n)
         return;
     n->src_offset = op_tok.offset;

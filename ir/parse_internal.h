@@ -118,6 +118,9 @@ typedef struct {
     gp_token cur;              /* the token being fed to the parser */
     uint32_t body_open;        /* offset of the graph's '{' once the header is read */
     bool has_body;
+    bool body_closed;          /* the graph's '}' was read */
+    bool fast;                 /* common lines may be read by ir/parse_fast.c */
+    size_t fast_lines;         /* lines it read */
     bool aborted;              /* the parser gave up (nesting too deep, unrecoverable error) */
     bool placeholders;         /* `const w : T = _` is allowed (ir_parse_expected) */
     bool syntax_failed;        /* a syntax error skipped a line */
@@ -186,6 +189,16 @@ void gp_resolve_names(gp_state *st);
 /* ir_parse for a text whose byte text[len] is a NUL (dg_source_read's): the lexer reads it in
  * place, with no copy for its sentinel (ir/parse.c). */
 ir_graph *gp_parse_terminated(const dg_source *src, dg_context *dg);
+
+/* The line at the lexer's position, when it has one of the common shapes ir/parse_fast.c lists,
+ * read and built without the grammar: true, and the lexer is past its line break. False, with
+ * nothing done (blank lines before it skipped), for any other line, which the grammar reads. Only
+ * where the parser is between two statements of the graph's body, with no syntax error so far. */
+bool gp_fast_line(gp_state *st);
+
+/* ir_parse with the fast path on or off (every line read by the grammar), counting the lines the
+ * fast path read: for tests that compare the two. */
+ir_graph *gp_parse_lines(const dg_source *src, dg_context *dg, bool fast, size_t *fast_lines);
 
 /* Syntax errors (ir/parse.c). expected is a bit set of token codes the parser could have shifted. */
 void gp_syntax_error(gp_state *st, int code, gp_token tok, uint64_t expected);

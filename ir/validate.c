@@ -594,6 +594,17 @@ static size_t place_in_order(const checker *c, consumer_table *t, ir_node **orde
     return len;
 }
 
+/* Whether every operand of n that a live node of the graph produces comes from a node before n. */
+static bool reads_earlier(const checker *c, const ir_node *n)
+{
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        const ir_node *p = producer_of(c, n->inputs[i]);
+        if (p && p->id >= n->id)
+            return false;
+    }
+    return true;
+}
+
 /* Sorts the live nodes topologically; the nodes left over (on a cycle or downstream of one) are
  * reported, left out of inference and kept after the sorted ones in their order, then the dead
  * nodes. */
@@ -700,8 +711,11 @@ static void infer_node(checker *c, ir_node *n)
     ir_type *declared = n->noutputs <= FEW ? few : malloc(n->noutputs * sizeof *declared);
     FR_CHECK(declared != NULL);
     for (uint32_t i = 0; i < n->noutputs; i++) {
-        declared[i] = *n->outputs[i]->type;
-        ir_value_set_type(c->g, n->outputs[i], &(ir_type){.rank = -1});
+        const ir_type *t = n->outputs[i]->type;
+        declared[i] = *t;
+        /* (an output with no declared type has the unknown type already: no interning again) */
+        if (t->rank != -1 || t->dtype != IR_DTYPE_UNKNOWN || t->layout != IR_LAYOUT_NONE)
+            ir_value_set_type(c->g, n->outputs[i], &(ir_type){.rank = -1});
     }
     if (!skip && !infer_with_shape_values(c->g, n, c->dg))
         skip = true;
@@ -775,23 +789,37 @@ bool ir_validate(ir_graph *g, dg_context *dg)
     checker c = {.g = g, .dg = dg, .nnodes = g->nodes.len, .nvalues = g->values.len,
                  .structure_ok = true};
     FR_CHECK(c.nnodes < UINT32_MAX && c.nvalues < UINT32_MAX);
-    for (size_t i = 0; i < c.nvalues; i++)
-        g->values.items[i]->id = (uint32_t)i;
     for (size_t i = 0; i < c.nnodes; i++)
         g->nodes.items[i]->id = (uint32_t)i;
     c.bad_node = calloc(c.nnodes ? c.nnodes : 1, sizeof *c.bad_node);
     c.bad_value = calloc(c.nvalues ? c.nvalues : 1, sizeof *c.bad_value);
     FR_CHECK(c.bad_node && c.bad_value);
 
+    /* the values' ids are set in the pass that checks them: the pass over the name map before it
+     * finds a value under its id only where the id is right already (a value elsewhere is looked
+     * up by its name instead) */
     bool *named = named_values(&c);
-    for (size_t i = 0; i < c.nvalues; i++)
+    for (size_t i = 0; i < c.nvalues; i++) {
+        g->values.items[i]->id = (uint32_t)i;
         check_value(&c, g->values.items[i], named[i]);
+    }
     free(named);
-    for (size_t i = 0; i < c.nnodes; i++)
-        if (!g->nodes.items[i]->dead)
-            check_node(&c, g->nodes.items[i]);
+    /* whether the nodes are in order already (each live node reads only nodes before it, and no
+     * dead node comes before a live one: a parsed graph, nearly always), in which case the sort
+     * would keep every node where it is */
+    bool in_order = true, dead_before = false;
+    for (size_t i = 0; i < c.nnodes; i++) {
+        ir_node *n = g->nodes.items[i];
+        if (n->dead) {
+            dead_before = true;
+            continue;
+        }
+        check_node(&c, n);
+        in_order = in_order && !dead_before && reads_earlier(&c, n);
+    }
     if (c.structure_ok) {
-        sort_nodes(&c);
+        if (!in_order)
+            sort_nodes(&c);
         for (size_t i = 0; i < c.nnodes; i++)
             if (!g->nodes.items[i]->dead)
                 infer_node(&c, g->nodes.items[i]);

@@ -7,6 +7,7 @@
 #include "tests/matcher/graphkit.h"
 #include "tests/unit.h"
 
+#include <glob.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -268,6 +269,40 @@ static void test_stable_topological_order(void)
     CHECK_INT(ir_find_value(g, "x")->nuses, 2);
     CHECK(ir_find_value(g, "d")->is_output);
     ir_graph_free(g);
+
+    /* a graph in order but for a removed node: the removed node goes last, the others keep
+     * their order */
+    const char *in_order = "graph g {\n"
+                           "  input x : f32[2]\n"
+                           "  a = Relu(x)\n"
+                           "  b = Relu(a)\n"
+                           "  c = Relu(a)\n"
+                           "  output c\n"
+                           "}\n";
+    src = source("t.graph", in_order);
+    g = load(&src, true);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    dg_context *dg;
+    /* ids that no longer say where values are: validation renumbers them, finding each name */
+    for (size_t i = 0; i < g->values.len; i++)
+        g->values.items[i]->id = (uint32_t)(g->values.len - 1 - i);
+    dg = dg_new();
+    CHECK(ir_validate(g, dg));
+    dg_free(dg);
+    for (size_t i = 0; i < g->values.len; i++)
+        CHECK_INT(g->values.items[i]->id, i);
+    node_named(g, "b")->dead = true;
+    dg = dg_new();
+    CHECK(ir_validate(g, dg));
+    dg_free(dg);
+    static const char *const after[] = {"a", "c", "b"};
+    for (size_t i = 0; i < g->nodes.len && i < 3; i++) {
+        CHECK_STR(g->nodes.items[i]->outputs[0]->name, after[i]);
+        CHECK_INT(g->nodes.items[i]->id, i);
+    }
+    ir_graph_free(g);
 }
 
 /* ---- validation of built graphs ------------------------------------------------------------ */
@@ -474,6 +509,273 @@ static void test_mutations(void)
     CHECK(loaded > 0); /* some edits (in comments, spacing) keep the graph good */
 }
 
+/* ---- the fast path for common lines (ir/parse_fast.c) against the grammar ------------------ */
+
+/* What loading src says: its diagnostics, then, when it loads and validates, the printed graph. */
+static char *outcome(const dg_source *src, bool fast, size_t *fast_lines)
+{
+    dg_context *dg = dg_new();
+    ir_graph *g = gp_parse_lines(src, dg, fast, fast_lines);
+    bool ok = g && ir_validate(g, dg);
+    char *diags = diagnostics_text(dg);
+    char *printed = ok ? gk_graph_text(g) : NULL;
+    size_t n = strlen(diags) + (printed ? strlen(printed) : 0) + 16;
+    char *out = malloc(n);
+    snprintf(out, n, "%s---\n%s", diags, printed ? printed : "(not loaded)\n");
+    free(diags);
+    free(printed);
+    ir_graph_free(g);
+    dg_free(dg);
+    return out;
+}
+
+/* Loads src with the fast path and with the grammar alone: the same diagnostics and the same
+ * graph. Returns how many lines the fast path read. */
+static size_t check_fast_agrees(const dg_source *src)
+{
+    size_t lines = 0, none = 0;
+    char *fast = outcome(src, true, &lines);
+    char *grammar = outcome(src, false, &none);
+    CHECK_STR(fast, grammar);
+    if (strcmp(fast, grammar) != 0)
+        fprintf(stderr, "in %s\n", src->path);
+    CHECK_INT(none, 0);
+    free(fast);
+    free(grammar);
+    return lines;
+}
+
+static char *read_text(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t cap = 0;
+    *len = 0;
+    for (;;) {
+        if (*len + 4096 > cap) {
+            cap = cap * 2 + 4096;
+            buf = realloc(buf, cap);
+            FR_CHECK(buf != NULL);
+        }
+        size_t got = fread(buf + *len, 1, cap - *len, f);
+        *len += got;
+        if (got == 0)
+            break;
+    }
+    fclose(f);
+    return buf;
+}
+
+/* Every .graph file of the tests (goldens with errors among them) and the examples. */
+static void test_fast_path_files(void)
+{
+    static const char *const patterns[] = {"../*/*.graph", "../*/*/*.graph", "../*/*/*/*.graph",
+                                           "../../examples/*.graph"};
+    size_t files = 0, lines = 0;
+    for (size_t p = 0; p < FR_COUNT_OF(patterns); p++) {
+        glob_t found;
+        if (glob(patterns[p], 0, NULL, &found) != 0)
+            continue;
+        for (size_t i = 0; i < found.gl_pathc; i++) {
+            size_t len;
+            char *text = read_text(found.gl_pathv[i], &len);
+            CHECK(text != NULL);
+            if (!text)
+                continue;
+            dg_source src = {found.gl_pathv[i], text, len};
+            lines += check_fast_agrees(&src);
+            files++;
+            free(text);
+        }
+        globfree(&found);
+    }
+    CHECK(files > 100);
+    CHECK(lines > 1000); /* the fast path read most lines */
+}
+
+/* Lines of every shape the fast path reads, and others it hands to the grammar, with the errors
+ * the builders report on them; then random edits of them. */
+static void test_fast_path_shapes(void)
+{
+    static const char good[] =
+        "graph g {\n"
+        "  input x : f32[N,3,8,8] NCHW\n"
+        "\n"
+        "  const w : f32[4,3,3,3] = random(seed=1, lo=-0.5, hi=0.5)\n"
+        "  const e : f32[4] = random()\n"
+        "  const s : i64[2] = [1, -1]\n"
+        "  const k : f32[] = 2.5e-1\n"
+        "  const l : f32[3] = [1., -2.0, 3e2]\n"
+        "  const z : i64[0] = []\n"
+        "  c : f32[N, 4, 8, 8] NCHW = Conv(x, w) {kernel_shape=[3,3], pads=[1,1,1,1]}\n"
+        "  r = Relu(c) {}\n"
+        "  a, b : f32[N,2,8,8] = Split(r) {axis=1, split=[2,2]}\n"
+        "  y = Clip(a, _, _) @cpu.clip\n"
+        "  q = Gelu(b) {approximate=\"tanh\"}\n"
+        "  u : f32[*] = Relu(q)\n"
+        "  t = Relu(u)  # a comment: the grammar's line\n"
+        "  v = Relu(\n    t)\n"
+        "  const \"quoted name\" : f32[1] = 1\n"
+        "  output y, v\n"
+        "}\n";
+    dg_source src = source("good.graph", good);
+    CHECK(check_fast_agrees(&src) >= 12);
+    static const char *const bad[] = {
+        /* errors the builders report on lines the fast path reads */
+        "graph g {\n  input x : f32[2]\n  y = Rleu(x)\n  y = Relu(x)\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  y : f33[2] = Relu(x)\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  y : f32[2] XYZ = Relu(x)\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  y : f32[99999999999999999999] = Relu(x)\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  y : f32[1,1,1,1,1,1,1,1,1] = Relu(x)\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  const w : f32[2] = [1, 2, 3]\n  output x\n}\n",
+        "graph g {\n  input x : f32[2]\n  const w : i8[1] = 300\n  output x\n}\n",
+        "graph g {\n  input x : f32[2]\n  const w : f32[2] = random(seed=-1, lo=1, hi=0, foo=2)\n  "
+        "output x\n}\n",
+        "graph g {\n  input x : f32[2]\n  const w : f32[N] = random()\n  output x\n}\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(x) {a=1, a=2}\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  a, a = Split(x)\n  output a\n}\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(w)\n  z = Relu(y y)\n  output z\n}\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(x)\n  output y\n}\n  z = Relu(x)\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(x)\n  output y\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(x) {axis=[[1]], b=1x}\n  output y\n}\n",
+        "graph g {\n  input x : f32[2]\n  y = Relu(x)\n  input = Relu(x)\n  z = Relu(inf)\n}\n",
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(bad); i++) {
+        dg_source b = source("bad.graph", bad[i]);
+        check_fast_agrees(&b);
+    }
+    static const char inserts[] = "[]{}(),:=?*_@\"\\#\n x0-.e\xff\xc3";
+    uint64_t state = 0x2545f4914f6cdd1du;
+    for (int round = 0; round < 3000; round++) {
+        char text[sizeof good + 64];
+        size_t len = sizeof good - 1;
+        memcpy(text, good, len);
+        for (int edit = 0; edit < 1 + round % 3; edit++) {
+            state = state * 6364136223846793005u + 1442695040888963407u;
+            size_t at = (size_t)(state >> 33) % len;
+            unsigned what = (unsigned)(state >> 20) % 3;
+            if (what == 0 && len > 1) {
+                memmove(text + at, text + at + 1, len - at - 1);
+                len--;
+            } else if (len + 1 < sizeof text) {
+                char c = inserts[(state >> 40) % (sizeof inserts - 1)];
+                if (what == 1) {
+                    memmove(text + at + 1, text + at, len - at);
+                    len++;
+                }
+                text[at] = c;
+            }
+        }
+        dg_source m = {"m.graph", text, len};
+        check_fast_agrees(&m);
+    }
+}
+
+/* An attribute given twice is reported with where it was first given: among a few (compared
+ * one by one) and among many (looked up in a map), known to the op's schema or not. */
+static void test_repeated_attributes(void)
+{
+    char text[4096];
+    int len = snprintf(text, sizeof text,
+                       "graph g {\n  input x : f32[2]\n"
+                       "  y = LeakyRelu(x) {foo=1, alpha=0.5, foo=2}\n  z = LeakyRelu(y) {");
+    for (int i = 0; i < 40; i++)
+        len += snprintf(text + len, sizeof text - (size_t)len, "%sa%d=%d", i ? ", " : "",
+                        i == 39 ? 3 : i, i);
+    snprintf(text + len, sizeof text - (size_t)len, "}\n  output z\n}\n");
+    dg_source src = source("rep.graph", text);
+    dg_context *dg = dg_new();
+    CHECK(ir_parse(&src, dg) == NULL);
+    char *out = diagnostics_text(dg);
+    CHECK(strstr(out, "rep.graph:3:39: error: attribute 'foo' is given twice\n") != NULL);
+    CHECK(strstr(out, "rep.graph:3:21: note: first given here\n") != NULL);
+    CHECK(strstr(out, "rep.graph:4:313: error: attribute 'a3' is given twice\n") != NULL);
+    CHECK(strstr(out, "rep.graph:4:39: note: first given here\n") != NULL);
+    CHECK_INT(dg_error_count(dg), 2);
+    free(out);
+    dg_free(dg);
+}
+
+/* Numbers are read as strtod and strtoll read them (the parser reads most of them itself): random
+ * decimals of every length and exponent, and the edges of the exact cases, bit for bit. */
+static void test_number_reading(void)
+{
+    enum { N = 3000 };
+    static const char *const edges[] = {
+        "0", "-0", "-0.0", "0.1", "1e22", "1e23", "-1e-22", "1e-23", "123456789012345",
+        "1234567890123456", "9007199254740993", "0.000000000000001", "1.5e+3", "2E-2", "5e-324",
+        "1.7976931348623157e308", "00000000000000000001.5", "3.", "-7.e2", "1e0022"};
+    char **words = calloc(N, sizeof *words);
+    size_t cap = 64, len = 0;
+    char *text = malloc(cap);
+    uint64_t state = 0x853c49e6748fea9bu;
+    for (int i = 0; i < N; i++) {
+        char w[64];
+        if (i < (int)FR_COUNT_OF(edges)) {
+            snprintf(w, sizeof w, "%s", edges[i]);
+        } else {
+            state = state * 6364136223846793005u + 1442695040888963407u;
+            int lead = 1 + (int)((state >> 33) % 17), frac = (int)((state >> 40) % 19) - 1;
+            int n = snprintf(w, sizeof w, "%s", (state >> 20) & 1 ? "-" : "");
+            for (int k = 0; k < lead; k++) {
+                state = state * 6364136223846793005u + 1442695040888963407u;
+                w[n++] = (char)('0' + (state >> 50) % 10);
+            }
+            if (frac >= 0)
+                w[n++] = '.';
+            for (int k = 0; k < frac; k++) {
+                state = state * 6364136223846793005u + 1442695040888963407u;
+                w[n++] = (char)('0' + (state >> 50) % 10);
+            }
+            if ((state >> 10) % 3 == 0)
+                n += snprintf(w + n, sizeof w - (size_t)n, "e%d", (int)((state >> 12) % 61) - 30);
+            w[n] = '\0';
+        }
+        words[i] = strdup(w);
+    }
+    const char *head = "graph g {\n  const c : f32[3000] = [";
+    for (int i = -1; i < N; i++) {
+        const char *piece = i < 0 ? head : words[i];
+        size_t need = len + strlen(piece) + 64;
+        if (need > cap) {
+            cap = need * 2;
+            text = realloc(text, cap);
+        }
+        len += (size_t)sprintf(text + len, "%s%s", piece, i >= 0 && i < N - 1 ? ", " : "");
+    }
+    sprintf(text + len, "]\n  y = Relu(c) {pads=[1, -2, 123456789012345678, 9223372036854775807, "
+                        "-9223372036854775808]}\n  output y\n}\n");
+    dg_source src = source("n.graph", text);
+    ir_graph *g = load(&src, false);
+    CHECK(g != NULL);
+    if (g) {
+        const ir_const *c = ir_find_value(g, "c")->konst;
+        CHECK_INT(c->literal_count, N);
+        for (int i = 0; i < N && i < (int)c->literal_count; i++) {
+            double want = strtod(words[i], NULL);
+            if (memcmp(&want, &c->literal[i], sizeof want) != 0) {
+                fprintf(stderr, "'%s' read as %.17g, strtod gives %.17g\n", words[i],
+                        c->literal[i], want);
+                CHECK(false);
+            }
+        }
+        const ir_attr *pads = ir_node_attr(node_named(g, "y"), "pads");
+        CHECK(pads && pads->kind == IR_ATTR_INTS && pads->count == 5);
+        if (pads && pads->count == 5) {
+            CHECK(pads->v.ints[0] == 1 && pads->v.ints[1] == -2);
+            CHECK(pads->v.ints[2] == 123456789012345678);
+            CHECK(pads->v.ints[3] == INT64_MAX && pads->v.ints[4] == INT64_MIN);
+        }
+        ir_graph_free(g);
+    }
+    for (int i = 0; i < N; i++)
+        free(words[i]);
+    free(words);
+    free(text);
+}
+
 /* ---- did you mean -------------------------------------------------------------------------- */
 
 static const char *suggest(const char *word, const char *const *candidates, size_t n)
@@ -509,6 +811,10 @@ int main(void)
     RUN(test_deep_nesting);
     RUN(test_unterminated_buffer);
     RUN(test_mutations);
+    RUN(test_fast_path_files);
+    RUN(test_fast_path_shapes);
+    RUN(test_repeated_attributes);
+    RUN(test_number_reading);
     RUN(test_suggestions);
     return unit_finish();
 }
