@@ -259,9 +259,11 @@ void ir_set_attr_floats(ir_graph *g, ir_node *n, const char *name, const double 
 
 const ir_attr *ir_node_attr(const ir_node *n, const char *name)
 {
-    for (uint32_t i = 0; i < n->nattrs; i++)
-        if (strcmp(n->attrs[i].name, name) == 0)
+    for (uint32_t i = 0; i < n->nattrs; i++) {
+        const char *have = n->attrs[i].name; /* the first byte first: no strcmp call for most */
+        if (have == name || (have[0] == name[0] && strcmp(have, name) == 0))
             return &n->attrs[i];
+    }
     return NULL;
 }
 

@@ -7,12 +7,14 @@
 
 #include <string.h>
 
-/* A copy of a plan attribute in the graph's arena (names and lists may live in the rule set or the
- * plan's scratch). */
-static ir_attr copy_attr(ir_graph *g, const ir_attr *a)
+/* A copy of a plan attribute of an `op` node in the graph's arena (names and lists may live in the
+ * rule set or the plan's scratch). A name the op's schema declares points at the catalog's string,
+ * as the parser's do: validation and inference then find its schema by address. */
+static ir_attr copy_attr(ir_graph *g, ir_op op, const ir_attr *a)
 {
     ir_attr c = *a;
-    c.name = ar_strdup(g->arena, a->name);
+    const ir_attr_schema *s = ir_op_attr_schema(op, a->name);
+    c.name = s ? s->name : ar_strdup(g->arena, a->name);
     c.src_offset = 0;
     if (a->kind == IR_ATTR_STRING) {
         c.v.s = ar_strdup(g->arena, a->v.s);
@@ -140,7 +142,7 @@ static void add_helpers(rw_plan *p)
         n->nattrs = t->nattrs;
         n->attrs = ar_alloc_array(p->g->arena, n->nattrs, sizeof *n->attrs);
         for (uint32_t k = 0; k < n->nattrs; k++)
-            n->attrs[k] = copy_attr(p->g, &t->attrs[k]);
+            n->attrs[k] = copy_attr(p->g, t->op, &t->attrs[k]);
         ir_value_set_type(p->g, n->outputs[0], t->outputs[0]->type);
         n->src_offset = t->src_offset;
         n->src_len = t->src_len;
@@ -165,7 +167,7 @@ ir_node *rw_commit(rw_plan *p)
     n->nattrs = (uint32_t)p->attrs.len;
     n->attrs = ar_alloc_array(g->arena, n->nattrs, sizeof *n->attrs);
     for (uint32_t i = 0; i < n->nattrs; i++)
-        n->attrs[i] = copy_attr(g, &p->attrs.items[i]);
+        n->attrs[i] = copy_attr(g, op, &p->attrs.items[i]);
     n->noutputs = (uint32_t)p->outputs.len;
     n->outputs = ar_alloc_array(g->arena, n->noutputs, sizeof *n->outputs);
     for (uint32_t i = 0; i < n->noutputs; i++) {

@@ -335,6 +335,7 @@ bool rw_check_attrs(rw_plan *p, char *why)
         if (a->kind != s->kind)
             return rw_why(why, "replacement: attribute '%s' of %s has the wrong kind", a->name,
                           ir_op_name(p->rule->repl.op));
+        a->name = s->name; /* the same text: the catalog's string, found by address from now on */
     }
     return true;
 }
