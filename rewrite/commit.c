@@ -181,6 +181,14 @@ ir_node *rw_commit(rw_plan *p)
     n->src_offset = p->roots.items[0]->src_offset;
     n->src_len = p->roots.items[0]->src_len;
 
+    /* the plan inferred the fused node on these very operands (not on a tentative constant or
+     * helper output, which only stood for what was added since) */
+    bool same_operands = n->noutputs == 1 && n->ninputs == p->tentative->ninputs;
+    for (uint32_t i = 0; same_operands && i < n->ninputs; i++)
+        same_operands = n->inputs[i] == p->tentative->inputs[i];
+    if (same_operands)
+        vec_push(&p->ctx->planned, ((rw_planned){n, p->tentative->outputs[0]->type}));
+
     rw_node_state *s = rw_state(p->ctx, n);
     s->claimed_by = (int32_t)p->m->rule_index;
     if (p->outputs.len == 1) {

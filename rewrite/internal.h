@@ -31,6 +31,13 @@ typedef struct rw_node_state {
     uint32_t visit;        /* walks (convexity, reordering) */
 } rw_node_state;
 
+/* A fused node committed this round and the type its plan's inference gave its one output, on the
+ * operands it reads (validation takes it instead of inferring the node again: ir_validate_planned). */
+typedef struct rw_planned {
+    ir_node *node;
+    const ir_type *type;
+} rw_planned;
+
 typedef struct rw_ctx {
     ir_graph *g;
     const mt_automaton *a;
@@ -44,6 +51,7 @@ typedef struct rw_ctx {
     ar_arena *scratch;     /* per round: tentative nodes, plans */
     bool round_forwarded;  /* a forward committed this round (old nodes read other values) */
     struct rw_plan *spare; /* the last plan's lists, kept for the next one (rw_plan_free) */
+    VEC(rw_planned) planned; /* this round's (rw_commit) */
     /* per target op (malloc'd when first used): for each of its attributes and each op, the op's
      * schema of that attribute, and whether it is the activation's (carry_attrs asks the same for
      * every match; plan_attrs.c) */
