@@ -32,6 +32,17 @@ static ir_attr copy_attr(ir_graph *g, ir_op op, const ir_attr *a)
     return c;
 }
 
+/* a, '_' and b in the arena (what ar_printf's "%s_%s" gives, without a printf per constant). */
+static char *underscored(ar_arena *arena, const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = ar_alloc(arena, la + lb + 2);
+    memcpy(s, a, la);
+    s[la] = '_';
+    memcpy(s + la + 1, b, lb + 1);
+    return s;
+}
+
 /* A name for a new constant: its stem ("w1_folded"), else the stem and the root's name
  * ("w_folded_r12": unique when one weight is folded in many places, found without probing). */
 static const char *const_name(rw_plan *p, const char *stem)
@@ -39,7 +50,7 @@ static const char *const_name(rw_plan *p, const char *stem)
     if (!ir_find_value(p->g, stem))
         return ar_strdup(p->g->arena, stem);
     const char *root = p->outputs.items[0]->name;
-    char *name = ar_printf(p->g->arena, "%s_%s", stem, root);
+    char *name = underscored(p->g->arena, stem, root);
     return ir_find_value(p->g, name) ? ir_fresh_name(p->g, name) : name;
 }
 

@@ -33,7 +33,7 @@ rw_options rw_options_default(void)
     return o;
 }
 
-rw_node_state *rw_state(rw_ctx *ctx, const ir_node *n)
+rw_node_state *rw_state_grow(rw_ctx *ctx, const ir_node *n)
 {
     FR_CHECK(n->id != RW_TENTATIVE_ID);
     while (ctx->st.len <= n->id)
@@ -622,6 +622,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
     vec_free(&ctx.st);
     vec_free(&ctx.order);
     vec_free(&ctx.planned);
+    dg_free(ctx.quiet);
     report->folded_bytes = report->budget - ctx.budget_left;
     ir_compute_stats(g, &report->after);
     return ok;
