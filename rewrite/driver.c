@@ -196,7 +196,8 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
         FR_CHECK(planned != NULL);
         for (size_t i = 0; i < ctx->planned.len; i++) {
             const rw_planned *e = &ctx->planned.items[i];
-            if (!e->node->dead && e->node->id < g->nodes.len && g->nodes.items[e->node->id] == e->node)
+            if (!e->node->dead && e->node->id < g->nodes.len &&
+                g->nodes.items[e->node->id] == e->node)
                 planned[e->node->id] = e->type;
         }
     }
