@@ -81,11 +81,16 @@ bool ir_op_lookup(const char *name, size_t len, ir_op *out)
     return false;
 }
 
+/* By the name's address (a name the parser or a rewrite pointed at the catalog's own string) or its
+ * text, comparing the first byte before calling strcmp: inference and the rewriter look attributes
+ * up millions of times, and most names of an op differ in their first byte. */
 const ir_attr_schema *ir_op_attr_schema(ir_op op, const char *attr_name)
 {
     const ir_op_info *info = ir_op_info_get(op);
-    for (uint32_t i = 0; i < info->nattrs; i++)
-        if (strcmp(info->attrs[i].name, attr_name) == 0)
+    for (uint32_t i = 0; i < info->nattrs; i++) {
+        const char *name = info->attrs[i].name;
+        if (name == attr_name || (name[0] == attr_name[0] && strcmp(name, attr_name) == 0))
             return &info->attrs[i];
+    }
     return NULL;
 }

@@ -259,9 +259,11 @@ void ir_set_attr_floats(ir_graph *g, ir_node *n, const char *name, const double 
 
 const ir_attr *ir_node_attr(const ir_node *n, const char *name)
 {
-    for (uint32_t i = 0; i < n->nattrs; i++)
-        if (strcmp(n->attrs[i].name, name) == 0)
+    for (uint32_t i = 0; i < n->nattrs; i++) {
+        const char *have = n->attrs[i].name; /* the first byte first: no strcmp call for most */
+        if (have == name || (have[0] == name[0] && strcmp(have, name) == 0))
             return &n->attrs[i];
+    }
     return NULL;
 }
 
@@ -375,6 +377,25 @@ static void compact_nodes(ir_graph *g)
     g->nodes.len = kept;
 }
 
+/* Empties the name map's slots of the values not live (by id, before compaction), in one pass
+ * over the map: when a round drops many values, that reads the slots in order instead of hashing
+ * each name and probing for it (what sm_put(name, NULL) does, at a cache miss or two each). A
+ * dropped value's name is held by its own slot (names are unique among the graph's values). */
+static void release_names(ir_graph *g, const bool *live)
+{
+    sm_map *m = &g->by_name;
+    size_t n = g->values.len;
+    enum { AHEAD = 16 }; /* the slots are read in order, the values they point to at random */
+    for (size_t i = 0; i < m->cap; i++) {
+        const ir_value *ahead = i + AHEAD < m->cap ? m->slots[i + AHEAD].value : NULL;
+        if (ahead)
+            __builtin_prefetch(&ahead->id);
+        const ir_value *v = m->slots[i].value;
+        if (v && v->id < n && g->values.items[v->id] == v && !live[v->id])
+            m->slots[i].value = NULL;
+    }
+}
+
 void ir_compact(ir_graph *g)
 {
     compact_nodes(g);
@@ -394,12 +415,18 @@ void ir_compact(ir_graph *g)
         for (uint32_t k = 0; k < n->noutputs; k++)
             live[n->outputs[k]->id] = true;
     }
+    /* the name stays reserved in by_name only while the value lives */
+    size_t dropped = 0;
+    for (size_t i = 0; i < g->values.len; i++)
+        dropped += !live[i];
+    if (dropped > g->by_name.cap / 8)
+        release_names(g, live);
     size_t kept = 0;
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
         if (!live[i]) {
-            /* the name stays reserved in by_name only while the value lives */
-            sm_put(&g->by_name, v->name, strlen(v->name), NULL);
+            if (dropped <= g->by_name.cap / 8)
+                sm_put(&g->by_name, v->name, strlen(v->name), NULL);
             continue;
         }
         v->id = (uint32_t)kept;

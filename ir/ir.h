@@ -428,6 +428,13 @@ bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg);
  * reads a flagged value; types are inferred again there and downstream where one changed. What is
  * not flagged must be as it was (a reader whose operand was replaced is flagged). */
 bool ir_validate_marked(ir_graph *g, bool *dirty_node, bool *dirty_value, dg_context *dg);
+/* ir_validate_marked where the caller inferred some flagged nodes itself (the rewriter's plans):
+ * planned[node id], when not NULL, is the type the op's inference gave that node's one output on
+ * the very operands it reads now, with the types and shape values they have now. Such a node is
+ * not inferred again (its type is taken, then checked as an inferred one) unless an operand's type
+ * or shape value changes during this check. planned may be NULL: ir_validate_marked. */
+bool ir_validate_planned(ir_graph *g, bool *dirty_node, bool *dirty_value,
+                         const ir_type *const *planned, dg_context *dg);
 /* Which nodes and values of g changed since `s` was taken (by position: g not compacted since,
  * nodes and values only appended), as ir_validate_since would find them: flags in node_changed
  * (g->nodes.len) and value_changed (g->values.len), the appended ones set. For checking a caller's

@@ -701,7 +701,10 @@ static bool infer_with_shape_values(ir_graph *g, ir_node *n, dg_context *dg)
     return ok;
 }
 
-static void infer_node(checker *c, ir_node *n)
+/* Infers n's types; `planned`, when not NULL, is the type the caller's own inference gave n's one
+ * output on the operands it reads now (ir_validate_planned): it is taken instead of inferring again,
+ * and checked as an inferred one is. */
+static void infer_node(checker *c, ir_node *n, const ir_type *planned)
 {
     bool skip = c->bad_node[n->id];
     for (uint32_t i = 0; i < n->ninputs; i++)
@@ -717,7 +720,9 @@ static void infer_node(checker *c, ir_node *n)
         if (t->rank != -1 || t->dtype != IR_DTYPE_UNKNOWN || t->layout != IR_LAYOUT_NONE)
             ir_value_set_type(c->g, n->outputs[i], &(ir_type){.rank = -1});
     }
-    if (!skip && !infer_with_shape_values(c->g, n, c->dg))
+    if (!skip && planned)
+        ir_value_set_type(c->g, n->outputs[0], planned);
+    else if (!skip && !infer_with_shape_values(c->g, n, c->dg))
         skip = true;
     if (!skip)
         ir_infer_shape_value(c->g, n);
@@ -822,7 +827,7 @@ bool ir_validate(ir_graph *g, dg_context *dg)
             sort_nodes(&c);
         for (size_t i = 0; i < c.nnodes; i++)
             if (!g->nodes.items[i]->dead)
-                infer_node(&c, g->nodes.items[i]);
+                infer_node(&c, g->nodes.items[i], NULL);
     }
     check_outputs(&c);
     for (size_t i = 0; i < c.nnodes; i++)
@@ -937,8 +942,9 @@ static bool same_type(const ir_type *a, const ir_type *b)
     return true;
 }
 
-/* Infers n again; true when one of its outputs now has another type or shape value. */
-static bool reinfer_node(checker *c, ir_node *n)
+/* Infers n again (or takes its planned type); true when one of its outputs now has another type or
+ * shape value. */
+static bool reinfer_node(checker *c, ir_node *n, const ir_type *planned)
 {
     enum { KEEP = 8 };
     ir_type types[KEEP];
@@ -951,7 +957,7 @@ static bool reinfer_node(checker *c, ir_node *n)
         if (had[i])
             svs[i] = *had[i];
     }
-    infer_node(c, n);
+    infer_node(c, n, planned);
     bool changed = !kept;
     for (uint32_t i = 0; !changed && i < n->noutputs; i++)
         changed = !same_type(&types[i], n->outputs[i]->type) ||
@@ -959,11 +965,25 @@ static bool reinfer_node(checker *c, ir_node *n)
     return changed;
 }
 
+/* The type planned[n->id] when the caller planned n's one output and no operand of n took another
+ * type or shape value in this check (retyped), else NULL: n is inferred again. */
+static const ir_type *still_planned(const ir_node *n, const ir_type *const *planned,
+                                    const bool *retyped)
+{
+    if (!planned || !planned[n->id] || n->noutputs != 1)
+        return NULL;
+    for (uint32_t k = 0; k < n->ninputs; k++)
+        if (n->inputs[k] && retyped[n->inputs[k]->id])
+            return NULL;
+    return planned[n->id];
+}
+
 /* The incremental check; false when it cannot stand for ir_validate (a changed node reads a value
  * produced after it, the changes broke the structure): nothing reported then, types unchanged.
- * Keeps s's fingerprints current (s may be NULL: ir_validate_marked). */
+ * Keeps s's fingerprints current (s may be NULL: ir_validate_marked). planned: see
+ * ir_validate_planned (may be NULL). */
 static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, bool *dirty_value,
-                             dg_context *dg, bool *ok)
+                             const ir_type *const *planned, dg_context *dg, bool *ok)
 {
     size_t errors_before = dg_error_count(dg);
     checker c = {
@@ -1013,6 +1033,10 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
             if (s)
                 s->node_fp[i] = node_fingerprint(g->nodes.items[i]);
         }
+    /* the values whose type or shape value this check changed: a planned node reading one is
+     * inferred again */
+    bool *retyped = planned ? calloc(c.nvalues ? c.nvalues : 1, sizeof *retyped) : NULL;
+    FR_CHECK(!planned || retyped);
     if (c.structure_ok) {
         for (size_t i = 0; i < c.nnodes; i++) {
             ir_node *n = g->nodes.items[i];
@@ -1021,14 +1045,17 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
                 dirty = n->inputs[k] && dirty_value[n->inputs[k]->id];
             if (!dirty)
                 continue;
-            bool changed = reinfer_node(&c, n);
+            bool changed = reinfer_node(&c, n, still_planned(n, planned, retyped));
             for (uint32_t k = 0; k < n->noutputs; k++) {
                 dirty_value[n->outputs[k]->id] |= changed;
+                if (retyped)
+                    retyped[n->outputs[k]->id] |= changed;
                 if (s)
                     s->value_fp[n->outputs[k]->id] = value_fingerprint(n->outputs[k]);
             }
         }
     }
+    free(retyped);
     check_outputs(&c);
     if (c.structure_ok)
         ir_compute_uses(g);
@@ -1088,7 +1115,7 @@ bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg)
     s->nnodes = g->nodes.len;
     s->nvalues = g->values.len;
     bool ok = false;
-    if (!validate_changed(g, s, node_changed, value_changed, dg, &ok)) {
+    if (!validate_changed(g, s, node_changed, value_changed, NULL, dg, &ok)) {
         ok = ir_validate(g, dg);
         free(s->node_fp);
         free(s->value_fp);
@@ -1101,8 +1128,14 @@ bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg)
 
 bool ir_validate_marked(ir_graph *g, bool *dirty_node, bool *dirty_value, dg_context *dg)
 {
+    return ir_validate_planned(g, dirty_node, dirty_value, NULL, dg);
+}
+
+bool ir_validate_planned(ir_graph *g, bool *dirty_node, bool *dirty_value,
+                         const ir_type *const *planned, dg_context *dg)
+{
     bool ok = false;
-    if (!validate_changed(g, NULL, dirty_node, dirty_value, dg, &ok))
+    if (!validate_changed(g, NULL, dirty_node, dirty_value, planned, dg, &ok))
         ok = ir_validate(g, dg);
     return ok;
 }

@@ -7,12 +7,14 @@
 
 #include <string.h>
 
-/* A copy of a plan attribute in the graph's arena (names and lists may live in the rule set or the
- * plan's scratch). */
-static ir_attr copy_attr(ir_graph *g, const ir_attr *a)
+/* A copy of a plan attribute of an `op` node in the graph's arena (names and lists may live in the
+ * rule set or the plan's scratch). A name the op's schema declares points at the catalog's string,
+ * as the parser's do: validation and inference then find its schema by address. */
+static ir_attr copy_attr(ir_graph *g, ir_op op, const ir_attr *a)
 {
     ir_attr c = *a;
-    c.name = ar_strdup(g->arena, a->name);
+    const ir_attr_schema *s = ir_op_attr_schema(op, a->name);
+    c.name = s ? s->name : ar_strdup(g->arena, a->name);
     c.src_offset = 0;
     if (a->kind == IR_ATTR_STRING) {
         c.v.s = ar_strdup(g->arena, a->v.s);
@@ -30,6 +32,17 @@ static ir_attr copy_attr(ir_graph *g, const ir_attr *a)
     return c;
 }
 
+/* a, '_' and b in the arena (what ar_printf's "%s_%s" gives, without a printf per constant). */
+static char *underscored(ar_arena *arena, const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    char *s = ar_alloc(arena, la + lb + 2);
+    memcpy(s, a, la);
+    s[la] = '_';
+    memcpy(s + la + 1, b, lb + 1);
+    return s;
+}
+
 /* A name for a new constant: its stem ("w1_folded"), else the stem and the root's name
  * ("w_folded_r12": unique when one weight is folded in many places, found without probing). The
  * graph copies the name it is given: this one lives in the stem's place or the plan's scratch. */
@@ -38,7 +51,7 @@ static const char *const_name(rw_plan *p, const char *stem)
     if (!ir_find_value(p->g, stem))
         return stem;
     const char *root = p->outputs.items[0]->name;
-    char *name = ar_printf(p->ctx->scratch, "%s_%s", stem, root);
+    char *name = underscored(p->ctx->scratch, stem, root);
     return ir_find_value(p->g, name) ? ir_fresh_name(p->g, name) : name;
 }
 
@@ -141,7 +154,7 @@ static void add_helpers(rw_plan *p)
         n->nattrs = t->nattrs;
         n->attrs = ar_alloc_array(p->g->arena, n->nattrs, sizeof *n->attrs);
         for (uint32_t k = 0; k < n->nattrs; k++)
-            n->attrs[k] = copy_attr(p->g, &t->attrs[k]);
+            n->attrs[k] = copy_attr(p->g, t->op, &t->attrs[k]);
         ir_value_set_type(p->g, n->outputs[0], t->outputs[0]->type);
         n->src_offset = t->src_offset;
         n->src_len = t->src_len;
@@ -166,7 +179,7 @@ ir_node *rw_commit(rw_plan *p)
     n->nattrs = (uint32_t)p->attrs.len;
     n->attrs = ar_alloc_array(g->arena, n->nattrs, sizeof *n->attrs);
     for (uint32_t i = 0; i < n->nattrs; i++)
-        n->attrs[i] = copy_attr(g, &p->attrs.items[i]);
+        n->attrs[i] = copy_attr(g, op, &p->attrs.items[i]);
     n->noutputs = (uint32_t)p->outputs.len;
     n->outputs = ar_alloc_array(g->arena, n->noutputs, sizeof *n->outputs);
     for (uint32_t i = 0; i < n->noutputs; i++) {
@@ -179,6 +192,14 @@ ir_node *rw_commit(rw_plan *p)
         n->kernel = kn_kernel_name(op, p->ctx->opts.target);
     n->src_offset = p->roots.items[0]->src_offset;
     n->src_len = p->roots.items[0]->src_len;
+
+    /* the plan inferred the fused node on these very operands (not on a tentative constant or
+     * helper output, which only stood for what was added since) */
+    bool same_operands = n->noutputs == 1 && n->ninputs == p->tentative->ninputs;
+    for (uint32_t i = 0; same_operands && i < n->ninputs; i++)
+        same_operands = n->inputs[i] == p->tentative->inputs[i];
+    if (same_operands)
+        vec_push(&p->ctx->planned, ((rw_planned){n, p->tentative->outputs[0]->type}));
 
     rw_node_state *s = rw_state(p->ctx, n);
     s->claimed_by = (int32_t)p->m->rule_index;

@@ -33,6 +33,13 @@ typedef struct rw_node_state {
     uint32_t visit;        /* walks (convexity, reordering) */
 } rw_node_state;
 
+/* A fused node committed this round and the type its plan's inference gave its one output, on the
+ * operands it reads (validation takes it instead of inferring the node again: ir_validate_planned). */
+typedef struct rw_planned {
+    ir_node *node;
+    const ir_type *type;
+} rw_planned;
+
 typedef struct rw_ctx {
     ir_graph *g;
     const mt_automaton *a;
@@ -46,6 +53,8 @@ typedef struct rw_ctx {
     ar_arena *scratch;     /* per round: tentative nodes, plans */
     bool round_forwarded;  /* a forward committed this round (old nodes read other values) */
     struct rw_plan *spare; /* the last plan's lists, kept for the next one (rw_plan_free) */
+    VEC(rw_planned) planned; /* this round's (rw_commit) */
+    dg_context *quiet;       /* for the plans' inference (rw_quiet) */
     /* per target op (malloc'd when first used): for each of its attributes and each op, the op's
      * schema of that attribute, and whether it is the activation's (carry_attrs asks the same for
      * every match; plan_attrs.c) */
@@ -55,7 +64,13 @@ typedef struct rw_ctx {
 /* The id of a node built aside (a tentative fused or helper node): it has no state. */
 #define RW_TENTATIVE_ID UINT32_MAX
 
-rw_node_state *rw_state(rw_ctx *ctx, const ir_node *n);
+/* The state of a node of the graph (the list grows to a new node's id: rw_state_grow). Inline: the
+ * driver and the checks ask for it several times per node of every match. */
+rw_node_state *rw_state_grow(rw_ctx *ctx, const ir_node *n);
+static inline rw_node_state *rw_state(rw_ctx *ctx, const ir_node *n)
+{
+    return n->id < ctx->st.len ? &ctx->st.items[n->id] : rw_state_grow(ctx, n);
+}
 /* What rw_node_state.replaced_by and .forwarded_to name (NULL: nothing), and their writers. */
 ir_node *rw_replaced_by(rw_ctx *ctx, const ir_node *n);
 ir_value *rw_forwarded_to(rw_ctx *ctx, const ir_node *n);
@@ -200,6 +215,10 @@ ir_value *rw_plan_helper(rw_plan *p, ir_op op, ir_value *input, const ir_attr *a
                          ir_node *replaces, char *why);
 /* The first error dg holds, quoted into out (a generic reason when it holds none). */
 void rw_first_error(dg_context *dg, char *out, size_t size);
+/* A diagnostics context for a tentative node's inference, empty (the context's own, made anew only
+ * after one that reported), and giving it back when done. */
+dg_context *rw_quiet(rw_ctx *ctx);
+void rw_quiet_done(rw_ctx *ctx, dg_context *dg);
 
 /* The plan's steps, in the order rw_plan_replacement runs them (plan_inputs.c, plan_attrs.c). */
 void rw_build_inputs(rw_plan *p);

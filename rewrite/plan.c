@@ -178,12 +178,12 @@ ir_value *rw_plan_helper(rw_plan *p, ir_op op, ir_value *input, const ir_attr *a
     t->outputs[0] = out;
     t->src_offset = replaces->src_offset;
     t->src_len = replaces->src_len;
-    dg_context *dg = dg_new();
+    dg_context *dg = rw_quiet(p->ctx);
     bool ok = ir_op_info_get(op)->infer(p->g, t, dg);
     char msg[RW_WHY_SIZE / 2];
     if (!ok)
         rw_first_error(dg, msg, sizeof msg);
-    dg_free(dg);
+    rw_quiet_done(p->ctx, dg);
     if (!ok) {
         rw_why(why, "shape: the helper %s would be invalid: %s", ir_op_name(op), msg);
         return NULL;
@@ -198,4 +198,21 @@ void rw_first_error(dg_context *dg, char *out, size_t size)
 {
     const char *msg = dg_first_error(dg);
     snprintf(out, size, "%s", msg ? msg : "the op's inference failed");
+}
+
+/* One context for every plan's inference: a dg_new and dg_free per plan cost as much as a small
+ * op's inference. One that reported is dropped, so that the next starts empty. */
+dg_context *rw_quiet(rw_ctx *ctx)
+{
+    if (!ctx->quiet)
+        ctx->quiet = dg_new();
+    return ctx->quiet;
+}
+
+void rw_quiet_done(rw_ctx *ctx, dg_context *dg)
+{
+    if (dg_error_count(dg) || dg_warning_count(dg)) {
+        dg_free(dg);
+        ctx->quiet = NULL;
+    }
 }

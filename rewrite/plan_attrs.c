@@ -71,22 +71,31 @@ static ir_attr from_schema(const ir_attr_schema *s)
 /* Marks an entry of rw_ctx.carry_schemas not looked up yet. */
 static const ir_attr_schema not_looked_up;
 
-/* ir_op_attr_schema(op, the target's attribute s), looked up once per apply; op IR_OP_COUNT asks
- * whether that attribute is the activation's (is_act_attr: non-NULL when it is). */
-static const ir_attr_schema *their_schema(rw_ctx *ctx, ir_op target, uint32_t s, ir_op op)
+enum { SCHEMA_ROW = IR_OP_COUNT + 1 };
+
+/* rw_ctx.carry_schemas[target], made when first used. */
+static const ir_attr_schema **schema_table(rw_ctx *ctx, ir_op target)
 {
-    enum { ROW = IR_OP_COUNT + 1 };
     const ir_attr_schema **table = ctx->carry_schemas[target];
     if (!table) {
-        size_t n = (size_t)ir_op_info_get(target)->nattrs * ROW;
+        size_t n = (size_t)ir_op_info_get(target)->nattrs * SCHEMA_ROW;
         table = ctx->carry_schemas[target] = malloc((n ? n : 1) * sizeof *table);
         FR_CHECK(table != NULL);
         for (size_t i = 0; i < n; i++)
             table[i] = &not_looked_up;
     }
-    const ir_attr_schema **slot = &table[(size_t)s * ROW + op];
+    return table;
+}
+
+/* ir_op_attr_schema(op, the target's attribute s), looked up once per apply in the target's table;
+ * op IR_OP_COUNT asks whether that attribute is the activation's (is_act_attr: non-NULL when it
+ * is). */
+static inline const ir_attr_schema *their_schema(const ir_attr_schema **table,
+                                                 const ir_op_info *target, uint32_t s, ir_op op)
+{
+    const ir_attr_schema **slot = &table[(size_t)s * SCHEMA_ROW + op];
     if (*slot == &not_looked_up) {
-        const ir_attr_schema *want = &ir_op_info_get(target)->attrs[s];
+        const ir_attr_schema *want = &target->attrs[s];
         *slot = op == IR_OP_COUNT ? (is_act_attr(want->name) ? want : NULL)
                                   : ir_op_attr_schema(op, want->name);
     }
@@ -94,21 +103,23 @@ static const ir_attr_schema *their_schema(rw_ctx *ctx, ir_op target, uint32_t s,
 }
 
 /* Attributes of the target that a matched op sets (or defaults differently): the node nearest the
- * root wins (rule->nodes lists operands before users). */
+ * root wins (rule->nodes lists operands before users). A node whose op does not declare the
+ * attribute sets none (the graph was validated) and is passed over without reading its list. */
 static void carry_attrs(rw_plan *p, bool with_act)
 {
     ir_op op = p->rule->repl.op;
     const ir_op_info *target = ir_op_info_get(op);
+    const ir_attr_schema **table = schema_table(p->ctx, op);
     for (uint32_t s = 0; s < target->nattrs; s++) {
         const ir_attr_schema *want = &target->attrs[s];
-        if (!want->name[0] || (!with_act && their_schema(p->ctx, op, s, IR_OP_COUNT)))
+        if (!want->name[0] || (!with_act && their_schema(table, target, s, IR_OP_COUNT)))
             continue;
         for (uint32_t k = p->rule->nnodes; k-- > 0;) {
             const ir_node *n = p->m->nodes[k];
-            if (!n)
+            const ir_attr_schema *theirs = n ? their_schema(table, target, s, n->op) : NULL;
+            if (!theirs)
                 continue;
-            const ir_attr *set = ir_node_attr(n, want->name);
-            const ir_attr_schema *theirs = their_schema(p->ctx, op, s, n->op);
+            const ir_attr *set = ir_node_attr(n, theirs->name);
             if (set && (set->kind == want->kind ||
                         (set->kind == IR_ATTR_INT && want->kind == IR_ATTR_FLOAT))) {
                 ir_attr a = *set;
@@ -119,7 +130,7 @@ static void carry_attrs(rw_plan *p, bool with_act)
                 rw_plan_set_attr(p, &a);
                 break;
             }
-            if (theirs && theirs->kind == want->kind && !theirs->required) {
+            if (theirs->kind == want->kind && !theirs->required) {
                 /* the op's default applies to it; carry it when the target's differs */
                 if (!schema_default_equal(theirs, want)) {
                     ir_attr a = from_schema(theirs);
@@ -335,6 +346,7 @@ bool rw_check_attrs(rw_plan *p, char *why)
         if (a->kind != s->kind)
             return rw_why(why, "replacement: attribute '%s' of %s has the wrong kind", a->name,
                           ir_op_name(p->rule->repl.op));
+        a->name = s->name; /* the same text: the catalog's string, found by address from now on */
     }
     return true;
 }

@@ -70,11 +70,11 @@ static bool check_tentative(rw_plan *p, char *why)
 {
     ir_node *t = p->tentative = tentative(p);
     char msg[RW_WHY_SIZE];
-    dg_context *dg = dg_new();
+    dg_context *dg = rw_quiet(p->ctx);
     bool inferred = ir_op_info_get(t->op)->infer(p->g, t, dg);
     if (!inferred)
         rw_first_error(dg, msg, sizeof msg);
-    dg_free(dg);
+    rw_quiet_done(p->ctx, dg);
     if (!inferred)
         return rw_why(why, "shape: the fused node would be invalid: %s", msg);
     for (uint32_t i = 0; i < t->noutputs; i++) {

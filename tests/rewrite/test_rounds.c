@@ -145,6 +145,73 @@ static void test_same_as_whole(void)
     CHECK(compared > 90); /* the globs found the graphs */
 }
 
+/* ---- a refined type flows on within the round ---- */
+
+/* attention_mask_div's Attention knows y's rows (S) where the original's inference left them `?`
+ * (tests/rewrite/refine_unknown_dims.graph), and gemm_bias_act fuses the GEMM reading y in the
+ * same round: its plan inferred the GemmEpilogue on y's type as it was (`?`). Validation takes a
+ * plan's type only while no operand's type changed (ir_validate_planned), so r is inferred again
+ * after y's refinement: f32[1,2,S,4], as validating the whole graph gives. */
+static const char refined_downstream[] = "graph refine_downstream {\n"
+                                         "  input  q : f32[1,2,S,8]\n"
+                                         "  input  k : f32[1,2,S,8]\n"
+                                         "  input  v : f32[1,2,S,8]\n"
+                                         "  const  bias : f32[1,1,8,8] = random(seed=3)\n"
+                                         "  const  zero : i64[1] = 0\n"
+                                         "  const  two : i64[1] = 2\n"
+                                         "  const  three : i64[1] = 3\n"
+                                         "  const  d : f32[] = 2.8284271247461903\n"
+                                         "  const  w2 : f32[8,4] = random(seed=4)\n"
+                                         "  const  b2 : f32[4] = random(seed=5)\n"
+                                         "  shp = Shape(q)\n"
+                                         "  n = Slice(shp, two, three)\n"
+                                         "  m1 = Slice(bias, zero, n, two)\n"
+                                         "  m2 = Slice(m1, zero, n, three)\n"
+                                         "  kt = Transpose(k) {perm=[0,1,3,2]}\n"
+                                         "  scores = MatMul(q, kt)\n"
+                                         "  scaled = Div(scores, d)\n"
+                                         "  masked = Add(scaled, m2)\n"
+                                         "  probs = Softmax(masked) {axis=-1}\n"
+                                         "  y = MatMul(probs, v)\n"
+                                         "  p = MatMul(y, w2)\n"
+                                         "  z = Add(p, b2)\n"
+                                         "  r = Relu(z)\n"
+                                         "  output r\n"
+                                         "}\n";
+
+static void test_refined_downstream(void)
+{
+    rule_set r = load_rules("../../rules/transformer.rules");
+    CHECK(r.a != NULL);
+    char *text[2];
+    for (int whole = 0; whole < 2; whole++) {
+        gk_graph *t = gk_parse(refined_downstream);
+        dg_context *dg = dg_new();
+        cn_report crep;
+        cn_options co = cn_options_default();
+        CHECK(cn_canonicalize(t->g, &co, &crep, dg));
+        rw_options opts = rw_options_default();
+        opts.validate_each = false;
+        opts.whole_validation = whole;
+        rw_report rep;
+        CHECK(rw_apply(t->g, r.a, &opts, &rep, dg));
+        CHECK_INT(fired(&rep, "attention_mask_div"), 1);
+        CHECK_INT(fired(&rep, "gemm_bias_act"), 1);
+        CHECK_INT(rep.rounds, 2); /* both in round 1, and round 2 fires nothing */
+        char type[64];
+        CHECK_STR(ir_type_format(t->g, ir_find_value(t->g, "r")->type, type, sizeof type),
+                  "f32[1,2,S,4]");
+        text[whole] = gk_state_text(t->g);
+        rw_report_free(&rep);
+        dg_free(dg);
+        gk_free(t);
+    }
+    CHECK_STR(text[0], text[1]);
+    free(text[0]);
+    free(text[1]);
+    rules_done(&r);
+}
+
 /* ---- a corrupted commit is caught ---- */
 
 typedef enum { CORRUPT_ATTR, CORRUPT_CYCLE, CORRUPT_READER } corruption;
@@ -223,6 +290,7 @@ static void test_corrupted_commit(void)
 int main(void)
 {
     RUN(test_same_as_whole);
+    RUN(test_refined_downstream);
     RUN(test_corrupted_commit);
     return unit_finish();
 }
