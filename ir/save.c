@@ -117,8 +117,9 @@ static bool collect_stored(saver *s)
         ir_value *v = g->values.items[i];
         if (!(v->kind == IR_VALUE_CONST && v->konst && v->konst->kind == IR_CONST_DATA))
             continue;
-        /* one assembled from rows is put together (safetensors holds each tensor whole) */
-        if (!v->konst->data && v->konst->parts && !ir_const_data(g, v, s->dg))
+        /* one computed when read (rows, a folded weight) is put together (safetensors holds
+         * each tensor whole) */
+        if (ir_const_is_deferred(v) && !ir_const_data(g, v, s->dg))
             return false;
         vec_push(&s->stored, v);
     }
