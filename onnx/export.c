@@ -1091,7 +1091,7 @@ static void write_rows(file_buffer *fb, const ir_value *v)
 
 /* A constant computed when read (a folded weight) computed a chunk at a time into one buffer,
  * small enough to stay in the cache while it is written. */
-enum { COMPUTE_CHUNK = 256 << 10 };
+enum { COMPUTE_CHUNK = 1 << 20 };
 
 static void write_computed(file_buffer *fb, ir_value *v)
 {
