@@ -11,6 +11,7 @@
 #include "base/half.h"
 #include "ir/safetensors.h"
 
+#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -416,6 +417,7 @@ static ir_const *become_data(ir_graph *g, ir_value *v, size_t nbytes)
     c->parts = NULL;
     c->nparts = 0;
     c->rows = 0;
+    c->scaled = NULL;
     return c;
 }
 
@@ -452,7 +454,158 @@ const ir_const_part *ir_const_rows(const ir_value *v, size_t *rows, uint32_t *np
     return c->parts;
 }
 
-enum { RELEASE_CHUNK = 8 << 20 };
+void ir_const_set_scaled(ir_graph *g, ir_value *v, const void *src, const double *factors,
+                         size_t nfactors, size_t inner)
+{
+    int64_t nbytes;
+    ir_dtype dt = v->type->dtype;
+    FR_CHECK(src != NULL && nfactors > 0 && inner > 0 && ir_type_nbytes(v->type, &nbytes) &&
+             nbytes > 0 && (dt == IR_F32 || dt == IR_F64 || dt == IR_F16 || dt == IR_BF16));
+    ir_const *c = become_data(g, v, (size_t)nbytes);
+    ir_const_scaled *sc = ar_alloc(g->arena, sizeof *sc);
+    double *copy = ar_alloc_array(g->arena, nfactors, sizeof *copy);
+    memcpy(copy, factors, nfactors * sizeof *copy);
+    *sc = (ir_const_scaled){src, copy, nfactors, inner};
+    c->scaled = sc;
+}
+
+const ir_const_scaled *ir_const_scaled_get(const ir_value *v)
+{
+    const ir_const *c = v->kind == IR_VALUE_CONST ? v->konst : NULL;
+    return c && c->kind == IR_CONST_DATA && !c->data ? c->scaled : NULL;
+}
+
+bool ir_const_is_deferred(const ir_value *v)
+{
+    const ir_const *c = v->kind == IR_VALUE_CONST ? v->konst : NULL;
+    return c && c->kind == IR_CONST_DATA && !c->data && (c->parts || c->scaled);
+}
+
+enum { RELEASE_CHUNK = 8 << 20, SCAN_CHUNK = 256 << 10 };
+
+/* Reads exactly len bytes at offset of fd; false on an error or an early end of file. */
+static bool pread_all(int fd, unsigned char *buf, size_t len, int64_t offset)
+{
+    while (len) {
+        ssize_t n = pread(fd, buf, len, (off_t)offset);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return false;
+        buf += n;
+        len -= (size_t)n;
+        offset += n;
+    }
+    return true;
+}
+
+bool ir_const_scan(const ir_graph *g, const void *p, size_t n, size_t unit, ir_const_scan_fn fn,
+                   void *arg)
+{
+    FR_CHECK(unit > 0 && unit <= SCAN_CHUNK);
+    const unsigned char *x = p;
+    int fd = -1;
+    int64_t offset = 0;
+    unsigned char *buf = NULL; /* a chunk read from the file; NULL: read in place */
+    size_t chunk = SCAN_CHUNK / unit * unit;
+    if (n && ir_const_file_range(g, p, n, &fd, &offset, NULL))
+        buf = malloc(n < chunk ? n : chunk);
+    if (!buf)
+        chunk = RELEASE_CHUNK / unit * unit;
+    bool ok = true;
+    for (size_t at = 0; at < n && ok;) {
+        size_t len = n - at < chunk ? n - at : chunk;
+        if (buf && !pread_all(fd, buf, len, offset + (int64_t)at)) { /* in place from here on */
+            free(buf);
+            buf = NULL;
+            chunk = RELEASE_CHUNK / unit * unit;
+            continue;
+        }
+        ok = fn(arg, buf ? buf : x + at, at, len);
+        if (!buf) /* read once: its pages need not stay */
+            ir_const_release(g, x + at, len);
+        at += len;
+    }
+    free(buf);
+    return ok;
+}
+
+typedef struct {
+    ir_dtype dt;
+    const ir_const_scaled *sc;
+    size_t first; /* the element at the range's start */
+    unsigned char *out;
+} scale_range;
+
+/* The source's chunk scaled into its place in out, a run of elements with one factor at a time. */
+static bool scale_chunk(void *arg, const void *chunk, size_t offset, size_t len)
+{
+    const scale_range *r = arg;
+    const ir_const_scaled *sc = r->sc;
+    size_t size = ir_dtype_size(r->dt), n = len / size, at = offset / size;
+    for (size_t k = 0; k < n;) {
+        size_t i = r->first + at + k, block = i / sc->inner;
+        size_t run = (block + 1) * sc->inner - i; /* the elements left with this factor */
+        run = run < n - k ? run : n - k;
+        ir_const_scale_elems(r->dt, r->out + (at + k) * size,
+                             (const unsigned char *)chunk + k * size, 0, run,
+                             sc->factors[block % sc->nfactors]);
+        k += run;
+    }
+    return true;
+}
+
+/* Bytes [offset, offset + len) of a row-assembled constant. */
+static void read_rows(const ir_const *c, size_t offset, size_t len, unsigned char *out)
+{
+    size_t row = c->nbytes / c->rows;
+    while (len) {
+        size_t r = offset / row, col = offset % row, start = 0;
+        uint32_t i = 0;
+        while (col >= start + c->parts[i].row_bytes)
+            start += c->parts[i++].row_bytes;
+        size_t in = col - start, width = c->parts[i].row_bytes;
+        size_t n = width - in < len ? width - in : len;
+        memcpy(out, (const unsigned char *)c->parts[i].src + r * width + in, n);
+        out += n;
+        offset += n;
+        len -= n;
+    }
+}
+
+/* Bytes [offset, offset + len) of a deferred constant, computed. */
+static void read_deferred(const ir_graph *g, const ir_value *v, size_t offset, size_t len,
+                          void *out)
+{
+    const ir_const *c = v->konst;
+    FR_CHECK(offset <= c->nbytes && len <= c->nbytes - offset);
+    if (c->parts) {
+        read_rows(c, offset, len, out);
+        return;
+    }
+    size_t size = ir_dtype_size(v->type->dtype);
+    FR_CHECK(offset % size == 0 && len % size == 0);
+    scale_range r = {v->type->dtype, c->scaled, offset / size, out};
+    ir_const_scan(g, (const unsigned char *)c->scaled->src + offset, len, size, scale_chunk, &r);
+}
+
+bool ir_const_read_at(ir_graph *g, ir_value *v, size_t offset, size_t len, void *out,
+                      dg_context *dg)
+{
+    FR_CHECK(v->kind == IR_VALUE_CONST && v->konst != NULL);
+    if (ir_const_is_deferred(v)) {
+        read_deferred(g, v, offset, len, out);
+        return true;
+    }
+    size_t nbytes;
+    const unsigned char *bytes = ir_const_bytes(g, v, &nbytes, dg);
+    if (!bytes)
+        return false;
+    FR_CHECK(offset <= nbytes && len <= nbytes - offset);
+    if (len)
+        memcpy(out, bytes + offset, len);
+    return true;
+}
 
 /* A row-assembled constant's bytes put together in out; a part's pages in a file mapping go back
  * as they are read, so that a part never stays resident whole. */
@@ -669,9 +822,9 @@ const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg)
         FR_CHECK(t->nbytes == (size_t)nbytes);
         break;
     case IR_CONST_DATA:
-        /* an in-memory constant holds its data from birth, has it in a mapped file or assembles
-         * it from rows; only an empty one may lack all three */
-        FR_CHECK(c->mapped || c->parts ? c->nbytes == (size_t)nbytes : nbytes == 0);
+        /* an in-memory constant holds its data from birth, has it in a mapped file, assembles
+         * it from rows or computes it by scaling; only an empty one may lack all four */
+        FR_CHECK(c->mapped || c->parts || c->scaled ? c->nbytes == (size_t)nbytes : nbytes == 0);
         break;
     }
     void *out = ar_try_alloc(g->arena, nbytes ? (size_t)nbytes : 1);
@@ -689,6 +842,8 @@ const void *ir_const_data(ir_graph *g, ir_value *v, dg_context *dg)
         ir_const_release(g, t->data, (size_t)nbytes);
     } else if (c->kind == IR_CONST_DATA && c->parts) {
         assemble_rows(g, c, out);
+    } else if (c->kind == IR_CONST_DATA && c->scaled) {
+        read_deferred(g, v, 0, (size_t)nbytes, out);
     } else if (c->kind == IR_CONST_DATA && nbytes) {
         memcpy(out, c->mapped, (size_t)nbytes); /* aligned for the kernels that compute on it */
         ir_const_release(g, c->mapped, (size_t)nbytes);

@@ -235,6 +235,9 @@ typedef struct ir_const {
     const struct ir_const_part *parts;
     uint32_t nparts;
     size_t rows;
+    /* DATA: while `data` is NULL, the bytes are another constant's elements scaled
+     * (ir_const_set_scaled: folded weights), computed only when read */
+    const struct ir_const_scaled *scaled;
 } ir_const;
 
 /* One source of a constant assembled from rows: row r of the constant is row r of each part in
@@ -243,6 +246,17 @@ typedef struct ir_const_part {
     const void *src;
     size_t row_bytes;
 } ir_const_part;
+
+/* A constant computed from another's elements: element i is src's element i times
+ * factors[(i / inner) % nfactors], computed as ir_const_scale_elems computes it (widened to
+ * double, multiplied, rounded to the dtype: f32, f64, f16 or bf16). A BatchNormalization folded
+ * into a Conv's weight is its output channels' factors, each over a channel's inner elements. */
+typedef struct ir_const_scaled {
+    const void *src; /* the source's bytes in the constant's dtype, unaligned */
+    const double *factors;
+    size_t nfactors;
+    size_t inner;
+} ir_const_scaled;
 
 /* ---- values and nodes ---------------------------------------------------------------------- */
 
@@ -519,6 +533,38 @@ bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, in
  * otherwise ir_const_data's; *nbytes is their count. NULL after reporting an error, as
  * ir_const_data. */
 const void *ir_const_bytes(ir_graph *g, ir_value *v, size_t *nbytes, dg_context *dg);
+/* A DATA constant whose bytes are computed when read (docs/onnx.md, "Weights"): `src` (the
+ * source's bytes, which must live as long as g: its mappings, its constants' data) scaled per
+ * ir_const_scaled; the factors are copied. */
+void ir_const_set_scaled(ir_graph *g, ir_value *v, const void *src, const double *factors,
+                         size_t nfactors, size_t inner);
+/* A scaled constant's description while its bytes are not computed, else NULL. */
+const ir_const_scaled *ir_const_scaled_get(const ir_value *v);
+/* Whether v's bytes are neither held nor lie in a file but are computed when read (rows,
+ * scaled): a writer that streams them takes them a range at a time from ir_const_read_at, so that
+ * they are never held whole; every other reader gets them materialized from ir_const_data. */
+bool ir_const_is_deferred(const ir_value *v);
+/* Bytes [offset, offset + len) of v's bytes into out (offset and len multiples of its element
+ * size): a deferred constant's computed for that range only, any other's copied from where they
+ * lie (ir_const_bytes: false after reporting an error to dg, as it). */
+bool ir_const_read_at(ir_graph *g, ir_value *v, size_t offset, size_t len, void *out,
+                      dg_context *dg);
+/* in's elements [first, first + count) times s into out's same elements (dtype dt: f32, f64, f16
+ * or bf16; in unaligned), each widened to double, multiplied and rounded to dt (through f32 for the
+ * 16-bit types); the count of results that are not finite. */
+size_t ir_const_scale_elems(ir_dtype dt, void *out, const void *in, size_t first, size_t count,
+                            double s);
+/* The largest magnitude among the count elements of float dtype dt at p (unaligned), in double;
+ * infinity or NaN when one of them is not finite. */
+double ir_const_max_abs(ir_dtype dt, const void *p, size_t count);
+/* Reads [p, p + n) once, in order, a chunk at a time (each a multiple of `unit` bytes but the
+ * last), for a reader that looks at each byte once (a check): a range in a file mapping of g's
+ * whose descriptor g keeps is read from the file into a buffer (pread, which costs less than
+ * faulting the mapping's pages in and giving them back), any other in place. fn gets each chunk
+ * and its offset in the range; when it returns false, so does ir_const_scan, at once. */
+typedef bool (*ir_const_scan_fn)(void *arg, const void *chunk, size_t offset, size_t len);
+bool ir_const_scan(const ir_graph *g, const void *p, size_t n, size_t unit, ir_const_scan_fn fn,
+                   void *arg);
 /* Drops the resident pages of [p, p + n) when that range lies in a file mapping of g's (an
  * adopted one or a safetensors file ir_const_data opened): a writer that streamed them out keeps
  * its peak memory low. Anywhere else (memory of the arena, of the heap), and for a range under

@@ -117,7 +117,14 @@ static bool collect_stored(saver *s)
         ir_value *v = g->values.items[i];
         if (!(v->kind == IR_VALUE_CONST && v->konst && v->konst->kind == IR_CONST_DATA))
             continue;
-        vec_push(&s->stored, v); /* one assembled from rows is written row by row */
+        /* one assembled from rows is written row by row; one computed when read otherwise (a
+         * folded weight) is put together first (safetensors holds each tensor whole) */
+        size_t rows;
+        uint32_t nparts;
+        if (ir_const_is_deferred(v) && !ir_const_rows(v, &rows, &nparts) &&
+            !ir_const_data(g, v, s->dg))
+            return false;
+        vec_push(&s->stored, v);
     }
     if (s->stored.len == 0)
         return true; /* no safetensors file is written, so every file() stays valid */

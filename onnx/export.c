@@ -21,9 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* An initializer whose bytes are rows of other constants (ir_const_rows), not put together: its
- * raw_data points at `key`, an address the packer passes to the writer without reading it, and
- * the writer copies the rows from where they lie (ox_export, which packs into memory, assembles
+/* An initializer whose bytes are computed when read (ir_const_is_deferred: rows of other
+ * constants, a folded weight), not put together: its raw_data points at `key`, an address the
+ * packer passes to the writer without reading it, and the writer copies the rows from where they
+ * lie or computes the bytes a chunk at a time (ox_export, which packs into memory, materializes
  * them first). */
 typedef struct {
     const uint8_t *key;
@@ -42,7 +43,7 @@ struct ox_exporter {
     bool uses_ms, uses_fuserule;
     VEC(Onnx__NodeProto *) nodes;
     VEC(Onnx__TensorProto *) made_inits; /* initializers export made up */
-    VEC(rows_init) rows;                 /* initializers assembled from rows when written */
+    VEC(rows_init) rows;                 /* initializers computed when written */
     bool *used;     /* by value id: the model reads this constant */
     sm_map made;    /* names of initializers export made up */
     bool ok;
@@ -182,9 +183,8 @@ static Onnx__TensorProto **initializers(ox_exporter *ex, size_t *count)
         ir_value *v = ex->g->values.items[i];
         if (!ex->used[v->id])
             continue;
-        size_t rows, nbytes;
-        uint32_t nparts;
-        if (ir_const_rows(v, &rows, &nparts) && v->konst->nbytes >= OX_LAZY_MIN_BYTES) {
+        size_t nbytes;
+        if (ir_const_is_deferred(v) && v->konst->nbytes >= OX_LAZY_MIN_BYTES) {
             /* the constant's record: a unique address, never read as the bytes */
             Onnx__TensorProto *tp = new_tensor(ex, v->name, v->type, v->konst, v->konst->nbytes);
             vec_push(&ex->rows, ((rows_init){tp->raw_data.data, v, tp}));
@@ -1089,13 +1089,35 @@ static void write_rows(file_buffer *fb, const ir_value *v)
     free(chunk);
 }
 
+/* A constant computed when read (a folded weight) computed a chunk at a time into one buffer,
+ * small enough to stay in the cache while it is written. */
+enum { COMPUTE_CHUNK = 1 << 20 };
+
+static void write_computed(file_buffer *fb, ir_value *v)
+{
+    size_t nbytes = v->konst->nbytes, chunk = COMPUTE_CHUNK;
+    uint8_t *buf = malloc(nbytes < chunk ? nbytes : chunk);
+    FR_CHECK(buf != NULL);
+    for (size_t at = 0; at < nbytes && fb->ok; at += chunk) {
+        size_t n = nbytes - at < chunk ? nbytes - at : chunk;
+        FR_CHECK(ir_const_read_at(fb->ex->g, v, at, n, buf, fb->ex->dg)); /* deferred: no error */
+        fb->ok = fwrite(buf, 1, n, fb->out) == n;
+        fb->written += n;
+    }
+    free(buf);
+}
+
 static void file_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 {
     file_buffer *fb = (file_buffer *)b;
     for (size_t i = 0; i < fb->ex->rows.len; i++) {
         if (fb->ex->rows.items[i].key == data) {
-            FR_CHECK(len == fb->ex->rows.items[i].v->konst->nbytes);
-            write_rows(fb, fb->ex->rows.items[i].v);
+            ir_value *v = fb->ex->rows.items[i].v;
+            FR_CHECK(len == v->konst->nbytes);
+            if (ir_const_scaled_get(v))
+                write_computed(fb, v);
+            else
+                write_rows(fb, v);
             return;
         }
     }

@@ -39,14 +39,12 @@ static bool projection(rw_plan *p, ir_node *r, ir_node **mm, ir_value **bias, ch
                   r->outputs[0]->name);
 }
 
-enum { SCAN_CHUNK = 8 << 20 };
-
 /* compute_cat when every part has the result's dtype (f32, f16 or bf16): their values pass
  * through double unchanged, so the result's bytes are the parts' rows side by side, with the
  * double path's refusal of a value that is not finite (at the first such element of the result).
  * Nothing is copied: the result is the parts' rows (ir_const_set_rows), assembled when something
  * reads it and written to an output from where the parts lie (a Qwen2-7B gate/up pair is 543 MB
- * in f32). The parts are read once here, a chunk at a time, for that check. */
+ * in f32). The parts are read once here, a chunk at a time (rw_scan_not_finite), for that check. */
 static bool copy_cat(rw_plan *p, rw_newconst *c, ir_value **parts, int64_t rows, char *why)
 {
     const concat *cc = c->arg;
@@ -62,12 +60,7 @@ static bool copy_cat(rw_plan *p, rw_newconst *c, ir_value **parts, int64_t rows,
             return false;
         if (n)
             out[nout++] = (ir_const_part){x, (size_t)(n / rows) * size};
-        for (size_t at = 0; at < (size_t)n * size && !bad; at += SCAN_CHUNK) {
-            size_t len = (size_t)n * size - at < SCAN_CHUNK ? (size_t)n * size - at : SCAN_CHUNK;
-            ir_const_will_read(p->g, x + at, len);
-            bad = rw_any_not_finite(dt, x + at, (int64_t)(len / size));
-            ir_const_release(p->g, x + at, len); /* a part never stays resident whole */
-        }
+        bad = bad || rw_scan_not_finite(p, dt, x, n); /* a part never stays resident whole */
     }
     for (int64_t r = 0; bad && r < rows; r++) { /* the first in the result's order */
         int64_t col = 0;

@@ -22,6 +22,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct {
     ir_node *conv, *bn;
@@ -64,6 +65,38 @@ static bool factors(rw_plan *p, const fold_bn *f, double **s, double **t, char *
     return ok;
 }
 
+/* W' computed when read (written to the output a chunk at a time, never held whole): where each
+ * element's factor is s[(i / inner) % channels] (every layout but a grouped ConvTranspose's) and
+ * no scaled element can be infinite or NaN. The weight is read once here for its largest
+ * magnitude: that one scaled by the largest factor bounds every result, so when it is finite the
+ * fold cannot be refused, and W' is what compute_weight's loop would have stored, byte for byte
+ * (the same kernel, ir_const_scale_elems, computes it when read). */
+static bool deferred_weight(rw_plan *p, rw_newconst *c, const double *s, const void *w, int64_t n)
+{
+    const fold_bn *f = c->arg;
+    const ir_type *wt = f->w->type;
+    if (n == 0 || (f->transposed && f->group != 1))
+        return false;
+    double max_factor = 0;
+    for (int64_t m = 0; m < f->channels; m++) {
+        if (!isfinite(s[m]))
+            return false;
+        max_factor = fmax(max_factor, fabs(s[m]));
+    }
+    if (!rw_scale_stays_finite(wt->dtype, rw_scan_max_abs(p, wt->dtype, w, n), max_factor))
+        return false;
+    /* the elements of one factor: Conv [M, C/group, k...]: all of an M; ConvTranspose [C, M, k...]
+     * of one group: a (C, M) pair's, M the channel; MatMul [K, N]: one, N the channel */
+    int64_t inner = 1;
+    for (int i = f->matmul || f->transposed ? 2 : 1; i < wt->rank; i++)
+        inner *= wt->dims[i];
+    double *copy = ar_alloc_array(p->ctx->scratch, (size_t)f->channels, sizeof *copy);
+    memcpy(copy, s, (size_t)f->channels * sizeof *copy);
+    c->nbytes = (size_t)n * ir_dtype_size(wt->dtype);
+    c->scaled = (ir_const_scaled){w, copy, (size_t)f->channels, (size_t)inner};
+    return true;
+}
+
 /* W' = W * s in one pass from the weight's bytes where they lie to the result, no doubles in
  * memory: the same arithmetic (each element widened to double, multiplied, rounded to the dtype)
  * and so the same bytes and refusals as rw_const_read, a multiply and rw_const_store. */
@@ -75,10 +108,12 @@ static bool compute_weight(rw_plan *p, rw_newconst *c, char *why)
     int64_t n;
     if (!factors(p, f, &s, &t, why))
         return false;
-    if (!(w = rw_const_bytes(p, f->w, &n, why)) || !rw_const_alloc(c, n, why)) {
+    bool deferred = false;
+    if (!(w = rw_const_bytes(p, f->w, &n, why)) || (deferred = deferred_weight(p, c, s, w, n)) ||
+        !rw_const_alloc(c, n, why)) {
         free(s);
         free(t);
-        return false;
+        return deferred;
     }
     ir_const_will_read(p->g, w, c->nbytes); /* every byte is read: mapped in one call */
     const ir_type *wt = f->w->type;
@@ -94,16 +129,16 @@ static bool compute_weight(rw_plan *p, rw_newconst *c, char *why)
     if (f->matmul) /* a row of W takes s as it is: the columns are the channels */
         for (int64_t a = 0; a < d0; a++)
             for (int64_t b = 0; b < d1; b++)
-                nonfinite += rw_scale_elems(dt, c->data, w, (size_t)(a * d1 + b), 1, s[b]);
+                nonfinite += ir_const_scale_elems(dt, c->data, w, (size_t)(a * d1 + b), 1, s[b]);
     else if (!f->transposed)
         for (int64_t a = 0; a < d0; a++)
-            nonfinite += rw_scale_elems(dt, c->data, w, (size_t)(a * d1 * inner),
-                                        (size_t)(d1 * inner), s[a]);
+            nonfinite += ir_const_scale_elems(dt, c->data, w, (size_t)(a * d1 * inner),
+                                              (size_t)(d1 * inner), s[a]);
     else
         for (int64_t a = 0; a < d0; a++)
             for (int64_t b = 0; b < d1; b++)
-                nonfinite += rw_scale_elems(dt, c->data, w, (size_t)((a * d1 + b) * inner),
-                                            (size_t)inner, s[CHANNEL(a, b)]);
+                nonfinite += ir_const_scale_elems(dt, c->data, w, (size_t)((a * d1 + b) * inner),
+                                                  (size_t)inner, s[CHANNEL(a, b)]);
     ir_const_release(p->g, w, c->nbytes); /* read once: its pages need not stay */
     bool ok = true;
     if (nonfinite) {

@@ -66,6 +66,9 @@ static void add_consts(rw_plan *p)
         FR_CHECK(v != NULL);
         if (c->parts) /* assembled only when read, or copied to the output from the parts */
             ir_const_set_rows(p->g, v, c->rows, c->parts, c->nparts);
+        else if (c->scaled.src) /* computed only when read, or as it is written */
+            ir_const_set_scaled(p->g, v, c->scaled.src, c->scaled.factors, c->scaled.nfactors,
+                                c->scaled.inner);
         else
             ir_const_take_data(p->g, v, c->data, c->nbytes); /* not copied: the graph owns it */
         c->data = NULL;

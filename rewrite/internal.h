@@ -94,6 +94,9 @@ struct rw_newconst {
     const ir_const_part *parts;
     uint32_t nparts;
     size_t rows;
+    /* or, data NULL and scaled.src set, the result is scaled.src's elements scaled, computed when
+     * read (the scratch arena's factors; ir_const_set_scaled) */
+    ir_const_scaled scaled;
     rw_compute_fn compute;
     void *arg;             /* the action's */
 };
@@ -249,15 +252,24 @@ const void *rw_const_bytes(rw_plan *p, ir_value *v, int64_t *numel, char *why);
 bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what, char *why);
 bool rw_why(char *why, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Folding float weights in one pass, without doubles in memory: c->data allocated for n elements
- * of c's dtype (ir_const_element reads one element of the input as a double); out[first + k] =
- * in[first + k] * s for count elements, rounded as rw_const_store rounds (so the bytes are those
- * of rw_const_read, a multiply in double and rw_const_store), returning how many results are not
- * finite; the first element that is not finite (-1: none); rw_const_store's refusal for element i
- * whose unrounded value is x. */
+ * of c's dtype (ir_const_element reads one element of the input as a double); ir_const_scale_elems
+ * scales elements, rounded as rw_const_store rounds (so the bytes are those of rw_const_read, a
+ * multiply in double and rw_const_store), returning how many results are not finite; the first
+ * element that is not finite (-1: none); rw_const_store's refusal for element i whose unrounded
+ * value is x. */
 bool rw_const_alloc(rw_newconst *c, int64_t n, char *why);
-size_t rw_scale_elems(ir_dtype dt, void *out, const void *in, size_t first, size_t count, double s);
 int64_t rw_first_not_finite(ir_dtype dt, const void *data, int64_t n);
 bool rw_any_not_finite(ir_dtype dt, const void *data, int64_t n);
+/* The same checks over a constant's bytes where they lie (rw_const_bytes), each read once
+ * (ir_const_scan: from the file where they lie in one, never kept resident): whether one of the n
+ * elements of float dtype dt is not finite; the largest magnitude among them (infinity or NaN when
+ * one is not finite). */
+bool rw_scan_not_finite(rw_plan *p, ir_dtype dt, const void *data, int64_t n);
+double rw_scan_max_abs(rw_plan *p, ir_dtype dt, const void *data, int64_t n);
+/* Whether every element of magnitude at most max_abs, scaled by a factor of magnitude at most
+ * max_factor, is finite in dt as ir_const_scale_elems rounds it (rounding is monotonic: the
+ * largest product bounds every one). */
+bool rw_scale_stays_finite(ir_dtype dt, double max_abs, double max_factor);
 bool rw_not_finite(char *why, const char *what, int64_t i, const char *stem, double x, ir_dtype dt);
 
 /* ---- actions (actions.c) ---- */

@@ -113,58 +113,6 @@ bool rw_const_alloc(rw_newconst *c, int64_t n, char *why)
                    : rw_why(why, "budget: no memory for %zu bytes of folded weights", c->nbytes);
 }
 
-/* in[i] * s rounded to dtype dt as rw_const_store rounds it (through f32 for the 16-bit types),
- * counting the results whose exponent is all ones (not finite, in every float encoding): a loop
- * per dtype without exits, so that the compiler sees plain arithmetic. */
-size_t rw_scale_elems(ir_dtype dt, void *out, const void *in, size_t first, size_t count, double s)
-{
-    const unsigned char *src = in;
-    size_t bad = 0;
-    switch (dt) {
-    case IR_F32: {
-        float *o = (float *)out + first;
-        src += 4 * first;
-        for (size_t k = 0; k < count; k++) {
-            float f;
-            memcpy(&f, src + 4 * k, 4);
-            f = (float)((double)f * s);
-            o[k] = f;
-            uint32_t u;
-            memcpy(&u, &f, 4);
-            bad += (u & 0x7f800000u) == 0x7f800000u;
-        }
-        return bad;
-    }
-    case IR_F64: {
-        double *o = (double *)out + first;
-        src += 8 * first;
-        for (size_t k = 0; k < count; k++) {
-            double d;
-            memcpy(&d, src + 8 * k, 8);
-            o[k] = d * s;
-            bad += !isfinite(o[k]);
-        }
-        return bad;
-    }
-    case IR_F16:
-    case IR_BF16: {
-        uint16_t *o = (uint16_t *)out + first, mask = dt == IR_F16 ? 0x7c00u : 0x7f80u;
-        src += 2 * first;
-        for (size_t k = 0; k < count; k++) {
-            uint16_t h;
-            memcpy(&h, src + 2 * k, 2);
-            float f = (float)((double)(dt == IR_F16 ? f16_to_f32(h) : bf16_to_f32(h)) * s);
-            o[k] = h = dt == IR_F16 ? f32_to_f16(f) : f32_to_bf16(f);
-            bad += (h & mask) == mask;
-        }
-        return bad;
-    }
-    default:
-        FR_UNREACHABLE();
-        return 0;
-    }
-}
-
 /* Whether one of the count elements of a float dtype at p (unaligned) has an exponent of all
  * ones: an infinity or a NaN, in every float encoding. Blocks of a fixed count, whose loop the
  * compiler vectorizes at -O2: (e & mask) + lowest exponent bit carries into the sign bit of its
@@ -240,6 +188,61 @@ int64_t rw_first_not_finite(ir_dtype dt, const void *data, int64_t n)
                 return (int64_t)(first + k);
     }
     return -1;
+}
+
+typedef struct {
+    ir_dtype dt;
+    double max;
+    bool bad;
+} scan_state;
+
+static bool scan_finite(void *arg, const void *chunk, size_t offset, size_t len)
+{
+    scan_state *st = arg;
+    st->bad = any_not_finite(st->dt, chunk, len / ir_dtype_size(st->dt));
+    return !st->bad;
+}
+
+bool rw_scan_not_finite(rw_plan *p, ir_dtype dt, const void *data, int64_t n)
+{
+    FR_CHECK(ir_dtype_is_float(dt));
+    scan_state st = {.dt = dt};
+    ir_const_scan(p->g, data, (size_t)n * ir_dtype_size(dt), ir_dtype_size(dt), scan_finite, &st);
+    return st.bad;
+}
+
+static bool scan_max(void *arg, const void *chunk, size_t offset, size_t len)
+{
+    scan_state *st = arg;
+    double m = ir_const_max_abs(st->dt, chunk, len / ir_dtype_size(st->dt));
+    st->max = isnan(m) || m > st->max ? m : st->max;
+    return isfinite(st->max);
+}
+
+double rw_scan_max_abs(rw_plan *p, ir_dtype dt, const void *data, int64_t n)
+{
+    FR_CHECK(ir_dtype_is_float(dt));
+    scan_state st = {.dt = dt};
+    ir_const_scan(p->g, data, (size_t)n * ir_dtype_size(dt), ir_dtype_size(dt), scan_max, &st);
+    return st.max;
+}
+
+bool rw_scale_stays_finite(ir_dtype dt, double max_abs, double max_factor)
+{
+    if (!isfinite(max_abs) || !isfinite(max_factor))
+        return false;
+    /* the largest magnitude is an element's: exact in dt; scaled by the kernel itself */
+    unsigned char in[8], out[8];
+    if (dt == IR_F64) {
+        memcpy(in, &max_abs, 8);
+    } else if (dt == IR_F32) {
+        float f = (float)max_abs;
+        memcpy(in, &f, 4);
+    } else {
+        uint16_t h = dt == IR_F16 ? f32_to_f16((float)max_abs) : f32_to_bf16((float)max_abs);
+        memcpy(in, &h, 2);
+    }
+    return ir_const_scale_elems(dt, out, in, 0, 1, max_factor) == 0;
 }
 
 bool rw_const_store(rw_newconst *c, const double *x, int64_t n, const char *what, char *why)

@@ -1,4 +1,4 @@
-/* Folding weights in one pass (rewrite/weights.c): rw_scale_elems gives, byte for byte, what the
+/* Folding weights in one pass (rewrite/weights.c): ir_const_scale_elems gives, byte for byte, what the
  * double path gives (each element read into a double, multiplied, stored by rw_const_store), and
  * counts the same non-finite results that make rw_const_store refuse, at the same first element;
  * for every float dtype, with values that overflow, infinities and NaNs among the inputs. */
@@ -68,8 +68,8 @@ static void check_one(ir_dtype dt, double s, bool specials, unsigned seed)
     bool ok_ref = rw_const_store(&ref, x, N, "fold_bn", why_ref);
     CHECK(rw_const_alloc(&got, N, why_got));
     /* in two runs, as fold_bn scales a channel at a time */
-    size_t bad = rw_scale_elems(dt, got.data, in + 1, 0, N / 3, s) +
-                 rw_scale_elems(dt, got.data, in + 1, N / 3, N - N / 3, s);
+    size_t bad = ir_const_scale_elems(dt, got.data, in + 1, 0, N / 3, s) +
+                 ir_const_scale_elems(dt, got.data, in + 1, N / 3, N - N / 3, s);
     CHECK_INT(got.nbytes, N * size);
     CHECK_INT(bad == 0, ok_ref);
     if (ok_ref) {
