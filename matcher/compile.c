@@ -153,8 +153,12 @@ static uint32_t here(const compiler *C)
 
 static void word(compiler *C, uint32_t w, const mt_tnode *at)
 {
-    vec_push(&C->code, w);
-    vec_push(&C->at, at);
+    if (C->code.len == C->code.cap) { /* code and at grow together */
+        vec_reserve(&C->code, C->code.len + 1);
+        vec_reserve(&C->at, C->code.cap);
+    }
+    C->code.items[C->code.len++] = w;
+    C->at.items[C->at.len++] = at;
 }
 
 static void emit_kids(compiler *C, mt_tnode **kids, size_t n);
@@ -224,8 +228,17 @@ static void emit_block(compiler *C, const mt_tnode *t)
  * are gathered into a SWITCH where the first of them stood. */
 static void emit_kids(compiler *C, mt_tnode **kids, size_t n)
 {
-    uint8_t *done = calloc(n ? n : 1, 1);
-    mt_tnode **group = malloc((n ? n : 1) * sizeof *group);
+    if (n == 0) /* a leaf: most trie nodes */
+        return;
+    if (n == 1) {
+        emit_block(C, kids[0]);
+        return;
+    }
+    enum { FEW = 16 }; /* most nodes have few children: no allocation for them */
+    uint8_t done_few[FEW] = {0};
+    mt_tnode *group_few[FEW];
+    uint8_t *done = n <= FEW ? done_few : calloc(n, 1);
+    mt_tnode **group = n <= FEW ? group_few : malloc(n * sizeof *group);
     FR_CHECK(done && group);
     for (size_t i = 0; i < n; i++) {
         if (done[i])
@@ -245,8 +258,10 @@ static void emit_kids(compiler *C, mt_tnode **kids, size_t n)
             emit_block(C, kids[i]);
         }
     }
-    free(done);
-    free(group);
+    if (done != done_few)
+        free(done);
+    if (group != group_few)
+        free(group);
 }
 
 /* ---- the whole compilation ---------------------------------------------------------------------- */
