@@ -32,7 +32,7 @@ void dsl_buf_free(dsl_buf *b)
 /* Appends without a format: the keys of a large rule set are built from many short pieces, and
  * vsnprintf twice per piece was most of loading them. The text stays NUL-terminated, as
  * dsl_buf_printf leaves it. */
-static void put_mem(dsl_buf *b, const char *s, size_t n)
+void dsl_buf_append(dsl_buf *b, const char *s, size_t n)
 {
     vec_reserve(&b->v, b->v.len + n + 1);
     if (n)
@@ -43,12 +43,12 @@ static void put_mem(dsl_buf *b, const char *s, size_t n)
 
 static void put_s(dsl_buf *b, const char *s)
 {
-    put_mem(b, s, strlen(s));
+    dsl_buf_append(b, s, strlen(s));
 }
 
 static void put_c(dsl_buf *b, char c)
 {
-    put_mem(b, &c, 1);
+    dsl_buf_append(b, &c, 1);
 }
 
 static void put_u(dsl_buf *b, uint64_t v)
@@ -58,7 +58,7 @@ static void put_u(dsl_buf *b, uint64_t v)
     do
         text[--n] = (char)('0' + v % 10);
     while ((v /= 10) != 0);
-    put_mem(b, text + n, sizeof text - n);
+    dsl_buf_append(b, text + n, sizeof text - n);
 }
 
 static void put_i(dsl_buf *b, int64_t v)
@@ -407,9 +407,9 @@ void dsl_rule_print(const dsl_rule *r, FILE *out)
     dsl_buf pattern = {0}, repl = {0}, guard = {0};
     dsl_format_rule(r, true, &pattern, &repl, &guard);
     /* Printing nothing still reserves and writes the terminating NUL. */
-    dsl_buf_printf(&pattern, "%s", "");
-    dsl_buf_printf(&repl, "%s", "");
-    dsl_buf_printf(&guard, "%s", "");
+    dsl_buf_append(&pattern, "", 0);
+    dsl_buf_append(&repl, "", 0);
+    dsl_buf_append(&guard, "", 0);
     char phase[32] = "";
     if (r->phase != DSL_DEFAULT_PHASE)
         snprintf(phase, sizeof phase, " phase %" PRId64, r->phase);

@@ -91,6 +91,8 @@ typedef struct dsl_buf {
     VEC(char) v;
 } dsl_buf;
 void dsl_buf_printf(dsl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends n bytes; the text stays NUL-terminated (as after dsl_buf_printf). */
+void dsl_buf_append(dsl_buf *b, const char *s, size_t n);
 void dsl_buf_free(dsl_buf *b);
 /* The canonical text of a checked rule's pattern, replacement and guard (each may be NULL).
  * named: captures by name, for people; else nodes by position, so that two rules that differ
