@@ -342,10 +342,11 @@ static int by_value_then_reader(const void *pa, const void *pb)
     return (a->reader->id > b->reader->id) - (a->reader->id < b->reader->id);
 }
 
-/* Lists the new readers, each once, in the order of the nodes (ir_compute_uses's): one new list
- * per value that gains readers (a list's room is its length as ir_compute_uses left it), however
- * many it gains: a constant CSE merged thousands of copies into gains thousands of readers in one
- * round, and a list per reader would take memory quadratic in them. */
+/* Lists the new readers, each once, in the order of the nodes (ir_compute_uses's): in place when
+ * the list fits in its room, else one new list per value that gains readers (a list's room is
+ * its length as ir_compute_uses left it), however many it gains: a constant CSE merged thousands
+ * of copies into gains thousands of readers in one round, and a list per reader would take
+ * memory quadratic in them. */
 static void list_readers(ir_graph *g, new_reader *adds, size_t n)
 {
     /* forwards re-point readers in the order of the nodes, mostly to values made before them in
@@ -355,21 +356,29 @@ static void list_readers(ir_graph *g, new_reader *adds, size_t n)
         sorted = by_value_then_reader(&adds[i - 1], &adds[i]) <= 0;
     if (!sorted)
         qsort(adds, n, sizeof *adds, by_value_then_reader);
+    VEC(ir_node *) merged = {0};
     for (size_t i = 0, j; i < n; i = j) {
         ir_value *v = adds[i].value;
         for (j = i; j < n && adds[j].value == v; j++)
             ;
-        ir_node **uses = ar_alloc_array(g->arena, v->nuses + (j - i), sizeof *uses);
+        vec_reserve(&merged, v->nuses + (j - i));
         uint32_t len = 0, a = 0;
         for (size_t b = i; a < v->nuses || b < j;) {
             bool old = b == j || (a < v->nuses && v->uses[a]->id <= adds[b].reader->id);
             ir_node *next = old ? v->uses[a++] : adds[b++].reader;
-            if (len == 0 || uses[len - 1] != next)
-                uses[len++] = next;
+            /* a dead reader would be taken off after (update_uses): left out now */
+            if (!next->dead && (len == 0 || merged.items[len - 1] != next))
+                merged.items[len++] = next;
         }
+        /* the list's room is at least its length: most fit there (a reader re-pointed from an
+         * Identity that went to the Identity's operand, whose one reader was that Identity) */
+        ir_node **uses = len <= v->nuses ? v->uses : ar_alloc_array(g->arena, len, sizeof *uses);
+        if (len)
+            memcpy(uses, merged.items, len * sizeof *uses);
         v->uses = uses;
         v->nuses = len;
     }
+    vec_free(&merged);
 }
 
 /* Lists longer than this lose their stale readers in one pass at the end of update_uses instead
