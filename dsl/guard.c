@@ -131,7 +131,7 @@ static dsl_type check_capture(dsl_rule_check *rc, dsl_expr *e)
 {
     const char *name = e->v.s;
     dsl_capture *cap = dsl_rule_ref_name(rc, name, e->src_offset, e->src_len,
-                                         ar_printf(rc->rs->arena, "@%s", name));
+                                         dsl_at_name(rc->rs->arena, name));
     if (!cap)
         return DSL_TYPE_ERROR;
     e->v.capture = cap;

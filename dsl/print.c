@@ -29,6 +29,45 @@ void dsl_buf_free(dsl_buf *b)
     vec_free(&b->v);
 }
 
+/* Appends without a format: the keys of a large rule set are built from many short pieces, and
+ * vsnprintf twice per piece was most of loading them. The text stays NUL-terminated, as
+ * dsl_buf_printf leaves it. */
+void dsl_buf_append(dsl_buf *b, const char *s, size_t n)
+{
+    vec_reserve(&b->v, b->v.len + n + 1);
+    if (n)
+        memcpy(b->v.items + b->v.len, s, n);
+    b->v.len += n;
+    b->v.items[b->v.len] = '\0';
+}
+
+static void put_s(dsl_buf *b, const char *s)
+{
+    dsl_buf_append(b, s, strlen(s));
+}
+
+static void put_c(dsl_buf *b, char c)
+{
+    dsl_buf_append(b, &c, 1);
+}
+
+static void put_u(dsl_buf *b, uint64_t v)
+{
+    char text[24];
+    size_t n = sizeof text;
+    do
+        text[--n] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    dsl_buf_append(b, text + n, sizeof text - n);
+}
+
+static void put_i(dsl_buf *b, int64_t v)
+{
+    if (v < 0)
+        put_c(b, '-');
+    put_u(b, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+}
+
 typedef struct {
     const dsl_rule *rule;
     bool named;
@@ -38,18 +77,19 @@ typedef struct {
 
 static void put_string(dsl_buf *b, const char *s)
 {
-    dsl_buf_printf(b, "\"");
+    put_c(b, '"');
     for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            dsl_buf_printf(b, "\\%c", *s);
-        else if (*s == '\n')
-            dsl_buf_printf(b, "\\n");
+        if (*s == '"' || *s == '\\') {
+            put_c(b, '\\');
+            put_c(b, *s);
+        } else if (*s == '\n')
+            put_s(b, "\\n");
         else if (*s == '\t')
-            dsl_buf_printf(b, "\\t");
+            put_s(b, "\\t");
         else
-            dsl_buf_printf(b, "%c", *s);
+            put_c(b, *s);
     }
-    dsl_buf_printf(b, "\"");
+    put_c(b, '"');
 }
 
 /* The shortest form that reads back as the same double. */
@@ -59,15 +99,13 @@ static void put_double(dsl_buf *b, double v)
     snprintf(text, sizeof text, "%.15g", v);
     if (strtod(text, NULL) != v)
         snprintf(text, sizeof text, "%.17g", v);
-    dsl_buf_printf(b, "%s", text);
+    put_s(b, text);
 }
 
 static void put_attr_value(dsl_buf *b, const ir_attr *a)
 {
     switch (a->kind) {
-    case IR_ATTR_INT:
-        dsl_buf_printf(b, "%" PRId64, a->v.i);
-        break;
+    case IR_ATTR_INT: put_i(b, a->v.i); break;
     case IR_ATTR_FLOAT:
         put_double(b, a->v.f);
         break;
@@ -76,16 +114,17 @@ static void put_attr_value(dsl_buf *b, const ir_attr *a)
         break;
     case IR_ATTR_INTS:
     case IR_ATTR_FLOATS:
-        dsl_buf_printf(b, "[");
+        put_c(b, '[');
         for (uint32_t i = 0; i < a->count; i++) {
-            if (a->kind == IR_ATTR_INTS)
-                dsl_buf_printf(b, "%s%" PRId64, i ? ", " : "", a->v.ints[i]);
-            else {
-                dsl_buf_printf(b, "%s", i ? ", " : "");
+            if (a->kind == IR_ATTR_INTS) {
+                put_s(b, i ? ", " : "");
+                put_i(b, a->v.ints[i]);
+            } else {
+                put_s(b, i ? ", " : "");
                 put_double(b, a->v.floats[i]);
             }
         }
-        dsl_buf_printf(b, "]");
+        put_c(b, ']');
         break;
     }
 }
@@ -93,23 +132,31 @@ static void put_attr_value(dsl_buf *b, const ir_attr *a)
 static void put_capture_ref(printer *pr, dsl_buf *b, const dsl_capture *cap)
 {
     if (pr->named) {
-        dsl_buf_printf(b, "%s%s", cap->is_let ? "" : "@", cap->name);
+        put_s(b, cap->is_let ? "" : "@");
+        put_s(b, cap->name);
         return;
     }
     uint32_t id = cap->node->id;
-    dsl_buf_printf(b, "%%%u", id < pr->rule->nnodes ? pr->seen[id] : 0);
+    put_c(b, '%');
+    put_u(b, id < pr->rule->nnodes ? pr->seen[id] : 0);
 }
 
 static void put_preds(dsl_buf *b, const dsl_value_preds *p)
 {
     if (p->is_const)
-        dsl_buf_printf(b, ":const");
-    if (p->dtype != IR_DTYPE_UNKNOWN)
-        dsl_buf_printf(b, ":%s", ir_dtype_name(p->dtype));
-    if (p->layout != IR_LAYOUT_NONE)
-        dsl_buf_printf(b, ":%s", ir_layout_name(p->layout));
-    if (p->rank >= 0)
-        dsl_buf_printf(b, ":rank%d", p->rank);
+        put_s(b, ":const");
+    if (p->dtype != IR_DTYPE_UNKNOWN) {
+        put_c(b, ':');
+        put_s(b, ir_dtype_name(p->dtype));
+    }
+    if (p->layout != IR_LAYOUT_NONE) {
+        put_c(b, ':');
+        put_s(b, ir_layout_name(p->layout));
+    }
+    if (p->rank >= 0) {
+        put_s(b, ":rank");
+        put_i(b, p->rank);
+    }
 }
 
 static int compare_attrs(const void *a, const void *b)
@@ -133,12 +180,14 @@ static void put_inline_attrs(dsl_buf *b, const ir_attr *attrs, uint32_t n)
     for (uint32_t i = 0; i < n; i++)
         sorted[i] = &attrs[i];
     qsort(sorted, n, sizeof *sorted, compare_attrs);
-    dsl_buf_printf(b, "{");
+    put_c(b, '{');
     for (uint32_t i = 0; i < n; i++) {
-        dsl_buf_printf(b, "%s%s=", i ? ", " : "", sorted[i]->name);
+        put_s(b, i ? ", " : "");
+        put_s(b, sorted[i]->name);
+        put_c(b, '=');
         put_attr_value(b, sorted[i]);
     }
-    dsl_buf_printf(b, "}");
+    put_c(b, '}');
     free(sorted);
 }
 
@@ -149,15 +198,17 @@ static void put_repl_attrs(printer *pr, dsl_buf *b, const dsl_rattr *attrs, uint
     for (uint32_t i = 0; i < n; i++)
         sorted[i] = &attrs[i];
     qsort(sorted, n, sizeof *sorted, compare_rattrs);
-    dsl_buf_printf(b, " {");
+    put_s(b, " {");
     for (uint32_t i = 0; i < n; i++) {
-        dsl_buf_printf(b, "%s%s=", i ? ", " : "", sorted[i]->value.name);
+        put_s(b, i ? ", " : "");
+        put_s(b, sorted[i]->value.name);
+        put_c(b, '=');
         if (sorted[i]->kind == DSL_RATTR_LITERAL)
             put_attr_value(b, &sorted[i]->value);
         else
             put_capture_ref(pr, b, sorted[i]->capture);
     }
-    dsl_buf_printf(b, "}");
+    put_c(b, '}');
     free(sorted);
 }
 
@@ -166,110 +217,120 @@ static void put_node(printer *pr, dsl_buf *b, const dsl_pattern *p)
     if (pr->seen[p->id]) {
         if (pr->named && p->capture)
             put_capture_ref(pr, b, p->capture);
-        else if (pr->named && p->output_of && p->output_of->capture)
-            dsl_buf_printf(b, "@%s.%u", p->output_of->capture->name, p->output_index);
-        else
-            dsl_buf_printf(b, "%%%u", pr->seen[p->id]);
+        else if (pr->named && p->output_of && p->output_of->capture) {
+            put_c(b, '@');
+            put_s(b, p->output_of->capture->name);
+            put_c(b, '.');
+            put_u(b, p->output_index);
+        } else {
+            put_c(b, '%');
+            put_u(b, pr->seen[p->id]);
+        }
         return;
     }
     pr->seen[p->id] = ++pr->next;
     bool shared = p->users > 1;
-    if (!pr->named && shared)
-        dsl_buf_printf(b, "%%%u=", pr->seen[p->id]);
-    if (pr->named && p->capture && p->capture->is_let)
-        dsl_buf_printf(b, "%s=", p->capture->name);
+    if (!pr->named && shared) {
+        put_c(b, '%');
+        put_u(b, pr->seen[p->id]);
+        put_c(b, '=');
+    }
+    if (pr->named && p->capture && p->capture->is_let) {
+        put_s(b, p->capture->name);
+        put_c(b, '=');
+    }
     if (p->kind == DSL_PAT_ANY && p->output_of) {
-        if (pr->named && p->output_of->capture)
-            dsl_buf_printf(b, "@%s.%u", p->output_of->capture->name, p->output_index);
-        else
-            dsl_buf_printf(b, "_.%u", p->output_index);
+        if (pr->named && p->output_of->capture) {
+            put_c(b, '@');
+            put_s(b, p->output_of->capture->name);
+            put_c(b, '.');
+        } else {
+            put_s(b, "_.");
+        }
+        put_u(b, p->output_index);
         put_preds(b, &p->preds);
         return;
     }
     if (p->kind == DSL_PAT_ANY) {
-        if (pr->named && p->capture && !p->capture->is_let)
-            dsl_buf_printf(b, "@%s", p->capture->name);
-        else
-            dsl_buf_printf(b, "_");
+        if (pr->named && p->capture && !p->capture->is_let) {
+            put_c(b, '@');
+            put_s(b, p->capture->name);
+        } else {
+            put_c(b, '_');
+        }
         put_preds(b, &p->preds);
         return;
     }
     if (p->nops == 1) {
-        dsl_buf_printf(b, "%s", ir_op_name(p->ops[0]));
+        put_s(b, ir_op_name(p->ops[0]));
     } else {
-        dsl_buf_printf(b, "[");
-        for (uint32_t i = 0; i < p->nops; i++)
-            dsl_buf_printf(b, "%s%s", i ? "|" : "", ir_op_name(p->ops[i]));
-        dsl_buf_printf(b, "]");
+        put_c(b, '[');
+        for (uint32_t i = 0; i < p->nops; i++) {
+            put_s(b, i ? "|" : "");
+            put_s(b, ir_op_name(p->ops[i]));
+        }
+        put_c(b, ']');
     }
     if (p->optional)
-        dsl_buf_printf(b, "?");
-    if (pr->named && p->capture && !p->capture->is_let)
-        dsl_buf_printf(b, "@%s", p->capture->name);
+        put_c(b, '?');
+    if (pr->named && p->capture && !p->capture->is_let) {
+        put_c(b, '@');
+        put_s(b, p->capture->name);
+    }
     put_preds(b, &p->preds);
     put_inline_attrs(b, p->attrs, p->nattrs);
     if (p->open && p->noperands == 0)
         return;
-    dsl_buf_printf(b, "(");
+    put_c(b, '(');
     for (uint32_t i = 0; i < p->noperands; i++) {
-        dsl_buf_printf(b, "%s", i ? ", " : "");
+        put_s(b, i ? ", " : "");
         put_node(pr, b, p->operands[i]);
     }
-    dsl_buf_printf(b, "%s)", p->open ? ", ..." : "");
+    put_s(b, p->open ? ", ...)" : ")");
 }
 
 static void put_expr(printer *pr, dsl_buf *b, const dsl_expr *e)
 {
     switch (e->kind) {
-    case DSL_EXPR_INT:
-        dsl_buf_printf(b, "%" PRId64, e->v.i);
-        return;
+    case DSL_EXPR_INT: put_i(b, e->v.i); return;
     case DSL_EXPR_FLOAT:
         put_double(b, e->v.f);
         return;
     case DSL_EXPR_STRING:
         put_string(b, e->v.s);
         return;
-    case DSL_EXPR_BOOL:
-        dsl_buf_printf(b, "%s", e->v.b ? "true" : "false");
-        return;
-    case DSL_EXPR_DTYPE:
-        dsl_buf_printf(b, "%s", ir_dtype_name(e->v.dtype));
-        return;
-    case DSL_EXPR_LAYOUT:
-        dsl_buf_printf(b, "%s", ir_layout_name(e->v.layout));
-        return;
-    case DSL_EXPR_OP:
-        dsl_buf_printf(b, "%s", ir_op_name(e->v.op));
-        return;
-    case DSL_EXPR_NAME:
-        dsl_buf_printf(b, "%s", e->v.s);
-        return;
+    case DSL_EXPR_BOOL: put_s(b, e->v.b ? "true" : "false"); return;
+    case DSL_EXPR_DTYPE: put_s(b, ir_dtype_name(e->v.dtype)); return;
+    case DSL_EXPR_LAYOUT: put_s(b, ir_layout_name(e->v.layout)); return;
+    case DSL_EXPR_OP: put_s(b, ir_op_name(e->v.op)); return;
+    case DSL_EXPR_NAME: put_s(b, e->v.s); return;
     case DSL_EXPR_CAPTURE:
         put_capture_ref(pr, b, e->v.capture);
         return;
     case DSL_EXPR_LIST:
     case DSL_EXPR_CALL:
-        dsl_buf_printf(b, "%s%s", e->kind == DSL_EXPR_CALL ? e->v.s : "",
-                       e->kind == DSL_EXPR_CALL ? "(" : "[");
+        put_s(b, e->kind == DSL_EXPR_CALL ? e->v.s : "");
+        put_c(b, e->kind == DSL_EXPR_CALL ? '(' : '[');
         for (uint32_t i = 0; i < e->nargs; i++) {
-            dsl_buf_printf(b, "%s", i ? ", " : "");
+            put_s(b, i ? ", " : "");
             put_expr(pr, b, e->args[i]);
         }
-        dsl_buf_printf(b, "%s", e->kind == DSL_EXPR_CALL ? ")" : "]");
+        put_c(b, e->kind == DSL_EXPR_CALL ? ')' : ']');
         return;
     case DSL_EXPR_UNARY:
-        dsl_buf_printf(b, "%s", e->op == DSL_OP_NOT ? "!" : "-");
+        put_c(b, e->op == DSL_OP_NOT ? '!' : '-');
         put_expr(pr, b, e->args[0]);
         return;
     case DSL_EXPR_BINARY: {
         static const char *const text[] = {"", "", "||", "&&", "==", "!=", "<", "<=", ">", ">=",
                                            "+", "-", "*", "/", "%"};
-        dsl_buf_printf(b, "(");
+        put_c(b, '(');
         put_expr(pr, b, e->args[0]);
-        dsl_buf_printf(b, " %s ", text[e->op]);
+        put_c(b, ' ');
+        put_s(b, text[e->op]);
+        put_c(b, ' ');
         put_expr(pr, b, e->args[1]);
-        dsl_buf_printf(b, ")");
+        put_c(b, ')');
         return;
     }
     }
@@ -279,7 +340,7 @@ static void put_expr(printer *pr, dsl_buf *b, const dsl_expr *e)
 static void put_capture_list(printer *pr, dsl_buf *b, dsl_capture *const *caps, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++) {
-        dsl_buf_printf(b, "%s", i ? ", " : "");
+        put_s(b, i ? ", " : "");
         if (caps[i])
             put_capture_ref(pr, b, caps[i]);
     }
@@ -291,26 +352,28 @@ static void put_replacement(printer *pr, dsl_buf *b, const dsl_replacement *r)
         put_capture_ref(pr, b, r->forward);
         return;
     }
-    dsl_buf_printf(b, "%s", ir_op_name(r->op));
+    put_s(b, ir_op_name(r->op));
     if (r->operands_explicit) {
-        dsl_buf_printf(b, "(");
+        put_c(b, '(');
         put_capture_list(pr, b, r->operands, r->noperands);
-        dsl_buf_printf(b, ")");
+        put_c(b, ')');
     }
     if (r->nactions) {
-        dsl_buf_printf(b, "[");
-        for (uint32_t i = 0; i < r->nactions; i++)
-            dsl_buf_printf(b, "%s%s", i ? ", " : "", dsl_action_name(r->actions[i]));
-        dsl_buf_printf(b, "]");
+        put_c(b, '[');
+        for (uint32_t i = 0; i < r->nactions; i++) {
+            put_s(b, i ? ", " : "");
+            put_s(b, dsl_action_name(r->actions[i]));
+        }
+        put_c(b, ']');
     }
     if (r->nattrs)
         put_repl_attrs(pr, b, r->attrs, r->nattrs);
     if (r->nexports) {
-        dsl_buf_printf(b, " exports ");
+        put_s(b, " exports ");
         put_capture_list(pr, b, r->exports, r->nexports);
     }
     if (r->nshares) {
-        dsl_buf_printf(b, " shares ");
+        put_s(b, " shares ");
         put_capture_list(pr, b, r->shares, r->nshares);
     }
 }
@@ -324,7 +387,7 @@ void dsl_format_rule(const dsl_rule *r, bool named, dsl_buf *pattern, dsl_buf *r
     dsl_buf scratch = {0};
     dsl_buf *b = pattern ? pattern : &scratch;
     for (uint32_t i = 0; i < r->nroots; i++) {
-        dsl_buf_printf(b, "%s", i ? " & " : "");
+        put_s(b, i ? " & " : "");
         put_node(&pr, b, r->roots[i]);
     }
     if (repl)
@@ -344,9 +407,9 @@ void dsl_rule_print(const dsl_rule *r, FILE *out)
     dsl_buf pattern = {0}, repl = {0}, guard = {0};
     dsl_format_rule(r, true, &pattern, &repl, &guard);
     /* Printing nothing still reserves and writes the terminating NUL. */
-    dsl_buf_printf(&pattern, "%s", "");
-    dsl_buf_printf(&repl, "%s", "");
-    dsl_buf_printf(&guard, "%s", "");
+    dsl_buf_append(&pattern, "", 0);
+    dsl_buf_append(&repl, "", 0);
+    dsl_buf_append(&guard, "", 0);
     char phase[32] = "";
     if (r->phase != DSL_DEFAULT_PHASE)
         snprintf(phase, sizeof phase, " phase %" PRId64, r->phase);

@@ -49,7 +49,7 @@ static void check_capture_attr(dsl_rule_check *rc, const dsl_attr_syntax *a, dsl
 {
     const dsl_value *v = a->value;
     out->capture = dsl_rule_ref_name(rc, v->s, v->src_offset, v->src_len,
-                                     ar_printf(rc->rs->arena, "@%s", v->s));
+                                     dsl_at_name(rc->rs->arena, v->s));
     if (!out->capture)
         return;
     const char *name = out->value.name;
@@ -277,7 +277,7 @@ static void count_references(dsl_rule_check *rc, const dsl_repl_syntax *syn)
         const dsl_value *v = syn->attrs[i]->value;
         if (v->kind == DSL_VAL_CAPTURE)
             dsl_rule_ref_name(rc, v->s, v->src_offset, v->src_len,
-                              ar_printf(rc->rs->arena, "@%s", v->s));
+                              dsl_at_name(rc->rs->arena, v->s));
     }
 }
 

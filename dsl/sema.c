@@ -96,6 +96,15 @@ dsl_capture *dsl_rule_ref_name(dsl_rule_check *rc, const char *name, uint32_t of
     return cap;
 }
 
+const char *dsl_at_name(ar_arena *arena, const char *name)
+{
+    size_t n = strlen(name);
+    char *s = ar_alloc(arena, n + 2);
+    s[0] = '@';
+    memcpy(s + 1, name, n + 1);
+    return s;
+}
+
 dsl_capture *dsl_rule_ref(dsl_rule_check *rc, dsl_token tok)
 {
     const char *text = tok_str(rc, tok);

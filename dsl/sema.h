@@ -50,6 +50,8 @@ void dsl_rule_note(dsl_rule_check *rc, uint32_t offset, uint32_t len, const char
 dsl_capture *dsl_rule_ref(dsl_rule_check *rc, dsl_token tok);
 dsl_capture *dsl_rule_ref_name(dsl_rule_check *rc, const char *name, uint32_t offset,
                                uint32_t len, const char *written);
+/* "@name": how a guard or a replacement writes the capture `name` (for dsl_rule_ref_name). */
+const char *dsl_at_name(ar_arena *arena, const char *name);
 
 /* A value of an attribute list converted to the kind a schema wants; false after reporting. */
 bool dsl_convert_value(dsl_rule_check *rc, const dsl_value *v, ir_attr_kind want,
@@ -89,6 +91,8 @@ typedef struct dsl_buf {
     VEC(char) v;
 } dsl_buf;
 void dsl_buf_printf(dsl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Appends n bytes; the text stays NUL-terminated (as after dsl_buf_printf). */
+void dsl_buf_append(dsl_buf *b, const char *s, size_t n);
 void dsl_buf_free(dsl_buf *b);
 /* The canonical text of a checked rule's pattern, replacement and guard (each may be NULL).
  * named: captures by name, for people; else nodes by position, so that two rules that differ

@@ -156,10 +156,9 @@ static char *pattern_key(const dsl_rule *r, char **repl_key)
 {
     dsl_buf pattern = {0}, repl = {0}, guard = {0};
     dsl_format_rule(r, false, &pattern, &repl, &guard);
-    dsl_buf_printf(&pattern, " where ");
-    if (guard.v.len)
-        dsl_buf_printf(&pattern, "%.*s", (int)guard.v.len, guard.v.items);
-    dsl_buf_printf(&repl, "%s", "");
+    dsl_buf_append(&pattern, " where ", 7);
+    dsl_buf_append(&pattern, guard.v.items, guard.v.len);
+    dsl_buf_append(&repl, "", 0);
     dsl_buf_free(&guard);
     *repl_key = repl.v.items;
     return pattern.v.items;

@@ -12,12 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef VEC(mt_tnode *) tnode_vec;
-
 /* The trie's edges by (level, check): inserting a rule finds an existing child in constant time
  * instead of scanning its siblings, which made 100k rules sharing a prefix quadratic. */
 typedef struct {
-    const tnode_vec *level;
+    const mt_kids *level;
     mt_tnode *node; /* NULL: an empty slot */
 } edge;
 
@@ -28,7 +26,7 @@ typedef struct {
 
 typedef struct {
     mt_automaton *a;
-    tnode_vec tries[IR_OP_COUNT];
+    mt_kids tries[IR_OP_COUNT];
     edge_map edges;
     VEC(uint32_t) code;
     VEC(const mt_tnode *) at;
@@ -67,7 +65,7 @@ static uint32_t pool_attr(compiler *C, const ir_attr *attr)
 
 /* ---- the trie ------------------------------------------------------------------------------------ */
 
-static uint64_t edge_hash(const tnode_vec *level, const mt_check *c)
+static uint64_t edge_hash(const mt_kids *level, const mt_check *c)
 {
     uint64_t h = (uint64_t)(uintptr_t)level * 0x9e3779b97f4a7c15ull;
     h = (h ^ (uint64_t)c->op) * 1099511628211ull;
@@ -78,7 +76,7 @@ static uint64_t edge_hash(const tnode_vec *level, const mt_check *c)
 }
 
 /* The slot of the edge (level, c): the child when it exists, else the empty slot to fill. */
-static edge *edge_slot(const edge_map *m, const tnode_vec *level, const mt_check *c)
+static edge *edge_slot(const edge_map *m, const mt_kids *level, const mt_check *c)
 {
     size_t mask = m->cap - 1;
     for (size_t i = edge_hash(level, c) & mask;; i = (i + 1) & mask) {
@@ -103,7 +101,7 @@ static void edge_reserve(edge_map *m)
     *m = bigger;
 }
 
-static void insert(compiler *C, tnode_vec *level, const mt_variant *v)
+static void insert(compiler *C, mt_kids *level, const mt_variant *v)
 {
     for (uint32_t d = 0; d < v->nchecks; d++) {
         const mt_check *c = &v->checks[d];
@@ -115,21 +113,19 @@ static void insert(compiler *C, tnode_vec *level, const mt_variant *v)
             node->check = *c;
             node->depth = d;
             node->first = v;
-            vec_push(level, node);
+            if (level->last)
+                level->last->next = node;
+            else
+                level->first = node;
+            level->last = node;
+            level->n++;
             C->a->stats.trie_nodes++;
             *e = (edge){level, node};
             C->edges.len++;
         }
         node->nseq++;
-        level = (tnode_vec *)&node->kids;
+        level = &node->kids;
     }
-}
-
-static void free_trie(tnode_vec *level)
-{
-    for (size_t i = 0; i < level->len; i++)
-        free_trie((tnode_vec *)&level->items[i]->kids);
-    vec_free(level);
 }
 
 /* Gives GUARD and ACCEPT the variant's number (so that they never merge) and ATTR its pool index. */
@@ -153,11 +149,15 @@ static uint32_t here(const compiler *C)
 
 static void word(compiler *C, uint32_t w, const mt_tnode *at)
 {
-    vec_push(&C->code, w);
-    vec_push(&C->at, at);
+    if (C->code.len == C->code.cap) { /* code and at grow together */
+        vec_reserve(&C->code, C->code.len + 1);
+        vec_reserve(&C->at, C->code.cap);
+    }
+    C->code.items[C->code.len++] = w;
+    C->at.items[C->at.len++] = at;
 }
 
-static void emit_kids(compiler *C, mt_tnode **kids, size_t n);
+static void emit_kids(compiler *C, const mt_kids *list);
 
 /* A single-op OP check, which a SWITCH can take over. */
 static bool is_single_op(const mt_tnode *t)
@@ -187,7 +187,7 @@ static void emit_switch(compiler *C, mt_tnode **cases, size_t n)
     VEC(uint32_t) jumps = {0};
     for (size_t i = 0; i < n; i++) {
         C->code.items[pc + 5 + 2 * i] = here(C);
-        emit_kids(C, cases[i]->kids.items, cases[i]->kids.len);
+        emit_kids(C, &cases[i]->kids);
         vec_push(&jumps, here(C) + 1);
         word(C, MI_JUMP, NULL);
         word(C, 0, NULL);
@@ -212,7 +212,7 @@ static void emit_block(compiler *C, const mt_tnode *t)
         C->code.items[pc + 2] = (uint32_t)C->accepts.len;
         vec_push(&C->accepts, ((mt_accept){.v = &C->a->variants[c->args[0]], .pc = pc}));
     }
-    emit_kids(C, t->kids.items, t->kids.len);
+    emit_kids(C, &t->kids);
     if (c->op == MI_JOIN) {
         word(C, MI_NEXT, NULL);
         word(C, pc, NULL);
@@ -222,11 +222,26 @@ static void emit_block(compiler *C, const mt_tnode *t)
 
 /* The children of a trie node, in insertion order, except that single-op checks of one register
  * are gathered into a SWITCH where the first of them stood. */
-static void emit_kids(compiler *C, mt_tnode **kids, size_t n)
+static void emit_kids(compiler *C, const mt_kids *list)
 {
-    uint8_t *done = calloc(n ? n : 1, 1);
-    mt_tnode **group = malloc((n ? n : 1) * sizeof *group);
-    FR_CHECK(done && group);
+    size_t n = list->n;
+    if (n == 0) /* a leaf: most trie nodes */
+        return;
+    if (n == 1) {
+        emit_block(C, list->first);
+        return;
+    }
+    enum { FEW = 16 }; /* most nodes have few children: no allocation for them */
+    uint8_t done_few[FEW] = {0};
+    mt_tnode *group_few[FEW], *kids_few[FEW];
+    uint8_t *done = n <= FEW ? done_few : calloc(n, 1);
+    mt_tnode **group = n <= FEW ? group_few : malloc(n * sizeof *group);
+    mt_tnode **kids = n <= FEW ? kids_few : malloc(n * sizeof *kids);
+    FR_CHECK(done && group && kids);
+    size_t k = 0;
+    for (mt_tnode *t = list->first; t; t = t->next)
+        kids[k++] = t;
+    FR_CHECK(k == n);
     for (size_t i = 0; i < n; i++) {
         if (done[i])
             continue;
@@ -245,8 +260,12 @@ static void emit_kids(compiler *C, mt_tnode **kids, size_t n)
             emit_block(C, kids[i]);
         }
     }
-    free(done);
-    free(group);
+    if (done != done_few)
+        free(done);
+    if (group != group_few)
+        free(group);
+    if (kids != kids_few)
+        free(kids);
 }
 
 /* ---- the whole compilation ---------------------------------------------------------------------- */
@@ -295,11 +314,11 @@ static void emit_all(compiler *C)
     mt_automaton *a = C->a;
     word(C, 0, NULL); /* offset 0 means "no block" */
     for (unsigned op = 0; op < IR_OP_COUNT; op++) {
-        if (!C->tries[op].len)
+        if (!C->tries[op].n)
             continue;
         a->root[op] = here(C);
         a->stats.root_ops++;
-        emit_kids(C, C->tries[op].items, C->tries[op].len);
+        emit_kids(C, &C->tries[op]);
         a->root_end[op] = here(C);
         word(C, MI_END, NULL);
     }
@@ -335,8 +354,6 @@ mt_automaton *mt_compile_rules(dsl_rule *const *rules, uint32_t nrules, dg_conte
     a->attrs = keep(arena, C->attrs.items, C->attrs.len, sizeof *a->attrs);
     a->stats.words = a->ncode;
 
-    for (unsigned op = 0; op < IR_OP_COUNT; op++)
-        free_trie(&C->tries[op]);
     free(C->edges.slots);
     vec_free(&C->code);
     vec_free(&C->at);

@@ -94,13 +94,21 @@ bool mt_check_equal(const mt_check *a, const mt_check *b);
 
 /* ---- the compiled automaton -------------------------------------------------------------------- */
 
+/* A trie node's children in insertion order, a list through their `next` (nodes live in the
+ * automaton's arena: building the trie allocates nothing else). */
+typedef struct mt_kids {
+    struct mt_tnode *first, *last;
+    uint32_t n;
+} mt_kids;
+
 /* A check after merging: the trie node the table was emitted from (kept for the dump). */
 typedef struct mt_tnode {
     mt_check check;
     uint32_t depth;              /* its index in every sequence through it */
     uint32_t nseq;               /* sequences through it */
     const mt_variant *first;     /* the first sequence that created it */
-    VEC(struct mt_tnode *) kids;
+    mt_kids kids;                /* while compiling */
+    struct mt_tnode *next;       /* its next sibling */
 } mt_tnode;
 
 typedef struct mt_accept {

@@ -382,9 +382,13 @@ static void add_match(mt_matcher *m, ir_node *n, const solution *s)
 {
     const dsl_rule *r = s->v->rule;
     mt_match match = {.rule = r, .rule_index = s->v->rule_index, .root = n, .nkey = s->v->nkey};
-    match.values = ar_alloc_array(m->arena, r->nnodes, sizeof *match.values);
-    match.nodes = ar_alloc_array(m->arena, r->nnodes, sizeof *match.nodes);
-    uint32_t *key = ar_alloc_array(m->arena, match.nkey, sizeof *key);
+    /* one block: the values, the nodes, then the key (a match a round per node and rule that
+     * fires or is outranked: half a million at 1M nodes) */
+    size_t nn = r->nnodes;
+    ir_value **block = ar_alloc(m->arena, 2 * nn * sizeof(void *) + match.nkey * sizeof(uint32_t));
+    match.values = block;
+    match.nodes = (ir_node **)(block + nn);
+    uint32_t *key = (uint32_t *)(block + 2 * nn);
     if (match.nkey) /* a rule without a key has s->key NULL, which memcpy may not be given */
         memcpy(key, s->key, match.nkey * sizeof *key);
     match.key = key;

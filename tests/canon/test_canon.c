@@ -369,6 +369,57 @@ static void test_cse_many_readers(void)
     free(text);
 }
 
+/* Merged duplicates that read a value with many readers, and merged values that many nodes
+ * read: the round's use lists lose those readers in one pass per long list (update_uses), which
+ * must leave what ir_compute_uses gives (check_marks compares them inside canon too). */
+static void test_cse_hub_readers(void)
+{
+    enum { N = 40 };
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    fprintf(f, "graph g {\n  input  x : f32[2]\n");
+    for (int i = 0; i < N; i++) /* N copies of Neg(x): x has N readers, N - 1 of them go */
+        fprintf(f, "  y%d = Neg(x)\n", i);
+    for (int i = 0; i < N; i++) /* y1 has N readers, all re-pointed to y0 */
+        fprintf(f, "  z%d = Add(y1, y%d)\n  output z%d\n", i, i % 3, i);
+    fprintf(f, "}\n");
+    fclose(f);
+    gk_graph *t = gk_parse(text);
+    dg_context *dg = dg_new();
+    cn_options o = cn_options_default();
+    o.check_marks = true;
+    cn_report rep;
+    CHECK(cn_canonicalize(t->g, &o, &rep, dg));
+    CHECK(rep.merged >= N - 1);
+    ir_graph *g = t->g;
+    size_t nv = g->values.len, total = 0;
+    uint32_t *counts = calloc(nv ? nv : 1, sizeof *counts);
+    for (size_t i = 0; i < nv; i++)
+        total += counts[i] = g->values.items[i]->nuses;
+    ir_node **lists = malloc((total ? total : 1) * sizeof *lists);
+    size_t at = 0;
+    for (size_t i = 0; i < nv; i++)
+        for (uint32_t u = 0; u < counts[i]; u++)
+            lists[at++] = g->values.items[i]->uses[u];
+    ir_compute_uses(g);
+    at = 0;
+    for (size_t i = 0; i < nv; i++) {
+        const ir_value *v = g->values.items[i];
+        CHECK_INT(v->nuses, counts[i]);
+        for (uint32_t u = 0; u < v->nuses && u < counts[i]; u++)
+            CHECK(v->uses[u] == lists[at + u]);
+        at += counts[i];
+    }
+    ir_value *x = ir_find_value(g, "x");
+    CHECK(x != NULL && x->nuses == 1);
+    free(counts);
+    free(lists);
+    dg_free(dg);
+    gk_free(t);
+    free(text);
+}
+
 int main(void)
 {
     RUN(test_goldens);
@@ -377,6 +428,7 @@ int main(void)
     RUN(test_budget);
     RUN(test_cse_constants);
     RUN(test_cse_many_readers);
+    RUN(test_cse_hub_readers);
     RUN(test_examples);
     return unit_finish();
 }
