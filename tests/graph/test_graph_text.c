@@ -447,6 +447,30 @@ static void test_unterminated_buffer(void)
 }
 
 /* Random edits of good text: loading never crashes, and whatever loads prints canonically. */
+/* `edits` random edits of text[0, len) (a byte deleted, inserted or replaced; bytes the grammar
+ * cares about most often), within cap bytes; the new length. */
+static size_t mutate(char *text, size_t len, size_t cap, int edits, uint64_t *state)
+{
+    static const char inserts[] = "[]{}(),:=?*_@\"\\#\n x0-.e\xff\xc3";
+    for (int edit = 0; edit < edits; edit++) {
+        *state = *state * 6364136223846793005u + 1442695040888963407u;
+        size_t at = (size_t)(*state >> 33) % len;
+        unsigned what = (unsigned)(*state >> 20) % 3;
+        if (what == 0 && len > 1) { /* delete a byte */
+            memmove(text + at, text + at + 1, len - at - 1);
+            len--;
+        } else if (len + 1 < cap) { /* insert or replace a byte */
+            char c = inserts[(*state >> 40) % (sizeof inserts - 1)];
+            if (what == 1) {
+                memmove(text + at + 1, text + at, len - at);
+                len++;
+            }
+            text[at] = c;
+        }
+    }
+    return len;
+}
+
 static void test_mutations(void)
 {
     static const char seed_text[] =
@@ -461,29 +485,13 @@ static void test_mutations(void)
         "  z = Gelu(b) {approximate=\"tanh\"}  # comment\n"
         "  output y, z\n"
         "}\n";
-    static const char inserts[] = "[]{}(),:=?*_@\"\\#\n x0-.e\xff\xc3";
     uint64_t state = 0x9e3779b97f4a7c15u;
     int loaded = 0;
     for (int round = 0; round < 2000; round++) {
         char text[sizeof seed_text + 64];
         size_t len = sizeof seed_text - 1;
         memcpy(text, seed_text, len);
-        for (int edit = 0; edit < 1 + round % 4; edit++) {
-            state = state * 6364136223846793005u + 1442695040888963407u;
-            size_t at = (size_t)(state >> 33) % len;
-            unsigned what = (unsigned)(state >> 20) % 3;
-            if (what == 0 && len > 1) { /* delete a byte */
-                memmove(text + at, text + at + 1, len - at - 1);
-                len--;
-            } else if (len + 1 < sizeof text) { /* insert or replace a byte */
-                char c = inserts[(state >> 40) % (sizeof inserts - 1)];
-                if (what == 1) {
-                    memmove(text + at + 1, text + at, len - at);
-                    len++;
-                }
-                text[at] = c;
-            }
-        }
+        len = mutate(text, len, sizeof text, 1 + round % 4, &state);
         dg_source src = {"m.graph", text, len};
         dg_context *dg = dg_new();
         ir_graph *g = ir_parse(&src, dg);
@@ -646,28 +654,12 @@ static void test_fast_path_shapes(void)
         dg_source b = source("bad.graph", bad[i]);
         check_fast_agrees(&b);
     }
-    static const char inserts[] = "[]{}(),:=?*_@\"\\#\n x0-.e\xff\xc3";
     uint64_t state = 0x2545f4914f6cdd1du;
     for (int round = 0; round < 3000; round++) {
         char text[sizeof good + 64];
         size_t len = sizeof good - 1;
         memcpy(text, good, len);
-        for (int edit = 0; edit < 1 + round % 3; edit++) {
-            state = state * 6364136223846793005u + 1442695040888963407u;
-            size_t at = (size_t)(state >> 33) % len;
-            unsigned what = (unsigned)(state >> 20) % 3;
-            if (what == 0 && len > 1) {
-                memmove(text + at, text + at + 1, len - at - 1);
-                len--;
-            } else if (len + 1 < sizeof text) {
-                char c = inserts[(state >> 40) % (sizeof inserts - 1)];
-                if (what == 1) {
-                    memmove(text + at + 1, text + at, len - at);
-                    len++;
-                }
-                text[at] = c;
-            }
-        }
+        len = mutate(text, len, sizeof text, 1 + round % 3, &state);
         dg_source m = {"m.graph", text, len};
         check_fast_agrees(&m);
     }
