@@ -48,7 +48,7 @@ static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_k
     ir_value *v = ar_alloc(g->arena, sizeof *v);
     v->name = ar_strndup(g->arena, name, len);
     v->kind = kind;
-    v->type = ir_type_intern(g, &(ir_type){.rank = -1});
+    v->type = ir_type_unknown_interned(g);
     FR_CHECK(g->values.len < UINT32_MAX);
     v->id = (uint32_t)g->values.len;
     vec_push(&g->values, v);

@@ -5,6 +5,10 @@
 #include "base/half.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* ---- errors ---- */
@@ -557,15 +561,116 @@ bool ir_norm_axes(ir_graph *g, const ir_node *n, dg_context *dg, const int64_t *
 
 /* ---- windows: convolution and pooling ---- */
 
-/* Reads an INTS attribute of `want` values (when given) in [min, IR_MAX_NUMEL] into out; absent
- * leaves out as it is. */
-static bool window_ints(ir_graph *g, const ir_node *n, dg_context *dg, const char *name,
-                        uint32_t want, int64_t min, int64_t *out)
+/* The window's attributes, resolved as ir_get_* resolves them (the node's first attribute of that
+ * name when it has the schema's kind, else the schema's default) with one walk over the node's
+ * attributes and one over the op's schema, instead of a walk of each per attribute read. */
+enum { WA_AUTO_PAD, WA_CEIL_MODE, WA_KERNEL, WA_STRIDES, WA_DILATIONS, WA_PADS, WA_COUNT };
+static const char *const window_names[WA_COUNT] = {"auto_pad",  "ceil_mode", "kernel_shape",
+                                                   "strides",   "dilations", "pads"};
+
+/* Which of window_names `name` is, or -1. */
+static int window_attr_index(const char *name)
 {
+    int j;
+    switch (name[0]) {
+    case 'a': j = WA_AUTO_PAD; break;
+    case 'c': j = WA_CEIL_MODE; break;
+    case 'k': j = WA_KERNEL; break;
+    case 's': j = WA_STRIDES; break;
+    case 'd': j = WA_DILATIONS; break;
+    case 'p': j = WA_PADS; break;
+    default: return -1;
+    }
+    /* the second byte first: most of an op's names that begin like one of these differ there */
+    const char *want = window_names[j];
+    return name[1] == want[1] && strcmp(name, want) == 0 ? j : -1;
+}
+
+typedef struct window_attrs {
+    const ir_attr *given[WA_COUNT];          /* the node's, NULL when absent */
+    const ir_attr_schema *schema[WA_COUNT];  /* the op's, NULL when it has none */
+    const ir_op_info *op;
+} window_attrs;
+
+/* Each op's schema entries of window_names, found once (by text) and then read from here: for
+ * each name, 8 bits of (index in the op's schema + 1, 0 when it has none), and WINDOW_SCHEMA_KNOWN.
+ * Any thread computes the same bits, so relaxed atomics suffice. */
+#define WINDOW_SCHEMA_KNOWN (UINT64_C(1) << 63)
+static _Atomic uint64_t window_schema_slots[IR_OP_COUNT];
+
+static uint64_t window_schema_find(const ir_op_info *info)
+{
+    uint64_t bits = WINDOW_SCHEMA_KNOWN;
+    FR_CHECK(info->nattrs < 255);
+    for (uint32_t i = 0; i < info->nattrs; i++) {
+        int j = window_attr_index(info->attrs[i].name);
+        if (j >= 0 && !(bits >> (8 * j) & 0xff))
+            bits |= (uint64_t)(i + 1) << (8 * j);
+    }
+    return bits;
+}
+
+static void window_attrs_find(const ir_node *n, window_attrs *wa)
+{
+    memset(wa, 0, sizeof *wa);
+    wa->op = ir_op_info_get(n->op);
+    FR_CHECK((unsigned)n->op < IR_OP_COUNT);
+    uint64_t bits = atomic_load_explicit(&window_schema_slots[n->op], memory_order_relaxed);
+    if (!bits) {
+        bits = window_schema_find(wa->op);
+        atomic_store_explicit(&window_schema_slots[n->op], bits, memory_order_relaxed);
+    }
+    for (int j = 0; j < WA_COUNT; j++) {
+        unsigned at = (unsigned)(bits >> (8 * j) & 0xff);
+        if (at)
+            wa->schema[j] = &wa->op->attrs[at - 1];
+    }
+    /* a node's attribute is mostly named by the catalog's own string: by address, else by text */
+    for (uint32_t i = 0; i < n->nattrs; i++) {
+        const char *name = n->attrs[i].name;
+        int j = 0;
+        while (j < WA_COUNT && !(wa->schema[j] && wa->schema[j]->name == name))
+            j++;
+        if (j == WA_COUNT)
+            j = window_attr_index(name);
+        if (j >= 0 && !wa->given[j])
+            wa->given[j] = &n->attrs[i];
+    }
+}
+
+/* The schema's entry for attribute j, which the caller reads: as ir_get_*, an op that does not
+ * declare it is a bug in the caller. */
+static const ir_attr_schema *window_schema(const window_attrs *wa, int j, ir_attr_kind kind)
+{
+    const ir_attr_schema *s = wa->schema[j];
+    if (!s) {
+        fprintf(stderr, "internal error: op %s has no attribute '%s'\n", wa->op->name,
+                window_names[j]);
+        abort();
+    }
+    FR_CHECK(s->kind == kind);
+    return s;
+}
+
+/* Reads INTS attribute j of `want` values (when given) in [min, IR_MAX_NUMEL] into out; absent
+ * leaves out as it is. */
+static bool window_ints(ir_graph *g, const ir_node *n, dg_context *dg, const window_attrs *wa,
+                        int j, uint32_t want, int64_t min, int64_t *out)
+{
+    const ir_attr *a = wa->given[j];
     const int64_t *vals;
-    uint32_t count = ir_get_ints(n, name, &vals);
+    uint32_t count;
+    if (a && a->kind == IR_ATTR_INTS) {
+        vals = a->v.ints;
+        count = a->count;
+    } else {
+        const ir_attr_schema *s = window_schema(wa, j, IR_ATTR_INTS);
+        vals = s->ints;
+        count = s->nints;
+    }
     if (count == 0)
         return true;
+    const char *name = window_names[j];
     if (count != want)
         return ir_node_error(g, n, dg, "%s has %u values; expected %u", name, count, want);
     for (uint32_t k = 0; k < count; k++) {
@@ -594,20 +699,29 @@ bool ir_window_read(ir_graph *g, const ir_node *n, dg_context *dg, int spatial,
         w->strides[k] = 1;
         w->dilations[k] = 1;
     }
-    if (kernel_from_attr && !ir_node_attr(n, "kernel_shape"))
+    window_attrs wa;
+    window_attrs_find(n, &wa);
+    if (kernel_from_attr && !wa.given[WA_KERNEL])
         return ir_node_error(g, n, dg, "the kernel_shape attribute is required");
-    w->auto_pad = ir_get_string(n, "auto_pad");
+    const ir_attr *pad = wa.given[WA_AUTO_PAD];
+    w->auto_pad = pad && pad->kind == IR_ATTR_STRING
+                      ? pad->v.s
+                      : window_schema(&wa, WA_AUTO_PAD, IR_ATTR_STRING)->s;
     if (!auto_pad_known(w->auto_pad))
         return ir_node_error(g, n, dg,
                              "auto_pad \"%s\" is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
                              w->auto_pad);
-    if (ir_op_attr_schema(n->op, "ceil_mode"))
-        w->ceil_mode = ir_get_int(n, "ceil_mode") != 0;
+    if (wa.schema[WA_CEIL_MODE]) {
+        const ir_attr *c = wa.given[WA_CEIL_MODE];
+        w->ceil_mode = (c && c->kind == IR_ATTR_INT
+                            ? c->v.i
+                            : window_schema(&wa, WA_CEIL_MODE, IR_ATTR_INT)->i) != 0;
+    }
     uint32_t u = (uint32_t)spatial;
-    if (!window_ints(g, n, dg, "kernel_shape", u, 1, w->kernel) ||
-        !window_ints(g, n, dg, "strides", u, 1, w->strides) ||
-        !window_ints(g, n, dg, "dilations", u, 1, w->dilations) ||
-        !window_ints(g, n, dg, "pads", 2 * u, 0, w->pads))
+    if (!window_ints(g, n, dg, &wa, WA_KERNEL, u, 1, w->kernel) ||
+        !window_ints(g, n, dg, &wa, WA_STRIDES, u, 1, w->strides) ||
+        !window_ints(g, n, dg, &wa, WA_DILATIONS, u, 1, w->dilations) ||
+        !window_ints(g, n, dg, &wa, WA_PADS, 2 * u, 0, w->pads))
         return false;
     if (strcmp(w->auto_pad, "NOTSET") != 0) {
         for (int k = 0; k < 2 * spatial; k++)

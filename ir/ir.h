@@ -89,6 +89,7 @@ typedef struct ir_type {
 typedef struct ir_type_set {
     const ir_type **slots;
     size_t cap, len;
+    const ir_type *unknown; /* the unknown type's copy once interned (ir_type_unknown_interned) */
 } ir_type_set;
 
 /* ---- dim expressions (ir/dimexpr.c) ---- */
@@ -381,6 +382,8 @@ const char *ir_fresh_name(ir_graph *g, const char *stem);
 /* Values share their types: the graph's one copy of t (equal as ir_type_equal says; the dims past
  * the rank are not part of a type), added on first use. Copies live as long as the graph. */
 const ir_type *ir_type_intern(ir_graph *g, const ir_type *t);
+/* ir_type_intern of the unknown type (rank -1, no dtype), kept in g->types after its first use. */
+const ir_type *ir_type_unknown_interned(ir_graph *g);
 /* Every change of a value's type goes through here: v->type = ir_type_intern(g, t). v is g's or
  * a value that g outlives (the rewriter's tentative nodes), as the type lives in g's arena. */
 void ir_value_set_type(ir_graph *g, ir_value *v, const ir_type *t);

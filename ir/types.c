@@ -213,6 +213,13 @@ const ir_type *ir_type_intern(ir_graph *g, const ir_type *t)
     return copy;
 }
 
+const ir_type *ir_type_unknown_interned(ir_graph *g)
+{
+    if (!g->types.unknown)
+        g->types.unknown = ir_type_intern(g, &(ir_type){.rank = -1});
+    return g->types.unknown;
+}
+
 void ir_value_set_type(ir_graph *g, ir_value *v, const ir_type *t)
 {
     if (v->type != t)

@@ -477,6 +477,44 @@ static void test_pool(void)
     EXPECT_ERROR(N1(GlobalAveragePool, input("f32[4,7]")), "expected rank 3 or more");
 }
 
+/* ir_window_read resolves its attributes in one walk: names given as the catalog's own strings
+ * (as the parser and the rewriter give them) or as other copies, the first of a repeated name,
+ * one of another kind (the schema's default instead, as ir_get_ints), and ceil_mode only where
+ * the op declares it. */
+static void test_window_attrs(void)
+{
+    ir_node *n = N1(Conv, input("f32[1,1,9,9]"), input("f32[1,1,3,3]"));
+    int64_t two[] = {2, 2}, one[] = {1, 1};
+    ir_attr *attrs = ar_alloc_array(G->arena, 2, sizeof *attrs);
+    attrs[0] = (ir_attr){.name = ir_op_attr_schema(IR_OP_Conv, "strides")->name,
+                         .kind = IR_ATTR_INTS, .count = 2, .v.ints = two};
+    attrs[1] = (ir_attr){.name = "strides", .kind = IR_ATTR_INTS, .count = 2, .v.ints = one};
+    n->attrs = attrs;
+    n->nattrs = 2;
+    EXPECT_TYPE(n, 0, "f32[1,1,4,4]"); /* the first strides: 2 */
+    attrs[0] = (ir_attr){.name = "strides", .kind = IR_ATTR_INT, .v.i = 3};
+    EXPECT_TYPE(n, 0, "f32[1,1,7,7]"); /* an INT strides: the default, 1 */
+    attrs[0] = (ir_attr){.name = ir_op_attr_schema(IR_OP_Conv, "dilations")->name,
+                         .kind = IR_ATTR_INTS, .count = 2, .v.ints = two};
+    attrs[1] = (ir_attr){.name = "pads", .kind = IR_ATTR_INTS, .count = 2, .v.ints = one};
+    EXPECT_ERROR(n, "pads has 2 values; expected 4");
+    n->nattrs = 1;
+    EXPECT_TYPE(n, 0, "f32[1,1,5,5]"); /* dilated: extent 5 */
+
+    /* ceil_mode is read where the op has it, not on Conv */
+    n = N1(Conv, input("f32[1,1,5,5]"), input("f32[1,1,2,2]"));
+    SET_INTS(n, "strides", 2, 2);
+    ir_set_attr_int(G, n, "ceil_mode", 1);
+    EXPECT_TYPE(n, 0, "f32[1,1,2,2]");
+    n = N1(MaxPool, input("f32[1,1,5,5]"));
+    SET_INTS(n, "kernel_shape", 2, 2);
+    SET_INTS(n, "strides", 2, 2);
+    ir_set_attr_int(G, n, "ceil_mode", 1);
+    EXPECT_TYPE(n, 0, "f32[1,1,3,3]");
+    ir_set_attr_string(G, n, "ceil_mode", "yes"); /* another kind: the default, 0 */
+    EXPECT_TYPE(n, 0, "f32[1,1,2,2]");
+}
+
 /* ---- matrix products and normalizations ---- */
 
 static void test_matmul_gemm(void)
@@ -1596,6 +1634,7 @@ int main(void)
     TEST(test_conv);
     TEST(test_conv_transpose);
     TEST(test_pool);
+    TEST(test_window_attrs);
     TEST(test_matmul_gemm);
     TEST(test_norms);
     TEST(test_quant);
