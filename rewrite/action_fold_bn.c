@@ -237,7 +237,7 @@ bool rw_action_fold_bn(rw_plan *p, char *why)
     rw_newconst *w = rw_plan_new_const(p, f->w->name, wt, compute_weight, f);
     rw_newconst *b = rw_plan_new_const(p, f->b ? f->b->name : f->w->name, &bt, compute_bias, f);
     if (!f->b)
-        b->value->name = ar_printf(p->ctx->scratch, "%s_bias", f->w->name);
+        b->value->name = rw_underscored(p->ctx->scratch, f->w->name, "bias");
     if (!rw_plan_replace_input(p, f->w, w->value))
         return rw_why(why, "fold_bn: the conv weight '%s' is not an input of the fused node",
                       f->w->name);

@@ -32,8 +32,7 @@ static ir_attr copy_attr(ir_graph *g, ir_op op, const ir_attr *a)
     return c;
 }
 
-/* a, '_' and b in the arena (what ar_printf's "%s_%s" gives, without a printf per constant). */
-static char *underscored(ar_arena *arena, const char *a, const char *b)
+char *rw_underscored(ar_arena *arena, const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     char *s = ar_alloc(arena, la + lb + 2);
@@ -51,7 +50,7 @@ static const char *const_name(rw_plan *p, const char *stem)
     if (!ir_find_value(p->g, stem))
         return stem;
     const char *root = p->outputs.items[0]->name;
-    char *name = underscored(p->ctx->scratch, stem, root);
+    char *name = rw_underscored(p->ctx->scratch, stem, root);
     return ir_find_value(p->g, name) ? ir_fresh_name(p->g, name) : name;
 }
 
