@@ -109,7 +109,7 @@ bool rw_action_fold_add(rw_plan *p, char *why)
     ir_type bt = {.dtype = wt->dtype, .rank = 1, .dims = {f->channels}};
     rw_newconst *b = rw_plan_new_const(p, f->b ? f->b->name : f->w->name, &bt, compute_bias, f);
     if (!f->b)
-        b->value->name = ar_printf(p->ctx->scratch, "%s_bias", f->w->name);
+        b->value->name = rw_underscored(p->ctx->scratch, f->w->name, "bias");
     if (!f->b || !rw_plan_replace_input(p, f->b, b->value))
         rw_plan_insert_after(p, f->w, b->value);
     rw_plan_remove_input(p, f->c);

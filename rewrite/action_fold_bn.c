@@ -29,20 +29,25 @@ typedef struct {
     ir_value *w, *b, *params[4]; /* gamma, beta, mean, var */
     int64_t channels, group;
     bool transposed, matmul;
+    double *s, *t; /* the factors, once computed (in the plan's scratch): W' and b' share them */
 } fold_bn;
 
-/* The per-channel factor s and shift t (folded b' = b * s + t), or false with why. */
-static bool factors(rw_plan *p, const fold_bn *f, double **s, double **t, char *why)
+/* The per-channel factor f->s and shift f->t (folded b' = b * s + t), computed once for W' and
+ * b' (their parameters read once), or false with why. */
+static bool factors(rw_plan *p, fold_bn *f, char *why)
 {
+    if (f->s)
+        return true;
     double *x[4] = {0};
     int64_t n;
     bool ok = true;
     for (int i = 0; i < 4 && ok; i++)
         ok = (x[i] = rw_const_read(p, f->params[i], &n, why)) != NULL;
     double eps = ir_get_float(f->bn, "epsilon");
-    *s = malloc((size_t)f->channels * sizeof **s);
-    *t = malloc((size_t)f->channels * sizeof **t);
-    if (ok && (!*s || !*t))
+    size_t size = (size_t)f->channels * sizeof *f->s;
+    double *s = ar_try_alloc(p->ctx->scratch, size ? size : 1);
+    double *t = ar_try_alloc(p->ctx->scratch, size ? size : 1);
+    if (ok && (!s || !t))
         ok = rw_why(why, "budget: no memory for %lld channels", (long long)f->channels);
     for (int64_t m = 0; ok && m < f->channels; m++) {
         double den = x[3][m] + eps;
@@ -51,16 +56,15 @@ static bool factors(rw_plan *p, const fold_bn *f, double **s, double **t, char *
                              "positive",
                         den, (long long)m, f->params[3]->name);
         else {
-            (*s)[m] = x[0][m] / sqrt(den);
-            (*t)[m] = x[1][m] - x[2][m] * (*s)[m];
+            s[m] = x[0][m] / sqrt(den);
+            t[m] = x[1][m] - x[2][m] * s[m];
         }
     }
     for (int i = 0; i < 4; i++)
         free(x[i]);
-    if (!ok) {
-        free(*s);
-        free(*t);
-        *s = *t = NULL;
+    if (ok) {
+        f->s = s;
+        f->t = t;
     }
     return ok;
 }
@@ -90,10 +94,8 @@ static bool deferred_weight(rw_plan *p, rw_newconst *c, const double *s, const v
     int64_t inner = 1;
     for (int i = f->matmul || f->transposed ? 2 : 1; i < wt->rank; i++)
         inner *= wt->dims[i];
-    double *copy = ar_alloc_array(p->ctx->scratch, (size_t)f->channels, sizeof *copy);
-    memcpy(copy, s, (size_t)f->channels * sizeof *copy);
     c->nbytes = (size_t)n * ir_dtype_size(wt->dtype);
-    c->scaled = (ir_const_scaled){w, copy, (size_t)f->channels, (size_t)inner};
+    c->scaled = (ir_const_scaled){w, s, (size_t)f->channels, (size_t)inner}; /* in the scratch */
     return true;
 }
 
@@ -102,19 +104,16 @@ static bool deferred_weight(rw_plan *p, rw_newconst *c, const double *s, const v
  * and so the same bytes and refusals as rw_const_read, a multiply and rw_const_store. */
 static bool compute_weight(rw_plan *p, rw_newconst *c, char *why)
 {
-    const fold_bn *f = c->arg;
-    double *s, *t;
+    fold_bn *f = c->arg;
     const void *w;
     int64_t n;
-    if (!factors(p, f, &s, &t, why))
+    if (!factors(p, f, why))
         return false;
+    const double *s = f->s;
     bool deferred = false;
     if (!(w = rw_const_bytes(p, f->w, &n, why)) || (deferred = deferred_weight(p, c, s, w, n)) ||
-        !rw_const_alloc(c, n, why)) {
-        free(s);
-        free(t);
+        !rw_const_alloc(c, n, why))
         return deferred;
-    }
     ir_const_will_read(p->g, w, c->nbytes); /* every byte is read: mapped in one call */
     const ir_type *wt = f->w->type;
     ir_dtype dt = wt->dtype;
@@ -148,26 +147,24 @@ static bool compute_weight(rw_plan *p, rw_newconst *c, char *why)
                            ir_const_element(w, dt, (int64_t)bad) * s[CHANNEL(a, b)], dt);
     }
 #undef CHANNEL
-    free(s);
-    free(t);
     return ok;
 }
 
 static bool compute_bias(rw_plan *p, rw_newconst *c, char *why)
 {
-    const fold_bn *f = c->arg;
-    double *s, *t, *b = NULL;
+    fold_bn *f = c->arg;
+    double *b = NULL;
     int64_t n = f->channels;
-    if (!factors(p, f, &s, &t, why))
+    if (!factors(p, f, why))
         return false;
+    const double *s = f->s;
+    double *t = f->t; /* W' took s only: t becomes b' here */
     bool ok = true;
     if (f->b)
         ok = (b = rw_const_read(p, f->b, &n, why)) != NULL;
     for (int64_t m = 0; ok && m < f->channels; m++)
         t[m] += (b ? b[m] : 0.0) * s[m];
     ok = ok && rw_const_store(c, t, f->channels, "fold_bn", why);
-    free(s);
-    free(t);
     free(b);
     return ok;
 }
@@ -237,7 +234,7 @@ bool rw_action_fold_bn(rw_plan *p, char *why)
     rw_newconst *w = rw_plan_new_const(p, f->w->name, wt, compute_weight, f);
     rw_newconst *b = rw_plan_new_const(p, f->b ? f->b->name : f->w->name, &bt, compute_bias, f);
     if (!f->b)
-        b->value->name = ar_printf(p->ctx->scratch, "%s_bias", f->w->name);
+        b->value->name = rw_underscored(p->ctx->scratch, f->w->name, "bias");
     if (!rw_plan_replace_input(p, f->w, w->value))
         return rw_why(why, "fold_bn: the conv weight '%s' is not an input of the fused node",
                       f->w->name);

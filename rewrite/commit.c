@@ -32,8 +32,7 @@ static ir_attr copy_attr(ir_graph *g, ir_op op, const ir_attr *a)
     return c;
 }
 
-/* a, '_' and b in the arena (what ar_printf's "%s_%s" gives, without a printf per constant). */
-static char *underscored(ar_arena *arena, const char *a, const char *b)
+char *rw_underscored(ar_arena *arena, const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     char *s = ar_alloc(arena, la + lb + 2);
@@ -51,7 +50,7 @@ static const char *const_name(rw_plan *p, const char *stem)
     if (!ir_find_value(p->g, stem))
         return stem;
     const char *root = p->outputs.items[0]->name;
-    char *name = underscored(p->ctx->scratch, stem, root);
+    char *name = rw_underscored(p->ctx->scratch, stem, root);
     return ir_find_value(p->g, name) ? ir_fresh_name(p->g, name) : name;
 }
 
@@ -169,6 +168,21 @@ static void add_helpers(rw_plan *p)
     }
 }
 
+/* Whether the tentative value t was one of the plan's new constants and v the constant that took
+ * its place, of the same (interned) type. An inference that read t's data would have stopped at
+ * its missing contents (ir_const_data's check), so one that gave a type read only t's type, which
+ * v has: inferred on v, the op gives that type again. A constant has no shape value. */
+static bool stood_for(const rw_plan *p, const ir_value *t, const ir_value *v)
+{
+    if (!t || !v || t->kind != IR_VALUE_CONST || t->konst || v->kind != IR_VALUE_CONST ||
+        t->type != v->type)
+        return false;
+    for (size_t i = 0; i < p->consts.len; i++)
+        if (p->consts.items[i]->value == t)
+            return true;
+    return false;
+}
+
 ir_node *rw_commit(rw_plan *p)
 {
     ir_graph *g = p->g;
@@ -196,11 +210,12 @@ ir_node *rw_commit(rw_plan *p)
     n->src_offset = p->roots.items[0]->src_offset;
     n->src_len = p->roots.items[0]->src_len;
 
-    /* the plan inferred the fused node on these very operands (not on a tentative constant or
-     * helper output, which only stood for what was added since) */
+    /* the plan inferred the fused node on these very operands, or on a new constant's tentative
+     * value of the same type (not on a helper output, which only stood for what was added since) */
     bool same_operands = n->noutputs == 1 && n->ninputs == p->tentative->ninputs;
     for (uint32_t i = 0; same_operands && i < n->ninputs; i++)
-        same_operands = n->inputs[i] == p->tentative->inputs[i];
+        same_operands = n->inputs[i] == p->tentative->inputs[i] ||
+                        stood_for(p, p->tentative->inputs[i], n->inputs[i]);
     if (same_operands)
         vec_push(&p->ctx->planned, ((rw_planned){n, p->tentative->outputs[0]->type}));
 

@@ -222,6 +222,8 @@ void rw_first_error(dg_context *dg, char *out, size_t size);
  * after one that reported), and giving it back when done. */
 dg_context *rw_quiet(rw_ctx *ctx);
 void rw_quiet_done(rw_ctx *ctx, dg_context *dg);
+/* a, '_' and b in the arena (what ar_printf's "%s_%s" gives, without a printf; commit.c). */
+char *rw_underscored(ar_arena *arena, const char *a, const char *b);
 
 /* The plan's steps, in the order rw_plan_replacement runs them (plan_inputs.c, plan_attrs.c). */
 void rw_build_inputs(rw_plan *p);

@@ -29,16 +29,16 @@ const void *rw_const_bytes(rw_plan *p, ir_value *v, int64_t *numel, char *why)
                NULL;
     /* read where the bytes lie (a weight imported from .onnx stays in its mapped file): the
      * folded result is what the fold keeps, not a second copy of its input */
-    dg_context *dg = dg_new();
+    dg_context *dg = rw_quiet(p->ctx); /* one context for all reads, not a dg_new per call */
     size_t have;
     const unsigned char *data = ir_const_bytes(p->g, v, &have, dg);
     if (!data) {
         const char *msg = dg_first_error(dg);
         rw_why(why, "constant: '%s' cannot be read: %s", v->name, msg ? msg : "no reason given");
-        dg_free(dg);
+        rw_quiet_done(p->ctx, dg);
         return NULL;
     }
-    dg_free(dg);
+    rw_quiet_done(p->ctx, dg);
     FR_CHECK(have == (size_t)nbytes);
     return data;
 }

@@ -212,6 +212,55 @@ static void test_refined_downstream(void)
     rules_done(&r);
 }
 
+/* conv_bn's Conv reads fold_bn's new constants: its plan inferred it on their tentative values,
+ * and the commit keeps that type for the round's validation (rw_commit's stood_for). With a
+ * symbolic batch, strides and a bias the BN folds into, the types after validating what the round
+ * changed are those of validating the whole graph. */
+static const char conv_bn_block[] = "graph conv_bn_block {\n"
+                                    "  input  x : f32[N,3,9,9]\n"
+                                    "  const  w : f32[4,3,3,3] = random(seed=1)\n"
+                                    "  const  b : f32[4] = random(seed=2)\n"
+                                    "  const  g : f32[4] = random(seed=3, lo=0.5, hi=1.5)\n"
+                                    "  const  beta : f32[4] = random(seed=4)\n"
+                                    "  const  mean : f32[4] = random(seed=5)\n"
+                                    "  const  var : f32[4] = random(seed=6, lo=0.5, hi=1.5)\n"
+                                    "  c = Conv(x, w, b) {kernel_shape=[3,3], strides=[2,2]}\n"
+                                    "  n = BatchNormalization(c, g, beta, mean, var)\n"
+                                    "  r = Relu(n)\n"
+                                    "  output r\n"
+                                    "}\n";
+
+static void test_folded_constants_planned(void)
+{
+    rule_set r = load_rules("../../rules/cnn.rules");
+    CHECK(r.a != NULL);
+    char *text[2];
+    for (int whole = 0; whole < 2; whole++) {
+        gk_graph *t = gk_parse(conv_bn_block);
+        dg_context *dg = dg_new();
+        cn_report crep;
+        cn_options co = cn_options_default();
+        CHECK(cn_canonicalize(t->g, &co, &crep, dg));
+        rw_options opts = rw_options_default();
+        opts.validate_each = false;
+        opts.whole_validation = whole;
+        rw_report rep;
+        CHECK(rw_apply(t->g, r.a, &opts, &rep, dg));
+        CHECK_INT(fired(&rep, "conv_bn"), 1);
+        char type[64];
+        CHECK_STR(ir_type_format(t->g, ir_find_value(t->g, "r")->type, type, sizeof type),
+                  "f32[N,4,4,4]");
+        text[whole] = gk_state_text(t->g);
+        rw_report_free(&rep);
+        dg_free(dg);
+        gk_free(t);
+    }
+    CHECK_STR(text[0], text[1]);
+    free(text[0]);
+    free(text[1]);
+    rules_done(&r);
+}
+
 /* ---- a corrupted commit is caught ---- */
 
 typedef enum { CORRUPT_ATTR, CORRUPT_CYCLE, CORRUPT_READER } corruption;
@@ -292,5 +341,6 @@ int main(void)
     RUN(test_same_as_whole);
     RUN(test_refined_downstream);
     RUN(test_corrupted_commit);
+    RUN(test_folded_constants_planned);
     return unit_finish();
 }
