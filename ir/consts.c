@@ -20,6 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+_Static_assert(sizeof(ir_const) <= 112, "ir/ir.h: a constant grew (a graph holds one per weight)");
+
 /* The most payload one constant may have: a tiny graph must not be able to ask for petabytes. */
 #define CONST_BUDGET_BYTES ((int64_t)16 << 30)
 

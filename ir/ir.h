@@ -220,6 +220,7 @@ typedef enum {
 
 typedef struct ir_const {
     ir_const_kind kind;
+    uint32_t nparts;       /* DATA: the number of parts (below; next to kind: no padding) */
     double *literal;       /* LITERAL: element values; a single value fills the whole tensor */
     size_t literal_count;
     uint64_t seed;         /* RANDOM */
@@ -234,7 +235,6 @@ typedef struct ir_const {
     /* DATA: while `data` is NULL, the bytes are rows assembled from other bytes (ir_const_set_rows:
      * concatenated weights), copied together only when read */
     const struct ir_const_part *parts;
-    uint32_t nparts;
     size_t rows;
     /* DATA: while `data` is NULL, the bytes are another constant's elements scaled
      * (ir_const_set_scaled: folded weights), computed only when read */
