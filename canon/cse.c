@@ -282,6 +282,47 @@ static int by_index(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Whether every live node that reads a value now is listed among its readers of the round's
+ * start, unless readers were forwarded to it (cn_shared): no node made in the round, none
+ * changed in place, none given other operands by a step (apply_forwards' re-pointing and this
+ * step's merges forward, which marks the value read). */
+static bool listed_readers_cover(const cn_ctx *c)
+{
+    if (c->opts->whole_rounds || c->touched.len || c->g->nodes.len != c->nodes0)
+        return false;
+    for (size_t i = 0; i < c->rewired.len; i++)
+        if (!c->rewired.items[i].from)
+            return false;
+    return true;
+}
+
+/* Lists up to this long are looked through for a possible duplicate (may_have_twin). */
+enum { FEW_READERS = 8 };
+
+/* With listed_readers_cover: whether n may have a duplicate, by the readers of its least read
+ * operand that no reader was forwarded to. A duplicate reads that same value (its operands
+ * resolve to n's), so it is listed there as a live node of n's op and arity; where none is,
+ * no other node has n's key and building it is skipped (most of the nodes whose operands are
+ * all shared: a MatMul of a layer's input by a weight every layer reads). */
+static bool may_have_twin(const cn_ctx *c, const ir_node *n)
+{
+    const ir_value *least = NULL;
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        const ir_value *v = cn_resolve(c, n->inputs[i]);
+        if (v && v->id < c->nfwd && !c->gained[v->id] && (!least || v->nuses < least->nuses))
+            least = v;
+    }
+    if (!least || least->nuses > FEW_READERS)
+        return true;
+    for (uint32_t u = 0; u < least->nuses; u++) {
+        const ir_node *m = least->uses[u];
+        if (m != n && !m->dead && m->op == n->op && m->ninputs == n->ninputs &&
+            m->noutputs == n->noutputs)
+            return true;
+    }
+    return false;
+}
+
 uint32_t cn_cse(cn_ctx *c)
 {
     ir_graph *g = c->g;
@@ -320,6 +361,7 @@ uint32_t cn_cse(cn_ctx *c)
             refused = true;
     }
     vec_free(&twins);
+    bool covered = listed_readers_cover(c);
     for (size_t j = 0; j < g->nodes.len; j++) {
         ir_node *n = g->nodes.items[j];
         if (n->dead || keep_op[n->op] || n->ninputs == 0)
@@ -331,7 +373,7 @@ uint32_t cn_cse(cn_ctx *c)
             const ir_value *v = cn_resolve(c, n->inputs[i]);
             alone = v && !cn_shared(c, v);
         }
-        if (alone)
+        if (alone || (covered && !may_have_twin(c, n)))
             continue;
         node_key(c, &ks.k, n);
         ir_node *first = first_with(&nodes, hash_bytes(ks.k.b, ks.k.len), n, same_node, &ks);
