@@ -233,33 +233,50 @@ typedef struct {
     size_t index;
 } hashed;
 
-/* Sorts by hash: eight stable counting passes, a byte at a time from the lowest. Sequential
- * passes, where a table of the hashes took a cache miss per constant (166,674 of them at 1M
- * nodes, most with a hash of their own). */
+static int by_hash(const void *pa, const void *pb)
+{
+    uint64_t a = ((const hashed *)pa)->hash, b = ((const hashed *)pb)->hash;
+    return (a > b) - (a < b);
+}
+
+/* Sorts by hash: one counting pass on the top 16 bits into buckets, then each bucket (a few
+ * entries: the hashes are mixed) sorted on its own. Sequential passes, where a table of the
+ * hashes took a cache miss per constant (166,674 of them at 1M nodes, most with a hash of their
+ * own), and two where a byte-wise radix sort made sixteen. Entries of equal hash may come in any
+ * order (the caller sorts the twins by position). */
 static void sort_by_hash(hashed *a, size_t n)
 {
     if (n < 2)
         return;
+    enum { BITS = 16, BUCKETS = 1 << BITS };
     hashed *tmp = malloc(n * sizeof *tmp);
-    FR_CHECK(tmp != NULL);
-    hashed *from = a, *to = tmp;
-    for (unsigned shift = 0; shift < 64; shift += 8) {
-        size_t count[256] = {0};
-        for (size_t i = 0; i < n; i++)
-            count[(from[i].hash >> shift) & 255]++;
-        size_t sum = 0;
-        for (unsigned b = 0; b < 256; b++) {
-            size_t c = count[b];
-            count[b] = sum;
-            sum += c;
+    size_t *start = calloc(BUCKETS + 1, sizeof *start);
+    FR_CHECK(tmp != NULL && start != NULL);
+    for (size_t i = 0; i < n; i++)
+        start[(a[i].hash >> (64 - BITS)) + 1]++;
+    for (size_t b = 0; b < BUCKETS; b++)
+        start[b + 1] += start[b];
+    for (size_t i = 0; i < n; i++)
+        tmp[start[a[i].hash >> (64 - BITS)]++] = a[i];
+    /* start[b] is now where bucket b ends, the next one's start */
+    for (size_t b = 0, from = 0; b < BUCKETS; from = start[b++]) {
+        size_t len = start[b] - from;
+        hashed *e = tmp + from;
+        if (len > 16) {
+            qsort(e, len, sizeof *e, by_hash);
+            continue;
         }
-        for (size_t i = 0; i < n; i++)
-            to[count[(from[i].hash >> shift) & 255]++] = from[i];
-        hashed *t = from;
-        from = to;
-        to = t;
+        for (size_t i = 1; i < len; i++) {
+            hashed x = e[i];
+            size_t j = i;
+            for (; j > 0 && e[j - 1].hash > x.hash; j--)
+                e[j] = e[j - 1];
+            e[j] = x;
+        }
     }
-    free(tmp); /* an even number of passes: the result is in a */
+    memcpy(a, tmp, n * sizeof *a);
+    free(start);
+    free(tmp);
 }
 
 static bool same_const(void *ctx, void *first)
@@ -280,6 +297,47 @@ static int by_index(const void *a, const void *b)
 {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
     return (x > y) - (x < y);
+}
+
+/* Whether every live node that reads a value now is listed among its readers of the round's
+ * start, unless readers were forwarded to it (cn_shared): no node made in the round, none
+ * changed in place, none given other operands by a step (apply_forwards' re-pointing and this
+ * step's merges forward, which marks the value read). */
+static bool listed_readers_cover(const cn_ctx *c)
+{
+    if (c->opts->whole_rounds || c->touched.len || c->g->nodes.len != c->nodes0)
+        return false;
+    for (size_t i = 0; i < c->rewired.len; i++)
+        if (!c->rewired.items[i].from)
+            return false;
+    return true;
+}
+
+/* Lists up to this long are looked through for a possible duplicate (may_have_twin). */
+enum { FEW_READERS = 8 };
+
+/* With listed_readers_cover: whether n may have a duplicate, by the readers of its least read
+ * operand that no reader was forwarded to. A duplicate reads that same value (its operands
+ * resolve to n's), so it is listed there as a live node of n's op and arity; where none is,
+ * no other node has n's key and building it is skipped (most of the nodes whose operands are
+ * all shared: a MatMul of a layer's input by a weight every layer reads). */
+static bool may_have_twin(const cn_ctx *c, const ir_node *n)
+{
+    const ir_value *least = NULL;
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        const ir_value *v = cn_resolve(c, n->inputs[i]);
+        if (v && v->id < c->nfwd && !c->gained[v->id] && (!least || v->nuses < least->nuses))
+            least = v;
+    }
+    if (!least || least->nuses > FEW_READERS)
+        return true;
+    for (uint32_t u = 0; u < least->nuses; u++) {
+        const ir_node *m = least->uses[u];
+        if (m != n && !m->dead && m->op == n->op && m->ninputs == n->ninputs &&
+            m->noutputs == n->noutputs)
+            return true;
+    }
+    return false;
 }
 
 uint32_t cn_cse(cn_ctx *c)
@@ -320,6 +378,7 @@ uint32_t cn_cse(cn_ctx *c)
             refused = true;
     }
     vec_free(&twins);
+    bool covered = listed_readers_cover(c);
     for (size_t j = 0; j < g->nodes.len; j++) {
         ir_node *n = g->nodes.items[j];
         if (n->dead || keep_op[n->op] || n->ninputs == 0)
@@ -331,7 +390,7 @@ uint32_t cn_cse(cn_ctx *c)
             const ir_value *v = cn_resolve(c, n->inputs[i]);
             alone = v && !cn_shared(c, v);
         }
-        if (alone)
+        if (alone || (covered && !may_have_twin(c, n)))
             continue;
         node_key(c, &ks.k, n);
         ir_node *first = first_with(&nodes, hash_bytes(ks.k.b, ks.k.len), n, same_node, &ks);

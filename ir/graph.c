@@ -452,16 +452,29 @@ void ir_compact_used(ir_graph *g)
     FR_CHECK(input != NULL);
     for (size_t i = 0; i < g->inputs.len; i++)
         input[g->inputs.items[i]->id] = true;
+    /* a dropped value's name is released AHEAD drops later, its slot prefetched now: in a name
+     * map larger than the caches each release is a cache miss, and these overlap (a round of
+     * canon at 1M nodes drops 166,666 values) */
+    enum { AHEAD = 8 };
+    const char *ring[AHEAD];
+    size_t ring_len[AHEAD], ndropped = 0;
     size_t kept = 0;
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
         if (!input[i] && !ir_value_kept(g, v)) {
-            sm_put(&g->by_name, v->name, strlen(v->name), NULL);
+            size_t r = ndropped++ % AHEAD;
+            if (ndropped > AHEAD)
+                sm_put(&g->by_name, ring[r], ring_len[r], NULL);
+            ring[r] = v->name;
+            ring_len[r] = strlen(v->name);
+            sm_prefetch(&g->by_name, ring[r], ring_len[r]);
             continue;
         }
         v->id = (uint32_t)kept;
         g->values.items[kept++] = v;
     }
+    for (size_t d = ndropped > AHEAD ? ndropped - AHEAD : 0; d < ndropped; d++)
+        sm_put(&g->by_name, ring[d % AHEAD], ring_len[d % AHEAD], NULL);
     g->values.len = kept;
     free(input);
 }
