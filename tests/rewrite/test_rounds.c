@@ -179,22 +179,32 @@ static const char refined_downstream[] = "graph refine_downstream {\n"
                                          "  output r\n"
                                          "}\n";
 
+/* graph_text canonicalized, then the rules applied with the validation after each round over
+ * what it changed (whole false) or over the whole graph (whole true). */
+static gk_graph *canon_and_apply(const char *graph_text, const rule_set *r, bool whole,
+                                 rw_report *rep)
+{
+    gk_graph *t = gk_parse(graph_text);
+    dg_context *dg = dg_new();
+    cn_report crep;
+    cn_options co = cn_options_default();
+    CHECK(cn_canonicalize(t->g, &co, &crep, dg));
+    rw_options opts = rw_options_default();
+    opts.validate_each = false;
+    opts.whole_validation = whole;
+    CHECK(rw_apply(t->g, r->a, &opts, rep, dg));
+    dg_free(dg);
+    return t;
+}
+
 static void test_refined_downstream(void)
 {
     rule_set r = load_rules("../../rules/transformer.rules");
     CHECK(r.a != NULL);
     char *text[2];
     for (int whole = 0; whole < 2; whole++) {
-        gk_graph *t = gk_parse(refined_downstream);
-        dg_context *dg = dg_new();
-        cn_report crep;
-        cn_options co = cn_options_default();
-        CHECK(cn_canonicalize(t->g, &co, &crep, dg));
-        rw_options opts = rw_options_default();
-        opts.validate_each = false;
-        opts.whole_validation = whole;
         rw_report rep;
-        CHECK(rw_apply(t->g, r.a, &opts, &rep, dg));
+        gk_graph *t = canon_and_apply(refined_downstream, &r, whole, &rep);
         CHECK_INT(fired(&rep, "attention_mask_div"), 1);
         CHECK_INT(fired(&rep, "gemm_bias_act"), 1);
         CHECK_INT(rep.rounds, 2); /* both in round 1, and round 2 fires nothing */
@@ -203,7 +213,6 @@ static void test_refined_downstream(void)
                   "f32[1,2,S,4]");
         text[whole] = gk_state_text(t->g);
         rw_report_free(&rep);
-        dg_free(dg);
         gk_free(t);
     }
     CHECK_STR(text[0], text[1]);
@@ -236,23 +245,14 @@ static void test_folded_constants_planned(void)
     CHECK(r.a != NULL);
     char *text[2];
     for (int whole = 0; whole < 2; whole++) {
-        gk_graph *t = gk_parse(conv_bn_block);
-        dg_context *dg = dg_new();
-        cn_report crep;
-        cn_options co = cn_options_default();
-        CHECK(cn_canonicalize(t->g, &co, &crep, dg));
-        rw_options opts = rw_options_default();
-        opts.validate_each = false;
-        opts.whole_validation = whole;
         rw_report rep;
-        CHECK(rw_apply(t->g, r.a, &opts, &rep, dg));
+        gk_graph *t = canon_and_apply(conv_bn_block, &r, whole, &rep);
         CHECK_INT(fired(&rep, "conv_bn"), 1);
         char type[64];
         CHECK_STR(ir_type_format(t->g, ir_find_value(t->g, "r")->type, type, sizeof type),
                   "f32[N,4,4,4]");
         text[whole] = gk_state_text(t->g);
         rw_report_free(&rep);
-        dg_free(dg);
         gk_free(t);
     }
     CHECK_STR(text[0], text[1]);
