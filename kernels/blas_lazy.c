@@ -16,12 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-typedef void sgemm_fn(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint, blasint,
-                      blasint, float, const float *, blasint, const float *, blasint, float, float *,
-                      blasint);
-typedef void dgemm_fn(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint, blasint,
-                      blasint, double, const double *, blasint, const double *, blasint, double,
-                      double *, blasint);
+typedef void sgemm_fn(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint,
+                      blasint, blasint, float, const float *, blasint, const float *, blasint,
+                      float, float *, blasint);
+typedef void dgemm_fn(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, blasint,
+                      blasint, blasint, double, const double *, blasint, const double *, blasint,
+                      double, double *, blasint);
 
 static struct {
     sgemm_fn *sgemm;
