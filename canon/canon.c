@@ -229,7 +229,8 @@ static void release_vague_declarations(ir_graph *g)
            IR_OP_Transpose, IR_OP_Slice, IR_OP_Concat, IR_OP_Where, IR_OP_Pad, IR_OP_Gather)
 
 /* Notes which ops the graph's live nodes have, for may_act, and lists the nodes of the ops of
- * SPELL_OPS, THROUGH_OPS, QDQ_OPS and NOOP_OPS (all of them with whole_rounds) for cn_visit. */
+ * SPELL_OPS, THROUGH_OPS, QDQ_OPS and NOOP_OPS (all of them with whole_rounds) for cn_visit; in
+ * round 1, counts the statistics cn_options.stats_before asks for. */
 static void note_ops(cn_ctx *c)
 {
     const struct {
@@ -255,10 +256,17 @@ static void note_ops(cn_ctx *c)
         return;
     }
     c->visit.len = 0;
+    /* round 1 sees the graph as given: its statistics are counted here when asked */
+    ir_stats_counter stats;
+    ir_stats *before = c->round == 1 ? c->opts->stats_before : NULL;
+    if (before)
+        ir_stats_begin(&stats, before);
     for (size_t i = 0; i < c->g->nodes.len; i++) {
         ir_node *n = c->g->nodes.items[i];
         if (n->dead)
             continue;
+        if (before)
+            ir_stats_add(&stats, n);
         c->has_op[n->op] = true;
         if (visited[n->op] || c->opts->whole_rounds)
             vec_push(&c->visit, n);

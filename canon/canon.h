@@ -34,6 +34,9 @@ typedef struct cn_options {
      * that what the steps recorded as changed covers every change they made (aborts if not):
      * tests */
     bool check_marks;
+    /* when set, ir_compute_stats of the graph as given, counted in the first round's pass over
+     * the nodes rather than in a pass of its own (apply's report of the loaded graph) */
+    ir_stats *stats_before;
 } cn_options;
 
 /* What each step did, summed over the rounds. */

@@ -164,8 +164,9 @@ int cmd_apply(int argc, char **argv)
     ir_graph *g = a ? cli_load_graph(aa.graph, dg) : NULL;
     cn_report crep = {0};
     ir_stats loaded;
-    if (g)
+    if (g && aa.no_canon)
         ir_compute_stats(g, &loaded);
+    aa.canon.stats_before = &loaded; /* else counted in canon's first pass over the nodes */
     if (g && !aa.no_canon && !cn_canonicalize(g, &aa.canon, &crep, dg)) {
         ir_graph_free(g);
         g = NULL;

@@ -606,6 +606,18 @@ typedef struct ir_stats {
 } ir_stats;
 
 void ir_compute_stats(const ir_graph *g, ir_stats *out);
+/* The same a node at a time, for a pass over the nodes that does other work too (canon's first):
+ * ir_stats_begin, then ir_stats_add for every node of g->nodes (dead ones are skipped) gives what
+ * ir_compute_stats gives. The sizes of the types met are kept by the type's address. */
+enum { IR_STATS_SIZES = 256 };
+typedef struct ir_stats_counter {
+    ir_stats *out;
+    const ir_type *type[IR_STATS_SIZES];
+    int64_t bytes[IR_STATS_SIZES]; /* -1: not static */
+    bool kernel[IR_OP_COUNT];
+} ir_stats_counter;
+void ir_stats_begin(ir_stats_counter *c, ir_stats *out);
+void ir_stats_add(ir_stats_counter *c, const ir_node *n);
 /* Whether a node of this op launches a kernel. */
 bool ir_op_is_kernel(ir_op op);
 

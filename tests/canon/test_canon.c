@@ -32,21 +32,40 @@ static void canonicalize(ir_graph *g, cn_report *rep)
     dg_free(dg);
 }
 
+static void check_stats(const ir_stats *got, const ir_stats *want)
+{
+    CHECK_INT(got->nodes, want->nodes);
+    CHECK_INT(got->kernels, want->kernels);
+    CHECK_INT(got->bytes, want->bytes);
+    CHECK_INT(got->unsized_values, want->unsized_values);
+    for (unsigned op = 0; op < IR_OP_COUNT; op++)
+        CHECK_INT(got->per_op[op], want->per_op[op]);
+}
+
 /* Canonicalizes g, and a second copy of its text with whole rounds (cn_options.whole_rounds):
  * the shortcuts (validation of what a round changed, steps skipped) give the same graph, the same
- * types and the same report. */
+ * types and the same report. The statistics canon counts of the graph as given
+ * (cn_options.stats_before) are ir_compute_stats's. */
 static void canonicalize_both_ways(ir_graph *g, cn_report *rep, ir_graph *copy)
 {
     dg_context *dg = dg_new();
     cn_options o = cn_options_default(), whole = o;
     whole.whole_rounds = true;
     o.check_marks = true; /* every change a step makes is one it recorded */
+    ir_stats want, got, wgot;
+    ir_compute_stats(g, &want);
+    memset(&got, 0xff, sizeof got);
+    memset(&wgot, 0xff, sizeof wgot);
+    o.stats_before = &got;
+    whole.stats_before = &wgot;
     cn_report wrep;
     bool ok = cn_canonicalize(g, &o, rep, dg) && cn_canonicalize(copy, &whole, &wrep, dg);
     if (!ok)
         dg_print(dg, stderr);
     CHECK(ok);
     dg_free(dg);
+    check_stats(&got, &want);
+    check_stats(&wgot, &want);
     char *a = gk_state_text(g), *b = gk_state_text(copy);
     CHECK_STR(a, b);
     CHECK_INT(rep->folded, wrep.folded);
