@@ -570,6 +570,46 @@ static uint32_t drop_unread(cn_ctx *c)
     return dropped;
 }
 
+/* Whether validate_round has something to validate: nodes or values the round made, ones the steps
+ * changed in place, or a reader re-pointed in a way validation may not see the same (what its
+ * flags would hold), found from the round's lists without a pass over the graph. */
+static bool anything_to_validate(const cn_ctx *c)
+{
+    if (c->g->nodes.len > c->nodes0 || c->g->values.len > c->values0 || c->touched_values.len ||
+        c->touched.len)
+        return true;
+    /* no value flagged: a re-pointed reader is quiet as validate_round tells it */
+    for (size_t i = 0; i < c->rewired.len; i++) {
+        const cn_rewired *r = &c->rewired.items[i];
+        const ir_node *p = r->to ? r->to->producer : NULL;
+        if (!(r->quiet && r->to->kind == IR_VALUE_NODE && p && !p->dead && p->id < r->reader->id))
+            return true;
+    }
+    return false;
+}
+
+/* The end of a round with nothing to validate (anything_to_validate): only readers re-pointed to
+ * what validation sees the same, and dead nodes; ir_validate_marked would check nothing. The use
+ * lists are updated and the graph compacted. With `fp` (check_marks), the values whose
+ * fingerprints changed unseen must be the ones compaction drops. */
+static void end_forwards_only(cn_ctx *c, const ir_validated *fp, ir_value *const *unseen,
+                              size_t nunseen)
+{
+    ir_graph *g = c->g;
+    if (!c->uses_updated)
+        update_uses(c);
+    if (fp)
+        check_kept(g);
+    ir_compact_used(g); /* the lists are the live nodes' */
+    if (fp)
+        check_uses(g);
+    for (size_t i = 0; i < nunseen; i++) {
+        const ir_value *v = unseen[i];
+        if (v->id < g->values.len && g->values.items[v->id] == v)
+            unrecorded("value", v->name);
+    }
+}
+
 /* After a round that changed something: the graph compacted, and validated where the round
  * changed it (ir_validate_marked): the nodes and values the steps recorded and the ones the
  * round made, and the nodes that read other operands. Except a node whose operand was forwarded
@@ -583,6 +623,12 @@ static uint32_t drop_unread(cn_ctx *c)
 static bool validate_round(cn_ctx *c, const ir_validated *fp, dg_context *dg)
 {
     ir_graph *g = c->g;
+    if (!fp && !anything_to_validate(c)) {
+        /* the common end of a round of forwards: no flags made and swept to find nothing */
+        c->only_forwarded = true;
+        end_forwards_only(c, NULL, NULL, 0);
+        return true;
+    }
     size_t nn = g->nodes.len, nv = g->values.len;
     bool *node_flag = calloc(nn ? nn : 1, sizeof *node_flag);
     bool *value_flag = calloc(nv ? nv : 1, sizeof *value_flag);
@@ -616,6 +662,7 @@ static bool validate_round(cn_ctx *c, const ir_validated *fp, dg_context *dg)
         any = node_flag[i];
     for (size_t i = 0; i < nv && !any; i++)
         any = value_flag[i];
+    FR_CHECK(fp ? any == anything_to_validate(c) : any); /* the shortcut above agrees */
     if (fp) {
         bool *node_changed = malloc((nn ? nn : 1) * sizeof *node_changed);
         bool *value_changed = malloc((nv ? nv : 1) * sizeof *value_changed);
@@ -647,20 +694,9 @@ static bool validate_round(cn_ctx *c, const ir_validated *fp, dg_context *dg)
     free(quiet);
     c->only_forwarded = !any;
     if (!any) {
-        /* only readers re-pointed to what validation sees the same, and dead nodes: nothing to
-         * check again (ir_validate_marked would check nothing), the use lists to update */
-        if (!c->uses_updated)
-            update_uses(c);
-        if (fp)
-            check_kept(g);
-        ir_compact_used(g); /* the lists are the live nodes' */
-        if (fp)
-            check_uses(g);
-        for (size_t i = 0; i < unseen.len; i++) {
-            const ir_value *v = unseen.items[i];
-            if (v->id < g->values.len && g->values.items[v->id] == v)
-                unrecorded("value", v->name);
-        }
+        end_forwards_only(c, fp, unseen.items, unseen.len);
+        vec_free(&nodes);
+        vec_free(&values);
         vec_free(&unseen);
         return true;
     }
