@@ -180,14 +180,38 @@ static const unsigned char *random_bytes(const ir_value *v, int64_t count, unsig
     return out;
 }
 
+/* The element counts and sizes of the constants' types, by the type's address (a graph's constants
+ * share a few interned types, and a type does not change during the step): ir_type_numel and
+ * ir_type_nbytes once per type rather than per constant. Direct-mapped; a collision only
+ * computes again. */
+enum { TYPE_SIZES = 64 };
+typedef struct {
+    const ir_type *type[TYPE_SIZES];
+    bool ok[TYPE_SIZES];
+    int64_t n[TYPE_SIZES], nbytes[TYPE_SIZES];
+} type_sizes;
+
+static bool type_size(type_sizes *ts, const ir_type *t, int64_t *n, int64_t *nbytes)
+{
+    size_t i = (size_t)((((uintptr_t)t >> 4) * 0x9e3779b97f4a7c15ull) >> 58) % TYPE_SIZES;
+    if (ts->type[i] != t) {
+        ts->type[i] = t;
+        ts->ok[i] = ir_type_numel(t, &ts->n[i]) && ir_type_nbytes(t, &ts->nbytes[i]);
+    }
+    *n = ts->n[i];
+    *nbytes = ts->nbytes[i];
+    return ts->ok[i];
+}
+
 /* A small constant's key: its type and its bytes (a larger splat's: its type and its one element);
  * false for another large or an unreadable one. With `first_only`, its type and its first element:
  * constants whose keys differ so have different full keys too. `dg` takes what reading it reports
  * (nothing is shown: an unreadable constant is only not merged). */
-static bool const_key(ir_graph *g, buf *k, ir_value *v, dg_context *dg, bool first_only)
+static bool const_key(ir_graph *g, buf *k, type_sizes *ts, ir_value *v, dg_context *dg,
+                      bool first_only)
 {
     int64_t n, nbytes;
-    if (!ir_type_numel(v->type, &n) || n > SPLAT_CONST || !ir_type_nbytes(v->type, &nbytes))
+    if (!type_size(ts, v->type, &n, &nbytes) || n > SPLAT_CONST)
         return false;
     unsigned char scratch[SMALL_CONST * 8], *owned = NULL;
     size_t have; /* a weight left in its file is compared where it lies, never copied out */
@@ -225,6 +249,7 @@ typedef struct {
     cn_ctx *c;
     dg_context *quiet;
     buf k, other;
+    type_sizes sizes;
 } keys;
 
 /* A constant's hash of its type and first element, and its position among the values. */
@@ -282,8 +307,8 @@ static void sort_by_hash(hashed *a, size_t n)
 static bool same_const(void *ctx, void *first)
 {
     keys *ks = ctx;
-    return const_key(ks->c->g, &ks->other, first, ks->quiet, false) && ks->other.len == ks->k.len &&
-           memcmp(ks->other.b, ks->k.b, ks->k.len) == 0;
+    return const_key(ks->c->g, &ks->other, &ks->sizes, first, ks->quiet, false) &&
+           ks->other.len == ks->k.len && memcmp(ks->other.b, ks->k.b, ks->k.len) == 0;
 }
 
 static bool same_node(void *ctx, void *first)
@@ -354,7 +379,7 @@ uint32_t cn_cse(cn_ctx *c)
     VEC(hashed) firsts = {0};
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
-        if (v->kind == IR_VALUE_CONST && const_key(g, &ks.k, v, ks.quiet, true))
+        if (v->kind == IR_VALUE_CONST && const_key(g, &ks.k, &ks.sizes, v, ks.quiet, true))
             vec_push(&firsts, ((hashed){hash_bytes(ks.k.b, ks.k.len), i}));
     }
     sort_by_hash(firsts.items, firsts.len);
@@ -369,7 +394,7 @@ uint32_t cn_cse(cn_ctx *c)
         qsort(twins.items, twins.len, sizeof *twins.items, by_index);
     for (size_t t = 0; t < twins.len; t++) {
         ir_value *v = g->values.items[twins.items[t]];
-        if (!const_key(g, &ks.k, v, ks.quiet, false))
+        if (!const_key(g, &ks.k, &ks.sizes, v, ks.quiet, false))
             continue;
         ir_value *first = first_with(&consts, hash_bytes(ks.k.b, ks.k.len), v, same_const, &ks);
         if (first && cn_forward(c, v, first))
