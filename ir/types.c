@@ -90,12 +90,12 @@ bool ir_type_numel(const ir_type *t, int64_t *numel)
 {
     if (!ir_type_is_static(t))
         return false;
+    /* n * d > IR_MAX_NUMEL exactly where n > IR_MAX_NUMEL / d (d > 0, floor division): the
+     * product checked, not a division per dim (most of this function's time) */
     int64_t n = 1;
-    for (int i = 0; i < t->rank; i++) {
-        if (t->dims[i] != 0 && n > IR_MAX_NUMEL / t->dims[i])
+    for (int i = 0; i < t->rank; i++)
+        if (__builtin_mul_overflow(n, t->dims[i], &n) || n > IR_MAX_NUMEL)
             return false;
-        n *= t->dims[i];
-    }
     *numel = n;
     return true;
 }

@@ -2,6 +2,7 @@
  * ir_value_set_type points a value at it. */
 #include "ir/ir.h"
 
+#include "base/check.h"
 #include "tests/unit.h"
 
 #include <stdint.h>
@@ -79,10 +80,77 @@ static void test_values_share(void)
     ir_graph_free(g);
 }
 
+/* ir_type_numel as the division form computed it: n > IR_MAX_NUMEL / d fails, per dim. */
+static bool numel_by_division(const ir_type *t, int64_t *numel)
+{
+    if (!ir_type_is_static(t))
+        return false;
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->dims[i] != 0 && n > IR_MAX_NUMEL / t->dims[i])
+            return false;
+        n *= t->dims[i];
+    }
+    *numel = n;
+    return true;
+}
+
+/* Element counts: the limit IR_MAX_NUMEL itself counts, one more does not; a product that would
+ * overflow int64 fails however it overflows; a zero dim anywhere gives 0; unknown ranks and dims
+ * are not static. Random shapes near the limit agree with the division form. */
+static void test_numel(void)
+{
+    const int64_t max = IR_MAX_NUMEL;
+    struct {
+        int rank;
+        int64_t dims[4];
+        bool ok;
+        int64_t n;
+    } cases[] = {
+        {0, {0}, true, 1},
+        {1, {max}, true, max},
+        {1, {max + 1}, false, 0},
+        {2, {1 << 20, 1 << 20}, true, max},
+        {2, {(1 << 20) + 1, 1 << 20}, false, 0},
+        {2, {INT64_MAX, 2}, false, 0},
+        {2, {2, INT64_MAX}, false, 0},
+        {3, {INT64_MAX, INT64_MAX, 0}, false, 0}, /* fails before the zero, as it did */
+        {3, {0, INT64_MAX, INT64_MAX}, true, 0},
+        {4, {1, 4, 2, 2}, true, 16},
+        {2, {3, IR_DIM_UNKNOWN}, false, 0},
+    };
+    for (size_t i = 0; i < FR_COUNT_OF(cases); i++) {
+        ir_type t = type_of(IR_F32, cases[i].rank, cases[i].dims, IR_LAYOUT_NONE);
+        int64_t n = -1, m = -1;
+        CHECK(ir_type_numel(&t, &n) == cases[i].ok);
+        CHECK(numel_by_division(&t, &m) == cases[i].ok);
+        if (cases[i].ok)
+            CHECK_INT(n, cases[i].n);
+    }
+    ir_type unknown = {.rank = -1};
+    int64_t n;
+    CHECK(!ir_type_numel(&unknown, &n));
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 20000; i++) {
+        ir_type t = {.dtype = IR_F32, .rank = (int8_t)(1 + i % IR_MAX_RANK)};
+        for (int d = 0; d < t.rank; d++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            int bits = (int)(x % 63); /* up to 2^62: products near and past the limit */
+            t.dims[d] = (int64_t)((x >> 8) & (((uint64_t)1 << bits) - 1));
+        }
+        int64_t a = -1, b = -1;
+        bool oka = ir_type_numel(&t, &a), okb = numel_by_division(&t, &b);
+        CHECK(oka == okb);
+        if (oka)
+            CHECK_INT(a, b);
+    }
+}
+
 int main(void)
 {
     RUN(test_one_copy);
     RUN(test_growth);
     RUN(test_values_share);
+    RUN(test_numel);
     return unit_finish();
 }
