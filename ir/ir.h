@@ -90,6 +90,7 @@ typedef struct ir_type_set {
     const ir_type **slots;
     size_t cap, len;
     const ir_type *unknown; /* the unknown type's copy once interned (ir_type_unknown_interned) */
+    const ir_type *last;    /* the copy ir_type_intern gave last: compared before the hash */
 } ir_type_set;
 
 /* ---- dim expressions (ir/dimexpr.c) ---- */

@@ -196,12 +196,16 @@ static void grow_types(ir_type_set *s)
 const ir_type *ir_type_intern(ir_graph *g, const ir_type *t)
 {
     ir_type_set *s = &g->types;
+    /* the values of a graph come mostly in runs of one type (a layer's activations): the last
+     * copy is the one asked for again more often than not */
+    if (s->last && same_type(s->last, t))
+        return s->last;
     if ((s->len + 1) * 2 > s->cap)
         grow_types(s);
     size_t mask = s->cap - 1, j = type_hash(t) & mask;
     for (; s->slots[j]; j = (j + 1) & mask)
         if (same_type(s->slots[j], t))
-            return s->slots[j];
+            return s->last = s->slots[j];
     ir_type *copy = ar_alloc(g->arena, sizeof *copy); /* zeroed: no dims past the rank */
     copy->dtype = t->dtype;
     copy->rank = t->rank;
@@ -210,7 +214,7 @@ const ir_type *ir_type_intern(ir_graph *g, const ir_type *t)
         copy->dims[i] = t->dims[i];
     s->slots[j] = copy;
     s->len++;
-    return copy;
+    return s->last = copy;
 }
 
 const ir_type *ir_type_unknown_interned(ir_graph *g)
