@@ -191,19 +191,25 @@ static inline bool name(fast_line *f, gp_token *out)
     return true;
 }
 
-/* The keyword w (wlen bytes). A word that starts with another byte is not scanned (the first
- * word of most lines is a result's name, not `const`). */
-static bool keyword(fast_line *f, const char *w, uint32_t wlen, gp_token *out)
+/* keyword() past its first byte. */
+static bool keyword_rest(fast_line *f, const char *w, uint32_t wlen, gp_token *out)
 {
-    skip_space(f);
-    if (f->text[f->pos] != (unsigned char)w[0])
-        return false;
     gp_token t = word(f);
     if (!is(f->text + t.offset, t.len, w, wlen))
         return false;
     take(f, t);
     *out = t;
     return true;
+}
+
+/* The keyword w (wlen bytes). A word that starts with another byte is not scanned, nor is a
+ * call made for it (the first word of most lines is a result's name, not `const`). */
+static inline bool keyword(fast_line *f, const char *w, uint32_t wlen, gp_token *out)
+{
+    skip_space(f);
+    if (f->text[f->pos] != (unsigned char)w[0])
+        return false;
+    return keyword_rest(f, w, wlen, out);
 }
 
 /* What may follow a number, so that the lexer's longest match ends where this one does. */
