@@ -869,16 +869,31 @@ void gp_const_file(gp_state *st, const gp_result *head, gp_token path, gp_token 
 
 /* An op by its name as written. The ops a file names are few: each is looked up in the catalog
  * once and kept in st->ops (key: the first token's bytes, value: op + 1), where the lines after
- * find it by one probe into a small table. */
+ * find it by one probe into a small table; before that, a comparison with the token it was last
+ * found for in st->op_cache (no hash of the name). */
 static bool lookup_op(gp_state *st, gp_token t, ir_op *op)
 {
-    uintptr_t known = (uintptr_t)sm_get(&st->ops, tok_text(st, t), t.len);
-    if (known) {
-        *op = (ir_op)(known - 1);
+    const char *text = tok_text(st, t);
+    /* the slot of the op names found before: by the first and last bytes and the length */
+    size_t slot =
+        t.len ? ((unsigned char)text[0] * 31u + (unsigned char)text[t.len - 1] * 7u + t.len) % 32
+              : 0;
+    gp_token last = st->op_cache[slot].tok;
+    if (last.len == t.len && t.len && memcmp(tok_text(st, last), text, t.len) == 0) {
+        *op = st->op_cache[slot].op;
         return true;
     }
-    if (ir_op_lookup(tok_text(st, t), t.len, op)) {
-        sm_put(&st->ops, tok_text(st, t), t.len, (void *)((uintptr_t)*op + 1));
+    uintptr_t known = (uintptr_t)sm_get(&st->ops, text, t.len);
+    if (known) {
+        *op = (ir_op)(known - 1);
+        st->op_cache[slot].tok = t;
+        st->op_cache[slot].op = *op;
+        return true;
+    }
+    if (ir_op_lookup(text, t.len, op)) {
+        sm_put(&st->ops, text, t.len, (void *)((uintptr_t)*op + 1));
+        st->op_cache[slot].tok = t;
+        st->op_cache[slot].op = *op;
         return true;
     }
     char *name = name_of(st, t);

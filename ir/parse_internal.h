@@ -128,6 +128,12 @@ typedef struct {
     VEC(gp_token) outputs;     /* `output` names, resolved at the end */
     sm_map poisoned;           /* names defined by lines that had errors: no "undefined" for them */
     sm_map ops;                /* op names met so far -> op + 1 (keys: the source's bytes) */
+    /* the op names found last, by their length and first and last bytes: most lines' op is one
+     * of a few, compared with its last token here before the map is asked (lookup_op) */
+    struct {
+        gp_token tok; /* len 0: none */
+        ir_op op;
+    } op_cache[32];
     gp_spares spares;
 } gp_state;
 
