@@ -117,10 +117,10 @@ static void reorder_span(rw_plan *p, ir_node *fused)
             /* the members' outputs are the fused node's by now */
             depends = v && v->kind == IR_VALUE_NODE &&
                       (v->producer == fused || rw_is_member(p, v->producer) ||
-                       rw_state(ctx, v->producer)->visit == below);
+                       rw_state(ctx, v->producer)->mark == below);
         }
         if (depends) {
-            rw_state(ctx, x)->visit = below;
+            rw_state(ctx, x)->mark = below;
             vec_push(&after, x);
         } else {
             vec_push(&before, x);

@@ -33,7 +33,7 @@ rw_options rw_options_default(void)
     return o;
 }
 
-_Static_assert(sizeof(rw_node_state) == 24, "a node's state grew");
+_Static_assert(sizeof(rw_node_state) == 16, "a node's state grew");
 
 rw_node_state *rw_state_grow(rw_ctx *ctx, const ir_node *n)
 {
@@ -45,28 +45,34 @@ rw_node_state *rw_state_grow(rw_ctx *ctx, const ir_node *n)
 
 ir_node *rw_replaced_by(rw_ctx *ctx, const ir_node *n)
 {
-    uint32_t id = rw_state(ctx, n)->replaced_by;
-    return id ? ctx->g->nodes.items[id - 1] : NULL;
+    const rw_node_state *s = rw_state(ctx, n);
+    return rw_is_replaced(s) ? ctx->g->nodes.items[s->link - 1] : NULL;
 }
 
 ir_value *rw_forwarded_to(rw_ctx *ctx, const ir_node *n)
 {
-    uint32_t id = rw_state(ctx, n)->forwarded_to;
-    return id ? ctx->g->values.items[id - 1] : NULL;
+    const rw_node_state *s = rw_state(ctx, n);
+    return rw_is_forwarded(s) ? ctx->g->values.items[(s->link & ~RW_FORWARDED) - 1] : NULL;
 }
 
 /* Node ids are places in the graph's node list (renumber keeps them so), value ids in its value
  * list (compacted only at the end of a round, when the states are dropped). */
 void rw_set_replaced_by(rw_ctx *ctx, const ir_node *n, const ir_node *by)
 {
-    FR_CHECK(!by || (by->id < ctx->g->nodes.len && ctx->g->nodes.items[by->id] == by));
-    rw_state(ctx, n)->replaced_by = by ? by->id + 1 : 0;
+    FR_CHECK(!by || (by->id < ctx->g->nodes.len && ctx->g->nodes.items[by->id] == by &&
+                     by->id + 1 < RW_FORWARDED));
+    rw_node_state *s = rw_state(ctx, n);
+    FR_CHECK(!rw_is_forwarded(s)); /* a removed node is replaced or forwarded, never both */
+    s->link = by ? by->id + 1 : 0;
 }
 
 void rw_set_forwarded_to(rw_ctx *ctx, const ir_node *n, const ir_value *to)
 {
-    FR_CHECK(!to || (to->id < ctx->g->values.len && ctx->g->values.items[to->id] == to));
-    rw_state(ctx, n)->forwarded_to = to ? to->id + 1 : 0;
+    FR_CHECK(!to || (to->id < ctx->g->values.len && ctx->g->values.items[to->id] == to &&
+                     to->id + 1 < RW_FORWARDED));
+    rw_node_state *s = rw_state(ctx, n);
+    FR_CHECK(!rw_is_replaced(s));
+    s->link = to ? (to->id + 1) | RW_FORWARDED : 0;
 }
 
 uint32_t rw_new_stamp(rw_ctx *ctx)
@@ -120,8 +126,8 @@ static void renumber(rw_ctx *ctx)
         place[list[i]->id] = (uint32_t)i;
     }
     for (size_t i = 0; i < n; i++) {
-        if (st[i].replaced_by) /* an id + 1 */
-            st[i].replaced_by = place[st[i].replaced_by - 1] + 1;
+        if (rw_is_replaced(&st[i])) /* an id + 1 */
+            st[i].link = place[st[i].link - 1] + 1;
         list[i]->id = (uint32_t)i;
         g->nodes.items[i] = list[i];
         ctx->st.items[i] = st[i];
@@ -605,7 +611,7 @@ static bool check_overlap(rw_ctx *ctx, const mt_match *m, rw_refusal_rec *why)
     for (uint32_t i = 0; i < r->nnodes; i++) {
         const ir_value *v = m->values[i];
         if (v && v == passed_on && v->kind == IR_VALUE_NODE && v->producer->dead &&
-            rw_state(ctx, v->producer)->forwarded_to)
+            rw_is_forwarded(rw_state(ctx, v->producer)))
             continue;
         if (v && v->kind == IR_VALUE_NODE && v->producer->dead) {
             *why = (rw_refusal_rec){.code = RW_REASON_OVERLAP_REMOVED, .name = v->name, .owner = -1};
