@@ -788,6 +788,12 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
             ok = false;
         } else if (fired > 0) {
             report->removed_unread += rw_remove_unread(&ctx, nodes0);
+            /* The nodes' states are not read again this round (validation of what changed
+             * renumbers by the order, renumber_live, and leaves them behind): their memory goes
+             * back before validation allocates its own, and the next round's, sized to its graph,
+             * is made anew. (The whole validation's renumber moves them along.) */
+            if (!ctx.opts.whole_validation && !ctx.opts.validate_each)
+                vec_free(&ctx.st);
             ok = validate_round(&ctx, nodes0, values0);
             report->round_limit = round == ctx.opts.max_rounds;
             report->validate_seconds += cpu_seconds() - t2;
