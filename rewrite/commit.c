@@ -4,20 +4,44 @@
 #include "rewrite/internal.h"
 
 #include "base/check.h"
+#include "ir/acts.h"
 
 #include <string.h>
 
+/* Whether list is the list of an attribute of a member of the plan (a node of the graph: its
+ * arrays live in the graph's arena, which frees nothing before the graph, and no one writes into an
+ * attribute's list in place). */
+static bool members_list(const rw_plan *p, const void *list)
+{
+    for (size_t i = 0; i < p->members.len; i++) {
+        const ir_node *n = p->members.items[i];
+        for (uint32_t k = 0; k < n->nattrs; k++)
+            if ((n->attrs[k].kind == IR_ATTR_INTS && (const void *)n->attrs[k].v.ints == list) ||
+                (n->attrs[k].kind == IR_ATTR_FLOATS && (const void *)n->attrs[k].v.floats == list))
+                return true;
+    }
+    return false;
+}
+
 /* A copy of a plan attribute of an `op` node in the graph's arena (names and lists may live in the
  * rule set or the plan's scratch). A name the op's schema declares points at the catalog's string,
- * as the parser's do: validation and inference then find its schema by address. */
-static ir_attr copy_attr(ir_graph *g, ir_op op, const ir_attr *a)
+ * as the parser's do: validation and inference then find its schema by address. Shared, not
+ * copied: a list a member's attribute holds (carried over: a FusedConvAct's kernel_shape), and a
+ * string that names an activation (the table's string: `act`). */
+static ir_attr copy_attr(const rw_plan *p, ir_op op, const ir_attr *a)
 {
+    ir_graph *g = p->g;
     ir_attr c = *a;
     const ir_attr_schema *s = ir_op_attr_schema(op, a->name);
     c.name = s ? s->name : ar_strdup(g->arena, a->name);
     c.src_offset = 0;
     if (a->kind == IR_ATTR_STRING) {
-        c.v.s = ar_strdup(g->arena, a->v.s);
+        ir_act act;
+        c.v.s = ir_act_lookup(a->v.s, &act) ? ir_act_get(act)->name : ar_strdup(g->arena, a->v.s);
+    } else if ((a->kind == IR_ATTR_INTS || a->kind == IR_ATTR_FLOATS) && a->count &&
+               members_list(p, a->kind == IR_ATTR_INTS ? (const void *)a->v.ints
+                                                       : (const void *)a->v.floats)) {
+        /* c holds the member's list */
     } else if (a->kind == IR_ATTR_INTS || a->kind == IR_ATTR_FLOATS) {
         size_t size = a->kind == IR_ATTR_INTS ? sizeof *a->v.ints : sizeof *a->v.floats;
         void *items = ar_alloc_array(g->arena, a->count, size);
@@ -117,10 +141,10 @@ static void reorder_span(rw_plan *p, ir_node *fused)
             /* the members' outputs are the fused node's by now */
             depends = v && v->kind == IR_VALUE_NODE &&
                       (v->producer == fused || rw_is_member(p, v->producer) ||
-                       rw_state(ctx, v->producer)->visit == below);
+                       rw_state(ctx, v->producer)->mark == below);
         }
         if (depends) {
-            rw_state(ctx, x)->visit = below;
+            rw_state(ctx, x)->mark = below;
             vec_push(&after, x);
         } else {
             vec_push(&before, x);
@@ -156,7 +180,7 @@ static void add_helpers(rw_plan *p)
         n->nattrs = t->nattrs;
         n->attrs = ar_alloc_array(p->g->arena, n->nattrs, sizeof *n->attrs);
         for (uint32_t k = 0; k < n->nattrs; k++)
-            n->attrs[k] = copy_attr(p->g, t->op, &t->attrs[k]);
+            n->attrs[k] = copy_attr(p, t->op, &t->attrs[k]);
         ir_value_set_type(p->g, n->outputs[0], t->outputs[0]->type);
         n->src_offset = t->src_offset;
         n->src_len = t->src_len;
@@ -196,7 +220,7 @@ ir_node *rw_commit(rw_plan *p)
     n->nattrs = (uint32_t)p->attrs.len;
     n->attrs = ar_alloc_array(g->arena, n->nattrs, sizeof *n->attrs);
     for (uint32_t i = 0; i < n->nattrs; i++)
-        n->attrs[i] = copy_attr(g, op, &p->attrs.items[i]);
+        n->attrs[i] = copy_attr(p, op, &p->attrs.items[i]);
     n->noutputs = (uint32_t)p->outputs.len;
     n->outputs = ar_alloc_array(g->arena, n->noutputs, sizeof *n->outputs);
     for (uint32_t i = 0; i < n->noutputs; i++) {

@@ -33,7 +33,7 @@ rw_options rw_options_default(void)
     return o;
 }
 
-_Static_assert(sizeof(rw_node_state) == 24, "a node's state grew");
+_Static_assert(sizeof(rw_node_state) == 16, "a node's state grew");
 
 rw_node_state *rw_state_grow(rw_ctx *ctx, const ir_node *n)
 {
@@ -45,28 +45,34 @@ rw_node_state *rw_state_grow(rw_ctx *ctx, const ir_node *n)
 
 ir_node *rw_replaced_by(rw_ctx *ctx, const ir_node *n)
 {
-    uint32_t id = rw_state(ctx, n)->replaced_by;
-    return id ? ctx->g->nodes.items[id - 1] : NULL;
+    const rw_node_state *s = rw_state(ctx, n);
+    return rw_is_replaced(s) ? ctx->g->nodes.items[s->link - 1] : NULL;
 }
 
 ir_value *rw_forwarded_to(rw_ctx *ctx, const ir_node *n)
 {
-    uint32_t id = rw_state(ctx, n)->forwarded_to;
-    return id ? ctx->g->values.items[id - 1] : NULL;
+    const rw_node_state *s = rw_state(ctx, n);
+    return rw_is_forwarded(s) ? ctx->g->values.items[(s->link & ~RW_FORWARDED) - 1] : NULL;
 }
 
 /* Node ids are places in the graph's node list (renumber keeps them so), value ids in its value
  * list (compacted only at the end of a round, when the states are dropped). */
 void rw_set_replaced_by(rw_ctx *ctx, const ir_node *n, const ir_node *by)
 {
-    FR_CHECK(!by || (by->id < ctx->g->nodes.len && ctx->g->nodes.items[by->id] == by));
-    rw_state(ctx, n)->replaced_by = by ? by->id + 1 : 0;
+    FR_CHECK(!by || (by->id < ctx->g->nodes.len && ctx->g->nodes.items[by->id] == by &&
+                     by->id + 1 < RW_FORWARDED));
+    rw_node_state *s = rw_state(ctx, n);
+    FR_CHECK(!rw_is_forwarded(s)); /* a removed node is replaced or forwarded, never both */
+    s->link = by ? by->id + 1 : 0;
 }
 
 void rw_set_forwarded_to(rw_ctx *ctx, const ir_node *n, const ir_value *to)
 {
-    FR_CHECK(!to || (to->id < ctx->g->values.len && ctx->g->values.items[to->id] == to));
-    rw_state(ctx, n)->forwarded_to = to ? to->id + 1 : 0;
+    FR_CHECK(!to || (to->id < ctx->g->values.len && ctx->g->values.items[to->id] == to &&
+                     to->id + 1 < RW_FORWARDED));
+    rw_node_state *s = rw_state(ctx, n);
+    FR_CHECK(!rw_is_replaced(s));
+    s->link = to ? (to->id + 1) | RW_FORWARDED : 0;
 }
 
 uint32_t rw_new_stamp(rw_ctx *ctx)
@@ -120,8 +126,8 @@ static void renumber(rw_ctx *ctx)
         place[list[i]->id] = (uint32_t)i;
     }
     for (size_t i = 0; i < n; i++) {
-        if (st[i].replaced_by) /* an id + 1 */
-            st[i].replaced_by = place[st[i].replaced_by - 1] + 1;
+        if (rw_is_replaced(&st[i])) /* an id + 1 */
+            st[i].link = place[st[i].link - 1] + 1;
         list[i]->id = (uint32_t)i;
         g->nodes.items[i] = list[i];
         ctx->st.items[i] = st[i];
@@ -325,29 +331,29 @@ static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
 /* ---- candidates ---------------------------------------------------------------------------------- */
 
 /* A round's matches, compact and kept per rule: the matcher's are copied out every MATCH_CHUNK
- * matches and forgotten (an mt_match and its arrays take twice the room). Per match, a record in
- * its rule's list; and in its rule's arena, its values (one per pattern node) followed by the nodes
- * of its op pattern nodes (a leaf matches no node). A record is turned back into an mt_match when it
- * is tried (expand). The rules' lists are tried in rank order, and each is freed once tried: the
- * graph grows by the rewrites while the matches shrink. */
+ * matches and forgotten (an mt_match and its arrays take four times the room). Per match, one word
+ * per pattern node in its rule's list: the node it matched, tagged (MATCH_NODE), whose first
+ * output is the value it stands for (an op pattern node matches a node's first output); else the
+ * value (a leaf, or an absent optional op), or NULL. The root is the node of the rule's first root
+ * and a match's place among its rule's matches at its root follows from the list's order (a rule's
+ * matches at one root are found together), so neither is stored. Nodes keep their outputs for the
+ * whole round (a commit gives the values to the fused node, not the removed node's list away), so
+ * a record reads back the match it was. A record is turned back into an mt_match when it is tried
+ * (expand). The rules' lists are tried in rank order, and each is freed once tried: the graph
+ * grows by the rewrites while the matches shrink. */
 typedef struct {
-    ir_node *root;
-    ir_value **values; /* then the op nodes' nodes */
-    uint32_t rule;     /* its index */
-    uint32_t alt;      /* its place among the matches of its rule at its root */
-} candidate;
-
-typedef struct {
-    VEC(candidate) c;
-    ar_arena *arena; /* the records' values and nodes */
+    VEC(uintptr_t) w; /* rule->nnodes words per match */
 } rule_matches;
+
+enum { MATCH_NODE = 1 }; /* the tag of a word that holds a node (nodes and values are aligned) */
 
 typedef struct {
     dsl_rule *const *rules; /* mt_rules */
     uint32_t nrules;
     rule_matches *by_rule;   /* nrules */
     uint32_t *order;         /* the rules by rank: the order their matches are tried in */
-    VEC(ir_node *) expanded; /* expand's nodes array, per pattern node */
+    VEC(ir_value *) values;  /* expand's arrays, per pattern node */
+    VEC(ir_node *) nodes;
 } round_matches;
 
 enum { MATCH_CHUNK = 4096 };
@@ -363,9 +369,7 @@ static void round_matches_init(round_matches *rm, const mt_automaton *a)
 
 static void rule_matches_free(rule_matches *x)
 {
-    vec_free(&x->c);
-    ar_free(x->arena);
-    x->arena = NULL;
+    vec_free(&x->w);
 }
 
 static void round_matches_free(round_matches *rm)
@@ -374,7 +378,25 @@ static void round_matches_free(round_matches *rm)
         rule_matches_free(&rm->by_rule[r]);
     free(rm->by_rule);
     free(rm->order);
-    vec_free(&rm->expanded);
+    vec_free(&rm->values);
+    vec_free(&rm->nodes);
+}
+
+/* The value a record's word stands for, and the node (NULL for a value's word). */
+static ir_value *word_value(uintptr_t w)
+{
+    return w & MATCH_NODE ? ((ir_node *)(w - MATCH_NODE))->outputs[0] : (ir_value *)w;
+}
+
+static ir_node *word_node(uintptr_t w)
+{
+    return w & MATCH_NODE ? (ir_node *)(w - MATCH_NODE) : NULL;
+}
+
+/* The node of a record's first root. */
+static ir_node *record_root(const dsl_rule *r, const uintptr_t *rec)
+{
+    return word_node(rec[r->roots[0]->id]);
 }
 
 /* Copies the matcher's matches from `from` on into their rules' lists. */
@@ -386,58 +408,63 @@ static void take_matches(round_matches *rm, const mt_matcher *m, size_t from)
         const mt_match *x = &ms[i];
         const dsl_rule *r = x->rule;
         rule_matches *to = &rm->by_rule[x->rule_index];
-        if (!to->arena)
-            to->arena = ar_new();
-        ir_value **values = ar_alloc_array(to->arena, (size_t)r->nnodes + r->nops, sizeof *values);
-        ir_node **nodes = (ir_node **)(values + r->nnodes);
-        for (uint32_t k = 0, j = 0; k < r->nnodes; k++) {
-            values[k] = x->values[k];
-            if (r->nodes[k]->kind == DSL_PAT_OP)
-                nodes[j++] = x->nodes[k];
-            else
-                FR_CHECK(x->nodes[k] == NULL);
+        vec_reserve(&to->w, to->w.len + r->nnodes);
+        uintptr_t *rec = to->w.items + to->w.len;
+        to->w.len += r->nnodes;
+        for (uint32_t k = 0; k < r->nnodes; k++) {
+            ir_node *node = x->nodes[k];
+            FR_CHECK(!node || (r->nodes[k]->kind == DSL_PAT_OP && node->noutputs &&
+                               node->outputs[0] == x->values[k]));
+            FR_CHECK(((uintptr_t)x->values[k] & MATCH_NODE) == 0 &&
+                     ((uintptr_t)node & MATCH_NODE) == 0);
+            rec[k] = node ? (uintptr_t)node + MATCH_NODE : (uintptr_t)x->values[k];
         }
-        /* a rule's matches at one root are found together */
-        const candidate *prev = to->c.len ? &to->c.items[to->c.len - 1] : NULL;
-        candidate c = {.root = x->root,
-                       .values = values,
-                       .rule = x->rule_index,
-                       .alt = prev && prev->root == x->root ? prev->alt + 1 : 0};
-        vec_push(&to->c, c);
+        FR_CHECK(record_root(r, rec) == x->root);
     }
 }
 
-/* The match a record stands for (its nodes array is rm's, valid until the next expand). */
-static mt_match expand(round_matches *rm, const candidate *c)
+/* The match a record of rule index `rule` stands for (its arrays are rm's, valid until the next
+ * expand). */
+static mt_match expand(round_matches *rm, uint32_t rule, const uintptr_t *rec)
 {
-    const dsl_rule *r = rm->rules[c->rule];
-    vec_reserve(&rm->expanded, r->nnodes);
-    ir_node *const *op_nodes = (ir_node *const *)(c->values + r->nnodes);
-    for (uint32_t k = 0, j = 0; k < r->nnodes; k++)
-        rm->expanded.items[k] = r->nodes[k]->kind == DSL_PAT_OP ? op_nodes[j++] : NULL;
+    const dsl_rule *r = rm->rules[rule];
+    vec_reserve(&rm->values, r->nnodes);
+    vec_reserve(&rm->nodes, r->nnodes);
+    for (uint32_t k = 0; k < r->nnodes; k++) {
+        rm->values.items[k] = word_value(rec[k]);
+        rm->nodes.items[k] = word_node(rec[k]);
+    }
     return (mt_match){.rule = r,
-                      .rule_index = c->rule,
-                      .root = c->root,
-                      .values = c->values,
-                      .nodes = rm->expanded.items};
+                      .rule_index = rule,
+                      .root = record_root(r, rec),
+                      .values = rm->values.items,
+                      .nodes = rm->nodes.items};
 }
 
 /* A record as the sort compares it. */
 typedef struct {
     const dsl_rule *rule;
-    candidate c;
-    uint32_t pos; /* of the latest root */
+    const uintptr_t *rec;
+    uint32_t index; /* the rule's */
+    uint32_t alt;   /* its place among the matches of its rule at its root */
+    uint32_t pos;   /* of the latest root */
 } sort_key;
 
 /* The place of root k's node (node ids are places at the start of a round). */
 static uint32_t root_pos(const sort_key *x, uint32_t k)
 {
-    return x->c.values[x->rule->roots[k]->id]->producer->id;
+    return word_value(x->rec[x->rule->roots[k]->id])->producer->id;
 }
 
-static sort_key key_of(const round_matches *rm, const candidate *c)
+/* The key of record i of rule index `rule`; prev: the key of record i - 1 (for alt), or NULL. */
+static sort_key key_of(const round_matches *rm, uint32_t rule, const uintptr_t *rec,
+                       const sort_key *prev)
 {
-    sort_key x = {.rule = rm->rules[c->rule], .c = *c};
+    sort_key x = {.rule = rm->rules[rule], .rec = rec, .index = rule};
+    x.alt = prev && prev->index == rule &&
+                    record_root(x.rule, prev->rec) == record_root(x.rule, rec)
+                ? prev->alt + 1
+                : 0;
     for (uint32_t k = 0; k < x.rule->nroots; k++)
         if (root_pos(&x, k) > x.pos)
             x.pos = root_pos(&x, k);
@@ -453,15 +480,15 @@ static int by_preference(const void *a, const void *b)
         return x->rule->phase < y->rule->phase ? -1 : 1;
     if (x->rule->priority != y->rule->priority)
         return x->rule->priority > y->rule->priority ? -1 : 1;
-    if (x->c.rule != y->c.rule)
-        return x->c.rule < y->c.rule ? -1 : 1;
+    if (x->index != y->index)
+        return x->index < y->index ? -1 : 1;
     if (x->pos != y->pos)
         return x->pos > y->pos ? -1 : 1;
     /* one root: it is at pos */
     for (uint32_t k = 0; x->rule->nroots > 1 && k < x->rule->nroots; k++)
         if (root_pos(x, k) != root_pos(y, k))
             return root_pos(x, k) < root_pos(y, k) ? -1 : 1;
-    return (x->c.alt > y->c.alt) - (x->c.alt < y->c.alt);
+    return (x->alt > y->alt) - (x->alt < y->alt);
 }
 
 /* The rules ranked as the sort ranks them: phase, then priority, then rule order. */
@@ -476,15 +503,20 @@ static int by_rank(const void *a, const void *b)
 }
 
 /* Sorts one rule's records (a rule of several roots) by_preference. */
-static void sort_part(const round_matches *rm, candidate *c, size_t n)
+static void sort_part(const round_matches *rm, uint32_t rule, rule_matches *x)
 {
+    size_t nn = rm->rules[rule]->nnodes, n = x->w.len / nn;
     sort_key *keys = malloc(n * sizeof *keys);
-    FR_CHECK(keys != NULL);
+    uintptr_t *sorted = malloc(x->w.len * sizeof *sorted);
+    FR_CHECK(keys && sorted);
     for (size_t i = 0; i < n; i++)
-        keys[i] = key_of(rm, &c[i]);
+        keys[i] = key_of(rm, rule, x->w.items + i * nn, i ? &keys[i - 1] : NULL);
     qsort(keys, n, sizeof *keys, by_preference);
     for (size_t i = 0; i < n; i++)
-        c[i] = keys[i].c;
+        memcpy(sorted + i * nn, keys[i].rec, nn * sizeof *sorted);
+    free(x->w.items);
+    x->w.items = sorted;
+    x->w.cap = x->w.len;
     free(keys);
 }
 
@@ -505,16 +537,18 @@ static void sort_candidates(round_matches *rm)
             order[j] = order[j - 1];
             order[j - 1] = t;
         }
-    const candidate *last = NULL;
+    sort_key last;
+    bool any = false;
     for (uint32_t k = 0; k < rm->nrules; k++) {
         rule_matches *x = &rm->by_rule[order[k]];
-        if (x->c.len > 1 && rules[order[k]]->nroots > 1)
-            sort_part(rm, x->c.items, x->c.len);
-        for (size_t i = 0; i < x->c.len; last = &x->c.items[i++]) {
-            if (!last)
-                continue;
-            sort_key a = key_of(rm, last), b = key_of(rm, &x->c.items[i]);
-            FR_CHECK(by_preference(&a, &b) < 0);
+        size_t nn = rules[order[k]]->nnodes;
+        if (x->w.len > nn && rules[order[k]]->nroots > 1)
+            sort_part(rm, order[k], x);
+        for (size_t i = 0; nn && i < x->w.len; i += nn) {
+            sort_key b = key_of(rm, order[k], x->w.items + i, any ? &last : NULL);
+            FR_CHECK(!any || by_preference(&last, &b) < 0);
+            last = b;
+            any = true;
         }
     }
 }
@@ -577,7 +611,7 @@ static bool check_overlap(rw_ctx *ctx, const mt_match *m, rw_refusal_rec *why)
     for (uint32_t i = 0; i < r->nnodes; i++) {
         const ir_value *v = m->values[i];
         if (v && v == passed_on && v->kind == IR_VALUE_NODE && v->producer->dead &&
-            rw_state(ctx, v->producer)->forwarded_to)
+            rw_is_forwarded(rw_state(ctx, v->producer)))
             continue;
         if (v && v->kind == IR_VALUE_NODE && v->producer->dead) {
             *why = (rw_refusal_rec){.code = RW_REASON_OVERLAP_REMOVED, .name = v->name, .owner = -1};
@@ -644,16 +678,18 @@ static long commit_round(rw_ctx *ctx, round_matches *rm, recorder *rec)
         rule_matches *x = &rm->by_rule[rm->order[k]];
         if (fired && rule->phase > fired_phase)
             break; /* phases are sorted first: what follows all waits */
-        const candidate *c = x->c.items;
-        size_t n = x->c.len;
+        uint32_t nn = rule->nnodes;
+        const uintptr_t *c = x->w.items;
+        size_t n = nn ? x->w.len / nn : 0;
         for (size_t i = 0; i < n;) {
+            ir_node *root = record_root(rule, c + i * nn);
             size_t end = i + 1;
-            while (end < n && c[end].root == c[i].root)
+            while (end < n && record_root(rule, c + end * nn) == root)
                 end++;
             bool done = false;
             for (size_t j = i; j < end && !done; j++) {
                 why[0] = '\0';
-                mt_match m = expand(rm, &c[j]);
+                mt_match m = expand(rm, rm->order[k], c + j * nn);
                 done = try_commit(ctx, &m, why, &reason);
                 if (!done && j == i) {
                     memcpy(first_why, why, sizeof why);
@@ -663,18 +699,15 @@ static long commit_round(rw_ctx *ctx, round_matches *rm, recorder *rec)
             if (done) {
                 fired_phase = rule->phase;
                 fired++;
-                ctx->rep->fired[c[i].rule]++;
+                ctx->rep->fired[rm->order[k]]++;
                 if (ctx->opts.validate_each) {
                     renumber(ctx);
                     if (!validate_rewrite(ctx))
                         return -1;
                 }
             } else {
-                /* record reads the rule and the root, not the nodes: no expand */
-                mt_match m = {.rule = rule,
-                              .rule_index = c[i].rule,
-                              .root = c[i].root,
-                              .values = c[i].values};
+                /* record reads the rule and the root, not the values and nodes: no expand */
+                mt_match m = {.rule = rule, .rule_index = rm->order[k], .root = root};
                 record(rec, &m, &first_reason, first_why[0] ? first_why : "refused");
             }
             i = end;
@@ -755,6 +788,12 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
             ok = false;
         } else if (fired > 0) {
             report->removed_unread += rw_remove_unread(&ctx, nodes0);
+            /* The nodes' states are not read again this round (validation of what changed
+             * renumbers by the order, renumber_live, and leaves them behind): their memory goes
+             * back before validation allocates its own, and the next round's, sized to its graph,
+             * is made anew. (The whole validation's renumber moves them along.) */
+            if (!ctx.opts.whole_validation && !ctx.opts.validate_each)
+                vec_free(&ctx.st);
             ok = validate_round(&ctx, nodes0, values0);
             report->round_limit = round == ctx.opts.max_rounds;
             report->validate_seconds += cpu_seconds() - t2;

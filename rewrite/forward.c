@@ -5,7 +5,7 @@
 ir_value *rw_forwarded(rw_ctx *ctx, ir_value *v)
 {
     while (v && v->kind == IR_VALUE_NODE && v->producer->dead &&
-           rw_state(ctx, v->producer)->forwarded_to)
+           rw_is_forwarded(rw_state(ctx, v->producer)))
         v = rw_forwarded_to(ctx, v->producer);
     return v;
 }
@@ -48,7 +48,7 @@ static void redirect_readers(rw_ctx *ctx, const ir_value *via, ir_value *from, i
 {
     for (uint32_t u = 0; u < via->nuses; u++) {
         ir_node *c = via->uses[u];
-        while (c->dead && rw_state(ctx, c)->replaced_by)
+        while (c->dead && rw_is_replaced(rw_state(ctx, c)))
             c = rw_replaced_by(ctx, c);
         if (c->dead) {
             for (uint32_t k = 0; k < c->noutputs; k++)

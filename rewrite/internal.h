@@ -21,17 +21,30 @@
 
 enum { RW_WHY_SIZE = 400 };
 
-/* Per node (by id) during a round: 24 bytes, ids instead of pointers (a million nodes' states are
+/* Per node (by id) during a round: 16 bytes, ids instead of pointers (a million nodes' states are
  * part of apply's peak memory). */
 typedef struct rw_node_state {
-    uint32_t pos;          /* index in the topological order */
-    int32_t claimed_by;    /* the rule whose committed match holds it, -1 */
-    uint32_t replaced_by;  /* the fused node it became: its id + 1, 0 for none (rw_replaced_by) */
-    uint32_t forwarded_to; /* a forwarded node: the id + 1 of the value its readers read instead,
-                            * 0 for none (rw_forwarded_to) */
-    uint32_t stamp;        /* membership in the plan being checked */
-    uint32_t visit;        /* walks (convexity, reordering) */
+    uint32_t pos;        /* index in the topological order */
+    int32_t claimed_by;  /* the rule whose committed match holds it, -1 */
+    uint32_t link;       /* 0; or the fused node it became, its id + 1 (rw_replaced_by); or, with
+                          * RW_FORWARDED, a forwarded node's value its readers read instead, its
+                          * id + 1 (rw_forwarded_to). A removed node is one or the other. */
+    uint32_t mark;       /* a stamp (rw_new_stamp): the plan's it is a member of (rw_is_member),
+                          * or a walk's that visited it (convexity, reordering); walks never mark
+                          * a member, so one field serves both */
 } rw_node_state;
+
+enum { RW_FORWARDED = 1u << 31 };
+
+static inline bool rw_is_replaced(const rw_node_state *s)
+{
+    return s->link && !(s->link & RW_FORWARDED);
+}
+
+static inline bool rw_is_forwarded(const rw_node_state *s)
+{
+    return (s->link & RW_FORWARDED) != 0;
+}
 
 /* A fused node committed this round and the type its plan's inference gave its one output, on the
  * operands it reads (validation takes it instead of inferring the node again: ir_validate_planned). */
@@ -71,12 +84,12 @@ static inline rw_node_state *rw_state(rw_ctx *ctx, const ir_node *n)
 {
     return n->id < ctx->st.len ? &ctx->st.items[n->id] : rw_state_grow(ctx, n);
 }
-/* What rw_node_state.replaced_by and .forwarded_to name (NULL: nothing), and their writers. */
+/* What rw_node_state.link names (NULL: nothing, or the other kind), and their writers. */
 ir_node *rw_replaced_by(rw_ctx *ctx, const ir_node *n);
 ir_value *rw_forwarded_to(rw_ctx *ctx, const ir_node *n);
 void rw_set_replaced_by(rw_ctx *ctx, const ir_node *n, const ir_node *by);
 void rw_set_forwarded_to(rw_ctx *ctx, const ir_node *n, const ir_value *to);
-/* A fresh mark for rw_node_state.stamp. */
+/* A fresh stamp for rw_node_state.mark. */
 uint32_t rw_new_stamp(rw_ctx *ctx);
 
 /* A constant an action creates: a tentative value (for inference) until committed. */

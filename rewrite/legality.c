@@ -20,7 +20,7 @@ bool rw_why(char *why, const char *fmt, ...)
 
 bool rw_is_member(const rw_plan *p, const ir_node *n)
 {
-    return n && n->id != RW_TENTATIVE_ID && rw_state(p->ctx, n)->stamp == p->stamp;
+    return n && n->id != RW_TENTATIVE_ID && rw_state(p->ctx, n)->mark == p->stamp;
 }
 
 static const char *node_name(const ir_node *n)
@@ -94,9 +94,9 @@ bool rw_check_convex(rw_plan *p, char *why)
             if (!v || v->kind != IR_VALUE_NODE || rw_is_member(p, v->producer))
                 continue;
             rw_node_state *s = rw_state(ctx, v->producer);
-            if (s->pos < lo || s->visit == seen)
+            if (s->pos < lo || s->mark == seen)
                 continue;
-            s->visit = seen;
+            s->mark = seen;
             vec_push(&stack, v->producer);
             vec_push(&via, v);
         }
@@ -117,9 +117,9 @@ bool rw_check_convex(rw_plan *p, char *why)
                 break;
             }
             rw_node_state *s = rw_state(ctx, v->producer);
-            if (s->pos < lo || s->visit == seen)
+            if (s->pos < lo || s->mark == seen)
                 continue;
-            s->visit = seen;
+            s->mark = seen;
             vec_push(&stack, v->producer);
             vec_push(&via, from);
         }

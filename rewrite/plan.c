@@ -37,8 +37,8 @@ void rw_plan_init(rw_plan *p, rw_ctx *ctx, const mt_match *m)
     const dsl_rule *r = m->rule;
     for (uint32_t i = 0; i < r->nnodes; i++) {
         ir_node *n = m->nodes[i];
-        if (n && rw_state(ctx, n)->stamp != p->stamp) {
-            rw_state(ctx, n)->stamp = p->stamp;
+        if (n && rw_state(ctx, n)->mark != p->stamp) {
+            rw_state(ctx, n)->mark = p->stamp;
             vec_push(&p->members, n);
         }
     }

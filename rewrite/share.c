@@ -43,7 +43,7 @@ static bool read_outside(rw_plan *p, const ir_value *v)
         if (!c->dead)
             return true;
         const rw_node_state *s = rw_state(p->ctx, c);
-        if (s->forwarded_to || !s->replaced_by)
+        if (!rw_is_replaced(s))
             return true;
         const ir_node *by = rw_replaced_by(p->ctx, c);
         for (uint32_t k = 0; k < by->ninputs; k++)
@@ -137,5 +137,5 @@ void rw_release_kept(rw_plan *p)
             p->members.items[k++] = p->members.items[i];
     p->members.len = k;
     for (size_t i = 0; i < p->kept.len; i++)
-        rw_state(p->ctx, p->kept.items[i])->stamp = 0; /* stamps start at 1: no plan's */
+        rw_state(p->ctx, p->kept.items[i])->mark = 0; /* stamps start at 1: no plan's */
 }
