@@ -150,8 +150,10 @@ ir_const *ir_const_new(ir_graph *g, ir_const_kind kind)
 {
     ir_const *c = ar_alloc(g->arena, sizeof *c);
     c->kind = kind;
-    c->lo = -1.0;
-    c->hi = 1.0;
+    if (kind == IR_CONST_RANDOM) {
+        c->lo = -1.0;
+        c->hi = 1.0;
+    }
     return c;
 }
 

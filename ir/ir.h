@@ -218,27 +218,39 @@ typedef enum {
     IR_CONST_DATA,    /* produced in memory (import, rewrite); saved to a safetensors file */
 } ir_const_kind;
 
+/* A constant holds only what its kind uses (a union by kind, 56 bytes): read a kind's fields only
+ * after checking `kind`. `data` and `nbytes` are every kind's: the materialized bytes. */
 typedef struct ir_const {
     ir_const_kind kind;
     uint32_t nparts;       /* DATA: the number of parts (below; next to kind: no padding) */
-    double *literal;       /* LITERAL: element values; a single value fills the whole tensor */
-    size_t literal_count;
-    uint64_t seed;         /* RANDOM */
-    double lo, hi;         /* RANDOM: range, default [-1, 1) */
-    const char *file;      /* FILE: as written */
-    const char *key;       /* FILE: tensor name in the file */
     void *data;            /* materialized bytes in the value's dtype; NULL until loaded */
     size_t nbytes;
-    /* DATA: while `data` is NULL, the nbytes bytes lie here, in a file mapped read-only that the
-     * graph owns (ir_const_adopt_mapping), unaligned; ir_const_data copies them out when read */
-    const void *mapped;
-    /* DATA: while `data` is NULL, the bytes are rows assembled from other bytes (ir_const_set_rows:
-     * concatenated weights), copied together only when read */
-    const struct ir_const_part *parts;
-    size_t rows;
-    /* DATA: while `data` is NULL, the bytes are another constant's elements scaled
-     * (ir_const_set_scaled: folded weights), computed only when read */
-    const struct ir_const_scaled *scaled;
+    union {
+        struct { /* LITERAL */
+            double *literal;      /* element values; a single value fills the whole tensor */
+            size_t literal_count;
+        };
+        struct { /* RANDOM (ir_const_new sets the default range [-1, 1)) */
+            uint64_t seed;
+            double lo, hi;
+        };
+        struct { /* FILE */
+            const char *file; /* as written */
+            const char *key;  /* tensor name in the file */
+        };
+        struct { /* DATA: where the bytes are while `data` is NULL (at most one of the three) */
+            /* in a file mapped read-only that the graph owns (ir_const_adopt_mapping),
+             * unaligned; ir_const_data copies them out when read */
+            const void *mapped;
+            /* rows assembled from other bytes (ir_const_set_rows: concatenated weights), copied
+             * together only when read */
+            const struct ir_const_part *parts;
+            size_t rows;
+            /* another constant's elements scaled (ir_const_set_scaled: folded weights), computed
+             * only when read */
+            const struct ir_const_scaled *scaled;
+        };
+    };
 } ir_const;
 
 /* One source of a constant assembled from rows: row r of the constant is row r of each part in
