@@ -290,14 +290,19 @@ typedef struct ir_shape_value {
     ir_sv_elem el[IR_SV_MAX];
 } ir_shape_value;
 
-/* (Fields ordered so that no padding is left between them: 72 bytes.) */
+/* (Fields ordered so that no padding is left between them: 64 bytes.) A constant's `konst` and a
+ * computed value's shape value `sv` share their place: read `konst` only when kind is
+ * IR_VALUE_CONST, `sv` only when it is not (ir_value_sv). */
 typedef struct ir_value {
     const char *name;
     const ir_type *type; /* the graph's shared copy (ir_type_intern); set by ir_value_set_type */
     ir_node *producer;    /* NODE: the defining node */
     ir_node **uses;
-    ir_const *konst;      /* CONST */
-    const ir_shape_value *sv; /* set by inference for small integer values it can follow, or NULL */
+    union {
+        ir_const *konst;          /* CONST */
+        const ir_shape_value *sv; /* INPUT, NODE: set by inference for small integer values it
+                                     can follow, or NULL */
+    };
     uint32_t id;          /* index in graph->values */
     uint32_t src_offset;  /* where defined in the source text (0 when built) */
     uint32_t src_len;
@@ -307,6 +312,12 @@ typedef struct ir_value {
     bool type_declared;   /* the text wrote its type (checked against inference) */
     bool is_output;       /* listed as a graph output */
 } ir_value;
+
+/* v's shape value: NULL for a constant (whose place it shares) and where nothing is known. */
+static inline const ir_shape_value *ir_value_sv(const ir_value *v)
+{
+    return v->kind == IR_VALUE_CONST ? NULL : v->sv;
+}
 
 /* (Fields ordered so that no padding is left between them: 64 bytes; the operand arrays of a node
  * ir_add_node made follow it in the same allocation.) */

@@ -886,9 +886,9 @@ static uint64_t value_fingerprint(const ir_value *v)
 {
     uint64_t h = mix(ptr_bits(v), (uint64_t)v->kind);
     h = mix(h, ptr_bits(v->producer) ^ v->out_index);
-    h = mix(h, ptr_bits(v->konst) ^ (ptr_bits(v->sv) << 1));
+    h = mix(h, ptr_bits(v->konst)); /* (or its shape value, in the same place) */
     /* the data of a literal, random or file constant is a cache, filled on first read */
-    if (v->konst) {
+    if (v->kind == IR_VALUE_CONST && v->konst) {
         const ir_const *k = v->konst;
         bool literal = k->kind == IR_CONST_LITERAL; /* (the fields of its kind only) */
         h = mix(h, (k->kind == IR_CONST_DATA ? ptr_bits(k->data) : 0) ^
