@@ -37,7 +37,7 @@ void ir_graph_free(ir_graph *g)
 }
 
 _Static_assert(sizeof(ir_node) % _Alignof(ir_value *) == 0, "operand arrays follow the node");
-_Static_assert(sizeof(ir_node) <= 64 && sizeof(ir_value) <= 64, "ir/ir.h: a node or value grew");
+_Static_assert(sizeof(ir_node) <= 56 && sizeof(ir_value) <= 64, "ir/ir.h: a node or value grew");
 
 static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_kind kind)
 {

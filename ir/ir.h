@@ -319,19 +319,27 @@ static inline const ir_shape_value *ir_value_sv(const ir_value *v)
     return v->kind == IR_VALUE_CONST ? NULL : v->sv;
 }
 
-/* (Fields ordered so that no padding is left between them: 64 bytes; the operand arrays of a node
+/* (Fields ordered so that no padding is left between them: 56 bytes; the operand arrays of a node
  * ir_add_node made follow it in the same allocation.) */
 struct ir_node {
-    ir_op op;
+    uint16_t op;          /* ir_op (the catalog has fewer than 2^16 ops) */
+    bool dead;            /* removed by a rewrite; dropped by ir_compact */
+    uint8_t src_len;      /* the op's length where it was written (ir_node_src_len: saturated) */
     uint32_t id;          /* index in graph->nodes */
     uint32_t ninputs, noutputs, nattrs;
-    bool dead;            /* removed by a rewrite; dropped by ir_compact */
+    uint32_t src_offset;  /* where its op was written (0 when built) */
     ir_value **inputs;    /* a NULL entry is an omitted optional input */
     ir_value **outputs;
     ir_attr *attrs;
     const char *kernel;   /* the registered kernel a fused node is bound to, or NULL */
-    uint32_t src_offset, src_len;
 };
+
+/* A node's src_len for an op written len bytes long: op names are short, a longer span (never a
+ * known op) is underlined from its start. */
+static inline uint8_t ir_node_src_len(size_t len)
+{
+    return len < UINT8_MAX ? (uint8_t)len : UINT8_MAX;
+}
 
 struct ir_graph {
     ar_arena *arena;
