@@ -135,8 +135,12 @@ static bool fold(cn_ctx *c, ir_node *n)
                      sizeof(int64_t) *
                          (size_t)(r.outputs[k].type.rank > 0 ? r.outputs[k].type.rank : 0)) == 0);
     if (ok) {
+        /* an output's shape value shares its place with the constant: kept for an undo */
+        const ir_shape_value **svs = malloc((n->noutputs ? n->noutputs : 1) * sizeof *svs);
+        FR_CHECK(svs != NULL);
         for (uint32_t k = 0; k < n->noutputs; k++) {
             ir_value *v = n->outputs[k];
+            svs[k] = v->sv;
             v->kind = IR_VALUE_CONST;
             v->producer = NULL;
             v->out_index = 0;
@@ -150,11 +154,12 @@ static bool fold(cn_ctx *c, ir_node *n)
                 v->kind = IR_VALUE_NODE;
                 v->producer = n;
                 v->out_index = k;
-                v->konst = NULL;
+                v->sv = svs[k];
             }
             n->dead = false;
             ok = false;
         }
+        free(svs);
         for (uint32_t k = 0; ok && k < n->noutputs; k++)
             cn_touch_value(c, n->outputs[k]);
         if (ok)

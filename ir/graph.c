@@ -37,7 +37,7 @@ void ir_graph_free(ir_graph *g)
 }
 
 _Static_assert(sizeof(ir_node) % _Alignof(ir_value *) == 0, "operand arrays follow the node");
-_Static_assert(sizeof(ir_node) <= 64 && sizeof(ir_value) <= 72, "ir/ir.h: a node or value grew");
+_Static_assert(sizeof(ir_node) <= 56 && sizeof(ir_value) <= 64, "ir/ir.h: a node or value grew");
 
 static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_kind kind)
 {
@@ -150,8 +150,10 @@ ir_const *ir_const_new(ir_graph *g, ir_const_kind kind)
 {
     ir_const *c = ar_alloc(g->arena, sizeof *c);
     c->kind = kind;
-    c->lo = -1.0;
-    c->hi = 1.0;
+    if (kind == IR_CONST_RANDOM) {
+        c->lo = -1.0;
+        c->hi = 1.0;
+    }
     return c;
 }
 

@@ -219,27 +219,39 @@ typedef enum {
     IR_CONST_DATA,    /* produced in memory (import, rewrite); saved to a safetensors file */
 } ir_const_kind;
 
+/* A constant holds only what its kind uses (a union by kind, 56 bytes): read a kind's fields only
+ * after checking `kind`. `data` and `nbytes` are every kind's: the materialized bytes. */
 typedef struct ir_const {
     ir_const_kind kind;
     uint32_t nparts;       /* DATA: the number of parts (below; next to kind: no padding) */
-    double *literal;       /* LITERAL: element values; a single value fills the whole tensor */
-    size_t literal_count;
-    uint64_t seed;         /* RANDOM */
-    double lo, hi;         /* RANDOM: range, default [-1, 1) */
-    const char *file;      /* FILE: as written */
-    const char *key;       /* FILE: tensor name in the file */
     void *data;            /* materialized bytes in the value's dtype; NULL until loaded */
     size_t nbytes;
-    /* DATA: while `data` is NULL, the nbytes bytes lie here, in a file mapped read-only that the
-     * graph owns (ir_const_adopt_mapping), unaligned; ir_const_data copies them out when read */
-    const void *mapped;
-    /* DATA: while `data` is NULL, the bytes are rows assembled from other bytes (ir_const_set_rows:
-     * concatenated weights), copied together only when read */
-    const struct ir_const_part *parts;
-    size_t rows;
-    /* DATA: while `data` is NULL, the bytes are another constant's elements scaled
-     * (ir_const_set_scaled: folded weights), computed only when read */
-    const struct ir_const_scaled *scaled;
+    union {
+        struct { /* LITERAL */
+            double *literal;      /* element values; a single value fills the whole tensor */
+            size_t literal_count;
+        };
+        struct { /* RANDOM (ir_const_new sets the default range [-1, 1)) */
+            uint64_t seed;
+            double lo, hi;
+        };
+        struct { /* FILE */
+            const char *file; /* as written */
+            const char *key;  /* tensor name in the file */
+        };
+        struct { /* DATA: where the bytes are while `data` is NULL (at most one of the three) */
+            /* in a file mapped read-only that the graph owns (ir_const_adopt_mapping),
+             * unaligned; ir_const_data copies them out when read */
+            const void *mapped;
+            /* rows assembled from other bytes (ir_const_set_rows: concatenated weights), copied
+             * together only when read */
+            const struct ir_const_part *parts;
+            size_t rows;
+            /* another constant's elements scaled (ir_const_set_scaled: folded weights), computed
+             * only when read */
+            const struct ir_const_scaled *scaled;
+        };
+    };
 } ir_const;
 
 /* One source of a constant assembled from rows: row r of the constant is row r of each part in
@@ -279,14 +291,19 @@ typedef struct ir_shape_value {
     ir_sv_elem el[IR_SV_MAX];
 } ir_shape_value;
 
-/* (Fields ordered so that no padding is left between them: 72 bytes.) */
+/* (Fields ordered so that no padding is left between them: 64 bytes.) A constant's `konst` and a
+ * computed value's shape value `sv` share their place: read `konst` only when kind is
+ * IR_VALUE_CONST, `sv` only when it is not (ir_value_sv). */
 typedef struct ir_value {
     const char *name;
     const ir_type *type; /* the graph's shared copy (ir_type_intern); set by ir_value_set_type */
     ir_node *producer;    /* NODE: the defining node */
     ir_node **uses;
-    ir_const *konst;      /* CONST */
-    const ir_shape_value *sv; /* set by inference for small integer values it can follow, or NULL */
+    union {
+        ir_const *konst;          /* CONST */
+        const ir_shape_value *sv; /* INPUT, NODE: set by inference for small integer values it
+                                     can follow, or NULL */
+    };
     uint32_t id;          /* index in graph->values */
     uint32_t src_offset;  /* where defined in the source text (0 when built) */
     uint32_t src_len;
@@ -297,19 +314,33 @@ typedef struct ir_value {
     bool is_output;       /* listed as a graph output */
 } ir_value;
 
-/* (Fields ordered so that no padding is left between them: 64 bytes; the operand arrays of a node
+/* v's shape value: NULL for a constant (whose place it shares) and where nothing is known. */
+static inline const ir_shape_value *ir_value_sv(const ir_value *v)
+{
+    return v->kind == IR_VALUE_CONST ? NULL : v->sv;
+}
+
+/* (Fields ordered so that no padding is left between them: 56 bytes; the operand arrays of a node
  * ir_add_node made follow it in the same allocation.) */
 struct ir_node {
-    ir_op op;
+    uint16_t op;          /* ir_op (the catalog has fewer than 2^16 ops) */
+    bool dead;            /* removed by a rewrite; dropped by ir_compact */
+    uint8_t src_len;      /* the op's length where it was written (ir_node_src_len: saturated) */
     uint32_t id;          /* index in graph->nodes */
     uint32_t ninputs, noutputs, nattrs;
-    bool dead;            /* removed by a rewrite; dropped by ir_compact */
+    uint32_t src_offset;  /* where its op was written (0 when built) */
     ir_value **inputs;    /* a NULL entry is an omitted optional input */
     ir_value **outputs;
     ir_attr *attrs;
     const char *kernel;   /* the registered kernel a fused node is bound to, or NULL */
-    uint32_t src_offset, src_len;
 };
+
+/* A node's src_len for an op written len bytes long: op names are short, a longer span (never a
+ * known op) is underlined from its start. */
+static inline uint8_t ir_node_src_len(size_t len)
+{
+    return len < UINT8_MAX ? (uint8_t)len : UINT8_MAX;
+}
 
 struct ir_graph {
     ar_arena *arena;

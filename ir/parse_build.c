@@ -1124,7 +1124,7 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
     if (!n)
         return;
     n->src_offset = op_tok.offset;
-    n->src_len = op_tok.len;
+    n->src_len = ir_node_src_len(op_tok.len);
     for (size_t i = 0; i < nresults; i++) {
         const gp_result *r = &results->items.items[i];
         set_location(n->outputs[i], r->name);

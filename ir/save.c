@@ -29,6 +29,12 @@ typedef struct {
     ir_const before;
 } const_change;
 
+/* Where a stored constant's bytes lie: held in memory or mapped (data), else assembled from rows. */
+typedef struct {
+    const void *data;
+    st_rows rows;
+} stored_bytes;
+
 typedef struct {
     ir_graph *g;
     dg_context *dg;
@@ -36,6 +42,7 @@ typedef struct {
     char *st_path;  /* the safetensors file beside the graph */
     char *out_dir;  /* the folder both are written to */
     VEC(ir_value *) stored;        /* constants whose data goes into st_path */
+    VEC(stored_bytes) bytes;       /* where each one's bytes lie (taken before it names st_path) */
     VEC(const_change) changes;
 } saver;
 
@@ -180,6 +187,12 @@ static void point_at_new_file(saver *s)
     const char *file = ar_strdup(s->g->arena, path_base(s->st_path));
     for (size_t i = 0; i < s->stored.len; i++) {
         ir_value *v = s->stored.items[i];
+        const ir_const *c = v->konst;
+        /* a DATA constant's sources share the union with FILE's fields: taken before those */
+        stored_bytes b = {c->data, {0}};
+        if (!b.data && c->kind == IR_CONST_DATA && !(b.data = c->mapped))
+            b.rows = (st_rows){c->parts, c->nparts, c->rows};
+        vec_push(&s->bytes, b);
         change(s, v->konst);
         v->konst->kind = IR_CONST_FILE;
         v->konst->file = file;
@@ -210,6 +223,7 @@ enum { WRITE_BUFFER = 1 << 20 };
 static bool write_safetensors(saver *s, FILE *out, const char *path)
 {
     size_t n = s->stored.len;
+    FR_CHECK(s->bytes.len == n);
     st_entry *entries = calloc(n ? n : 1, sizeof *entries);
     st_rows *rows = calloc(n ? n : 1, sizeof *rows);
     FR_CHECK(entries != NULL && rows != NULL);
@@ -217,11 +231,11 @@ static bool write_safetensors(saver *s, FILE *out, const char *path)
         const ir_value *v = s->stored.items[i];
         /* a mapped constant is written from its file, one assembled from rows from where its
          * rows lie (never put together in memory), in-memory ones from memory */
-        const void *data = v->konst->data ? v->konst->data : v->konst->mapped;
+        const stored_bytes *b = &s->bytes.items[i];
         entries[i] = (st_entry){v->name,       v->type->dtype, (uint32_t)v->type->rank,
-                                v->type->dims, data,           v->konst->nbytes};
-        if (!data) /* (the constant already names the new file: ir_const_rows would say no) */
-            rows[i] = (st_rows){v->konst->parts, v->konst->nparts, v->konst->rows};
+                                v->type->dims, b->data,        v->konst->nbytes};
+        if (!b->data) /* (the constant already names the new file: ir_const_rows would say no) */
+            rows[i] = b->rows;
     }
     bool ok = st_write_rows(out, path, entries, rows, n, s->dg);
     free(entries);
@@ -348,6 +362,7 @@ bool ir_save(ir_graph *g, const char *graph_path, dg_context *dg)
     else
         undo_changes(&s);
     vec_free(&s.stored);
+    vec_free(&s.bytes);
     vec_free(&s.changes);
     free(s.st_path);
     free(s.out_dir);

@@ -381,10 +381,11 @@ void ir_infer_shape_value(ir_graph *g, ir_node *n)
 
 bool ir_sv_is_constant(const ir_value *v)
 {
-    if (!v->sv)
+    const ir_shape_value *sv = ir_value_sv(v);
+    if (!sv)
         return false;
-    for (uint32_t k = 0; k < v->sv->len; k++)
-        if (v->sv->el[k].kind != IR_SV_INT)
+    for (uint32_t k = 0; k < sv->len; k++)
+        if (sv->el[k].kind != IR_SV_INT)
             return false;
     return true;
 }

@@ -886,12 +886,15 @@ static uint64_t value_fingerprint(const ir_value *v)
 {
     uint64_t h = mix(ptr_bits(v), (uint64_t)v->kind);
     h = mix(h, ptr_bits(v->producer) ^ v->out_index);
-    h = mix(h, ptr_bits(v->konst) ^ (ptr_bits(v->sv) << 1));
+    h = mix(h, ptr_bits(v->konst)); /* (or its shape value, in the same place) */
     /* the data of a literal, random or file constant is a cache, filled on first read */
-    if (v->konst)
-        h = mix(h, (v->konst->kind == IR_CONST_DATA ? ptr_bits(v->konst->data) : 0) ^
-                       ptr_bits(v->konst->literal) ^ ((uint64_t)v->konst->kind << 60) ^
-                       v->konst->literal_count);
+    if (v->kind == IR_VALUE_CONST && v->konst) {
+        const ir_const *k = v->konst;
+        bool literal = k->kind == IR_CONST_LITERAL; /* (the fields of its kind only) */
+        h = mix(h, (k->kind == IR_CONST_DATA ? ptr_bits(k->data) : 0) ^
+                       (literal ? ptr_bits(k->literal) ^ k->literal_count : 0) ^
+                       ((uint64_t)k->kind << 60));
+    }
     const ir_type *t = v->type;
     h = mix(h,
             (uint64_t)t->dtype ^ ((uint64_t)(uint8_t)t->rank << 8) ^ ((uint64_t)t->layout << 16));

@@ -22,7 +22,7 @@ bool rt_is_shape_tensor(const ir_value *v, const ir_type *t)
  * after a failed fetch (the ones presented so far stay presented:
  * restore_inputs undoes them). */
 static bool present_inputs(ir_node *n, const rt_value_source *src, ir_const *temp,
-                           ir_value_kind *kinds)
+                           ir_value_kind *kinds, const ir_shape_value **svs)
 {
     bool value_shape = ir_op_info_get(n->op)->flags & IR_OPF_VALUE_SHAPE;
     for (uint32_t i = 0; i < n->ninputs; i++) {
@@ -36,19 +36,21 @@ static bool present_inputs(ir_node *n, const rt_value_source *src, ir_const *tem
             return false;
         temp[i] = (ir_const){.kind = IR_CONST_DATA, .data = (void *)data, .nbytes = nbytes};
         kinds[i] = v->kind;
+        svs[i] = v->sv; /* (konst takes its place) */
         v->kind = IR_VALUE_CONST;
         v->konst = &temp[i];
     }
     return true;
 }
 
-static void restore_inputs(ir_node *n, const ir_const *temp, const ir_value_kind *kinds)
+static void restore_inputs(ir_node *n, const ir_const *temp, const ir_value_kind *kinds,
+                           const ir_shape_value *const *svs)
 {
     for (uint32_t i = 0; i < n->ninputs; i++) {
         ir_value *v = n->inputs[i];
-        if (v && v->konst == &temp[i]) {
+        if (v && v->kind == IR_VALUE_CONST && v->konst == &temp[i]) {
             v->kind = kinds[i];
-            v->konst = NULL;
+            v->sv = svs[i];
         }
     }
 }
@@ -59,11 +61,13 @@ rt_infer_status rt_infer_node(ir_graph *g, ir_node *n, dg_context *dg, const rt_
     size_t count = n->ninputs ? n->ninputs : 1;
     ir_const *temp = calloc(count, sizeof *temp);
     ir_value_kind *kinds = calloc(count, sizeof *kinds);
-    FR_CHECK(temp && kinds);
-    bool ok = present_inputs(n, src, temp, kinds) && ir_op_info_get(n->op)->infer(g, n, dg);
-    restore_inputs(n, temp, kinds);
+    const ir_shape_value **svs = calloc(count, sizeof *svs);
+    FR_CHECK(temp && kinds && svs);
+    bool ok = present_inputs(n, src, temp, kinds, svs) && ir_op_info_get(n->op)->infer(g, n, dg);
+    restore_inputs(n, temp, kinds, svs);
     free(temp);
     free(kinds);
+    free(svs);
     if (!ok)
         return RT_INFER_FAILED;
     for (uint32_t k = 0; k < n->noutputs; k++) {

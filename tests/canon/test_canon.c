@@ -348,7 +348,7 @@ static void test_cse_constants(void)
     }
     for (size_t i = 0; i < t->g->values.len; i++) {
         const ir_value *v = t->g->values.items[i];
-        if (v->konst && v->konst->kind == IR_CONST_RANDOM)
+        if (v->kind == IR_VALUE_CONST && v->konst && v->konst->kind == IR_CONST_RANDOM)
             CHECK(v->konst->data == NULL);
     }
     dg_free(dg);

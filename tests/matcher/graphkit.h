@@ -75,10 +75,11 @@ static inline char *gk_state_text(const ir_graph *g)
                 v->is_output, v->nuses);
         for (uint32_t u = 0; u < v->nuses; u++)
             fprintf(f, " %u", v->uses[u]->id);
-        if (v->sv) {
+        const ir_shape_value *sv = ir_value_sv(v);
+        if (sv) {
             fprintf(f, " sv");
-            for (uint32_t k = 0; k < v->sv->len; k++)
-                fprintf(f, " %d:%lld", v->sv->el[k].kind, (long long)v->sv->el[k].v);
+            for (uint32_t k = 0; k < sv->len; k++)
+                fprintf(f, " %d:%lld", sv->el[k].kind, (long long)sv->el[k].v);
         }
         fprintf(f, "\n");
     }
