@@ -76,28 +76,30 @@ typedef struct {
     size_t count;
 } overlap_pair;
 
-/* One entry per (winner, refused rule) pair, in order of first appearance. */
+/* One entry per (winner, refused rule) pair, in order of first appearance (a few: the list grows
+ * as they appear, not sized for every refusal). */
 static size_t count_overlaps(const rw_report *r, overlap_pair **out)
 {
-    overlap_pair *pairs = calloc(r->refused.len ? r->refused.len : 1, sizeof *pairs);
-    FR_CHECK(pairs != NULL);
-    size_t n = 0;
+    VEC(overlap_pair) pairs = {0};
+    vec_reserve(&pairs, 8);
     for (size_t i = 0; i < r->refused.len; i++) {
         const rw_refusal_rec *f = &r->refused.items[i];
         if (!rw_refusal_is_overlap(f))
             continue;
         int len;
         const char *by = taken_by(r, f, &len), *rule = r->rule_names[f->rule];
-        size_t k = 0;
-        while (k < n && !(strcmp(pairs[k].rule, rule) == 0 && pairs[k].by_len == len &&
-                          strncmp(pairs[k].by, by, (size_t)len) == 0))
-            k++;
+        size_t k = 0, n = pairs.len;
+        overlap_pair *p = pairs.items;
+        while (k < n && !((p[k].rule == rule || strcmp(p[k].rule, rule) == 0) &&
+                          p[k].by_len == len &&
+                          (p[k].by == by || strncmp(p[k].by, by, (size_t)len) == 0)))
+            k++; /* the same rule's name is one string: its address first */
         if (k == n)
-            pairs[n++] = (overlap_pair){rule, by, len, 0};
-        pairs[k].count++;
+            vec_push(&pairs, ((overlap_pair){rule, by, len, 0}));
+        pairs.items[k].count++;
     }
-    *out = pairs;
-    return n;
+    *out = pairs.items;
+    return pairs.len;
 }
 
 static void json_overlaps(FILE *out, const rw_report *r)
@@ -223,9 +225,12 @@ static void text_overlaps(FILE *out, const rw_report *r, bool explain)
  * their records hold it. */
 static void text_refused(FILE *out, const rw_report *r, bool explain)
 {
-    rw_refusal *items = calloc(r->refused.len ? r->refused.len : 1, sizeof *items);
+    size_t n = 0; /* the list sized for these, not for the overlaps too */
+    for (size_t i = 0; i < r->refused.len; i++)
+        n += !rw_refusal_is_overlap(&r->refused.items[i]);
+    rw_refusal *items = calloc(n ? n : 1, sizeof *items);
     FR_CHECK(items != NULL);
-    size_t n = 0;
+    n = 0;
     for (size_t i = 0; i < r->refused.len; i++)
         if (!rw_refusal_is_overlap(&r->refused.items[i]))
             items[n++] = rw_report_refusal(r, i, NULL);
