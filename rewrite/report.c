@@ -15,22 +15,100 @@ static void json_string(FILE *out, const char *s)
     free(quoted);
 }
 
-static void json_item(FILE *out, size_t i, const rw_refusal *item)
+/* The lists of refusals and near misses (250k entries at a million nodes) are written through a
+ * buffer of their own, strings escaped in place: stdio's per-call locking and json_quote's
+ * malloc per string were most of printing them. */
+typedef struct {
+    FILE *file;
+    size_t len;
+    char buf[1 << 16];
+} jbuf;
+
+static jbuf *jb_open(FILE *file)
 {
-    fputs(i ? ",\n    {\"rule\": " : "\n    {\"rule\": ", out);
-    json_string(out, item->rule);
-    fputs(", \"node\": ", out);
-    json_string(out, item->node);
-    fputs(", \"reason\": ", out);
-    json_string(out, item->reason);
-    fputc('}', out);
+    jbuf *b = malloc(sizeof *b);
+    FR_CHECK(b != NULL);
+    b->file = file;
+    b->len = 0;
+    return b;
+}
+
+static void jb_flush(jbuf *b)
+{
+    if (b->len)
+        fwrite(b->buf, 1, b->len, b->file);
+    b->len = 0;
+}
+
+static void jb_close(jbuf *b)
+{
+    jb_flush(b);
+    free(b);
+}
+
+static void jb_write(jbuf *b, const char *s, size_t n)
+{
+    if (n > sizeof b->buf - b->len) {
+        jb_flush(b);
+        if (n > sizeof b->buf) {
+            fwrite(s, 1, n, b->file);
+            return;
+        }
+    }
+    memcpy(b->buf + b->len, s, n);
+    b->len += n;
+}
+
+#define JB_LIT(b, literal) jb_write(b, literal, sizeof literal - 1)
+
+/* A JSON string as json_quote writes it: quotes, backslashes, \n, \t and the other control
+ * characters escaped, every other byte as it is. */
+static void jb_string(jbuf *b, const char *s)
+{
+    JB_LIT(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s;;) {
+        const unsigned char *run = p;
+        while (*p >= 0x20 && *p != '"' && *p != '\\')
+            p++;
+        jb_write(b, (const char *)run, (size_t)(p - run));
+        if (!*p)
+            break;
+        switch (*p) {
+        case '"': JB_LIT(b, "\\\""); break;
+        case '\\': JB_LIT(b, "\\\\"); break;
+        case '\n': JB_LIT(b, "\\n"); break;
+        case '\t': JB_LIT(b, "\\t"); break;
+        default: {
+            char esc[8];
+            jb_write(b, esc, (size_t)snprintf(esc, sizeof esc, "\\u%04x", *p));
+        }
+        }
+        p++;
+    }
+    JB_LIT(b, "\"");
+}
+
+static void json_item(jbuf *b, size_t i, const rw_refusal *item)
+{
+    if (i)
+        JB_LIT(b, ",\n    {\"rule\": ");
+    else
+        JB_LIT(b, "\n    {\"rule\": ");
+    jb_string(b, item->rule);
+    JB_LIT(b, ", \"node\": ");
+    jb_string(b, item->node);
+    JB_LIT(b, ", \"reason\": ");
+    jb_string(b, item->reason);
+    JB_LIT(b, "}");
 }
 
 static void json_list(FILE *out, const char *key, const rw_refusal *items, size_t n)
 {
     fprintf(out, ",\n  \"%s\": [", key);
+    jbuf *b = jb_open(out);
     for (size_t i = 0; i < n; i++)
-        json_item(out, i, &items[i]);
+        json_item(b, i, &items[i]);
+    jb_close(b);
     fputs(n ? "\n  ]" : "]", out);
 }
 
@@ -39,10 +117,12 @@ static void json_refused(FILE *out, const rw_report *r)
 {
     char buf[RW_REASON_SIZE];
     fputs(",\n  \"refused\": [", out);
+    jbuf *b = jb_open(out);
     for (size_t i = 0; i < r->refused.len; i++) {
         rw_refusal f = rw_report_refusal(r, i, buf);
-        json_item(out, i, &f);
+        json_item(b, i, &f);
     }
+    jb_close(b);
     fputs(r->refused.len ? "\n  ]" : "]", out);
 }
 
@@ -76,28 +156,30 @@ typedef struct {
     size_t count;
 } overlap_pair;
 
-/* One entry per (winner, refused rule) pair, in order of first appearance. */
+/* One entry per (winner, refused rule) pair, in order of first appearance (a few: the list grows
+ * as they appear, not sized for every refusal). */
 static size_t count_overlaps(const rw_report *r, overlap_pair **out)
 {
-    overlap_pair *pairs = calloc(r->refused.len ? r->refused.len : 1, sizeof *pairs);
-    FR_CHECK(pairs != NULL);
-    size_t n = 0;
+    VEC(overlap_pair) pairs = {0};
+    vec_reserve(&pairs, 8);
     for (size_t i = 0; i < r->refused.len; i++) {
         const rw_refusal_rec *f = &r->refused.items[i];
         if (!rw_refusal_is_overlap(f))
             continue;
         int len;
         const char *by = taken_by(r, f, &len), *rule = r->rule_names[f->rule];
-        size_t k = 0;
-        while (k < n && !(strcmp(pairs[k].rule, rule) == 0 && pairs[k].by_len == len &&
-                          strncmp(pairs[k].by, by, (size_t)len) == 0))
-            k++;
+        size_t k = 0, n = pairs.len;
+        overlap_pair *p = pairs.items;
+        while (k < n && !((p[k].rule == rule || strcmp(p[k].rule, rule) == 0) &&
+                          p[k].by_len == len &&
+                          (p[k].by == by || strncmp(p[k].by, by, (size_t)len) == 0)))
+            k++; /* the same rule's name is one string: its address first */
         if (k == n)
-            pairs[n++] = (overlap_pair){rule, by, len, 0};
-        pairs[k].count++;
+            vec_push(&pairs, ((overlap_pair){rule, by, len, 0}));
+        pairs.items[k].count++;
     }
-    *out = pairs;
-    return n;
+    *out = pairs.items;
+    return pairs.len;
 }
 
 static void json_overlaps(FILE *out, const rw_report *r)
@@ -223,9 +305,12 @@ static void text_overlaps(FILE *out, const rw_report *r, bool explain)
  * their records hold it. */
 static void text_refused(FILE *out, const rw_report *r, bool explain)
 {
-    rw_refusal *items = calloc(r->refused.len ? r->refused.len : 1, sizeof *items);
+    size_t n = 0; /* the list sized for these, not for the overlaps too */
+    for (size_t i = 0; i < r->refused.len; i++)
+        n += !rw_refusal_is_overlap(&r->refused.items[i]);
+    rw_refusal *items = calloc(n ? n : 1, sizeof *items);
     FR_CHECK(items != NULL);
-    size_t n = 0;
+    n = 0;
     for (size_t i = 0; i < r->refused.len; i++)
         if (!rw_refusal_is_overlap(&r->refused.items[i]))
             items[n++] = rw_report_refusal(r, i, NULL);

@@ -1158,6 +1158,116 @@ static void test_header_text(void)
     dg_free(dg);
 }
 
+/* ---- order: many tensors -------------------------------------------------------------------- */
+
+static int entry_by_name(const void *a, const void *b)
+{
+    return strcmp(((const st_entry *)a)->name, ((const st_entry *)b)->name);
+}
+
+static int entry_by_layout(const void *a, const void *b)
+{
+    size_t x = ir_dtype_size(((const st_entry *)a)->dtype);
+    size_t y = ir_dtype_size(((const st_entry *)b)->dtype);
+    return x != y ? (x > y ? -1 : 1) : entry_by_name(a, b);
+}
+
+/* Many tensors of every dtype, with names that share long prefixes, are shorter than 8 bytes or
+ * hold UTF-8 (the writer sorts by each name's first 8 bytes, then by strcmp within ties): the
+ * header lists them as strcmp orders them, and the data lies widest element first, then by name;
+ * checked byte for byte against qsort of the same entries. A duplicate among them is found. */
+static void test_write_order(void)
+{
+    enum { N = 700, NAME = 64 };
+    static const ir_dtype dtypes[] = {IR_F32,  IR_F16, IR_BF16, IR_I8,  IR_U8,  IR_I32, IR_I64,
+                                      IR_BOOL, IR_F64, IR_I16,  IR_U16, IR_U32, IR_U64};
+    static const char *const stems[] = {"w",
+                                        "b.",
+                                        "layer.0.attention.",
+                                        "layer.0.attn",
+                                        "layer.1",
+                                        "\xc3\xa9t\xc3\xa9",
+                                        "z",
+                                        "layer.0.attention.q"};
+    static char names[N][NAME];
+    static int64_t dims[N][1];
+    static unsigned char data[N][24];
+    static st_entry e[N], by_name[N], by_layout[N];
+    uint64_t seed = 20;
+    for (size_t i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        const char *stem = stems[(seed >> 33) % (sizeof stems / sizeof *stems)];
+        if (i % 5 == 0)
+            snprintf(names[i], NAME, "%s%zu", stem, i); /* some of them short */
+        else
+            snprintf(names[i], NAME, "%s%02u_%zu", stem, (unsigned)(seed >> 40) % 100, i);
+        ir_dtype dt = dtypes[(seed >> 20) % (sizeof dtypes / sizeof *dtypes)];
+        dims[i][0] = 1 + (int64_t)((seed >> 50) % 3);
+        size_t nbytes = (size_t)dims[i][0] * ir_dtype_size(dt);
+        for (size_t k = 0; k < nbytes; k++)
+            data[i][k] = (unsigned char)(i * 7 + k);
+        e[i] = (st_entry){names[i], dt, 1, dims[i], data[i], nbytes};
+    }
+    memcpy(by_name, e, sizeof e);
+    memcpy(by_layout, e, sizeof e);
+    qsort(by_name, N, sizeof *by_name, entry_by_name);
+    qsort(by_layout, N, sizeof *by_layout, entry_by_layout);
+
+    /* the expected header and data */
+    size_t cap = 200 * N, len = 0, data_len = 0;
+    char *header = malloc(cap);
+    unsigned char *bytes = malloc(sizeof data);
+    if (!header || !bytes)
+        abort();
+    for (size_t i = 0; i < N; i++) {
+        memcpy(bytes + data_len, by_layout[i].data, by_layout[i].nbytes);
+        data_len += by_layout[i].nbytes;
+    }
+    len += (size_t)snprintf(header + len, cap - len, "{");
+    for (size_t i = 0; i < N; i++) {
+        uint64_t begin = 0;
+        for (size_t k = 0; strcmp(by_layout[k].name, by_name[i].name) != 0; k++)
+            begin += by_layout[k].nbytes;
+        len += (size_t)snprintf(header + len, cap - len,
+                                "%s\"%s\":{\"dtype\":\"%s\",\"shape\":[%lld],\"data_offsets\":"
+                                "[%llu,%llu]}",
+                                i ? "," : "", by_name[i].name, st_dtype_name(by_name[i].dtype),
+                                (long long)by_name[i].dims[0], (unsigned long long)begin,
+                                (unsigned long long)(begin + by_name[i].nbytes));
+    }
+    len += (size_t)snprintf(header + len, cap - len, "}");
+    while (len % 8)
+        header[len++] = ' ';
+
+    char path[PATH_SIZE];
+    dg_context *dg = dg_new();
+    CHECK(write_entries(tmp_path(path, "order.safetensors"), e, N, dg));
+    CHECK_DIAG(dg, "");
+    size_t got_len;
+    unsigned char *got = (unsigned char *)read_all(path, &got_len);
+    uint64_t header_len = 0;
+    for (int i = 0; got && got_len >= 8 && i < 8; i++)
+        header_len |= (uint64_t)got[i] << (8 * i);
+    CHECK(got && header_len == len && got_len == 8 + len + data_len);
+    if (got && header_len == len && got_len == 8 + len + data_len) {
+        CHECK(memcmp(got + 8, header, len) == 0);
+        CHECK(memcmp(got + 8 + len, bytes, data_len) == 0);
+    }
+    free(got);
+    dg_free(dg);
+
+    e[N - 1].name = e[N / 2].name; /* a duplicate */
+    dg = dg_new();
+    CHECK(!write_entries(tmp_path(path, "order.safetensors"), e, N, dg));
+    char expected[160];
+    snprintf(expected, sizeof expected,
+             "DIR/order.safetensors: error: two tensors are named \"%s\"\n", e[N / 2].name);
+    CHECK_DIAG(dg, expected);
+    dg_free(dg);
+    free(header);
+    free(bytes);
+}
+
 int main(void)
 {
     snprintf(tmp_root, sizeof tmp_root, "%s/fr_safetensors_XXXXXX",
@@ -1190,6 +1300,7 @@ int main(void)
     RUN(test_write_rows);
     RUN(test_save_rows_constant);
     RUN(test_header_text);
+    RUN(test_write_order);
     remove_tree(tmp_root);
     return unit_finish();
 }
