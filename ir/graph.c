@@ -398,6 +398,11 @@ static void release_names(ir_graph *g, const bool *live)
 
 void ir_compact(ir_graph *g)
 {
+    ir_compact_flags(g, NULL);
+}
+
+void ir_compact_flags(ir_graph *g, bool *value_flag)
+{
     compact_nodes(g);
 
     /* a value survives when it is an input, an output, a live node's output, or read by one */
@@ -429,6 +434,8 @@ void ir_compact(ir_graph *g)
                 sm_put(&g->by_name, v->name, strlen(v->name), NULL);
             continue;
         }
+        if (value_flag)
+            value_flag[kept] = value_flag[i];
         v->id = (uint32_t)kept;
         g->values.items[kept++] = v;
     }

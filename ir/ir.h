@@ -413,6 +413,9 @@ uint32_t ir_get_ints(const ir_node *n, const char *name, const int64_t **out);
 void ir_compute_uses(ir_graph *g);
 /* Drops dead nodes and values no live node, input or output refers to; renumbers ids. */
 void ir_compact(ir_graph *g);
+/* ir_compact, moving value_flag (by value id) along with the values it keeps: value_flag[v->id]
+ * before is value_flag[v->id] after. */
+void ir_compact_flags(ir_graph *g, bool *value_flag);
 /* ir_compact for a graph whose use lists (nuses, is_output) are those of its live nodes, without
  * reading every operand: a value stays when it is an input, an output or read (nuses), or the
  * output of a live node (ir_value_kept, inputs aside). */

@@ -138,15 +138,22 @@ static void renumber(rw_ctx *ctx)
 /* At the end of a round: makes the graph's node list the live nodes in the driver's order and
  * numbers them by it; the removed nodes leave the list (ir_compact would drop them next) and the
  * nodes' state stays behind (the next round starts its own). `live`: how many live nodes the list
- * held. */
-static void renumber_live(rw_ctx *ctx, size_t live)
+ * held. `flag` (by node id, may be NULL) moves along: flag[n->id] before is flag[n->id] after. */
+static void renumber_live(rw_ctx *ctx, size_t live, bool *flag)
 {
     ir_graph *g = ctx->g;
+    bool *moved = NULL;
+    if (flag) {
+        moved = malloc(live ? live : 1);
+        FR_CHECK(moved != NULL);
+    }
     size_t k = 0;
     for (size_t i = 0; i < ctx->order.len; i++) {
         ir_node *n = ctx->order.items[i];
         if (n && !n->dead) {
             FR_CHECK(k < live);
+            if (moved)
+                moved[k] = flag[n->id];
             n->id = (uint32_t)k;
             g->nodes.items[k++] = n;
         }
@@ -155,6 +162,10 @@ static void renumber_live(rw_ctx *ctx, size_t live)
     g->nodes.len = k;
     ctx->order.len = 0;
     ctx->st.len = 0;
+    if (moved) {
+        memcpy(flag, moved, live);
+        free(moved);
+    }
 }
 
 static bool validate_failed(rw_ctx *ctx, const char *when)
@@ -171,116 +182,70 @@ static bool validate_rewrite(rw_ctx *ctx)
     return ir_validate(ctx->g, ctx->dg) || validate_failed(ctx, "after a rewrite");
 }
 
-/* Whether n is still the graph's node under its id (not removed since collected). */
-static bool node_listed(const ir_graph *g, const ir_node *n)
-{
-    return n->id < g->nodes.len && g->nodes.items[n->id] == n;
-}
-
-/* Whether v is still the graph's value under its id (not dropped by ir_compact). */
-static bool value_listed(const ir_graph *g, const ir_value *v)
-{
-    return v->id < g->values.len && g->values.items[v->id] == v;
-}
-
-/* Marks n and its outputs changed, when they are still the graph's. */
-static void mark_node(const ir_graph *g, const ir_node *n, bool *dirty_node, bool *dirty_value)
-{
-    if (node_listed(g, n))
-        dirty_node[n->id] = true;
-    for (uint32_t k = 0; k < n->noutputs; k++)
-        if (value_listed(g, n->outputs[k]))
-            dirty_value[n->outputs[k]->id] = true;
-}
-
-/* Marks what a node removed this round leaves changed: its outputs that are still the graph's (now
- * another node's, or read still) and their readers of the round's start that live (a forward gave
- * them another operand). */
-static void mark_removed(const ir_graph *g, const ir_node *n, bool *dirty_node, bool *dirty_value)
-{
-    for (uint32_t k = 0; k < n->noutputs; k++) {
-        const ir_value *v = n->outputs[k];
-        if (value_listed(g, v))
-            dirty_value[v->id] = true;
-        for (uint32_t u = 0; u < v->nuses; u++)
-            if (!v->uses[u]->dead && node_listed(g, v->uses[u]))
-                dirty_node[v->uses[u]->id] = true;
-    }
-}
-
 /* After a round: renumbers, compacts and validates what the round changed (ir_validate_marked): the
  * nodes it added and their values; the values of the nodes it removed (now another node's, or gone)
  * and their live readers (a forward gave them another operand); and downstream of them where a
  * type changed. Or the whole graph, with opts.whole_validation or validate_each (which renumbered
  * the list during the round). The nodes from nodes0 on and the values from values0 on are the
- * round's (the lists before renumbering). The nodes and values to mark are kept by address (the
- * removed ones of the round's start, the new live ones, the new values) and marked by their ids
- * after compaction: one pass over the node list, no list per value. */
+ * round's (the lists before renumbering). rw_remove_unread marked the removed nodes' outputs and
+ * readers, by the ids of the round's start, where it visited them (no pass here over the removed
+ * nodes); the marks move with the nodes and values through renumbering and compaction. */
 static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
 {
     ir_graph *g = ctx->g;
+    bool *dirty_node = ctx->marks.node, *dirty_value = ctx->marks.value;
+    size_t removed = ctx->marks.removed;
+    ctx->marks = (rw_round_marks){0};
+    FR_CHECK(dirty_node && dirty_value); /* rw_remove_unread ran */
+    bool ok;
     if (ctx->opts.whole_validation || ctx->opts.validate_each) {
         renumber(ctx);
         ir_compact(g);
-        return ir_validate(g, ctx->dg) || validate_failed(ctx, "after a round of rewrites");
-    }
-    VEC(ir_node *) removed = {0}, made = {0};
-    bool whole = false; /* a node made and removed in one round: the use lists do not say */
-    size_t live = 0;
-    for (size_t i = 0; i < g->nodes.len; i++) {
-        ir_node *n = g->nodes.items[i];
-        live += !n->dead;
-        if (i < nodes0 && n->dead)
-            vec_push(&removed, n);
-        else if (i >= nodes0 && !n->dead)
-            vec_push(&made, n);
-        whole |= i >= nodes0 && n->dead;
-    }
-    size_t nfresh = g->values.len - values0;
-    ir_value **fresh = NULL; /* the round's values, by address: compaction moves them */
-    if (!whole && nfresh) {
-        fresh = malloc(nfresh * sizeof *fresh);
-        FR_CHECK(fresh != NULL);
-        memcpy(fresh, g->values.items + values0, nfresh * sizeof *fresh);
-    }
-    renumber_live(ctx, live);
-    ir_compact(g);
-    bool ok;
-    if (whole) {
         ok = ir_validate(g, ctx->dg);
     } else {
-        bool *dirty_node = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *dirty_node);
-        bool *dirty_value = calloc(g->values.len ? g->values.len : 1, sizeof *dirty_value);
-        FR_CHECK(dirty_node && dirty_value);
-        for (size_t i = 0; i < made.len; i++)
-            mark_node(g, made.items[i], dirty_node, dirty_value);
-        for (size_t i = 0; i < nfresh; i++)
-            if (value_listed(g, fresh[i]))
-                dirty_value[fresh[i]->id] = true;
-        for (size_t i = 0; i < removed.len; i++)
-            mark_removed(g, removed.items[i], dirty_node, dirty_value);
-        /* the fused nodes' types as their plans inferred them, unless a forward re-pointed readers
-         * or a test's hook changed the graph after a commit (the operands may not be those planned
-         * on) */
-        const ir_type **planned = NULL;
-        if (ctx->planned.len && !ctx->round_forwarded && !ctx->opts.after_commit) {
-            planned = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *planned);
-            FR_CHECK(planned != NULL);
-            for (size_t i = 0; i < ctx->planned.len; i++) {
-                const rw_planned *e = &ctx->planned.items[i];
-                if (!e->node->dead && node_listed(g, e->node))
-                    planned[e->node->id] = e->type;
+        bool whole = false; /* a node made and removed in one round: the use lists do not say */
+        size_t live = nodes0 - removed;
+        for (size_t i = nodes0; i < g->nodes.len; i++) {
+            ir_node *n = g->nodes.items[i];
+            whole |= n->dead;
+            if (n->dead)
+                continue;
+            live++;
+            dirty_node[i] = true;
+            for (uint32_t k = 0; k < n->noutputs; k++) {
+                ir_value *v = n->outputs[k];
+                if (v->id < g->values.len && g->values.items[v->id] == v)
+                    dirty_value[v->id] = true;
             }
         }
-        ok = ir_validate_planned(g, dirty_node, dirty_value, planned, ctx->dg);
-        free(planned);
-        free(dirty_node);
-        free(dirty_value);
+        for (size_t i = values0; i < g->values.len; i++)
+            dirty_value[i] = true;
+        renumber_live(ctx, live, dirty_node);
+        ir_compact_flags(g, dirty_value);
+        if (whole) {
+            ok = ir_validate(g, ctx->dg);
+        } else {
+            /* the fused nodes' types as their plans inferred them, unless a forward re-pointed
+             * readers or a test's hook changed the graph after a commit (the operands may not be
+             * those planned on) */
+            const ir_type **planned = NULL;
+            if (ctx->planned.len && !ctx->round_forwarded && !ctx->opts.after_commit) {
+                planned = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *planned);
+                FR_CHECK(planned != NULL);
+                for (size_t i = 0; i < ctx->planned.len; i++) {
+                    const rw_planned *e = &ctx->planned.items[i];
+                    if (!e->node->dead && e->node->id < g->nodes.len &&
+                        g->nodes.items[e->node->id] == e->node)
+                        planned[e->node->id] = e->type;
+                }
+            }
+            ok = ir_validate_planned(g, dirty_node, dirty_value, planned, ctx->dg);
+            free(planned);
+        }
     }
     ctx->planned.len = 0;
-    free(fresh);
-    vec_free(&removed);
-    vec_free(&made);
+    free(dirty_node);
+    free(dirty_value);
     return ok || validate_failed(ctx, "after a round of rewrites");
 }
 
