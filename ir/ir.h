@@ -416,6 +416,10 @@ void ir_compact(ir_graph *g);
 /* ir_compact, moving value_flag (by value id) along with the values it keeps: value_flag[v->id]
  * before is value_flag[v->id] after. */
 void ir_compact_flags(ir_graph *g, bool *value_flag);
+/* ir_compact_flags that also leaves the use lists as ir_compute_uses would after it (from the same
+ * passes over the live nodes' operands). False, the use lists untouched, when a live node reads a
+ * value that is not the graph's (validation reports that). */
+bool ir_compact_uses(ir_graph *g, bool *value_flag);
 /* ir_compact for a graph whose use lists (nuses, is_output) are those of its live nodes, without
  * reading every operand: a value stays when it is an input, an output or read (nuses), or the
  * output of a live node (ir_value_kept, inputs aside). */
@@ -455,6 +459,10 @@ bool ir_validate_marked(ir_graph *g, bool *dirty_node, bool *dirty_value, dg_con
  * or shape value changes during this check. planned may be NULL: ir_validate_marked. */
 bool ir_validate_planned(ir_graph *g, bool *dirty_node, bool *dirty_value,
                          const ir_type *const *planned, dg_context *dg);
+/* ir_validate_planned on a graph whose use lists are current (ir_compact_uses returned true): they
+ * are not computed again. */
+bool ir_validate_planned_uses_kept(ir_graph *g, bool *dirty_node, bool *dirty_value,
+                                   const ir_type *const *planned, dg_context *dg);
 /* Which nodes and values of g changed since `s` was taken (by position: g not compacted since,
  * nodes and values only appended), as ir_validate_since would find them: flags in node_changed
  * (g->nodes.len) and value_changed (g->values.len), the appended ones set. For checking a caller's

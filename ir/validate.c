@@ -983,7 +983,8 @@ static const ir_type *still_planned(const ir_node *n, const ir_type *const *plan
  * Keeps s's fingerprints current (s may be NULL: ir_validate_marked). planned: see
  * ir_validate_planned (may be NULL). */
 static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, bool *dirty_value,
-                             const ir_type *const *planned, dg_context *dg, bool *ok)
+                             const ir_type *const *planned, bool uses_kept, dg_context *dg,
+                             bool *ok)
 {
     size_t errors_before = dg_error_count(dg);
     checker c = {
@@ -1057,7 +1058,7 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
     }
     free(retyped);
     check_outputs(&c);
-    if (c.structure_ok)
+    if (c.structure_ok && !uses_kept)
         ir_compute_uses(g);
     free(c.bad_node);
     free(c.bad_value);
@@ -1115,7 +1116,7 @@ bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg)
     s->nnodes = g->nodes.len;
     s->nvalues = g->values.len;
     bool ok = false;
-    if (!validate_changed(g, s, node_changed, value_changed, NULL, dg, &ok)) {
+    if (!validate_changed(g, s, node_changed, value_changed, NULL, false, dg, &ok)) {
         ok = ir_validate(g, dg);
         free(s->node_fp);
         free(s->value_fp);
@@ -1135,7 +1136,16 @@ bool ir_validate_planned(ir_graph *g, bool *dirty_node, bool *dirty_value,
                          const ir_type *const *planned, dg_context *dg)
 {
     bool ok = false;
-    if (!validate_changed(g, NULL, dirty_node, dirty_value, planned, dg, &ok))
+    if (!validate_changed(g, NULL, dirty_node, dirty_value, planned, false, dg, &ok))
+        ok = ir_validate(g, dg);
+    return ok;
+}
+
+bool ir_validate_planned_uses_kept(ir_graph *g, bool *dirty_node, bool *dirty_value,
+                                   const ir_type *const *planned, dg_context *dg)
+{
+    bool ok = false;
+    if (!validate_changed(g, NULL, dirty_node, dirty_value, planned, true, dg, &ok))
         ok = ir_validate(g, dg);
     return ok;
 }

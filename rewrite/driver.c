@@ -221,7 +221,10 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
         for (size_t i = values0; i < g->values.len; i++)
             dirty_value[i] = true;
         renumber_live(ctx, live, dirty_node);
-        ir_compact_flags(g, dirty_value);
+        /* the use lists with the compaction, unless the whole graph is validated (it computes
+         * them) */
+        bool uses_kept = whole ? (ir_compact_flags(g, dirty_value), false)
+                               : ir_compact_uses(g, dirty_value);
         if (whole) {
             ok = ir_validate(g, ctx->dg);
         } else {
@@ -239,7 +242,9 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
                         planned[e->node->id] = e->type;
                 }
             }
-            ok = ir_validate_planned(g, dirty_node, dirty_value, planned, ctx->dg);
+            ok = uses_kept
+                     ? ir_validate_planned_uses_kept(g, dirty_node, dirty_value, planned, ctx->dg)
+                     : ir_validate_planned(g, dirty_node, dirty_value, planned, ctx->dg);
             free(planned);
         }
     }
