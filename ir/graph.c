@@ -484,11 +484,6 @@ void ir_compact(ir_graph *g)
     compact(g, NULL, false);
 }
 
-void ir_compact_flags(ir_graph *g, bool *value_flag)
-{
-    compact(g, value_flag, false);
-}
-
 bool ir_compact_uses(ir_graph *g, bool *value_flag)
 {
     return compact(g, value_flag, true);

@@ -965,6 +965,21 @@ static bool reinfer_node(checker *c, ir_node *n, const ir_type *planned)
     return changed;
 }
 
+/* Whether n, read as before (the caller's `same`), needs no inference again: it passed its checks,
+ * and no operand took another type or shape value in this check (retyped) or is in error. Its
+ * inference would give what it gave when last validated: the same operands with the same types,
+ * shape values and constants, the same attributes. */
+static bool inferred_as_before(const checker *c, const ir_node *n, const bool *same,
+                               const bool *retyped)
+{
+    if (!same || !same[n->id] || c->bad_node[n->id])
+        return false;
+    for (uint32_t k = 0; k < n->ninputs; k++)
+        if (n->inputs[k] && (retyped[n->inputs[k]->id] || c->bad_value[n->inputs[k]->id]))
+            return false;
+    return true;
+}
+
 /* The type planned[n->id] when the caller planned n's one output and no operand of n took another
  * type or shape value in this check (retyped), else NULL: n is inferred again. */
 static const ir_type *still_planned(const ir_node *n, const ir_type *const *planned,
@@ -983,8 +998,8 @@ static const ir_type *still_planned(const ir_node *n, const ir_type *const *plan
  * Keeps s's fingerprints current (s may be NULL: ir_validate_marked). planned: see
  * ir_validate_planned (may be NULL). */
 static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, bool *dirty_value,
-                             const ir_type *const *planned, bool uses_kept, dg_context *dg,
-                             bool *ok)
+                             const ir_type *const *planned, const bool *same, bool uses_kept,
+                             dg_context *dg, bool *ok)
 {
     size_t errors_before = dg_error_count(dg);
     checker c = {
@@ -1036,8 +1051,9 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
         }
     /* the values whose type or shape value this check changed: a planned node reading one is
      * inferred again */
-    bool *retyped = planned ? calloc(c.nvalues ? c.nvalues : 1, sizeof *retyped) : NULL;
-    FR_CHECK(!planned || retyped);
+    bool *retyped =
+        planned || same ? calloc(c.nvalues ? c.nvalues : 1, sizeof *retyped) : NULL;
+    FR_CHECK(!(planned || same) || retyped);
     if (c.structure_ok) {
         for (size_t i = 0; i < c.nnodes; i++) {
             ir_node *n = g->nodes.items[i];
@@ -1045,6 +1061,8 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
             for (uint32_t k = 0; !dirty && k < n->ninputs; k++)
                 dirty = n->inputs[k] && dirty_value[n->inputs[k]->id];
             if (!dirty)
+                continue;
+            if (inferred_as_before(&c, n, same, retyped))
                 continue;
             bool changed = reinfer_node(&c, n, still_planned(n, planned, retyped));
             for (uint32_t k = 0; k < n->noutputs; k++) {
@@ -1116,7 +1134,7 @@ bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg)
     s->nnodes = g->nodes.len;
     s->nvalues = g->values.len;
     bool ok = false;
-    if (!validate_changed(g, s, node_changed, value_changed, NULL, false, dg, &ok)) {
+    if (!validate_changed(g, s, node_changed, value_changed, NULL, NULL, false, dg, &ok)) {
         ok = ir_validate(g, dg);
         free(s->node_fp);
         free(s->value_fp);
@@ -1136,16 +1154,16 @@ bool ir_validate_planned(ir_graph *g, bool *dirty_node, bool *dirty_value,
                          const ir_type *const *planned, dg_context *dg)
 {
     bool ok = false;
-    if (!validate_changed(g, NULL, dirty_node, dirty_value, planned, false, dg, &ok))
+    if (!validate_changed(g, NULL, dirty_node, dirty_value, planned, NULL, false, dg, &ok))
         ok = ir_validate(g, dg);
     return ok;
 }
 
-bool ir_validate_planned_uses_kept(ir_graph *g, bool *dirty_node, bool *dirty_value,
-                                   const ir_type *const *planned, dg_context *dg)
+bool ir_validate_round(ir_graph *g, bool *dirty_node, bool *dirty_value,
+                       const ir_type *const *planned, const bool *same, dg_context *dg)
 {
     bool ok = false;
-    if (!validate_changed(g, NULL, dirty_node, dirty_value, planned, true, dg, &ok))
+    if (!validate_changed(g, NULL, dirty_node, dirty_value, planned, same, true, dg, &ok))
         ok = ir_validate(g, dg);
     return ok;
 }

@@ -138,8 +138,10 @@ static void renumber(rw_ctx *ctx)
 /* At the end of a round: makes the graph's node list the live nodes in the driver's order and
  * numbers them by it; the removed nodes leave the list (ir_compact would drop them next) and the
  * nodes' state stays behind (the next round starts its own). `live`: how many live nodes the list
- * held. `flag` (by node id, may be NULL) moves along: flag[n->id] before is flag[n->id] after. */
-static void renumber_live(rw_ctx *ctx, size_t live, bool *flag)
+ * held. `flag` (by node id, may be NULL) moves along: flag[n->id] before is flag[n->id] after;
+ * `old` (when not NULL, `live` entries) is set for the flagged nodes of the round's start (ids below
+ * nodes0 before). */
+static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_t nodes0)
 {
     ir_graph *g = ctx->g;
     bool *moved = NULL;
@@ -154,6 +156,8 @@ static void renumber_live(rw_ctx *ctx, size_t live, bool *flag)
             FR_CHECK(k < live);
             if (moved)
                 moved[k] = flag[n->id];
+            if (old)
+                old[k] = flag[n->id] && n->id < nodes0;
             n->id = (uint32_t)k;
             g->nodes.items[k++] = n;
         }
@@ -220,14 +224,20 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
         }
         for (size_t i = values0; i < g->values.len; i++)
             dirty_value[i] = true;
-        renumber_live(ctx, live, dirty_node);
-        /* the use lists with the compaction, unless the whole graph is validated (it computes
-         * them) */
-        bool uses_kept = whole ? (ir_compact_flags(g, dirty_value), false)
-                               : ir_compact_uses(g, dirty_value);
+        /* the flagged nodes of the round's start read what they read, unless a forward re-pointed
+         * readers or a test's hook changed the graph after a commit */
+        bool *same = NULL;
+        if (!whole && !ctx->round_forwarded && !ctx->opts.after_commit) {
+            same = malloc(live ? live : 1);
+            FR_CHECK(same != NULL);
+        }
+        renumber_live(ctx, live, dirty_node, same, nodes0);
         if (whole) {
+            ir_compact(g);
             ok = ir_validate(g, ctx->dg);
         } else {
+            /* the use lists with the compaction (unless a node reads a value not the graph's) */
+            bool uses_kept = ir_compact_uses(g, dirty_value);
             /* the fused nodes' types as their plans inferred them, unless a forward re-pointed
              * readers or a test's hook changed the graph after a commit (the operands may not be
              * those planned on) */
@@ -242,11 +252,11 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
                         planned[e->node->id] = e->type;
                 }
             }
-            ok = uses_kept
-                     ? ir_validate_planned_uses_kept(g, dirty_node, dirty_value, planned, ctx->dg)
-                     : ir_validate_planned(g, dirty_node, dirty_value, planned, ctx->dg);
+            ok = uses_kept ? ir_validate_round(g, dirty_node, dirty_value, planned, same, ctx->dg)
+                           : ir_validate_planned(g, dirty_node, dirty_value, planned, ctx->dg);
             free(planned);
         }
+        free(same);
     }
     ctx->planned.len = 0;
     free(dirty_node);
