@@ -713,11 +713,14 @@ static void infer_node(checker *c, ir_node *n, const ir_type *planned)
     ir_type few[FEW];
     ir_type *declared = n->noutputs <= FEW ? few : malloc(n->noutputs * sizeof *declared);
     FR_CHECK(declared != NULL);
+    /* a planned node's one output takes its planned type next: no unknown type before it */
+    bool take_planned = !skip && planned && n->noutputs == 1;
     for (uint32_t i = 0; i < n->noutputs; i++) {
         const ir_type *t = n->outputs[i]->type;
         declared[i] = *t;
         /* (an output with no declared type has the unknown type already: no interning again) */
-        if (t->rank != -1 || t->dtype != IR_DTYPE_UNKNOWN || t->layout != IR_LAYOUT_NONE)
+        if (!take_planned &&
+            (t->rank != -1 || t->dtype != IR_DTYPE_UNKNOWN || t->layout != IR_LAYOUT_NONE))
             ir_value_set_type(c->g, n->outputs[i], &(ir_type){.rank = -1});
     }
     if (!skip && planned)
