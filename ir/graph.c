@@ -398,44 +398,97 @@ static void release_names(ir_graph *g, const bool *live)
     }
 }
 
-void ir_compact(ir_graph *g)
+/* ir_compact, moving value_flag (may be NULL) along with the values; with `uses`, also the use
+ * lists as ir_compute_uses would leave them after it, from the same passes over the live nodes'
+ * operands and the kept values (false, the lists untouched, when a live node reads a value that
+ * is not the graph's: validation reports it). */
+static bool compact(ir_graph *g, bool *value_flag, bool uses)
 {
     compact_nodes(g);
 
     /* a value survives when it is an input, an output, a live node's output, or read by one */
-    bool *live = calloc(g->values.len ? g->values.len : 1, sizeof *live);
+    size_t nv = g->values.len;
+    bool *live = calloc(nv ? nv : 1, sizeof *live);
     FR_CHECK(live != NULL);
+    uint32_t *reads = NULL; /* with uses: how many operands of live nodes each value is */
+    if (uses) {
+        reads = calloc(nv ? nv : 1, sizeof *reads);
+        FR_CHECK(reads != NULL);
+    }
     for (size_t i = 0; i < g->inputs.len; i++)
         live[g->inputs.items[i]->id] = true;
     for (size_t i = 0; i < g->outputs.len; i++)
         live[g->outputs.items[i]->id] = true;
     for (size_t i = 0; i < g->nodes.len; i++) {
         ir_node *n = g->nodes.items[i];
-        for (uint32_t k = 0; k < n->ninputs; k++)
-            if (n->inputs[k])
-                live[n->inputs[k]->id] = true;
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            const ir_value *v = n->inputs[k];
+            if (!v)
+                continue;
+            live[v->id] = true;
+            if (reads && v->id < nv && g->values.items[v->id] == v) {
+                reads[v->id]++;
+            } else if (reads) { /* not the graph's: no lists */
+                free(reads);
+                reads = NULL;
+            }
+        }
         for (uint32_t k = 0; k < n->noutputs; k++)
             live[n->outputs[k]->id] = true;
     }
     /* the name stays reserved in by_name only while the value lives */
     size_t dropped = 0;
-    for (size_t i = 0; i < g->values.len; i++)
+    for (size_t i = 0; i < nv; i++)
         dropped += !live[i];
     if (dropped > g->by_name.cap / 8)
         release_names(g, live);
     size_t kept = 0;
-    for (size_t i = 0; i < g->values.len; i++) {
+    for (size_t i = 0; i < nv; i++) {
         ir_value *v = g->values.items[i];
         if (!live[i]) {
             if (dropped <= g->by_name.cap / 8)
                 sm_put(&g->by_name, v->name, strlen(v->name), NULL);
             continue;
         }
+        if (value_flag)
+            value_flag[kept] = value_flag[i];
+        if (reads) {
+            /* a list that still fits is rewritten in place (ir_compute_uses) */
+            if (!v->uses || reads[i] > v->nuses)
+                v->uses = ar_alloc_array(g->arena, reads[i], sizeof *v->uses);
+            v->nuses = 0;
+            v->is_output = false;
+        }
         v->id = (uint32_t)kept;
         g->values.items[kept++] = v;
     }
     g->values.len = kept;
     free(live);
+    if (!reads)
+        return false;
+    free(reads);
+    for (size_t i = 0; i < g->outputs.len; i++)
+        g->outputs.items[i]->is_output = true;
+    for (size_t i = 0; i < g->nodes.len; i++) {
+        ir_node *n = g->nodes.items[i];
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            ir_value *v = n->inputs[k];
+            /* a node that reads the same value twice is one consumer */
+            if (v && (v->nuses == 0 || v->uses[v->nuses - 1] != n))
+                v->uses[v->nuses++] = n;
+        }
+    }
+    return true;
+}
+
+void ir_compact(ir_graph *g)
+{
+    compact(g, NULL, false);
+}
+
+bool ir_compact_uses(ir_graph *g, bool *value_flag)
+{
+    return compact(g, value_flag, true);
 }
 
 bool ir_value_kept(const ir_graph *g, const ir_value *v)

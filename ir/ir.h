@@ -445,6 +445,12 @@ uint32_t ir_get_ints(const ir_node *n, const char *name, const int64_t **out);
 void ir_compute_uses(ir_graph *g);
 /* Drops dead nodes and values no live node, input or output refers to; renumbers ids. */
 void ir_compact(ir_graph *g);
+/* ir_compact that also leaves the use lists as ir_compute_uses would after it (from the same passes
+ * over the live nodes' operands and the kept values), and moves value_flag (by value id, may be
+ * NULL) along with the values it keeps: value_flag[v->id] before is value_flag[v->id] after.
+ * False, the use lists untouched, when a live node reads a value that is not the graph's
+ * (validation reports that). */
+bool ir_compact_uses(ir_graph *g, bool *value_flag);
 /* ir_compact for a graph whose use lists (nuses, is_output) are those of its live nodes, without
  * reading every operand: a value stays when it is an input, an output or read (nuses), or the
  * output of a live node (ir_value_kept, inputs aside). */
@@ -484,6 +490,14 @@ bool ir_validate_marked(ir_graph *g, bool *dirty_node, bool *dirty_value, dg_con
  * or shape value changes during this check. planned may be NULL: ir_validate_marked. */
 bool ir_validate_planned(ir_graph *g, bool *dirty_node, bool *dirty_value,
                          const ir_type *const *planned, dg_context *dg);
+/* ir_validate_planned at the end of a rewrite round: on a graph whose use lists are current
+ * (ir_compact_uses returned true: they are not computed again), and where same[node id], when not
+ * NULL, says a flagged node reads the very operands, with the attributes, it had when last
+ * validated (a reader of a replaced node's output, now another node's). Such a node is checked
+ * (operands, arity, attributes) but not inferred again unless an operand's type or shape value
+ * changes during this check or is in error: its inference would give what it gave. */
+bool ir_validate_round(ir_graph *g, bool *dirty_node, bool *dirty_value,
+                       const ir_type *const *planned, const bool *same, dg_context *dg);
 /* Which nodes and values of g changed since `s` was taken (by position: g not compacted since,
  * nodes and values only appended), as ir_validate_since would find them: flags in node_changed
  * (g->nodes.len) and value_changed (g->values.len), the appended ones set. For checking a caller's

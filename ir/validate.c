@@ -713,11 +713,14 @@ static void infer_node(checker *c, ir_node *n, const ir_type *planned)
     ir_type few[FEW];
     ir_type *declared = n->noutputs <= FEW ? few : malloc(n->noutputs * sizeof *declared);
     FR_CHECK(declared != NULL);
+    /* a planned node's one output takes its planned type next: no unknown type before it */
+    bool take_planned = !skip && planned && n->noutputs == 1;
     for (uint32_t i = 0; i < n->noutputs; i++) {
         const ir_type *t = n->outputs[i]->type;
         declared[i] = *t;
         /* (an output with no declared type has the unknown type already: no interning again) */
-        if (t->rank != -1 || t->dtype != IR_DTYPE_UNKNOWN || t->layout != IR_LAYOUT_NONE)
+        if (!take_planned &&
+            (t->rank != -1 || t->dtype != IR_DTYPE_UNKNOWN || t->layout != IR_LAYOUT_NONE))
             ir_value_set_type(c->g, n->outputs[i], &(ir_type){.rank = -1});
     }
     if (!skip && planned)
@@ -968,6 +971,21 @@ static bool reinfer_node(checker *c, ir_node *n, const ir_type *planned)
     return changed;
 }
 
+/* Whether n, read as before (the caller's `same`), needs no inference again: it passed its checks,
+ * and no operand took another type or shape value in this check (retyped) or is in error. Its
+ * inference would give what it gave when last validated: the same operands with the same types,
+ * shape values and constants, the same attributes. */
+static bool inferred_as_before(const checker *c, const ir_node *n, const bool *same,
+                               const bool *retyped)
+{
+    if (!same || !same[n->id] || c->bad_node[n->id])
+        return false;
+    for (uint32_t k = 0; k < n->ninputs; k++)
+        if (n->inputs[k] && (retyped[n->inputs[k]->id] || c->bad_value[n->inputs[k]->id]))
+            return false;
+    return true;
+}
+
 /* The type planned[n->id] when the caller planned n's one output and no operand of n took another
  * type or shape value in this check (retyped), else NULL: n is inferred again. */
 static const ir_type *still_planned(const ir_node *n, const ir_type *const *planned,
@@ -986,7 +1004,8 @@ static const ir_type *still_planned(const ir_node *n, const ir_type *const *plan
  * Keeps s's fingerprints current (s may be NULL: ir_validate_marked). planned: see
  * ir_validate_planned (may be NULL). */
 static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, bool *dirty_value,
-                             const ir_type *const *planned, dg_context *dg, bool *ok)
+                             const ir_type *const *planned, const bool *same, bool uses_kept,
+                             dg_context *dg, bool *ok)
 {
     size_t errors_before = dg_error_count(dg);
     checker c = {
@@ -1038,8 +1057,9 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
         }
     /* the values whose type or shape value this check changed: a planned node reading one is
      * inferred again */
-    bool *retyped = planned ? calloc(c.nvalues ? c.nvalues : 1, sizeof *retyped) : NULL;
-    FR_CHECK(!planned || retyped);
+    bool *retyped =
+        planned || same ? calloc(c.nvalues ? c.nvalues : 1, sizeof *retyped) : NULL;
+    FR_CHECK(!(planned || same) || retyped);
     if (c.structure_ok) {
         for (size_t i = 0; i < c.nnodes; i++) {
             ir_node *n = g->nodes.items[i];
@@ -1047,6 +1067,8 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
             for (uint32_t k = 0; !dirty && k < n->ninputs; k++)
                 dirty = n->inputs[k] && dirty_value[n->inputs[k]->id];
             if (!dirty)
+                continue;
+            if (inferred_as_before(&c, n, same, retyped))
                 continue;
             bool changed = reinfer_node(&c, n, still_planned(n, planned, retyped));
             for (uint32_t k = 0; k < n->noutputs; k++) {
@@ -1060,7 +1082,7 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
     }
     free(retyped);
     check_outputs(&c);
-    if (c.structure_ok)
+    if (c.structure_ok && !uses_kept)
         ir_compute_uses(g);
     free(c.bad_node);
     free(c.bad_value);
@@ -1118,7 +1140,7 @@ bool ir_validate_since(ir_graph *g, ir_validated *s, dg_context *dg)
     s->nnodes = g->nodes.len;
     s->nvalues = g->values.len;
     bool ok = false;
-    if (!validate_changed(g, s, node_changed, value_changed, NULL, dg, &ok)) {
+    if (!validate_changed(g, s, node_changed, value_changed, NULL, NULL, false, dg, &ok)) {
         ok = ir_validate(g, dg);
         free(s->node_fp);
         free(s->value_fp);
@@ -1138,7 +1160,16 @@ bool ir_validate_planned(ir_graph *g, bool *dirty_node, bool *dirty_value,
                          const ir_type *const *planned, dg_context *dg)
 {
     bool ok = false;
-    if (!validate_changed(g, NULL, dirty_node, dirty_value, planned, dg, &ok))
+    if (!validate_changed(g, NULL, dirty_node, dirty_value, planned, NULL, false, dg, &ok))
+        ok = ir_validate(g, dg);
+    return ok;
+}
+
+bool ir_validate_round(ir_graph *g, bool *dirty_node, bool *dirty_value,
+                       const ir_type *const *planned, const bool *same, dg_context *dg)
+{
+    bool ok = false;
+    if (!validate_changed(g, NULL, dirty_node, dirty_value, planned, same, true, dg, &ok))
         ok = ir_validate(g, dg);
     return ok;
 }

@@ -1110,7 +1110,8 @@ static void write_computed(file_buffer *fb, ir_value *v)
 static void file_append(ProtobufCBuffer *b, size_t len, const uint8_t *data)
 {
     file_buffer *fb = (file_buffer *)b;
-    for (size_t i = 0; i < fb->ex->rows.len; i++) {
+    /* a record of rows is OX_LAZY_MIN_BYTES or more: the many small appends search nothing */
+    for (size_t i = 0; len >= OX_LAZY_MIN_BYTES && i < fb->ex->rows.len; i++) {
         if (fb->ex->rows.items[i].key == data) {
             ir_value *v = fb->ex->rows.items[i].v;
             FR_CHECK(len == v->konst->nbytes);

@@ -34,6 +34,23 @@ static bool read_by_listed(const ir_node *n)
 
 typedef VEC(ir_node *) node_list;
 
+/* Marks (by the round's start's ids) what removing n changed: its outputs still in the graph and
+ * their live readers of the round's start (validate_round checks them: a forward gave them another
+ * operand). Readers removed later and values ir_compact drops lose their marks there. */
+static void mark_removed(const ir_graph *g, const ir_node *n, rw_round_marks *marks)
+{
+    for (uint32_t k = 0; k < n->noutputs; k++) {
+        const ir_value *v = n->outputs[k];
+        if (v->id < g->values.len && g->values.items[v->id] == v)
+            marks->value[v->id] = true;
+        for (uint32_t u = 0; u < v->nuses; u++) {
+            const ir_node *r = v->uses[u];
+            if (!r->dead && r->id < g->nodes.len && g->nodes.items[r->id] == r)
+                marks->node[r->id] = true;
+        }
+    }
+}
+
 static void push_producers(node_list *work, const ir_node *n)
 {
     for (uint32_t k = 0; k < n->ninputs; k++) {
@@ -55,6 +72,9 @@ static size_t sweep(rw_ctx *ctx, node_list *work, uint32_t *readers, bool uses, 
         if (!unread(n, readers) || (uses && read_by_listed(n)))
             continue;
         n->dead = true;
+        if (n->id < new_from && ctx->g->nodes.items[n->id] == n) /* of the round's start */
+            ctx->marks.removed++;
+        mark_removed(ctx->g, n, &ctx->marks);
         rw_node_state *s = rw_state(ctx, n);
         if (s->pos < ctx->order.len && ctx->order.items[s->pos] == n)
             ctx->order.items[s->pos] = NULL;
@@ -76,10 +96,20 @@ size_t rw_remove_unread(rw_ctx *ctx, size_t nodes0)
     bool uses = !ctx->round_forwarded && !ctx->opts.validate_each;
     uint32_t *readers = calloc(g->values.len ? g->values.len : 1, sizeof *readers);
     FR_CHECK(readers != NULL);
+    rw_round_marks *marks = &ctx->marks;
+    FR_CHECK(!marks->node && !marks->value);
+    marks->node = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *marks->node);
+    marks->value = calloc(g->values.len ? g->values.len : 1, sizeof *marks->value);
+    FR_CHECK(marks->node && marks->value);
+    marks->removed = 0;
     node_list work = {0};
     for (size_t i = 0; i < g->nodes.len; i++) {
         const ir_node *n = g->nodes.items[i];
         if (n->dead) {
+            if (i < nodes0) {
+                marks->removed++;
+                mark_removed(g, n, marks);
+            }
             push_producers(&work, n);
             continue;
         }

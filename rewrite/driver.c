@@ -144,15 +144,26 @@ static void renumber(rw_ctx *ctx)
 /* At the end of a round: makes the graph's node list the live nodes in the driver's order and
  * numbers them by it; the removed nodes leave the list (ir_compact would drop them next) and the
  * nodes' state stays behind (the next round starts its own). `live`: how many live nodes the list
- * held. */
-static void renumber_live(rw_ctx *ctx, size_t live)
+ * held. `flag` (by node id, may be NULL) moves along: flag[n->id] before is flag[n->id] after;
+ * `old` (when not NULL, `live` entries) is set for the flagged nodes of the round's start (ids below
+ * nodes0 before). */
+static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_t nodes0)
 {
     ir_graph *g = ctx->g;
+    bool *moved = NULL;
+    if (flag) {
+        moved = malloc(live ? live : 1);
+        FR_CHECK(moved != NULL);
+    }
     size_t k = 0;
     for (size_t i = 0; i < ctx->order.len; i++) {
         ir_node *n = ctx->order.items[i];
         if (n && !n->dead) {
             FR_CHECK(k < live);
+            if (moved)
+                moved[k] = flag[n->id];
+            if (old)
+                old[k] = flag[n->id] && n->id < nodes0;
             n->id = (uint32_t)k;
             g->nodes.items[k++] = n;
         }
@@ -161,6 +172,10 @@ static void renumber_live(rw_ctx *ctx, size_t live)
     g->nodes.len = k;
     ctx->order.len = 0;
     ctx->st.len = 0;
+    if (moved) {
+        memcpy(flag, moved, live);
+        free(moved);
+    }
 }
 
 static bool validate_failed(rw_ctx *ctx, const char *when)
@@ -182,73 +197,76 @@ static bool validate_rewrite(rw_ctx *ctx)
  * and their live readers (a forward gave them another operand); and downstream of them where a
  * type changed. Or the whole graph, with opts.whole_validation or validate_each (which renumbered
  * the list during the round). The nodes from nodes0 on and the values from values0 on are the
- * round's (the lists before renumbering). */
+ * round's (the lists before renumbering). rw_remove_unread marked the removed nodes' outputs and
+ * readers, by the ids of the round's start, where it visited them (no pass here over the removed
+ * nodes); the marks move with the nodes and values through renumbering and compaction. */
 static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
 {
     ir_graph *g = ctx->g;
+    bool *dirty_node = ctx->marks.node, *dirty_value = ctx->marks.value;
+    size_t removed = ctx->marks.removed;
+    ctx->marks = (rw_round_marks){0};
+    FR_CHECK(dirty_node && dirty_value); /* rw_remove_unread ran */
+    bool ok;
     if (ctx->opts.whole_validation || ctx->opts.validate_each) {
         renumber(ctx);
         ir_compact(g);
-        return ir_validate(g, ctx->dg) || validate_failed(ctx, "after a round of rewrites");
-    }
-    VEC(ir_node *) nodes = {0};
-    VEC(ir_value *) values = {0};
-    bool whole = false; /* a node made and removed in one round: the use lists do not say */
-    size_t live = 0;
-    for (size_t i = 0; i < g->nodes.len; i++) {
-        ir_node *n = g->nodes.items[i];
-        live += !n->dead;
-        if (i < nodes0 && !n->dead)
-            continue;
-        whole |= i >= nodes0 && n->dead;
-        if (i >= nodes0)
-            vec_push(&nodes, n);
-        for (uint32_t k = 0; k < n->noutputs; k++) {
-            ir_value *v = n->outputs[k];
-            vec_push(&values, v);
-            for (uint32_t u = 0; i < nodes0 && u < v->nuses; u++) /* the uses of the round's start */
-                if (!v->uses[u]->dead)
-                    vec_push(&nodes, v->uses[u]);
+        ok = ir_validate(g, ctx->dg);
+    } else {
+        bool whole = false; /* a node made and removed in one round: the use lists do not say */
+        size_t live = nodes0 - removed;
+        for (size_t i = nodes0; i < g->nodes.len; i++) {
+            ir_node *n = g->nodes.items[i];
+            whole |= n->dead;
+            if (n->dead)
+                continue;
+            live++;
+            dirty_node[i] = true;
+            for (uint32_t k = 0; k < n->noutputs; k++) {
+                ir_value *v = n->outputs[k];
+                if (v->id < g->values.len && g->values.items[v->id] == v)
+                    dirty_value[v->id] = true;
+            }
         }
-    }
-    for (size_t i = values0; i < g->values.len; i++)
-        vec_push(&values, g->values.items[i]);
-    renumber_live(ctx, live);
-    ir_compact(g);
-    bool *dirty_node = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *dirty_node);
-    bool *dirty_value = calloc(g->values.len ? g->values.len : 1, sizeof *dirty_value);
-    FR_CHECK(dirty_node && dirty_value);
-    for (size_t i = 0; i < nodes.len; i++) {
-        ir_node *n = nodes.items[i];
-        if (n->id < g->nodes.len && g->nodes.items[n->id] == n) /* not removed since collected */
-            dirty_node[n->id] = true;
-    }
-    for (size_t i = 0; i < values.len; i++) {
-        ir_value *v = values.items[i];
-        if (v->id < g->values.len && g->values.items[v->id] == v) /* not dropped */
-            dirty_value[v->id] = true;
-    }
-    /* the fused nodes' types as their plans inferred them, unless a forward re-pointed readers or
-     * a test's hook changed the graph after a commit (the operands may not be those planned on) */
-    const ir_type **planned = NULL;
-    if (!whole && ctx->planned.len && !ctx->round_forwarded && !ctx->opts.after_commit) {
-        planned = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *planned);
-        FR_CHECK(planned != NULL);
-        for (size_t i = 0; i < ctx->planned.len; i++) {
-            const rw_planned *e = &ctx->planned.items[i];
-            if (!e->node->dead && e->node->id < g->nodes.len &&
-                g->nodes.items[e->node->id] == e->node)
-                planned[e->node->id] = e->type;
+        for (size_t i = values0; i < g->values.len; i++)
+            dirty_value[i] = true;
+        /* the flagged nodes of the round's start read what they read, unless a forward re-pointed
+         * readers or a test's hook changed the graph after a commit */
+        bool *same = NULL;
+        if (!whole && !ctx->round_forwarded && !ctx->opts.after_commit) {
+            same = malloc(live ? live : 1);
+            FR_CHECK(same != NULL);
         }
+        renumber_live(ctx, live, dirty_node, same, nodes0);
+        if (whole) {
+            ir_compact(g);
+            ok = ir_validate(g, ctx->dg);
+        } else {
+            /* the use lists with the compaction (unless a node reads a value not the graph's) */
+            bool uses_kept = ir_compact_uses(g, dirty_value);
+            /* the fused nodes' types as their plans inferred them, unless a forward re-pointed
+             * readers or a test's hook changed the graph after a commit (the operands may not be
+             * those planned on) */
+            const ir_type **planned = NULL;
+            if (ctx->planned.len && !ctx->round_forwarded && !ctx->opts.after_commit) {
+                planned = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *planned);
+                FR_CHECK(planned != NULL);
+                for (size_t i = 0; i < ctx->planned.len; i++) {
+                    const rw_planned *e = &ctx->planned.items[i];
+                    if (!e->node->dead && e->node->id < g->nodes.len &&
+                        g->nodes.items[e->node->id] == e->node)
+                        planned[e->node->id] = e->type;
+                }
+            }
+            ok = uses_kept ? ir_validate_round(g, dirty_node, dirty_value, planned, same, ctx->dg)
+                           : ir_validate_planned(g, dirty_node, dirty_value, planned, ctx->dg);
+            free(planned);
+        }
+        free(same);
     }
     ctx->planned.len = 0;
-    bool ok = whole ? ir_validate(g, ctx->dg)
-                    : ir_validate_planned(g, dirty_node, dirty_value, planned, ctx->dg);
-    free(planned);
     free(dirty_node);
     free(dirty_value);
-    vec_free(&nodes);
-    vec_free(&values);
     return ok || validate_failed(ctx, "after a round of rewrites");
 }
 

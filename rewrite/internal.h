@@ -53,6 +53,15 @@ typedef struct rw_planned {
     const ir_type *type;
 } rw_planned;
 
+/* What a round changed, by the ids of its start (rw_remove_unread marks them where it visits the
+ * removed nodes; validate_round carries them through renumbering and compaction and frees them). */
+typedef struct rw_round_marks {
+    bool *node;     /* the live readers of a removed node's output (and, added by validate_round,
+                     * the new nodes) */
+    bool *value;    /* the outputs of the removed nodes (and the new nodes' and values) */
+    size_t removed; /* how many nodes of the round's start were removed */
+} rw_round_marks;
+
 typedef struct rw_ctx {
     ir_graph *g;
     const mt_automaton *a;
@@ -72,6 +81,7 @@ typedef struct rw_ctx {
      * schema of that attribute, and whether it is the activation's (carry_attrs asks the same for
      * every match; plan_attrs.c) */
     const ir_attr_schema **carry_schemas[IR_OP_COUNT];
+    rw_round_marks marks; /* the round's end (dce.c, validate_round) */
 } rw_ctx;
 
 /* The id of a node built aside (a tentative fused or helper node): it has no state. */
@@ -301,7 +311,8 @@ rw_action_fn *rw_action_get(dsl_action a);
 /* At the end of a round that committed: marks removed (and out of the order) every node that
  * produced a value one of the round's removed nodes read, once no live node reads any of its
  * outputs and none is a graph output; transitively. Returns how many. The nodes from nodes0 on are
- * the round's. */
+ * the round's. Fills ctx->marks from the removed nodes of the round's start, where it visits them
+ * (validate_round takes them). */
 size_t rw_remove_unread(rw_ctx *ctx, size_t nodes0);
 
 #define RW_ACTION_DECL(id, name) rw_action_fn rw_action_##name;

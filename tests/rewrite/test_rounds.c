@@ -221,6 +221,37 @@ static void test_refined_downstream(void)
     rules_done(&r);
 }
 
+/* The same refinement read by a node no rule fuses: r is a reader of the removed MatMul's output
+ * y (now the Attention's), reading what it read, so validation skips its inference only while no
+ * operand's type changed in the check (ir_validate_round); y's rows became S, so r is inferred
+ * again: f32[1,2,S,8], as validating the whole graph gives. */
+static void test_refined_reader(void)
+{
+    char graph[sizeof refined_downstream + 64];
+    const char *tail = strstr(refined_downstream, "  p = MatMul(y, w2)\n");
+    FR_CHECK(tail != NULL);
+    snprintf(graph, sizeof graph, "%.*s  r = Sigmoid(y)\n  output r\n}\n",
+             (int)(tail - refined_downstream), refined_downstream);
+    rule_set r = load_rules("../../rules/transformer.rules");
+    CHECK(r.a != NULL);
+    char *text[2];
+    for (int whole = 0; whole < 2; whole++) {
+        rw_report rep;
+        gk_graph *t = canon_and_apply(graph, &r, whole, &rep);
+        CHECK_INT(fired(&rep, "attention_mask_div"), 1);
+        char type[64];
+        CHECK_STR(ir_type_format(t->g, ir_find_value(t->g, "r")->type, type, sizeof type),
+                  "f32[1,2,S,8]");
+        text[whole] = gk_state_text(t->g);
+        rw_report_free(&rep);
+        gk_free(t);
+    }
+    CHECK_STR(text[0], text[1]);
+    free(text[0]);
+    free(text[1]);
+    rules_done(&r);
+}
+
 /* conv_bn's Conv reads fold_bn's new constants: its plan inferred it on their tentative values,
  * and the commit keeps that type for the round's validation (rw_commit's stood_for). With a
  * symbolic batch, strides and a bias the BN folds into, the types after validating what the round
@@ -340,6 +371,7 @@ int main(void)
 {
     RUN(test_same_as_whole);
     RUN(test_refined_downstream);
+    RUN(test_refined_reader);
     RUN(test_corrupted_commit);
     RUN(test_folded_constants_planned);
     return unit_finish();
