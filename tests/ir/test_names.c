@@ -179,10 +179,48 @@ static void test_exact_bytes(void)
     ar_free(arena);
 }
 
+/* Through the graph: 300,000 names (a table on huge pages), redefinitions refused, fresh names
+ * past the taken ones, and names given back by ir_compact_used. */
+static void test_graph_names(void)
+{
+    ir_graph *g = ir_graph_new("t");
+    ir_type t = {.dtype = IR_F32, .rank = 1, .dims = {4}};
+    enum { N = 300000 };
+    ir_names_reserve(&g->by_name, N);
+    ir_value *x = ir_add_input(g, "x", &t);
+    CHECK(ir_add_input(g, "x", &t) == NULL);
+    char name[32];
+    const char *out[1] = {name};
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof name, "v%d", i);
+        ir_node *n = ir_add_node(g, IR_OP_Relu, 1, out, 1);
+        CHECK(n != NULL);
+        ir_set_input(n, 0, x);
+        if (i % 2)
+            n->dead = true; /* odd ones go */
+        else
+            ir_add_output(g, n->outputs[0]);
+    }
+    CHECK(g->by_name.cap * sizeof(ir_name_slot) >= 2 * 1024 * 1024);
+    snprintf(name, sizeof name, "v7");
+    CHECK(ir_add_node(g, IR_OP_Relu, 1, out, 1) == NULL);
+    CHECK_STR(ir_fresh_name(g, "v7"), "v7_1");
+    CHECK_STR(ir_fresh_name(g, "w"), "w");
+    ir_compute_uses(g);
+    ir_compact_used(g);
+    CHECK_INT(g->by_name.len, 1 + N / 2);
+    check_table(&g->by_name);
+    CHECK(ir_find_value(g, "v7") == NULL && ir_find_value(g, "v8") != NULL);
+    CHECK(ir_add_node(g, IR_OP_Relu, 1, out, 1) != NULL); /* "v7" is free again */
+    CHECK(ir_find_value_n(g, "v7xyz", 2) == g->nodes.items[g->nodes.len - 1]->outputs[0]);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     RUN(test_random_from_empty);
     RUN(test_random_small);
     RUN(test_exact_bytes);
+    RUN(test_graph_names);
     return unit_finish();
 }
