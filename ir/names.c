@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The table grows past 3/4 full, to half full; a reserve leaves it 2/3 full. */
+/* The table grows past 3/4 full, to half full; a reserve leaves it 7/10 full (or less: see resize). */
 static bool over(size_t cap, size_t len)
 {
     return len > cap / 4 * 3 + cap % 4 * 3 / 4;
@@ -82,10 +82,14 @@ static ir_name_slot *free_slot(const ir_names *m, uint32_t tag)
     return &m->slots[i];
 }
 
-/* Rehomes the entries in a table of cap slots, by their stored tags (no name is read). */
+/* Rehomes the entries in a table of cap slots or more, by their stored tags (no name is read). A
+ * table of huge pages takes all the slots its last page holds. */
 static void resize(ir_names *m, size_t cap)
 {
-    FR_CHECK(cap > m->len && cap <= UINT32_MAX && cap <= SIZE_MAX / sizeof(ir_name_slot));
+    FR_CHECK(cap > m->len && cap <= UINT32_MAX / 2 && cap <= SIZE_MAX / sizeof(ir_name_slot));
+    size_t bytes = cap * sizeof(ir_name_slot);
+    if (bytes >= BM_HUGE)
+        cap = (bytes + BM_HUGE - 1) / BM_HUGE * BM_HUGE / sizeof(ir_name_slot);
     ir_names to = {bm_alloc(cap * sizeof(ir_name_slot)), cap, m->len};
     FR_CHECK(to.slots != NULL);
     for (size_t i = 0; i < m->cap; i++)
@@ -98,8 +102,8 @@ static void resize(ir_names *m, size_t cap)
 void ir_names_reserve(ir_names *m, size_t n)
 {
     if (over(m->cap, n)) {
-        FR_CHECK(n <= UINT32_MAX / 2);
-        resize(m, n + n / 2 > 16 ? n + n / 2 : 16);
+        FR_CHECK(n <= UINT32_MAX / 4);
+        resize(m, n * 10 / 7 > 16 ? n * 10 / 7 : 16);
     }
 }
 
