@@ -41,9 +41,8 @@ _Static_assert(sizeof(ir_node) <= 64 && sizeof(ir_value) <= 72, "ir/ir.h: a node
 
 static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_kind kind)
 {
-    bool taken;
-    ir_name_slot *slot = ir_names_claim(&g->by_name, name, len, &taken); /* the name's one probe */
-    if (taken)
+    size_t slot;
+    if (!ir_names_claim(&g->by_name, name, len, &slot)) /* the name's one probe */
         return NULL;
     ir_value *v = ir_names_new_value(g->arena, name, len);
     v->kind = kind;
@@ -51,7 +50,7 @@ static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_k
     FR_CHECK(g->values.len < UINT32_MAX);
     v->id = (uint32_t)g->values.len;
     vec_push(&g->values, v);
-    slot->value = v;
+    ir_names_set(&g->by_name, slot, v);
     return v;
 }
 

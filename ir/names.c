@@ -8,6 +8,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A slot: the tag (4 bytes, 0 when the slot is empty) and the value's address (6 bytes: the low
+ * 48 bits, all an address of user space has), each read and written as the same integer type, so
+ * the layout holds on either byte order. */
+static uint32_t tag_at(const ir_names *m, size_t i)
+{
+    uint32_t t;
+    memcpy(&t, m->slots + i * IR_NAME_SLOT, 4);
+    return t;
+}
+
+static void put(ir_names *m, size_t i, uint32_t tag, const struct ir_value *v)
+{
+    unsigned char *p = m->slots + i * IR_NAME_SLOT;
+    uint64_t a = (uint64_t)(uintptr_t)v;
+    uint32_t lo = (uint32_t)a;
+    uint16_t hi = (uint16_t)(a >> 32);
+    memcpy(p, &tag, 4);
+    memcpy(p + 4, &lo, 4);
+    memcpy(p + 8, &hi, 2);
+}
+
+static void move(ir_names *m, size_t to, size_t from)
+{
+    memcpy(m->slots + to * IR_NAME_SLOT, m->slots + from * IR_NAME_SLOT, IR_NAME_SLOT);
+}
+
 /* The table grows past 3/4 full, to half full; a reserve leaves it 7/10 full (or less: see resize). */
 static bool over(size_t cap, size_t len)
 {
@@ -68,33 +94,41 @@ static bool named(const struct ir_value *v, const char *key, size_t len)
 
 void ir_names_free(ir_names *m)
 {
-    bm_free(m->slots, m->cap * sizeof(ir_name_slot));
+    bm_free(m->slots, m->cap * IR_NAME_SLOT);
     m->slots = NULL;
     m->cap = m->len = 0;
 }
 
+static size_t next(const ir_names *m, size_t i)
+{
+    return i + 1 < m->cap ? i + 1 : 0;
+}
+
 /* A slot found empty from tag's home on (len < cap: there is one). */
-static ir_name_slot *free_slot(const ir_names *m, uint32_t tag)
+static size_t free_slot(const ir_names *m, uint32_t tag)
 {
     size_t i = home(tag, m->cap);
-    while (m->slots[i].tag)
-        i = i + 1 < m->cap ? i + 1 : 0;
-    return &m->slots[i];
+    while (tag_at(m, i))
+        i = next(m, i);
+    return i;
 }
 
 /* Rehomes the entries in a table of cap slots or more, by their stored tags (no name is read). A
  * table of huge pages takes all the slots its last page holds. */
 static void resize(ir_names *m, size_t cap)
 {
-    FR_CHECK(cap > m->len && cap <= UINT32_MAX / 2 && cap <= SIZE_MAX / sizeof(ir_name_slot));
-    size_t bytes = cap * sizeof(ir_name_slot);
+    FR_CHECK(cap > m->len && cap <= UINT32_MAX / 2 && cap <= SIZE_MAX / IR_NAME_SLOT);
+    size_t bytes = cap * IR_NAME_SLOT;
     if (bytes >= BM_HUGE)
-        cap = (bytes + BM_HUGE - 1) / BM_HUGE * BM_HUGE / sizeof(ir_name_slot);
-    ir_names to = {bm_alloc(cap * sizeof(ir_name_slot)), cap, m->len};
+        cap = (bytes + BM_HUGE - 1) / BM_HUGE * BM_HUGE / IR_NAME_SLOT;
+    ir_names to = {bm_alloc(cap * IR_NAME_SLOT), cap, m->len};
     FR_CHECK(to.slots != NULL);
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->slots[i].tag)
-            *free_slot(&to, m->slots[i].tag) = m->slots[i];
+    for (size_t i = 0; i < m->cap; i++) {
+        uint32_t tag = tag_at(m, i);
+        if (tag)
+            memcpy(to.slots + free_slot(&to, tag) * IR_NAME_SLOT, m->slots + i * IR_NAME_SLOT,
+                   IR_NAME_SLOT);
+    }
     ir_names_free(m);
     *m = to;
 }
@@ -110,18 +144,18 @@ void ir_names_reserve(ir_names *m, size_t n)
 void ir_names_prefetch(const ir_names *m, const char *name, size_t len)
 {
     if (m->cap)
-        __builtin_prefetch(&m->slots[home(tag_of(name, len), m->cap)]);
+        __builtin_prefetch(m->slots + home(tag_of(name, len), m->cap) * IR_NAME_SLOT);
 }
 
 /* The slot holding name, or the empty one where the probe ends. */
-static ir_name_slot *find(const ir_names *m, const char *name, size_t len, uint32_t tag)
+static size_t find(const ir_names *m, const char *name, size_t len, uint32_t tag)
 {
     size_t i = home(tag, m->cap);
     for (;;) {
-        ir_name_slot *s = &m->slots[i];
-        if (!s->tag || (s->tag == tag && named(s->value, name, len)))
-            return s;
-        i = i + 1 < m->cap ? i + 1 : 0;
+        uint32_t t = tag_at(m, i);
+        if (!t || (t == tag && named(ir_names_value_at(m, i), name, len)))
+            return i;
+        i = next(m, i);
     }
 }
 
@@ -129,10 +163,10 @@ struct ir_value *ir_names_get(const ir_names *m, const char *name, size_t len)
 {
     if (!m->cap || len > UINT32_MAX) /* no name that long is stored */
         return NULL;
-    return find(m, name, len, tag_of(name, len))->value;
+    return ir_names_value_at(m, find(m, name, len, tag_of(name, len)));
 }
 
-ir_name_slot *ir_names_claim(ir_names *m, const char *name, size_t len, bool *taken)
+bool ir_names_claim(ir_names *m, const char *name, size_t len, size_t *at)
 {
     FR_CHECK(len <= UINT32_MAX);
     if (over(m->cap, m->len + 1)) {
@@ -140,14 +174,19 @@ ir_name_slot *ir_names_claim(ir_names *m, const char *name, size_t len, bool *ta
         resize(m, (m->len + 1) * 2 > 16 ? (m->len + 1) * 2 : 16);
     }
     uint32_t tag = tag_of(name, len);
-    ir_name_slot *s = find(m, name, len, tag);
-    *taken = s->tag != 0;
-    if (!s->tag) {
-        s->tag = tag;
-        s->value = NULL;
-        m->len++;
-    }
-    return s;
+    size_t i = find(m, name, len, tag);
+    if (tag_at(m, i))
+        return false;
+    put(m, i, tag, NULL);
+    m->len++;
+    *at = i;
+    return true;
+}
+
+void ir_names_set(ir_names *m, size_t at, struct ir_value *v)
+{
+    FR_CHECK((uint64_t)(uintptr_t)v >> 48 == 0); /* a user-space address: see put */
+    put(m, at, tag_at(m, at), v);
 }
 
 struct ir_value *ir_names_new_value(ar_arena *arena, const char *name, size_t len)
@@ -161,27 +200,22 @@ struct ir_value *ir_names_new_value(ar_arena *arena, const char *name, size_t le
     return v;
 }
 
-static size_t next(const ir_names *m, size_t i)
-{
-    return i + 1 < m->cap ? i + 1 : 0;
-}
-
 /* Empties slot i, moving back each entry after it whose probe passed through i (backward-shift
  * deletion: no tombstones, so probes stay as short as the live names make them). */
 static void remove_at(ir_names *m, size_t i)
 {
-    for (size_t j = next(m, i); m->slots[j].tag; j = next(m, j)) {
-        size_t h = home(m->slots[j].tag, m->cap);
+    uint32_t tag;
+    for (size_t j = next(m, i); (tag = tag_at(m, j)) != 0; j = next(m, j)) {
+        size_t h = home(tag, m->cap);
         /* the entry at j may fill i when i lies on its probe, from h to j (cyclically) */
         size_t dist_h = j >= h ? j - h : j + m->cap - h;
         size_t dist_i = j >= i ? j - i : j + m->cap - i;
         if (dist_h >= dist_i) {
-            m->slots[i] = m->slots[j];
+            move(m, i, j);
             i = j;
         }
     }
-    m->slots[i].tag = 0;
-    m->slots[i].value = NULL;
+    put(m, i, 0, NULL);
     m->len--;
 }
 
@@ -190,8 +224,8 @@ void ir_names_remove(ir_names *m, const struct ir_value *v)
     if (!m->cap)
         return;
     uint32_t tag = tag_of(v->name, strlen(v->name));
-    for (size_t i = home(tag, m->cap); m->slots[i].tag; i = next(m, i))
-        if (m->slots[i].value == v) {
+    for (size_t i = home(tag, m->cap); tag_at(m, i); i = next(m, i))
+        if (ir_names_value_at(m, i) == v) {
             remove_at(m, i);
             return;
         }
@@ -204,23 +238,23 @@ void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n,
     /* the pass starts after a slot empty before it (a probe never crosses one), so that each
      * entry's probe, from its home to its slot, lies in what the pass has already settled */
     size_t start = 0;
-    while (m->slots[start].tag)
+    while (tag_at(m, start))
         start++;
     enum { AHEAD = 16 }; /* the slots are read in order, the values they point to at random */
     for (size_t k = 1; k <= m->cap; k++) {
         size_t i = start + k < m->cap ? start + k : start + k - m->cap;
         size_t a = i + AHEAD < m->cap ? i + AHEAD : i + AHEAD - m->cap; /* (cap >= 16) */
-        if (m->slots[a].tag)
-            __builtin_prefetch(&m->slots[a].value->id);
-        ir_name_slot s = m->slots[i];
-        if (!s.tag)
+        const ir_value *ahead = ir_names_value_at(m, a);
+        if (ahead)
+            __builtin_prefetch(&ahead->id);
+        uint32_t tag = tag_at(m, i);
+        if (!tag)
             continue;
-        m->slots[i].tag = 0;
-        m->slots[i].value = NULL;
-        const ir_value *v = s.value;
+        const ir_value *v = ir_names_value_at(m, i);
+        put(m, i, 0, NULL);
         if (v->id < n && values[v->id] == v && !live[v->id])
             m->len--;
         else
-            *free_slot(m, s.tag) = s; /* at i or before it */
+            put(m, free_slot(m, tag), tag, v); /* at i or before it */
     }
 }

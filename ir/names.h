@@ -2,7 +2,7 @@
  * live (a dropped value's name is removed and free again).
  *
  * An open-addressing table (linear probing, no tombstones: a removal shifts the entries after it
- * back) of 12-byte slots, each the 32 high bits of the name's hash and the value. The key is the
+ * back) of 10-byte slots, each the 32 high bits of the name's hash and the value's address. The key is the
  * value's own name (v->name), not a copy in the slot: a probe compares the hash bits first and
  * reads the name only when they match. A slot's place is the hash bits scaled to the table's size
  * (not masked), so the table can be any size and grows without rehashing a name. Only graph.c
@@ -19,15 +19,24 @@
 
 struct ir_value;
 
-typedef struct __attribute__((packed, aligned(4))) {
-    uint32_t tag;           /* the name's hash, high 32 bits (never 0); 0: an empty slot */
-    struct ir_value *value; /* its name is the slot's key */
-} ir_name_slot;
+/* A slot is 10 bytes: the name's hash, high 32 bits (never 0; 0: an empty slot), and the value's
+ * address (its low 48 bits: an address of user space has no more), whose name is the key. */
+enum { IR_NAME_SLOT = 10 };
 
 typedef struct {
-    ir_name_slot *slots;
+    unsigned char *slots; /* cap slots of IR_NAME_SLOT bytes */
     size_t cap, len;
 } ir_names;
+
+/* The value in slot i (i < cap), or NULL when the slot is empty. */
+static inline struct ir_value *ir_names_value_at(const ir_names *m, size_t i)
+{
+    uint32_t lo;
+    uint16_t hi;
+    __builtin_memcpy(&lo, m->slots + i * IR_NAME_SLOT + 4, 4);
+    __builtin_memcpy(&hi, m->slots + i * IR_NAME_SLOT + 8, 2);
+    return (struct ir_value *)(uintptr_t)((uint64_t)hi << 32 | lo);
+}
 
 void ir_names_free(ir_names *m);
 /* Room for n names without growing. */
@@ -38,10 +47,10 @@ void ir_names_reserve(ir_names *m, size_t n);
 void ir_names_prefetch(const ir_names *m, const char *name, size_t len);
 /* The value named by the len bytes of name, or NULL. */
 struct ir_value *ir_names_get(const ir_names *m, const char *name, size_t len);
-/* One probe for a definition: the slot of name. When the name is taken, *taken is true and the
- * slot holds its value; else the slot is claimed (value NULL) and the caller stores a value whose
- * name has those bytes before the next call on m. */
-ir_name_slot *ir_names_claim(ir_names *m, const char *name, size_t len, bool *taken);
+/* One probe for a definition: false when the name is taken; else its slot is claimed (*at) and the
+ * caller stores a value whose name has those bytes there (ir_names_set) before the next call on m. */
+bool ir_names_claim(ir_names *m, const char *name, size_t len, size_t *at);
+void ir_names_set(ir_names *m, size_t at, struct ir_value *v);
 /* A zeroed value of the arena with its name (len bytes, NUL added) in the same allocation. */
 struct ir_value *ir_names_new_value(ar_arena *arena, const char *name, size_t len);
 /* Removes v's name when it names v (else nothing changes). */

@@ -217,12 +217,12 @@ static bool *named_values(const checker *c)
     const ir_names *m = &c->g->by_name;
     enum { AHEAD = 16 }; /* the slots are read in order, the values they point to at random */
     for (size_t i = 0; i < m->cap; i++) {
-        const ir_value *ahead = i + AHEAD < m->cap ? m->slots[i + AHEAD].value : NULL;
+        const ir_value *ahead = i + AHEAD < m->cap ? ir_names_value_at(m, i + AHEAD) : NULL;
         if (ahead) {
             __builtin_prefetch(&ahead->name);
             __builtin_prefetch(&ahead->id);
         }
-        const ir_value *v = m->slots[i].value;
+        const ir_value *v = ir_names_value_at(m, i);
         if (v && in_graph(c, v))
             named[v->id] = true;
     }

@@ -24,13 +24,11 @@ static void check_table(const ir_names *m)
 {
     size_t entries = 0;
     for (size_t i = 0; i < m->cap; i++) {
-        if (!m->slots[i].tag) {
-            CHECK(m->slots[i].value == NULL);
+        const ir_value *v = ir_names_value_at(m, i);
+        if (!v)
             continue;
-        }
         entries++;
-        const ir_value *v = m->slots[i].value;
-        CHECK(v != NULL && ir_names_get(m, v->name, strlen(v->name)) == v);
+        CHECK(ir_names_get(m, v->name, strlen(v->name)) == v);
     }
     CHECK_INT(entries, m->len);
     if (m->cap)
@@ -53,16 +51,14 @@ static void run_random(ir_names *m, ar_arena *arena, model_name *model, int step
         size_t len = strlen(e->name);
         uint32_t op = rnd(3);
         if (op == 0) { /* define */
-            bool taken;
-            ir_name_slot *s = ir_names_claim(m, e->name, len, &taken);
-            CHECK(taken == (e->v != NULL));
-            if (taken) {
-                CHECK(s->value == e->v);
-            } else {
-                CHECK(s->value == NULL && s->tag != 0);
+            size_t at;
+            bool claimed = ir_names_claim(m, e->name, len, &at);
+            CHECK(claimed == (e->v == NULL));
+            if (claimed) {
+                CHECK(at < m->cap && ir_names_value_at(m, at) == NULL);
                 e->v = ir_names_new_value(arena, e->name, len);
                 CHECK_STR(e->v->name, e->name);
-                s->value = e->v;
+                ir_names_set(m, at, e->v);
             }
         } else if (op == 1) { /* look up */
             CHECK(ir_names_get(m, e->name, len) == e->v);
@@ -130,12 +126,12 @@ static void test_random_small(void)
     for (int round = 0; round < 400; round++) {
         model_name *e = &few[rnd(50)];
         size_t len = strlen(e->name);
-        bool taken;
+        size_t at;
         if (rnd(2)) {
-            ir_name_slot *s = ir_names_claim(&m, e->name, len, &taken);
-            CHECK(taken == (e->v != NULL));
-            if (!taken)
-                s->value = e->v = ir_names_new_value(arena, e->name, len);
+            bool claimed = ir_names_claim(&m, e->name, len, &at);
+            CHECK(claimed == (e->v == NULL));
+            if (claimed)
+                ir_names_set(&m, at, e->v = ir_names_new_value(arena, e->name, len));
         } else if (e->v) {
             ir_names_remove(&m, e->v);
             e->v = NULL;
@@ -158,10 +154,9 @@ static void test_exact_bytes(void)
     ir_names_reserve(&m, 4);
     const char *names[] = {"a", "ab", "", "abcdefgh", "abcdefghi"};
     for (int i = 0; i < 5; i++) {
-        bool taken;
-        ir_name_slot *s = ir_names_claim(&m, names[i], strlen(names[i]), &taken);
-        CHECK(!taken);
-        s->value = ir_names_new_value(arena, names[i], strlen(names[i]));
+        size_t at;
+        CHECK(ir_names_claim(&m, names[i], strlen(names[i]), &at));
+        ir_names_set(&m, at, ir_names_new_value(arena, names[i], strlen(names[i])));
     }
     for (int i = 0; i < 5; i++) {
         const ir_value *v = ir_names_get(&m, names[i], strlen(names[i]));
@@ -201,7 +196,7 @@ static void test_graph_names(void)
         else
             ir_add_output(g, n->outputs[0]);
     }
-    CHECK(g->by_name.cap * sizeof(ir_name_slot) >= 2 * 1024 * 1024);
+    CHECK(g->by_name.cap * IR_NAME_SLOT >= 2 * 1024 * 1024);
     snprintf(name, sizeof name, "v7");
     CHECK(ir_add_node(g, IR_OP_Relu, 1, out, 1) == NULL);
     CHECK_STR(ir_fresh_name(g, "v7"), "v7_1");
