@@ -241,6 +241,7 @@ void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n,
     while (tag_at(m, start))
         start++;
     enum { AHEAD = 16 }; /* the slots are read in order, the values they point to at random */
+    bool moved = false;   /* a slot of this run of full slots was emptied: the rest may move back */
     for (size_t k = 1; k <= m->cap; k++) {
         size_t i = start + k < m->cap ? start + k : start + k - m->cap;
         size_t a = i + AHEAD < m->cap ? i + AHEAD : i + AHEAD - m->cap; /* (cap >= 16) */
@@ -248,13 +249,18 @@ void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n,
         if (ahead)
             __builtin_prefetch(&ahead->id);
         uint32_t tag = tag_at(m, i);
-        if (!tag)
+        if (!tag) {
+            moved = false;
             continue;
+        }
         const ir_value *v = ir_names_value_at(m, i);
-        put(m, i, 0, NULL);
-        if (v->id < n && values[v->id] == v && !live[v->id])
+        if (v->id < n && values[v->id] == v && !live[v->id]) {
+            put(m, i, 0, NULL);
             m->len--;
-        else
+            moved = true;
+        } else if (moved) {
+            put(m, i, 0, NULL);
             put(m, free_slot(m, tag), tag, v); /* at i or before it */
+        }
     }
 }
