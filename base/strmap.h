@@ -1,5 +1,5 @@
-/* A string-keyed hash map (open addressing) from names to pointers: value lookup by name in graphs,
- * op lookup by name in rule sets. Keys are not copied: they must outlive the map. A large table
+/* A string-keyed hash map (open addressing) from names to pointers: op lookup by name in rule sets,
+ * a graph's symbols, safetensors headers (a graph's value names have their own map: ir/names.h). Keys are not copied: they must outlive the map. A large table
  * lives on huge pages (base/bigmem.h). */
 #ifndef FUSERULE_BASE_STRMAP_H
 #define FUSERULE_BASE_STRMAP_H

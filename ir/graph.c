@@ -29,7 +29,7 @@ void ir_graph_free(ir_graph *g)
     vec_free(&g->symexprs);
     sm_free(&g->symbol_index);
     sm_free(&g->expr_index);
-    sm_free(&g->by_name);
+    ir_names_free(&g->by_name);
     free(g->types.slots);
     if (g->src_hold)
         dg_source_drop(g->src_hold);
@@ -41,19 +41,16 @@ _Static_assert(sizeof(ir_node) <= 56 && sizeof(ir_value) <= 64, "ir/ir.h: a node
 
 static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_kind kind)
 {
-    bool inserted;
-    sm_slot *slot = sm_insert(&g->by_name, name, len, &inserted); /* the name's one probe */
-    if (!inserted && slot->value)
-        return NULL; /* (a removed value leaves its name with no value: free again) */
-    ir_value *v = ar_alloc(g->arena, sizeof *v);
-    v->name = ar_strndup(g->arena, name, len);
+    size_t slot;
+    if (!ir_names_claim(&g->by_name, name, len, &slot)) /* the name's one probe */
+        return NULL;
+    ir_value *v = ir_names_new_value(g->arena, name, len);
     v->kind = kind;
     v->type = ir_type_unknown_interned(g);
     FR_CHECK(g->values.len < UINT32_MAX);
     v->id = (uint32_t)g->values.len;
     vec_push(&g->values, v);
-    slot->key = v->name; /* the same bytes, in the graph's arena */
-    slot->value = v;
+    ir_names_set(&g->by_name, slot, v);
     return v;
 }
 
@@ -93,7 +90,7 @@ ir_node *ir_add_node_n(ir_graph *g, ir_op op, uint32_t ninputs, const char *cons
 {
     /* with one output, new_value's own check is the only lookup */
     for (uint32_t i = 0; noutputs > 1 && i < noutputs; i++)
-        if (sm_get(&g->by_name, out_names[i], out_lens[i]))
+        if (ir_names_get(&g->by_name, out_names[i], out_lens[i]))
             return NULL;
     ir_value *first = NULL;
     if (noutputs == 1 && !(first = new_value(g, out_names[0], out_lens[0], IR_VALUE_NODE)))
@@ -184,23 +181,23 @@ int64_t ir_symbol_lookup(const ir_graph *g, const char *name)
 
 const char *ir_fresh_name(ir_graph *g, const char *stem)
 {
-    if (!sm_get(&g->by_name, stem, strlen(stem)))
+    if (!ir_names_get(&g->by_name, stem, strlen(stem)))
         return ar_strdup(g->arena, stem);
     for (unsigned long k = 1;; k++) {
         char *name = ar_printf(g->arena, "%s_%lu", stem, k);
-        if (!sm_get(&g->by_name, name, strlen(name)))
+        if (!ir_names_get(&g->by_name, name, strlen(name)))
             return name;
     }
 }
 
 ir_value *ir_find_value(const ir_graph *g, const char *name)
 {
-    return sm_get(&g->by_name, name, strlen(name));
+    return ir_names_get(&g->by_name, name, strlen(name));
 }
 
 ir_value *ir_find_value_n(const ir_graph *g, const char *name, size_t len)
 {
-    return sm_get(&g->by_name, name, len);
+    return ir_names_get(&g->by_name, name, len);
 }
 
 /* ---- attributes ---- */
@@ -379,23 +376,12 @@ static void compact_nodes(ir_graph *g)
     g->nodes.len = kept;
 }
 
-/* Empties the name map's slots of the values not live (by id, before compaction), in one pass
- * over the map: when a round drops many values, that reads the slots in order instead of hashing
- * each name and probing for it (what sm_put(name, NULL) does, at a cache miss or two each). A
- * dropped value's name is held by its own slot (names are unique among the graph's values). */
+/* Removes the names of the values not live (by id, before compaction) in one pass over the name
+ * map: when a round drops many values, that reads the slots in order instead of hashing each name
+ * and probing for it (at a cache miss or two each). */
 static void release_names(ir_graph *g, const bool *live)
 {
-    sm_map *m = &g->by_name;
-    size_t n = g->values.len;
-    enum { AHEAD = 16 }; /* the slots are read in order, the values they point to at random */
-    for (size_t i = 0; i < m->cap; i++) {
-        const ir_value *ahead = i + AHEAD < m->cap ? m->slots[i + AHEAD].value : NULL;
-        if (ahead)
-            __builtin_prefetch(&ahead->id);
-        const ir_value *v = m->slots[i].value;
-        if (v && v->id < n && g->values.items[v->id] == v && !live[v->id])
-            m->slots[i].value = NULL;
-    }
+    ir_names_remove_dead(&g->by_name, g->values.items, g->values.len, live);
 }
 
 /* ir_compact, moving value_flag (may be NULL) along with the values; with `uses`, also the use
@@ -447,7 +433,7 @@ static bool compact(ir_graph *g, bool *value_flag, bool uses)
         ir_value *v = g->values.items[i];
         if (!live[i]) {
             if (dropped <= g->by_name.cap / 8)
-                sm_put(&g->by_name, v->name, strlen(v->name), NULL);
+                ir_names_remove(&g->by_name, v);
             continue;
         }
         if (value_flag)
@@ -511,25 +497,24 @@ void ir_compact_used(ir_graph *g)
      * map larger than the caches each release is a cache miss, and these overlap (a round of
      * canon at 1M nodes drops 166,666 values) */
     enum { AHEAD = 8 };
-    const char *ring[AHEAD];
-    size_t ring_len[AHEAD], ndropped = 0;
+    const ir_value *ring[AHEAD];
+    size_t ndropped = 0;
     size_t kept = 0;
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
         if (!input[i] && !ir_value_kept(g, v)) {
             size_t r = ndropped++ % AHEAD;
             if (ndropped > AHEAD)
-                sm_put(&g->by_name, ring[r], ring_len[r], NULL);
-            ring[r] = v->name;
-            ring_len[r] = strlen(v->name);
-            sm_prefetch(&g->by_name, ring[r], ring_len[r]);
+                ir_names_remove(&g->by_name, ring[r]);
+            ring[r] = v;
+            ir_names_prefetch(&g->by_name, v->name, strlen(v->name));
             continue;
         }
         v->id = (uint32_t)kept;
         g->values.items[kept++] = v;
     }
     for (size_t d = ndropped > AHEAD ? ndropped - AHEAD : 0; d < ndropped; d++)
-        sm_put(&g->by_name, ring[d % AHEAD], ring_len[d % AHEAD], NULL);
+        ir_names_remove(&g->by_name, ring[d % AHEAD]);
     g->values.len = kept;
     free(input);
 }

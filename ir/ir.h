@@ -15,6 +15,7 @@
 #include "base/diag.h"
 #include "base/strmap.h"
 #include "base/vec.h"
+#include "ir/names.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -353,7 +354,7 @@ struct ir_graph {
     VEC(const ir_dimx *) symexprs; /* per symbol: NULL for a name, else its expression */
     sm_map symbol_index;       /* symbol name -> index + 1 */
     sm_map expr_index;         /* an expression's terms (as bytes) -> index + 1 */
-    sm_map by_name;            /* value name -> ir_value */
+    ir_names by_name;          /* value name -> ir_value (ir/names.h) */
     ir_type_set types;         /* the types values point to, one copy of each (ir_type_intern) */
     const char *dir;           /* folder that file() paths are relative to */
     const dg_source *src;      /* the text it was parsed from, or NULL */

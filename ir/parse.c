@@ -140,7 +140,7 @@ void gp_nesting_too_deep(gp_state *st)
 static void prefetch_definition(gp_state *st, int prev, int code, gp_token tok)
 {
     if (code == GP_NAME && (prev == GP_NEWLINE || prev == GP_INPUT || prev == GP_CONST))
-        sm_prefetch(&st->g->by_name, st->src->text + tok.offset, tok.len);
+        ir_names_prefetch(&st->g->by_name, st->src->text + tok.offset, tok.len);
 }
 
 /* Whether the next line may be read by ir/parse_fast.c: a line of the graph's body begins (the
@@ -205,7 +205,7 @@ static ir_graph *parse(const dg_source *src, dg_context *dg, bool placeholders, 
     for (const char *p = src->text, *end = src->text + src->len;
          (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
         lines++;
-    sm_reserve(&st.g->by_name, lines < src->len / 32 ? lines : src->len / 32);
+    ir_names_reserve(&st.g->by_name, lines < src->len / 32 ? lines : src->len / 32);
     st.g->src = src;
     st.g->dir = path_dir(st.g->arena, src->path); /* what file() paths are relative to */
     gp_lexer_init(&st.lx, src, text, dg);

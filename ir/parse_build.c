@@ -1191,7 +1191,7 @@ static ir_value *resolve(gp_state *st, gp_token t, unsigned *suggestions)
 static void prefetch_ref(gp_state *st, gp_token t)
 {
     if (!tok_quoted(st, t))
-        sm_prefetch(&st->g->by_name, tok_text(st, t), t.len);
+        ir_names_prefetch(&st->g->by_name, tok_text(st, t), t.len);
 }
 
 void gp_resolve_names(gp_state *st)

@@ -523,7 +523,7 @@ static void prefetch_next(const gp_state *st, uint32_t pos)
     gp_token t;
     (void)keyword(&f, "const", 5, &t); /* skipped where it is there */
     if (name(&f, &t))
-        sm_prefetch(&st->g->by_name, (const char *)f.text + t.offset, t.len);
+        ir_names_prefetch(&st->g->by_name, (const char *)f.text + t.offset, t.len);
 }
 
 bool gp_fast_line(gp_state *st)

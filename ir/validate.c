@@ -208,22 +208,22 @@ static void check_const(const checker *c, const ir_value *v)
     }
 }
 
-/* Marks the values the graph's name map holds under their own name (the slot's key is the value's
- * name: new_value points it there), by one pass over the map: no lookup per value. */
+/* Marks the values the graph's name map holds (under their own name: a slot's key is its value's
+ * name, ir/names.h), by one pass over the map: no lookup per value. */
 static bool *named_values(const checker *c)
 {
     bool *named = calloc(c->nvalues ? c->nvalues : 1, sizeof *named);
     FR_CHECK(named != NULL);
-    const sm_map *m = &c->g->by_name;
+    const ir_names *m = &c->g->by_name;
     enum { AHEAD = 16 }; /* the slots are read in order, the values they point to at random */
     for (size_t i = 0; i < m->cap; i++) {
-        const ir_value *ahead = i + AHEAD < m->cap ? m->slots[i + AHEAD].value : NULL;
+        const ir_value *ahead = i + AHEAD < m->cap ? ir_names_value_at(m, i + AHEAD) : NULL;
         if (ahead) {
             __builtin_prefetch(&ahead->name);
             __builtin_prefetch(&ahead->id);
         }
-        const ir_value *v = m->slots[i].value;
-        if (v && m->slots[i].key == v->name && in_graph(c, v))
+        const ir_value *v = ir_names_value_at(m, i);
+        if (v && in_graph(c, v))
             named[v->id] = true;
     }
     return named;

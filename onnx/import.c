@@ -937,7 +937,7 @@ enum { PREFETCH_AHEAD = 8 };
 static void prefetch_names(ox_importer *im, char **names, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        sm_prefetch(&im->g->by_name, names[i], strlen(names[i]));
+        ir_names_prefetch(&im->g->by_name, names[i], strlen(names[i]));
 }
 
 static bool import_graph(ox_importer *im, const Onnx__ModelProto *m)
@@ -945,7 +945,7 @@ static bool import_graph(ox_importer *im, const Onnx__ModelProto *m)
     const Onnx__GraphProto *gp = m->graph;
     /* the value names, one a node (most have one output), initializer and input: the map is
      * sized once, not doubled and rehomed (and its new pages faulted in) as it fills */
-    sm_reserve(&im->g->by_name, gp->n_node + gp->n_initializer + gp->n_input);
+    ir_names_reserve(&im->g->by_name, gp->n_node + gp->n_initializer + gp->n_input);
     if (!add_initializers(im, m) || !add_inputs(im, gp))
         return false;
     const Onnx__NodeProto **nodes;
