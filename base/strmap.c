@@ -43,12 +43,6 @@ void *sm_get(const sm_map *map, const char *key, size_t key_len)
     return s->key ? s->value : NULL;
 }
 
-void sm_prefetch(const sm_map *map, const char *key, size_t key_len)
-{
-    if (map->cap)
-        __builtin_prefetch(&map->slots[hash(key, key_len) & (map->cap - 1)]);
-}
-
 /* Rehomes the slots in a table of cap slots (a power of two), by their stored hashes. */
 static void resize(sm_map *map, size_t cap)
 {
@@ -73,17 +67,6 @@ static void resize(sm_map *map, size_t cap)
 static bool full(const sm_map *map, size_t len)
 {
     return len * 4 > map->cap * 3;
-}
-
-void sm_reserve(sm_map *map, size_t n)
-{
-    size_t cap = map->cap ? map->cap : 64;
-    while (n * 4 > cap * 3) {
-        FR_CHECK(cap <= SIZE_MAX / 2);
-        cap *= 2;
-    }
-    if (cap != map->cap)
-        resize(map, cap);
 }
 
 sm_slot *sm_insert(sm_map *map, const char *key, size_t key_len, bool *inserted)

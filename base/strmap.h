@@ -1,6 +1,7 @@
 /* A string-keyed hash map (open addressing) from names to pointers: op lookup by name in rule sets,
- * a graph's symbols, safetensors headers (a graph's value names have their own map: ir/names.h). Keys are not copied: they must outlive the map. A large table
- * lives on huge pages (base/bigmem.h). */
+ * a graph's symbols, safetensors headers (a graph's value names have their own map: ir/names.h).
+ * Keys are not copied: they must outlive the map. A large table lives on huge pages
+ * (base/bigmem.h). */
 #ifndef FUSERULE_BASE_STRMAP_H
 #define FUSERULE_BASE_STRMAP_H
 
@@ -29,11 +30,5 @@ void *sm_put(sm_map *map, const char *key, size_t key_len, void *value);
  * case *inserted is true and the caller sets its value (and may point its key at a copy with the
  * same bytes). The slot stays valid until the next insertion. */
 sm_slot *sm_insert(sm_map *map, const char *key, size_t key_len, bool *inserted);
-/* Starts loading the slot where a probe for key begins, for a sm_get or sm_insert of the same key
- * a little later: in a map larger than the caches, each probe is a cache miss, and a caller that
- * knows its next keys early (the operands of the lines ahead) overlaps those misses. */
-void sm_prefetch(const sm_map *map, const char *key, size_t key_len);
-/* Room for n keys without growing. */
-void sm_reserve(sm_map *map, size_t n);
 
 #endif
