@@ -99,6 +99,14 @@ void ir_names_free(ir_names *m)
     m->cap = m->len = 0;
 }
 
+/* Slot i, counted on from the end to the start (any i: the table may be smaller than i - cap). */
+static size_t wrap(const ir_names *m, size_t i)
+{
+    while (i >= m->cap)
+        i -= m->cap;
+    return i;
+}
+
 static size_t next(const ir_names *m, size_t i)
 {
     return i + 1 < m->cap ? i + 1 : 0;
@@ -240,14 +248,21 @@ void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n,
     size_t start = 0;
     while (tag_at(m, start))
         start++;
-    enum { AHEAD = 16 }; /* the slots are read in order, the values they point to at random */
-    bool moved = false;   /* a slot of this run of full slots was emptied: the rest may move back */
+    /* the slots are read in order, the values they point to and the entries of values and live
+     * at their ids at random: a value is prefetched 2 * AHEAD slots ahead, its entries AHEAD slots
+     * ahead (by its id, loaded by then; a slot ahead is not moved before the pass reaches it) */
+    enum { AHEAD = 16 };
+    bool moved = false; /* a slot of this run of full slots was emptied: the rest may move back */
     for (size_t k = 1; k <= m->cap; k++) {
         size_t i = start + k < m->cap ? start + k : start + k - m->cap;
-        size_t a = i + AHEAD < m->cap ? i + AHEAD : i + AHEAD - m->cap; /* (cap >= 16) */
-        const ir_value *ahead = ir_names_value_at(m, a);
+        const ir_value *ahead = ir_names_value_at(m, wrap(m, i + 2 * AHEAD));
         if (ahead)
             __builtin_prefetch(&ahead->id);
+        ahead = ir_names_value_at(m, wrap(m, i + AHEAD));
+        if (ahead && ahead->id < n) {
+            __builtin_prefetch(&values[ahead->id]);
+            __builtin_prefetch(&live[ahead->id]);
+        }
         uint32_t tag = tag_at(m, i);
         if (!tag) {
             moved = false;

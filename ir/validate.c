@@ -215,13 +215,18 @@ static bool *named_values(const checker *c)
     bool *named = calloc(c->nvalues ? c->nvalues : 1, sizeof *named);
     FR_CHECK(named != NULL);
     const ir_names *m = &c->g->by_name;
-    enum { AHEAD = 16 }; /* the slots are read in order, the values they point to at random */
+    /* the slots are read in order, the values they point to and the list's entries at their ids
+     * at random: a value is prefetched 2 * AHEAD slots ahead, its list entry AHEAD slots ahead
+     * (by its id, loaded by then) */
+    enum { AHEAD = 16 };
+    ir_value *const *items = c->g->values.items;
     for (size_t i = 0; i < m->cap; i++) {
-        const ir_value *ahead = i + AHEAD < m->cap ? ir_names_value_at(m, i + AHEAD) : NULL;
-        if (ahead) {
-            __builtin_prefetch(&ahead->name);
-            __builtin_prefetch(&ahead->id);
-        }
+        const ir_value *far = i + 2 * AHEAD < m->cap ? ir_names_value_at(m, i + 2 * AHEAD) : NULL;
+        if (far)
+            __builtin_prefetch(&far->id);
+        const ir_value *near = i + AHEAD < m->cap ? ir_names_value_at(m, i + AHEAD) : NULL;
+        if (near && near->id < c->nvalues)
+            __builtin_prefetch(&items[near->id]);
         const ir_value *v = ir_names_value_at(m, i);
         if (v && in_graph(c, v))
             named[v->id] = true;
