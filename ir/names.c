@@ -92,11 +92,40 @@ static bool named(const struct ir_value *v, const char *key, size_t len)
     return name[len] == '\0';
 }
 
+/* The map changes: what a pass found no longer stands. */
+static void drop_seen(ir_names *m)
+{
+    if (m->seen) {
+        free(m->seen);
+        m->seen = NULL;
+        m->seen_of = NULL;
+        m->nseen = 0;
+    }
+}
+
 void ir_names_free(ir_names *m)
 {
+    drop_seen(m);
     bm_free(m->slots, m->cap * IR_NAME_SLOT);
     m->slots = NULL;
     m->cap = m->len = 0;
+}
+
+void ir_names_keep_seen(ir_names *m, bool *seen, struct ir_value *const *values, size_t n)
+{
+    drop_seen(m);
+    m->seen = seen;
+    m->seen_of = values;
+    m->nseen = n;
+}
+
+bool *ir_names_take_seen(ir_names *m, struct ir_value *const *values, size_t n)
+{
+    bool *seen = m->seen && m->seen_of == (const void *)values && m->nseen == n ? m->seen : NULL;
+    if (seen)
+        m->seen = NULL;
+    drop_seen(m);
+    return seen;
 }
 
 /* Slot i, counted on from the end to the start (any i: the table may be smaller than i - cap). */
@@ -126,10 +155,11 @@ static size_t free_slot(const ir_names *m, uint32_t tag)
 static void resize(ir_names *m, size_t cap)
 {
     FR_CHECK(cap > m->len && cap <= UINT32_MAX / 2 && cap <= SIZE_MAX / IR_NAME_SLOT);
+    drop_seen(m);
     size_t bytes = cap * IR_NAME_SLOT;
     if (bytes >= BM_HUGE)
         cap = (bytes + BM_HUGE - 1) / BM_HUGE * BM_HUGE / IR_NAME_SLOT;
-    ir_names to = {bm_alloc(cap * IR_NAME_SLOT), cap, m->len};
+    ir_names to = {.slots = bm_alloc(cap * IR_NAME_SLOT), .cap = cap, .len = m->len};
     FR_CHECK(to.slots != NULL);
     for (size_t i = 0; i < m->cap; i++) {
         uint32_t tag = tag_at(m, i);
@@ -185,6 +215,7 @@ bool ir_names_claim(ir_names *m, const char *name, size_t len, size_t *at)
     size_t i = find(m, name, len, tag);
     if (tag_at(m, i))
         return false;
+    drop_seen(m);
     put(m, i, tag, NULL);
     m->len++;
     *at = i;
@@ -194,6 +225,7 @@ bool ir_names_claim(ir_names *m, const char *name, size_t len, size_t *at)
 void ir_names_set(ir_names *m, size_t at, struct ir_value *v)
 {
     FR_CHECK((uint64_t)(uintptr_t)v >> 48 == 0); /* a user-space address: see put */
+    drop_seen(m);
     put(m, at, tag_at(m, at), v);
 }
 
@@ -231,6 +263,7 @@ void ir_names_remove(ir_names *m, const struct ir_value *v)
 {
     if (!m->cap)
         return;
+    drop_seen(m);
     uint32_t tag = tag_of(v->name, strlen(v->name));
     for (size_t i = home(tag, m->cap); tag_at(m, i); i = next(m, i))
         if (ir_names_value_at(m, i) == v) {
@@ -239,8 +272,10 @@ void ir_names_remove(ir_names *m, const struct ir_value *v)
         }
 }
 
-void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n, const bool *live)
+void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n, const bool *live,
+                          bool *seen)
 {
+    drop_seen(m);
     if (!m->len)
         return;
     /* the pass starts after a slot empty before it (a probe never crosses one), so that each
@@ -269,11 +304,16 @@ void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n,
             continue;
         }
         const ir_value *v = ir_names_value_at(m, i);
-        if (v->id < n && values[v->id] == v && !live[v->id]) {
+        bool in_list = v->id < n && values[v->id] == v;
+        if (in_list && !live[v->id]) {
             put(m, i, 0, NULL);
             m->len--;
             moved = true;
-        } else if (moved) {
+            continue;
+        }
+        if (in_list && seen)
+            seen[v->id] = true;
+        if (moved) {
             put(m, i, 0, NULL);
             put(m, free_slot(m, tag), tag, v); /* at i or before it */
         }
