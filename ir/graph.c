@@ -378,10 +378,15 @@ static void compact_nodes(ir_graph *g)
 
 /* Removes the names of the values not live (by id, before compaction) in one pass over the name
  * map: when a round drops many values, that reads the slots in order instead of hashing each name
- * and probing for it (at a cache miss or two each). */
-static void release_names(ir_graph *g, const bool *live)
+ * and probing for it (at a cache miss or two each). Returns which live values (by id) the map
+ * holds: compaction moves the marks with the values and the map keeps them for validation
+ * (ir_names_take_seen), which then need not read the map again. */
+static bool *release_names(ir_graph *g, const bool *live)
 {
-    ir_names_remove_dead(&g->by_name, g->values.items, g->values.len, live);
+    bool *seen = calloc(g->values.len ? g->values.len : 1, sizeof *seen);
+    FR_CHECK(seen != NULL);
+    ir_names_remove_dead(&g->by_name, g->values.items, g->values.len, live, seen);
+    return seen;
 }
 
 /* ir_compact, moving value_flag (may be NULL) along with the values; with `uses`, also the use
@@ -426,8 +431,7 @@ static bool compact(ir_graph *g, bool *value_flag, bool uses)
     size_t dropped = 0;
     for (size_t i = 0; i < nv; i++)
         dropped += !live[i];
-    if (dropped > g->by_name.cap / 8)
-        release_names(g, live);
+    bool *seen = dropped > g->by_name.cap / 8 ? release_names(g, live) : NULL;
     size_t kept = 0;
     for (size_t i = 0; i < nv; i++) {
         ir_value *v = g->values.items[i];
@@ -438,6 +442,8 @@ static bool compact(ir_graph *g, bool *value_flag, bool uses)
         }
         if (value_flag)
             value_flag[kept] = value_flag[i];
+        if (seen)
+            seen[kept] = seen[i];
         if (reads) {
             /* a list that still fits is rewritten in place (ir_compute_uses) */
             if (!v->uses || reads[i] > v->nuses)
@@ -450,6 +456,8 @@ static bool compact(ir_graph *g, bool *value_flag, bool uses)
     }
     g->values.len = kept;
     free(live);
+    if (seen)
+        ir_names_keep_seen(&g->by_name, seen, g->values.items, kept);
     if (!reads)
         return false;
     free(reads);

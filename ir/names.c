@@ -92,11 +92,48 @@ static bool named(const struct ir_value *v, const char *key, size_t len)
     return name[len] == '\0';
 }
 
+/* The map changes: what a pass found no longer stands. */
+static void drop_seen(ir_names *m)
+{
+    if (m->seen) {
+        free(m->seen);
+        m->seen = NULL;
+        m->seen_of = NULL;
+        m->nseen = 0;
+    }
+}
+
 void ir_names_free(ir_names *m)
 {
+    drop_seen(m);
     bm_free(m->slots, m->cap * IR_NAME_SLOT);
     m->slots = NULL;
     m->cap = m->len = 0;
+}
+
+void ir_names_keep_seen(ir_names *m, bool *seen, struct ir_value *const *values, size_t n)
+{
+    drop_seen(m);
+    m->seen = seen;
+    m->seen_of = values;
+    m->nseen = n;
+}
+
+bool *ir_names_take_seen(ir_names *m, struct ir_value *const *values, size_t n)
+{
+    bool *seen = m->seen && m->seen_of == (const void *)values && m->nseen == n ? m->seen : NULL;
+    if (seen)
+        m->seen = NULL;
+    drop_seen(m);
+    return seen;
+}
+
+/* Slot i, counted on from the end to the start (any i: the table may be smaller than i - cap). */
+static size_t wrap(const ir_names *m, size_t i)
+{
+    while (i >= m->cap)
+        i -= m->cap;
+    return i;
 }
 
 static size_t next(const ir_names *m, size_t i)
@@ -118,10 +155,11 @@ static size_t free_slot(const ir_names *m, uint32_t tag)
 static void resize(ir_names *m, size_t cap)
 {
     FR_CHECK(cap > m->len && cap <= UINT32_MAX / 2 && cap <= SIZE_MAX / IR_NAME_SLOT);
+    drop_seen(m);
     size_t bytes = cap * IR_NAME_SLOT;
     if (bytes >= BM_HUGE)
         cap = (bytes + BM_HUGE - 1) / BM_HUGE * BM_HUGE / IR_NAME_SLOT;
-    ir_names to = {bm_alloc(cap * IR_NAME_SLOT), cap, m->len};
+    ir_names to = {.slots = bm_alloc(cap * IR_NAME_SLOT), .cap = cap, .len = m->len};
     FR_CHECK(to.slots != NULL);
     for (size_t i = 0; i < m->cap; i++) {
         uint32_t tag = tag_at(m, i);
@@ -177,6 +215,7 @@ bool ir_names_claim(ir_names *m, const char *name, size_t len, size_t *at)
     size_t i = find(m, name, len, tag);
     if (tag_at(m, i))
         return false;
+    drop_seen(m);
     put(m, i, tag, NULL);
     m->len++;
     *at = i;
@@ -186,6 +225,7 @@ bool ir_names_claim(ir_names *m, const char *name, size_t len, size_t *at)
 void ir_names_set(ir_names *m, size_t at, struct ir_value *v)
 {
     FR_CHECK((uint64_t)(uintptr_t)v >> 48 == 0); /* a user-space address: see put */
+    drop_seen(m);
     put(m, at, tag_at(m, at), v);
 }
 
@@ -223,6 +263,7 @@ void ir_names_remove(ir_names *m, const struct ir_value *v)
 {
     if (!m->cap)
         return;
+    drop_seen(m);
     uint32_t tag = tag_of(v->name, strlen(v->name));
     for (size_t i = home(tag, m->cap); tag_at(m, i); i = next(m, i))
         if (ir_names_value_at(m, i) == v) {
@@ -231,8 +272,10 @@ void ir_names_remove(ir_names *m, const struct ir_value *v)
         }
 }
 
-void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n, const bool *live)
+void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n, const bool *live,
+                          bool *seen)
 {
+    drop_seen(m);
     if (!m->len)
         return;
     /* the pass starts after a slot empty before it (a probe never crosses one), so that each
@@ -240,25 +283,37 @@ void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n,
     size_t start = 0;
     while (tag_at(m, start))
         start++;
-    enum { AHEAD = 16 }; /* the slots are read in order, the values they point to at random */
-    bool moved = false;   /* a slot of this run of full slots was emptied: the rest may move back */
+    /* the slots are read in order, the values they point to and the entries of values and live
+     * at their ids at random: a value is prefetched 2 * AHEAD slots ahead, its entries AHEAD slots
+     * ahead (by its id, loaded by then; a slot ahead is not moved before the pass reaches it) */
+    enum { AHEAD = 16 };
+    bool moved = false; /* a slot of this run of full slots was emptied: the rest may move back */
     for (size_t k = 1; k <= m->cap; k++) {
         size_t i = start + k < m->cap ? start + k : start + k - m->cap;
-        size_t a = i + AHEAD < m->cap ? i + AHEAD : i + AHEAD - m->cap; /* (cap >= 16) */
-        const ir_value *ahead = ir_names_value_at(m, a);
+        const ir_value *ahead = ir_names_value_at(m, wrap(m, i + 2 * AHEAD));
         if (ahead)
             __builtin_prefetch(&ahead->id);
+        ahead = ir_names_value_at(m, wrap(m, i + AHEAD));
+        if (ahead && ahead->id < n) {
+            __builtin_prefetch(&values[ahead->id]);
+            __builtin_prefetch(&live[ahead->id]);
+        }
         uint32_t tag = tag_at(m, i);
         if (!tag) {
             moved = false;
             continue;
         }
         const ir_value *v = ir_names_value_at(m, i);
-        if (v->id < n && values[v->id] == v && !live[v->id]) {
+        bool in_list = v->id < n && values[v->id] == v;
+        if (in_list && !live[v->id]) {
             put(m, i, 0, NULL);
             m->len--;
             moved = true;
-        } else if (moved) {
+            continue;
+        }
+        if (in_list && seen)
+            seen[v->id] = true;
+        if (moved) {
             put(m, i, 0, NULL);
             put(m, free_slot(m, tag), tag, v); /* at i or before it */
         }

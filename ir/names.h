@@ -26,6 +26,13 @@ enum { IR_NAME_SLOT = 10 };
 typedef struct {
     unsigned char *slots; /* cap slots of IR_NAME_SLOT bytes */
     size_t cap, len;
+    /* What a pass over the map found, for validation's check that the map holds each value (so it
+     * need not read the map again): seen[i], that the map holds the value at seen_of[i] (a value
+     * list of nseen entries, by its address), for each i; NULL when none. Any change of the map
+     * drops it (ir_names_take_seen hands it over). */
+    bool *seen;
+    const void *seen_of;
+    size_t nseen;
 } ir_names;
 
 /* The value in slot i (i < cap), or NULL when the slot is empty. */
@@ -56,7 +63,17 @@ struct ir_value *ir_names_new_value(ar_arena *arena, const char *name, size_t le
 /* Removes v's name when it names v (else nothing changes). */
 void ir_names_remove(ir_names *m, const struct ir_value *v);
 /* Removes, in one pass over the table, the names of values[id] with !live[id] (id < n): for many
- * removals at once, the slots read in order instead of a probe each. */
-void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n, const bool *live);
+ * removals at once, the slots read in order instead of a probe each. seen (may be NULL; n entries,
+ * false on entry): set for each live values[id] the map holds. */
+void ir_names_remove_dead(ir_names *m, struct ir_value *const *values, size_t n, const bool *live,
+                          bool *seen);
+/* Keeps seen (n entries, malloc'd; the map takes it) as what a pass found for the value list
+ * `values`: seen[i], that the map holds values[i] (ir_names_remove_dead's marks, moved along with
+ * the values their list kept). The list must not change order until ir_names_take_seen, unless the
+ * map changes too (which drops it). */
+void ir_names_keep_seen(ir_names *m, bool *seen, struct ir_value *const *values, size_t n);
+/* What was kept for the list values of n entries (the caller frees it), or NULL (and what was kept
+ * for another list is dropped). */
+bool *ir_names_take_seen(ir_names *m, struct ir_value *const *values, size_t n);
 
 #endif

@@ -215,13 +215,18 @@ static bool *named_values(const checker *c)
     bool *named = calloc(c->nvalues ? c->nvalues : 1, sizeof *named);
     FR_CHECK(named != NULL);
     const ir_names *m = &c->g->by_name;
-    enum { AHEAD = 16 }; /* the slots are read in order, the values they point to at random */
+    /* the slots are read in order, the values they point to and the list's entries at their ids
+     * at random: a value is prefetched 2 * AHEAD slots ahead, its list entry AHEAD slots ahead
+     * (by its id, loaded by then) */
+    enum { AHEAD = 16 };
+    ir_value *const *items = c->g->values.items;
     for (size_t i = 0; i < m->cap; i++) {
-        const ir_value *ahead = i + AHEAD < m->cap ? ir_names_value_at(m, i + AHEAD) : NULL;
-        if (ahead) {
-            __builtin_prefetch(&ahead->name);
-            __builtin_prefetch(&ahead->id);
-        }
+        const ir_value *far = i + 2 * AHEAD < m->cap ? ir_names_value_at(m, i + 2 * AHEAD) : NULL;
+        if (far)
+            __builtin_prefetch(&far->id);
+        const ir_value *near = i + AHEAD < m->cap ? ir_names_value_at(m, i + AHEAD) : NULL;
+        if (near && near->id < c->nvalues)
+            __builtin_prefetch(&items[near->id]);
         const ir_value *v = ir_names_value_at(m, i);
         if (v && in_graph(c, v))
             named[v->id] = true;
@@ -806,7 +811,9 @@ bool ir_validate(ir_graph *g, dg_context *dg)
     /* the values' ids are set in the pass that checks them: the pass over the name map before it
      * finds a value under its id only where the id is right already (a value elsewhere is looked
      * up by its name instead) */
-    bool *named = named_values(&c);
+    bool *named = ir_names_take_seen(&g->by_name, g->values.items, c.nvalues);
+    if (!named)
+        named = named_values(&c);
     for (size_t i = 0; i < c.nvalues; i++) {
         g->values.items[i]->id = (uint32_t)i;
         check_value(&c, g->values.items[i], named[i]);
@@ -1040,11 +1047,13 @@ static bool validate_changed(ir_graph *g, ir_validated *s, bool *dirty_node, boo
     c.bad_value = calloc(c.nvalues ? c.nvalues : 1, sizeof *c.bad_value);
     FR_CHECK(c.bad_node && c.bad_value);
     /* each dirty value's name is looked up, or, when they are many, the map is read once (the
-     * probes of a large map miss the cache) */
+     * probes of a large map miss the cache), unless compaction's pass over it found them already */
+    bool *named = ir_names_take_seen(&g->by_name, g->values.items, c.nvalues);
     size_t ndirty = 0;
-    for (size_t i = 0; i < c.nvalues; i++)
+    for (size_t i = 0; !named && i < c.nvalues; i++)
         ndirty += dirty_value[i];
-    bool *named = ndirty > g->by_name.cap / 8 ? named_values(&c) : NULL;
+    if (!named && ndirty > g->by_name.cap / 8)
+        named = named_values(&c);
     for (size_t i = 0; i < c.nvalues; i++)
         if (dirty_value[i])
             check_value(&c, g->values.items[i], named && named[i]);

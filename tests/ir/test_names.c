@@ -2,6 +2,7 @@
  * names with their values), through small tables where probes wrap around the end and removals
  * shift entries back, through growth from empty, and through the one-pass removal; then the
  * graph's own callers (ir_add_*, ir_fresh_name, ir_compact_used) on a table on huge pages. */
+#include "base/diag.h"
 #include "ir/ir.h"
 
 #include "tests/unit.h"
@@ -71,23 +72,28 @@ static void run_random(ir_names *m, ar_arena *arena, model_name *model, int step
             e->v = NULL;
         }
         if (step % 500 == 499) {
-            /* values[id] with live[id] false are removed in one pass */
+            /* values[id] with live[id] false are removed in one pass; a value left out of the
+             * list stays; seen marks the live values of the list */
             ir_value **values = calloc(NAMES, sizeof *values);
             bool *live = calloc(NAMES, sizeof *live);
-            CHECK(values && live);
+            bool *seen = calloc(NAMES, sizeof *seen);
+            CHECK(values && live && seen);
             for (uint32_t i = 0; i < NAMES; i++) {
                 if (!model[i].v)
                     continue;
                 model[i].v->id = i;
-                values[i] = model[i].v;
+                values[i] = rnd(8) ? model[i].v : NULL;
                 live[i] = rnd(4) != 0;
             }
-            ir_names_remove_dead(m, values, NAMES, live);
-            for (uint32_t i = 0; i < NAMES; i++)
-                if (model[i].v && !live[i])
+            ir_names_remove_dead(m, values, NAMES, live, step % 1000 == 999 ? NULL : seen);
+            for (uint32_t i = 0; i < NAMES; i++) {
+                CHECK(seen[i] == (step % 1000 != 999 && values[i] && live[i]));
+                if (values[i] && !live[i])
                     model[i].v = NULL;
+            }
             free(values);
             free(live);
+            free(seen);
         }
         if (step % 97 == 0)
             check_table(m);
@@ -107,7 +113,7 @@ static void test_random_from_empty(void)
     ir_names m = {0};
     CHECK(ir_names_get(&m, "v1", 2) == NULL);
     ir_names_prefetch(&m, "v1", 2); /* an empty map has no slots to fetch */
-    ir_names_remove_dead(&m, NULL, 0, NULL);
+    ir_names_remove_dead(&m, NULL, 0, NULL, NULL);
     run_random(&m, arena, model, 40000);
     ir_names_free(&m);
     free(model);
@@ -211,11 +217,61 @@ static void test_graph_names(void)
     ir_graph_free(g);
 }
 
+/* Compaction's pass over the map (many values dropped) keeps what it found for validation, which
+ * then does not read the map again; any change of the map drops it, and validation reads the map
+ * itself: a name removed after compaction is still reported, with the same message. */
+static void test_graph_seen(void)
+{
+    for (int remove = 0; remove < 2; remove++) {
+        ir_graph *g = ir_graph_new("t");
+        ir_type t = {.dtype = IR_F32, .rank = 1, .dims = {4}};
+        ir_value *x = ir_add_input(g, "x", &t);
+        char name[32];
+        const char *out[1] = {name};
+        for (int i = 0; i < 1000; i++) {
+            snprintf(name, sizeof name, "v%d", i);
+            ir_node *n = ir_add_node(g, IR_OP_Relu, 1, out, 1);
+            CHECK(n != NULL);
+            ir_set_input(n, 0, x);
+            if (i % 2)
+                n->dead = true;
+            else
+                ir_add_output(g, n->outputs[0]);
+        }
+        ir_compact(g);
+        CHECK_INT(g->values.len, 501);
+        CHECK(g->by_name.seen != NULL && g->by_name.nseen == g->values.len);
+        for (size_t i = 0; i < g->values.len; i++)
+            CHECK(g->by_name.seen[i]);
+        /* another list, or one of another length, takes nothing (and drops it) */
+        bool *seen = ir_names_take_seen(&g->by_name, g->values.items, g->values.len - 1);
+        CHECK(seen == NULL && g->by_name.seen == NULL);
+        seen = calloc(g->values.len, sizeof *seen);
+        CHECK(seen != NULL);
+        for (size_t i = 0; i < g->values.len; i++)
+            seen[i] = true;
+        ir_names_keep_seen(&g->by_name, seen, g->values.items, g->values.len);
+        if (remove) {
+            ir_names_remove(&g->by_name, ir_find_value(g, "v8"));
+            CHECK(g->by_name.seen == NULL);
+        }
+        dg_context *dg = dg_new();
+        CHECK(ir_validate(g, dg) == !remove);
+        CHECK(g->by_name.seen == NULL); /* taken */
+        CHECK_INT(dg_error_count(dg), remove);
+        if (remove)
+            CHECK_STR(dg_first_error(dg), "'v8' is missing from the graph's names");
+        dg_free(dg);
+        ir_graph_free(g);
+    }
+}
+
 int main(void)
 {
     RUN(test_random_from_empty);
     RUN(test_random_small);
     RUN(test_exact_bytes);
     RUN(test_graph_names);
+    RUN(test_graph_seen);
     return unit_finish();
 }
