@@ -315,6 +315,12 @@ typedef struct ir_value {
     bool is_output;       /* listed as a graph output */
 } ir_value;
 
+/* The length of v's name where src's text defines it (an unquoted name, or a quoted string up to
+ * its closing quote or the end of its line, as the lexer reads them), scanned from v->src_offset:
+ * not stored in every value, as only diagnostics read it. 0 when v was built (src_offset 0: the
+ * text's first token is never a value's) or src is NULL. */
+uint32_t ir_value_src_len(const dg_source *src, const ir_value *v);
+
 /* v's shape value: NULL for a constant (whose place it shares) and where nothing is known. */
 static inline const ir_shape_value *ir_value_sv(const ir_value *v)
 {

@@ -585,7 +585,7 @@ static bool first_definition(gp_state *st, const gp_name *name, uint32_t *offset
     ir_value *v = ir_find_value_n(st->g, name->s, name->len);
     if (v) {
         *offset = v->src_offset;
-        *len = v->src_len;
+        *len = ir_value_src_len(st->src, v);
         return true;
     }
     gp_token *bad = sm_get(&st->poisoned, name->s, name->len);
@@ -627,6 +627,32 @@ static void poison(gp_state *st, const gp_name *name, gp_token t)
     gp_token *where = ar_alloc(st->g->arena, sizeof *where);
     *where = t;
     sm_put(&st->poisoned, ar_strndup(st->g->arena, name->s, name->len), name->len, where);
+}
+
+uint32_t ir_value_src_len(const dg_source *src, const ir_value *v)
+{
+    if (!src || v->src_offset == 0 || v->src_offset >= src->len)
+        return 0;
+    const char *text = src->text;
+    size_t end = v->src_offset, len = src->len;
+    if (text[end] == '"') { /* lex_string: up to the closing quote, or the line's end */
+        for (end++; end < len && text[end] != '\n'; end++) {
+            if (text[end] == '"')
+                return (uint32_t)(end + 1 - v->src_offset);
+            /* an escaped quote or backslash; the other escapes hold neither */
+            if (text[end] == '\\' && end + 1 < len &&
+                (text[end + 1] == '"' || text[end + 1] == '\\'))
+                end++;
+        }
+        return (uint32_t)(end - v->src_offset);
+    }
+    for (; end < len; end++) { /* name_char: [A-Za-z0-9_./-] */
+        char c = text[end];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '/' || c == '-'))
+            break;
+    }
+    return (uint32_t)(end - v->src_offset);
 }
 
 static void set_location(ir_value *v, gp_token name)
