@@ -658,7 +658,6 @@ uint32_t ir_value_src_len(const dg_source *src, const ir_value *v)
 static void set_location(ir_value *v, gp_token name)
 {
     v->src_offset = name.offset;
-    v->src_len = name.len;
 }
 
 void gp_graph_header(gp_state *st, gp_token name, gp_token brace)
@@ -1115,12 +1114,19 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
     gp_name *names = nresults <= FEW ? few_names : xcalloc(nresults * sizeof *names);
     ir_op op;
     bool op_ok = lookup_op(st, op_tok, &op);
+    bool count_ok = nresults <= IR_MAX_OUTPUTS; /* a value's out_index is 16 bits */
+    if (!count_ok) {
+        gp_token extra = results->items.items[IR_MAX_OUTPUTS].name;
+        dg_error(st->dg, st->src, extra.offset, extra.len,
+                 "too many results: a node has at most %u outputs, this line names %zu",
+                 (unsigned)IR_MAX_OUTPUTS, nresults);
+    }
     /* one result on a line without other errors: ir_add_node_n's probe checks that it is new */
     bool defer_new = op_ok && nresults == 1 && defines_once(st);
     bool names_ok = result_names(st, results, names, defer_new);
     size_t noperands = operands ? operands->items.len : 0;
     ir_node *n = NULL;
-    if (!op_ok || !names_ok || noperands > UINT32_MAX || nresults > UINT32_MAX) {
+    if (!op_ok || !names_ok || !count_ok || noperands > UINT32_MAX) {
         for (size_t i = 0; i < nresults; i++)
             if (names[i].s)
                 poison(st, &names[i], results->items.items[i].name);
