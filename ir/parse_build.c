@@ -961,6 +961,33 @@ static bool result_names(gp_state *st, const gp_results *results, gp_name *names
     return ok;
 }
 
+enum { SHARED_INTS_MAX = 8 }; /* the longest INTS list shared (ints_shared) */
+
+/* A short INTS list's elements, parsed into a buffer and then shared with an equal list built
+ * before (st->ints_shared), or copied to the graph's arena and remembered. */
+static bool shared_ints(gp_state *st, const gp_lit *lit, ir_attr *out)
+{
+    int64_t buf[SHARED_INTS_MAX];
+    uint32_t n = out->count;
+    uint64_t h = n;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!parse_int(st, lit->items.items[i]->tok, &buf[i]))
+            return false;
+        h = (h ^ (uint64_t)buf[i]) * 0x100000001b3u;
+    }
+    size_t slot = (size_t)(h >> 58); /* 64 slots */
+    const int64_t *seen = st->ints_shared[slot].ints;
+    if (seen && st->ints_shared[slot].count == n && memcmp(seen, buf, n * sizeof *buf) == 0) {
+        out->v.ints = (int64_t *)seen;
+        return true;
+    }
+    out->v.ints = ar_alloc_array(st->g->arena, n, sizeof *out->v.ints);
+    memcpy(out->v.ints, buf, n * sizeof *buf);
+    st->ints_shared[slot].ints = out->v.ints;
+    st->ints_shared[slot].count = n;
+    return true;
+}
+
 /* A list attribute: INTS unless an element is a float or the schema wants FLOATS. */
 static bool list_attr(gp_state *st, const ir_attr_schema *schema, const gp_lit *lit, ir_attr *out)
 {
@@ -978,6 +1005,8 @@ static bool list_attr(gp_state *st, const ir_attr_schema *schema, const gp_lit *
     size_t n = lit->items.len;
     out->kind = floats ? IR_ATTR_FLOATS : IR_ATTR_INTS;
     out->count = (uint32_t)n;
+    if (!floats && n > 0 && n <= SHARED_INTS_MAX)
+        return shared_ints(st, lit, out);
     if (floats)
         out->v.floats = ar_alloc_array(st->g->arena, n, sizeof(double));
     else

@@ -822,6 +822,33 @@ static void test_value_src_len(void)
     ir_graph_free(g);
 }
 
+/* Equal short INTS lists share the graph's copy; a different list has its own. */
+static void test_shared_ints(void)
+{
+    const char *text = "graph g {\n"
+                       "  input x : f32[1,1,4,4]\n"
+                       "  const w : f32[1,1,1,1] = 1\n"
+                       "  a = Conv(x, w) {kernel_shape=[1,1]}\n"
+                       "  b = Conv(a, w) {kernel_shape=[1,1], strides=[1,1]}\n"
+                       "  c = Conv(b, w) {kernel_shape=[1,1], pads=[0,0,0,0]}\n"
+                       "  output c\n"
+                       "}\n";
+    dg_source src = source("s.graph", text);
+    ir_graph *g = load(&src, true);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    const ir_node *a = ir_find_value(g, "a")->producer, *b = ir_find_value(g, "b")->producer;
+    const ir_node *c = ir_find_value(g, "c")->producer;
+    const int64_t *ka, *kb, *kc, *sb, *pc;
+    CHECK(ir_get_ints(a, "kernel_shape", &ka) == 2 && ir_get_ints(b, "kernel_shape", &kb) == 2 &&
+          ir_get_ints(c, "kernel_shape", &kc) == 2);
+    CHECK(ka == kb && kb == kc && ka[0] == 1 && ka[1] == 1);
+    CHECK(ir_get_ints(b, "strides", &sb) == 2 && sb == ka); /* equal: shared as well */
+    CHECK(ir_get_ints(c, "pads", &pc) == 4 && pc != ka && pc[0] == 0 && pc[3] == 0);
+    ir_graph_free(g);
+}
+
 static void test_every_op(void)
 {
     enum { PASSES = 3 };
@@ -870,6 +897,7 @@ int main(void)
     RUN(test_number_reading);
     RUN(test_suggestions);
     RUN(test_value_src_len);
+    RUN(test_shared_ints);
     RUN(test_every_op);
     return unit_finish();
 }
