@@ -250,8 +250,8 @@ static void const_error(ir_graph *g, const ir_value *v, dg_context *dg, const ch
     va_start(ap, fmt);
     char *message = ar_vprintf(g->arena, fmt, ap);
     va_end(ap);
-    if (g->src && (v->src_offset || v->src_len))
-        dg_error(dg, g->src, v->src_offset, v->src_len, "%s", message);
+    if (g->src && v->src_offset)
+        dg_error(dg, g->src, v->src_offset, ir_value_src_len(g->src, v), "%s", message);
     else
         dg_error(dg, NULL, 0, 0, "%s", message);
 }

@@ -37,7 +37,7 @@ void ir_graph_free(ir_graph *g)
 }
 
 _Static_assert(sizeof(ir_node) % _Alignof(ir_value *) == 0, "operand arrays follow the node");
-_Static_assert(sizeof(ir_node) <= 56 && sizeof(ir_value) <= 64, "ir/ir.h: a node or value grew");
+_Static_assert(sizeof(ir_node) <= 56 && sizeof(ir_value) <= 56, "ir/ir.h: a node or value grew");
 
 static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_kind kind)
 {
@@ -97,6 +97,7 @@ ir_node *ir_add_node_n(ir_graph *g, ir_op op, uint32_t ninputs, const char *cons
         return NULL;
     /* the node and its operand arrays in one allocation: no rounding of each array to the
      * arena's alignment, and a node's operands beside it in memory */
+    FR_CHECK(noutputs <= IR_MAX_OUTPUTS); /* the parser and the importer report more */
     ir_node *n = ar_alloc(g->arena, sizeof *n + ((size_t)ninputs + noutputs) * sizeof(ir_value *));
     n->op = op;
     FR_CHECK(g->nodes.len < UINT32_MAX);
@@ -109,7 +110,7 @@ ir_node *ir_add_node_n(ir_graph *g, ir_op op, uint32_t ninputs, const char *cons
         ir_value *v = first ? first : new_value(g, out_names[i], out_lens[i], IR_VALUE_NODE);
         FR_CHECK(v != NULL); /* names were checked above; a repeated name in out_names is a bug */
         v->producer = n;
-        v->out_index = i;
+        v->out_index = (uint16_t)i;
         n->outputs[i] = v;
     }
     vec_push(&g->nodes, n);

@@ -292,9 +292,14 @@ typedef struct ir_shape_value {
     ir_sv_elem el[IR_SV_MAX];
 } ir_shape_value;
 
-/* (Fields ordered so that no padding is left between them: 64 bytes.) A constant's `konst` and a
+/* The most outputs a node has: a value's out_index is 16 bits. The text parser and the ONNX
+ * importer report a node with more. */
+enum { IR_MAX_OUTPUTS = UINT16_MAX };
+
+/* (Fields ordered so that no padding is left between them: 56 bytes.) A constant's `konst` and a
  * computed value's shape value `sv` share their place: read `konst` only when kind is
- * IR_VALUE_CONST, `sv` only when it is not (ir_value_sv). */
+ * IR_VALUE_CONST, `sv` only when it is not (ir_value_sv). Where the text wrote the value's name is
+ * src_offset; its length is scanned from the text when a diagnostic needs it (ir_value_src_len). */
 typedef struct ir_value {
     const char *name;
     const ir_type *type; /* the graph's shared copy (ir_type_intern); set by ir_value_set_type */
@@ -307,13 +312,18 @@ typedef struct ir_value {
     };
     uint32_t id;          /* index in graph->values */
     uint32_t src_offset;  /* where defined in the source text (0 when built) */
-    uint32_t src_len;
-    uint32_t out_index;   /* NODE: which output of producer */
     uint32_t nuses;       /* consumers: filled by ir_compute_uses */
+    uint16_t out_index;   /* NODE: which output of producer (< IR_MAX_OUTPUTS) */
     uint8_t kind;         /* ir_value_kind */
-    bool type_declared;   /* the text wrote its type (checked against inference) */
-    bool is_output;       /* listed as a graph output */
+    bool type_declared : 1; /* the text wrote its type (checked against inference) */
+    bool is_output : 1;     /* listed as a graph output */
 } ir_value;
+
+/* The length of v's name where src's text defines it (an unquoted name, or a quoted string up to
+ * its closing quote or the end of its line, as the lexer reads them), scanned from v->src_offset:
+ * not stored in every value, as only diagnostics read it. 0 when v was built (src_offset 0: the
+ * text's first token is never a value's) or src is NULL. */
+uint32_t ir_value_src_len(const dg_source *src, const ir_value *v);
 
 /* v's shape value: NULL for a constant (whose place it shares) and where nothing is known. */
 static inline const ir_shape_value *ir_value_sv(const ir_value *v)

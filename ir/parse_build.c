@@ -585,7 +585,7 @@ static bool first_definition(gp_state *st, const gp_name *name, uint32_t *offset
     ir_value *v = ir_find_value_n(st->g, name->s, name->len);
     if (v) {
         *offset = v->src_offset;
-        *len = v->src_len;
+        *len = ir_value_src_len(st->src, v);
         return true;
     }
     gp_token *bad = sm_get(&st->poisoned, name->s, name->len);
@@ -629,10 +629,35 @@ static void poison(gp_state *st, const gp_name *name, gp_token t)
     sm_put(&st->poisoned, ar_strndup(st->g->arena, name->s, name->len), name->len, where);
 }
 
+uint32_t ir_value_src_len(const dg_source *src, const ir_value *v)
+{
+    if (!src || v->src_offset == 0 || v->src_offset >= src->len)
+        return 0;
+    const char *text = src->text;
+    size_t end = v->src_offset, len = src->len;
+    if (text[end] == '"') { /* lex_string: up to the closing quote, or the line's end */
+        for (end++; end < len && text[end] != '\n'; end++) {
+            if (text[end] == '"')
+                return (uint32_t)(end + 1 - v->src_offset);
+            /* an escaped quote or backslash; the other escapes hold neither */
+            if (text[end] == '\\' && end + 1 < len &&
+                (text[end + 1] == '"' || text[end + 1] == '\\'))
+                end++;
+        }
+        return (uint32_t)(end - v->src_offset);
+    }
+    for (; end < len; end++) { /* name_char: [A-Za-z0-9_./-] */
+        char c = text[end];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == '/' || c == '-'))
+            break;
+    }
+    return (uint32_t)(end - v->src_offset);
+}
+
 static void set_location(ir_value *v, gp_token name)
 {
     v->src_offset = name.offset;
-    v->src_len = name.len;
 }
 
 void gp_graph_header(gp_state *st, gp_token name, gp_token brace)
@@ -936,6 +961,33 @@ static bool result_names(gp_state *st, const gp_results *results, gp_name *names
     return ok;
 }
 
+enum { SHARED_INTS_MAX = 8 }; /* the longest INTS list shared (ints_shared) */
+
+/* A short INTS list's elements, parsed into a buffer and then shared with an equal list built
+ * before (st->ints_shared), or copied to the graph's arena and remembered. */
+static bool shared_ints(gp_state *st, const gp_lit *lit, ir_attr *out)
+{
+    int64_t buf[SHARED_INTS_MAX];
+    uint32_t n = out->count;
+    uint64_t h = n;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!parse_int(st, lit->items.items[i]->tok, &buf[i]))
+            return false;
+        h = (h ^ (uint64_t)buf[i]) * 0x100000001b3u;
+    }
+    size_t slot = (size_t)(h >> 58); /* 64 slots */
+    const int64_t *seen = st->ints_shared[slot].ints;
+    if (seen && st->ints_shared[slot].count == n && memcmp(seen, buf, n * sizeof *buf) == 0) {
+        out->v.ints = (int64_t *)seen;
+        return true;
+    }
+    out->v.ints = ar_alloc_array(st->g->arena, n, sizeof *out->v.ints);
+    memcpy(out->v.ints, buf, n * sizeof *buf);
+    st->ints_shared[slot].ints = out->v.ints;
+    st->ints_shared[slot].count = n;
+    return true;
+}
+
 /* A list attribute: INTS unless an element is a float or the schema wants FLOATS. */
 static bool list_attr(gp_state *st, const ir_attr_schema *schema, const gp_lit *lit, ir_attr *out)
 {
@@ -953,6 +1005,8 @@ static bool list_attr(gp_state *st, const ir_attr_schema *schema, const gp_lit *
     size_t n = lit->items.len;
     out->kind = floats ? IR_ATTR_FLOATS : IR_ATTR_INTS;
     out->count = (uint32_t)n;
+    if (!floats && n > 0 && n <= SHARED_INTS_MAX)
+        return shared_ints(st, lit, out);
     if (floats)
         out->v.floats = ar_alloc_array(st->g->arena, n, sizeof(double));
     else
@@ -1089,12 +1143,19 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
     gp_name *names = nresults <= FEW ? few_names : xcalloc(nresults * sizeof *names);
     ir_op op;
     bool op_ok = lookup_op(st, op_tok, &op);
+    bool count_ok = nresults <= IR_MAX_OUTPUTS; /* a value's out_index is 16 bits */
+    if (!count_ok) {
+        gp_token extra = results->items.items[IR_MAX_OUTPUTS].name;
+        dg_error(st->dg, st->src, extra.offset, extra.len,
+                 "too many results: a node has at most %u outputs, this line names %zu",
+                 (unsigned)IR_MAX_OUTPUTS, nresults);
+    }
     /* one result on a line without other errors: ir_add_node_n's probe checks that it is new */
     bool defer_new = op_ok && nresults == 1 && defines_once(st);
     bool names_ok = result_names(st, results, names, defer_new);
     size_t noperands = operands ? operands->items.len : 0;
     ir_node *n = NULL;
-    if (!op_ok || !names_ok || noperands > UINT32_MAX || nresults > UINT32_MAX) {
+    if (!op_ok || !names_ok || !count_ok || noperands > UINT32_MAX) {
         for (size_t i = 0; i < nresults; i++)
             if (names[i].s)
                 poison(st, &names[i], results->items.items[i].name);

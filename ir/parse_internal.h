@@ -135,6 +135,13 @@ typedef struct {
         ir_op op;
     } op_cache[32];
     gp_spares spares;
+    /* short INTS attribute lists built so far, by a hash of their elements: a later equal list
+     * shares the graph's copy (every Conv's kernel_shape=[1,1]); attribute lists are never
+     * changed in place */
+    struct {
+        const int64_t *ints; /* NULL: none */
+        uint32_t count;
+    } ints_shared[64];
 } gp_state;
 
 /* ---- builders called by the grammar's actions (ir/parse.c) --------------------------------- */

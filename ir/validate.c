@@ -135,7 +135,7 @@ __attribute__((format(printf, 3, 4))) static void error_value(const checker *c, 
 {
     va_list ap;
     va_start(ap, fmt);
-    report(c, DG_ERROR, v->src_offset, v->src_len, fmt, ap);
+    report(c, DG_ERROR, v->src_offset, ir_value_src_len(c->g->src, v), fmt, ap);
     va_end(ap);
 }
 
@@ -144,7 +144,7 @@ __attribute__((format(printf, 3, 4))) static void note_value(const checker *c, c
 {
     va_list ap;
     va_start(ap, fmt);
-    report(c, DG_NOTE, v->src_offset, v->src_len, fmt, ap);
+    report(c, DG_NOTE, v->src_offset, ir_value_src_len(c->g->src, v), fmt, ap);
     va_end(ap);
 }
 

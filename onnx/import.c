@@ -625,6 +625,11 @@ static ir_node *define_plain(ox_importer *im, const Onnx__NodeProto *np, ir_op o
                        info->name, info->max_outputs);
         return NULL;
     }
+    if (nout > IR_MAX_OUTPUTS) { /* a value's out_index is 16 bits */
+        ox_unsupported(im->r, "%s has %zu outputs; a node has at most %u", label, nout,
+                       (unsigned)IR_MAX_OUTPUTS);
+        return NULL;
+    }
     const char **names = ar_alloc_array(im->g->arena, nout, sizeof *names);
     for (size_t i = 0; i < nout; i++)
         names[i] = np->output[i][0] ? np->output[i] : ox_importer_fresh(im, np, i);

@@ -204,10 +204,10 @@ static bool fits(ir_graph *g, const int64_t *symbols, const rt_options *opts, bo
         "the memory budget of %s (--memory-budget)",
         human(need, a, sizeof a), human(fixed, b, sizeof b), reference ? " and f64 copies" : "",
         human(peak, c, sizeof c), human((double)opts->memory_budget, d, sizeof d));
-    if (largest_input && largest >= need / 2 && g->src && largest_input->src_len)
-        dg_error(dg, g->src, largest_input->src_offset, largest_input->src_len,
-                 "input '%s' alone is %s: %s", largest_input->name, human(largest, a, sizeof a),
-                 msg);
+    uint32_t at_len = largest_input ? ir_value_src_len(g->src, largest_input) : 0;
+    if (largest_input && largest >= need / 2 && at_len)
+        dg_error(dg, g->src, largest_input->src_offset, at_len, "input '%s' alone is %s: %s",
+                 largest_input->name, human(largest, a, sizeof a), msg);
     else
         dg_error_path(dg, g->src ? g->src->path : g->name, "%s", msg);
     return false;

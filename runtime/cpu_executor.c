@@ -82,7 +82,7 @@ static bool error_value(executor *ex, const ir_value *v, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    report(ex, v->src_offset, v->src_len, NULL, fmt, ap);
+    report(ex, v->src_offset, ir_value_src_len(ex->run.g->src, v), NULL, fmt, ap);
     va_end(ap);
     return false;
 }

@@ -24,8 +24,9 @@ static bool error_value(binder *ex, const ir_value *v, const char *fmt, ...)
     va_start(ap, fmt);
     const char *msg = ar_vprintf(ex->res->arena, fmt, ap);
     va_end(ap);
-    if (ex->g->src && v->src_len)
-        dg_error(ex->dg, ex->g->src, v->src_offset, v->src_len, "%s", msg);
+    uint32_t len = ir_value_src_len(ex->g->src, v);
+    if (len)
+        dg_error(ex->dg, ex->g->src, v->src_offset, len, "%s", msg);
     else
         dg_error_path(ex->dg, ex->g->name, "%s", msg);
     return false;

@@ -211,7 +211,8 @@ static void test_structure(void)
     CHECK(x && x->kind == IR_VALUE_INPUT && x->type->rank == 2);
     CHECK(x && ir_dim_is_symbol(x->type->dims[0]) && x->type->dims[1] == 4);
     CHECK(x && x->type->layout == IR_LAYOUT_NC);
-    CHECK(x && x->src_offset == (uint32_t)(strstr(text, "x :") - text) && x->src_len == 1);
+    CHECK(x && x->src_offset == (uint32_t)(strstr(text, "x :") - text) &&
+          ir_value_src_len(&src, x) == 1);
     ir_value *hi = ir_find_value(g, "hi");
     CHECK(hi && hi->kind == IR_VALUE_CONST && hi->type->rank == 0);
     CHECK(hi && hi->konst->kind == IR_CONST_LITERAL && hi->konst->literal_count == 1);
@@ -794,6 +795,60 @@ static void test_suggestions(void)
 
 /* Every op of the catalog by its name, in three passes of different orders (so that names the
  * parser's op cache keeps in one slot follow each other): each node has the op its line names. */
+/* A value's name length is scanned from the text when a diagnostic needs it (ir_value_src_len):
+ * unquoted names, quoted ones with escaped quotes and backslashes, and a built value (none). */
+static void test_value_src_len(void)
+{
+    const char *text = "graph g {\n"
+                       "  input a.b/c-1_x : f32[2]\n"
+                       "  input \"q \\\" \\\\ \\x41\\n\" : f32[2]\n"
+                       "  y = Add(a.b/c-1_x, \"q \\\" \\\\ \\x41\\n\")\n"
+                       "  output y\n"
+                       "}\n";
+    dg_source src = source("v.graph", text);
+    ir_graph *g = load(&src, true);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    ir_value *a = ir_find_value(g, "a.b/c-1_x");
+    CHECK(a && ir_value_src_len(&src, a) == strlen("a.b/c-1_x"));
+    ir_value *q = ir_find_value(g, "q \" \\ A\n");
+    CHECK(q && ir_value_src_len(&src, q) == strlen("\"q \\\" \\\\ \\x41\\n\""));
+    ir_value *y = ir_find_value(g, "y");
+    CHECK(y && ir_value_src_len(&src, y) == 1);
+    CHECK(y && ir_value_src_len(NULL, y) == 0);
+    ir_value *built = ir_add_input(g, "built", ir_type_unknown_interned(g));
+    CHECK(built && ir_value_src_len(&src, built) == 0);
+    ir_graph_free(g);
+}
+
+/* Equal short INTS lists share the graph's copy; a different list has its own. */
+static void test_shared_ints(void)
+{
+    const char *text = "graph g {\n"
+                       "  input x : f32[1,1,4,4]\n"
+                       "  const w : f32[1,1,1,1] = 1\n"
+                       "  a = Conv(x, w) {kernel_shape=[1,1]}\n"
+                       "  b = Conv(a, w) {kernel_shape=[1,1], strides=[1,1]}\n"
+                       "  c = Conv(b, w) {kernel_shape=[1,1], pads=[0,0,0,0]}\n"
+                       "  output c\n"
+                       "}\n";
+    dg_source src = source("s.graph", text);
+    ir_graph *g = load(&src, true);
+    CHECK(g != NULL);
+    if (!g)
+        return;
+    const ir_node *a = ir_find_value(g, "a")->producer, *b = ir_find_value(g, "b")->producer;
+    const ir_node *c = ir_find_value(g, "c")->producer;
+    const int64_t *ka, *kb, *kc, *sb, *pc;
+    CHECK(ir_get_ints(a, "kernel_shape", &ka) == 2 && ir_get_ints(b, "kernel_shape", &kb) == 2 &&
+          ir_get_ints(c, "kernel_shape", &kc) == 2);
+    CHECK(ka == kb && kb == kc && ka[0] == 1 && ka[1] == 1);
+    CHECK(ir_get_ints(b, "strides", &sb) == 2 && sb == ka); /* equal: shared as well */
+    CHECK(ir_get_ints(c, "pads", &pc) == 4 && pc != ka && pc[0] == 0 && pc[3] == 0);
+    ir_graph_free(g);
+}
+
 static void test_every_op(void)
 {
     enum { PASSES = 3 };
@@ -841,6 +896,8 @@ int main(void)
     RUN(test_repeated_attributes);
     RUN(test_number_reading);
     RUN(test_suggestions);
+    RUN(test_value_src_len);
+    RUN(test_shared_ints);
     RUN(test_every_op);
     return unit_finish();
 }

@@ -90,6 +90,16 @@ def make_truncated_graph(d):
     write(f"{d}/truncated.graph", text[: len(text) * 2 // 3])
 
 
+# A value's out_index is 16 bits: a line naming 65,536 results is refused at the 65,536th.
+MANY_RESULTS = [f"o{i}" for i in range(65536)]
+MANY_RESULTS_COLUMN = 3 + len(", ".join(MANY_RESULTS[:65535]) + ", ")
+
+
+def make_many_results(d):
+    write(f"{d}/results.graph", "graph g {\n  input x : f32[65536]\n  " +
+          ", ".join(MANY_RESULTS) + " = Split(x)\n  output o0\n}\n")
+
+
 def make_binary_graph(d):
     write(f"{d}/binary.graph", bytes(range(256)) * 64)
 
@@ -273,6 +283,9 @@ CASES = [
          "do not broadcast", make=copy_input("residual_stride2.graph")),
     # text that is not a graph
     Case("nul_byte", [G, "fmt", "nul.graph"], 2, "NUL byte", make=make_nul_graph),
+    Case("too_many_results", [G, "fmt", "results.graph"], 2,
+         f"results.graph:3:{MANY_RESULTS_COLUMN}: error: too many results: a node has at most "
+         "65535 outputs, this line names 65536", make=make_many_results),
     Case("truncated_graph", [G, "fmt", "truncated.graph"], 2, "truncated.graph:",
          make=make_truncated_graph),
     # binary bytes go to the ONNX reader (by their first byte), never echoed as text

@@ -8,7 +8,7 @@
 #include <string.h>
 
 _Static_assert(sizeof(ir_const) == 56, "a constant: 24 bytes every kind has, 32 of the union");
-_Static_assert(sizeof(ir_value) == 64 && sizeof(ir_node) == 56, "a value, a node");
+_Static_assert(sizeof(ir_value) == 56 && sizeof(ir_node) == 56, "a value, a node");
 
 static const ir_type f32_4 = {.dtype = IR_F32, .rank = 1, .dims = {4}};
 

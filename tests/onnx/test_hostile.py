@@ -170,6 +170,11 @@ def cases(tmp):
     yield "invalid-utf8-name", named.replace("x\u00e9".encode(), b"x\xff\xfe"), \
         "NodeProto.input at byte 6 is not UTF-8 or holds a NUL byte"
     yield "not-onnx", b"graph g { input x : f32[1] }\n", "error:"
+    # a value's out_index is 16 bits: a node has at most 65535 outputs
+    split = h.make_node("Split", ["x"], [f"s{i}" for i in range(65536)], axis=0)
+    yield "too-many-outputs", relu_model(
+        inputs=[h.make_tensor_value_info("x", T.FLOAT, [65536])], extra_nodes=[split]), \
+        "has 65536 outputs; a node has at most 65535"
     # the same lies where raw_data is large enough (4 KiB) to be left in the mapped file
     big = with_initializer(raw_tensor("w", T.FLOAT, [1024], b"\x01" * 4096))
     yield "mapped-truncated", big[: len(big) // 2], "truncated or corrupt protobuf"

@@ -707,8 +707,7 @@ static void test_errors_are_located(void)
     g->src = &src;
     static const double values[] = {1, 999};
     ir_value *v = add_literal(g, "c", IR_U8, 1, dims_2, values, 2);
-    v->src_offset = 18;
-    v->src_len = 1;
+    v->src_offset = 18; /* 'c': its length is scanned from the text */
     dg_context *dg = dg_new();
     CHECK(ir_const_data(g, v, dg) == NULL);
     CHECK_DIAG(dg, "g.graph:2:9: error: constant 'c': u8 value 999 is out of range\n"
