@@ -82,6 +82,15 @@ typedef struct rw_ctx {
      * every match; plan_attrs.c) */
     const ir_attr_schema **carry_schemas[IR_OP_COUNT];
     rw_round_marks marks; /* the round's end (dce.c, validate_round) */
+    /* fold_bn's last factors (action_fold_bn.c; malloc'd): the BNs of a model often share their
+     * parameters. Valid while `params` (the values, their constants and their bytes) are the same
+     * as when computed; forgotten at each round's start. */
+    struct rw_bn_factors {
+        const void *params[4][3]; /* each parameter's value, ir_const and bytes */
+        double eps;
+        int64_t channels;
+        double *st; /* s, then t: 2 * channels */
+    } bn_last;
 } rw_ctx;
 
 /* The id of a node built aside (a tentative fused or helper node): it has no state. */
