@@ -825,6 +825,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
     for (size_t i = 0; i < IR_OP_COUNT; i++)
         free(ctx.carry_schemas[i]);
     free(ctx.bn_last.st);
+    rw_carry_lists_free(&ctx);
     rw_plan_spare_free(&ctx);
     ar_free(ctx.scratch);
     sm_free(&rec.seen);

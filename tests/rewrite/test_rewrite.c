@@ -909,8 +909,42 @@ static void test_forward_chains_random(void)
     free(tf);
 }
 
+/* carry_attrs' pairs are kept per rule for its last match's ops (plan_attrs.c, carry_list): a
+ * rule whose pattern node matches another op between matches carries what that op declares, and
+ * the first op's pairs again after it (an AveragePool's count_include_pad, which a MaxPool's
+ * pairs lack). */
+static void test_carry_alternatives(void)
+{
+    rk_rules r = rules_from("rule pool_id: [AveragePool | MaxPool] > Identity => AveragePool\n");
+    gk_graph *t = gk_parse(
+        "graph g {\n  input x : f32[1,2,8,8]\n"
+        "  p1 = MaxPool(x) {kernel_shape=[3,3], strides=[1,1], pads=[1,1,1,1]}\n"
+        "  i1 = Identity(p1)\n"
+        "  p2 = AveragePool(i1) {kernel_shape=[2,2], count_include_pad=1}\n  i2 = Identity(p2)\n"
+        "  p3 = MaxPool(i2) {kernel_shape=[2,2], strides=[2,2]}\n  i3 = Identity(p3)\n"
+        "  output i3\n}\n");
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "pool_id"), 3);
+    static const char *const outs[] = {"i1", "i2", "i3"};
+    static const int64_t kernel[] = {3, 2, 2}, stride[] = {1, 1, 2}, count[] = {0, 1, 0};
+    for (int i = 0; i < 3; i++) {
+        const ir_node *n = ir_find_value(t->g, outs[i])->producer;
+        CHECK_INT(n->op, IR_OP_AveragePool);
+        const ir_attr *ks = ir_node_attr(n, "kernel_shape"), *st = ir_node_attr(n, "strides");
+        CHECK(ks && ks->count == 2 && ks->v.ints[0] == kernel[i]);
+        CHECK(i == 1 ? !st : st && st->count == 2 && st->v.ints[0] == stride[i]);
+        const ir_attr *c = ir_node_attr(n, "count_include_pad");
+        CHECK_INT(c ? c->v.i : 0, count[i]);
+        CHECK_INT(ir_node_attr(n, "pads") != NULL, i == 0);
+    }
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
 int main(void)
 {
+    RUN(test_carry_alternatives);
     RUN(test_conv_bn_relu);
     RUN(test_fold_bn_variants);
     RUN(test_fold_bn_refusals);
