@@ -84,6 +84,11 @@ typedef struct rw_ctx {
     /* per rule (malloc'd when first used): carry_attrs' pairs for its last match's ops
      * (plan_attrs.c; rw_carry_lists_free) */
     struct rw_carry_list **carry_lists;
+    /* the last fused node's attributes (commit.c, shared_attrs): a node whose attributes are the
+     * same takes its array */
+    ir_op last_op;
+    const ir_attr *last_attrs;
+    uint32_t last_nattrs;
     rw_round_marks marks; /* the round's end (dce.c, validate_round) */
     /* fold_bn's last factors (action_fold_bn.c; malloc'd): the BNs of a model often share their
      * parameters. Valid while `params` (the values, their constants and their bytes) are the same

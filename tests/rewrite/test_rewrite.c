@@ -942,9 +942,42 @@ static void test_carry_alternatives(void)
     rules_free(&r);
 }
 
+/* A fused node whose attributes are the last fused node's (same op, names, values) shares its array
+ * (commit.c, fused_attrs); one that differs in a value gets its own, and so does the next. */
+static void test_shared_attrs(void)
+{
+    rk_rules r = rules_from("rule conv_relu: Conv > Relu => FusedConvAct {act = Relu}\n");
+    gk_graph *t = gk_parse(
+        "graph g {\n  input x : f32[1,4,8,8]\n  const w : f32[4,4,1,1] = random(seed=1)\n"
+        "  c1 = Conv(x, w) {kernel_shape=[1,1]}\n  r1 = Relu(c1)\n"
+        "  c2 = Conv(r1, w) {kernel_shape=[1,1]}\n  r2 = Relu(c2)\n"
+        "  c3 = Conv(r2, w) {kernel_shape=[1,1], strides=[2,2]}\n  r3 = Relu(c3)\n"
+        "  c4 = Conv(r3, w) {kernel_shape=[1,1]}\n  r4 = Relu(c4)\n"
+        "  output r4\n}\n");
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "conv_relu"), 4);
+    const ir_node *n[4];
+    for (int i = 0; i < 4; i++) {
+        char name[4] = {'r', (char)('1' + i), 0};
+        n[i] = ir_find_value(t->g, name)->producer;
+        CHECK_INT(n[i]->op, IR_OP_FusedConvAct);
+    }
+    CHECK(n[0]->attrs == n[1]->attrs);
+    CHECK(n[2]->attrs != n[1]->attrs && n[3]->attrs != n[2]->attrs);
+    const ir_attr *st = ir_node_attr(n[2], "strides");
+    CHECK(st && st->count == 2 && st->v.ints[0] == 2);
+    CHECK(!ir_node_attr(n[1], "strides") && !ir_node_attr(n[3], "strides"));
+    CHECK_STR(ir_get_string(n[3], "act"), "Relu");
+    CHECK_INT(ir_find_value(t->g, "r4")->type->dims[2], 4);
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
 int main(void)
 {
     RUN(test_carry_alternatives);
+    RUN(test_shared_attrs);
     RUN(test_conv_bn_relu);
     RUN(test_fold_bn_variants);
     RUN(test_fold_bn_refusals);
