@@ -32,19 +32,77 @@ typedef struct {
     double *s, *t; /* the factors, once computed (in the plan's scratch): W' and b' share them */
 } fold_bn;
 
+/* Whether the context's last factors (rw_ctx.bn_last) are those of f's parameters (the same
+ * values, constants and bytes, epsilon and channel count), each parameter's bytes in bytes[i]; or
+ * false with why when a parameter cannot be read (the refusal its read would give). */
+static bool last_factors(rw_plan *p, const fold_bn *f, double eps, const void *bytes[4], bool *same,
+                         char *why)
+{
+    const struct rw_bn_factors *last = &p->ctx->bn_last;
+    *same = last->st && last->eps == eps && last->channels == f->channels;
+    for (int i = 0; i < 4; i++) {
+        int64_t n;
+        if (!(bytes[i] = rw_const_bytes(p, f->params[i], &n, why)))
+            return false;
+        *same = *same && last->params[i][0] == f->params[i] &&
+                last->params[i][1] == f->params[i]->konst && last->params[i][2] == bytes[i];
+    }
+    return true;
+}
+
+/* Keeps s and t as the context's last factors (none when there is no memory for them). */
+static void keep_factors(rw_plan *p, const fold_bn *f, double eps, const void *const bytes[4],
+                         const double *s, const double *t)
+{
+    struct rw_bn_factors *last = &p->ctx->bn_last;
+    size_t n = (size_t)f->channels;
+    free(last->st);
+    *last = (struct rw_bn_factors){.eps = eps, .channels = f->channels,
+                                   .st = malloc((n ? 2 * n : 1) * sizeof *last->st)};
+    if (!last->st)
+        return;
+    for (int i = 0; i < 4; i++) {
+        last->params[i][0] = f->params[i];
+        last->params[i][1] = f->params[i]->konst;
+        last->params[i][2] = bytes[i];
+    }
+    if (n) {
+        memcpy(last->st, s, n * sizeof *s);
+        memcpy(last->st + n, t, n * sizeof *t);
+    }
+}
+
 /* The per-channel factor f->s and shift f->t (folded b' = b * s + t), computed once for W' and
- * b' (their parameters read once), or false with why. */
+ * b' (their parameters read once), or false with why. A BN whose parameters the last fold read
+ * (the same constants) takes that fold's factors: the same bytes in, the same doubles out. */
 static bool factors(rw_plan *p, fold_bn *f, char *why)
 {
     if (f->s)
         return true;
+    double eps = ir_get_float(f->bn, "epsilon");
+    const void *bytes[4];
+    bool same;
+    if (!last_factors(p, f, eps, bytes, &same, why))
+        return false;
+    size_t size = (size_t)f->channels * sizeof *f->s;
+    if (same) {
+        double *s = ar_try_alloc(p->ctx->scratch, size ? size : 1);
+        double *t = ar_try_alloc(p->ctx->scratch, size ? size : 1);
+        if (!s || !t)
+            return rw_why(why, "budget: no memory for %lld channels", (long long)f->channels);
+        if (size) {
+            memcpy(s, p->ctx->bn_last.st, size);
+            memcpy(t, p->ctx->bn_last.st + f->channels, size);
+        }
+        f->s = s;
+        f->t = t;
+        return true;
+    }
     double *x[4] = {0};
     int64_t n;
     bool ok = true;
     for (int i = 0; i < 4 && ok; i++)
         ok = (x[i] = rw_const_read(p, f->params[i], &n, why)) != NULL;
-    double eps = ir_get_float(f->bn, "epsilon");
-    size_t size = (size_t)f->channels * sizeof *f->s;
     double *s = ar_try_alloc(p->ctx->scratch, size ? size : 1);
     double *t = ar_try_alloc(p->ctx->scratch, size ? size : 1);
     if (ok && (!s || !t))
@@ -65,6 +123,7 @@ static bool factors(rw_plan *p, fold_bn *f, char *why)
     if (ok) {
         f->s = s;
         f->t = t;
+        keep_factors(p, f, eps, bytes, s, t);
     }
     return ok;
 }

@@ -56,6 +56,47 @@ static ir_attr copy_attr(const rw_plan *p, ir_op op, const ir_attr *a)
     return c;
 }
 
+/* Whether the plan attribute a gives what c (a fused node's) holds: the same name, kind and value
+ * (a list's elements, a string's text). */
+static bool same_attr(const ir_attr *a, const ir_attr *c)
+{
+    if (a->kind != c->kind || a->count != c->count || strcmp(a->name, c->name) != 0)
+        return false;
+    switch (a->kind) {
+    case IR_ATTR_INT: return a->v.i == c->v.i;
+    case IR_ATTR_FLOAT: return memcmp(&a->v.f, &c->v.f, sizeof a->v.f) == 0;
+    case IR_ATTR_STRING: return strcmp(a->v.s, c->v.s) == 0;
+    case IR_ATTR_INTS:
+        return !a->count || memcmp(a->v.ints, c->v.ints, a->count * sizeof *a->v.ints) == 0;
+    case IR_ATTR_FLOATS:
+        return !a->count || memcmp(a->v.floats, c->v.floats, a->count * sizeof *a->v.floats) == 0;
+    }
+    return false;
+}
+
+/* The fused node's attributes: the last fused node's array when it is of the same op and every
+ * attribute is the same (the bench's 83k FusedConvAct {kernel_shape=[1,1], act="Relu"}: 64 bytes
+ * each), else copies in the graph's arena (copy_attr). Shared arrays are never written: no one sets
+ * an attribute of a node once rewriting began (ir_set_attr runs at import and canon only). */
+static void fused_attrs(rw_plan *p, ir_node *n, ir_op op)
+{
+    rw_ctx *ctx = p->ctx;
+    n->nattrs = (uint32_t)p->attrs.len;
+    bool same = ctx->last_attrs && ctx->last_op == op && ctx->last_nattrs == n->nattrs;
+    for (uint32_t i = 0; same && i < n->nattrs; i++)
+        same = same_attr(&p->attrs.items[i], &ctx->last_attrs[i]);
+    if (same) {
+        n->attrs = (ir_attr *)ctx->last_attrs;
+        return;
+    }
+    n->attrs = ar_alloc_array(p->g->arena, n->nattrs, sizeof *n->attrs);
+    for (uint32_t i = 0; i < n->nattrs; i++)
+        n->attrs[i] = copy_attr(p, op, &p->attrs.items[i]);
+    ctx->last_op = op;
+    ctx->last_attrs = n->attrs;
+    ctx->last_nattrs = n->nattrs;
+}
+
 char *rw_underscored(ar_arena *arena, const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
@@ -217,10 +258,7 @@ ir_node *rw_commit(rw_plan *p)
     ir_node *n = ir_add_node(g, op, (uint32_t)p->inputs.len, NULL, 0);
     for (uint32_t i = 0; i < n->ninputs; i++)
         ir_set_input(n, i, p->inputs.items[i].v);
-    n->nattrs = (uint32_t)p->attrs.len;
-    n->attrs = ar_alloc_array(g->arena, n->nattrs, sizeof *n->attrs);
-    for (uint32_t i = 0; i < n->nattrs; i++)
-        n->attrs[i] = copy_attr(p, op, &p->attrs.items[i]);
+    fused_attrs(p, n, op);
     n->noutputs = (uint32_t)p->outputs.len;
     n->outputs = ar_alloc_array(g->arena, n->noutputs, sizeof *n->outputs);
     for (uint32_t i = 0; i < n->noutputs; i++) {

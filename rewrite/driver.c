@@ -98,6 +98,8 @@ static void round_begin(rw_ctx *ctx)
         ctx->st.items[i] = (rw_node_state){.pos = (uint32_t)i, .claimed_by = -1};
     }
     ctx->order.len = ctx->st.len = n;
+    free(ctx->bn_last.st);
+    ctx->bn_last = (struct rw_bn_factors){0};
 }
 
 /* Makes the graph's node list the live nodes in the driver's order followed by the removed ones,
@@ -822,6 +824,8 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
     mt_matcher_free(m);
     for (size_t i = 0; i < IR_OP_COUNT; i++)
         free(ctx.carry_schemas[i]);
+    free(ctx.bn_last.st);
+    rw_carry_lists_free(&ctx);
     rw_plan_spare_free(&ctx);
     ar_free(ctx.scratch);
     sm_free(&rec.seen);

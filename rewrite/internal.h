@@ -81,7 +81,24 @@ typedef struct rw_ctx {
      * schema of that attribute, and whether it is the activation's (carry_attrs asks the same for
      * every match; plan_attrs.c) */
     const ir_attr_schema **carry_schemas[IR_OP_COUNT];
+    /* per rule (malloc'd when first used): carry_attrs' pairs for its last match's ops
+     * (plan_attrs.c; rw_carry_lists_free) */
+    struct rw_carry_list **carry_lists;
+    /* the last fused node's attributes (commit.c, shared_attrs): a node whose attributes are the
+     * same takes its array */
+    ir_op last_op;
+    const ir_attr *last_attrs;
+    uint32_t last_nattrs;
     rw_round_marks marks; /* the round's end (dce.c, validate_round) */
+    /* fold_bn's last factors (action_fold_bn.c; malloc'd): the BNs of a model often share their
+     * parameters. Valid while `params` (the values, their constants and their bytes) are the same
+     * as when computed; forgotten at each round's start. */
+    struct rw_bn_factors {
+        const void *params[4][3]; /* each parameter's value, ir_const and bytes */
+        double eps;
+        int64_t channels;
+        double *st; /* s, then t: 2 * channels */
+    } bn_last;
 } rw_ctx;
 
 /* The id of a node built aside (a tentative fused or helper node): it has no state. */
@@ -314,6 +331,8 @@ rw_action_fn *rw_action_get(dsl_action a);
  * the round's. Fills ctx->marks from the removed nodes of the round's start, where it visits them
  * (validate_round takes them). */
 size_t rw_remove_unread(rw_ctx *ctx, size_t nodes0);
+/* Frees rw_ctx.carry_lists (plan_attrs.c). */
+void rw_carry_lists_free(rw_ctx *ctx);
 
 #define RW_ACTION_DECL(id, name) rw_action_fn rw_action_##name;
 DSL_ACTIONS(RW_ACTION_DECL)

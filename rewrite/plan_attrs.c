@@ -102,23 +102,104 @@ static inline const ir_attr_schema *their_schema(const ir_attr_schema **table,
     return *slot;
 }
 
+/* carry_attrs' pairs for one rule: for the ops its last match's pattern nodes had (IR_OP_COUNT
+ * where a node was not matched), each attribute s of the target that it carries with the pattern
+ * nodes k whose op declares it (theirs), nearest the root first: what carry_attrs' loops would
+ * look up, the same for every match of the same ops. */
+typedef struct rw_carry_list {
+    bool with_act;
+    uint32_t nops, n;
+    ir_op *ops;
+    struct carry_pair {
+        uint32_t s, k;
+        const ir_attr_schema *theirs;
+    } * pairs;
+} rw_carry_list;
+
+void rw_carry_lists_free(rw_ctx *ctx)
+{
+    if (!ctx->carry_lists)
+        return;
+    for (uint32_t i = 0; i < ctx->rep->nrules; i++)
+        if (ctx->carry_lists[i]) {
+            free(ctx->carry_lists[i]->ops);
+            free(ctx->carry_lists[i]->pairs);
+            free(ctx->carry_lists[i]);
+        }
+    free(ctx->carry_lists);
+    ctx->carry_lists = NULL;
+}
+
+static ir_op op_of(const ir_node *n)
+{
+    return n ? n->op : IR_OP_COUNT;
+}
+
+/* The rule's pairs for this match's ops, made again when they differ from the last match's. */
+static const rw_carry_list *carry_list(rw_plan *p, bool with_act)
+{
+    rw_ctx *ctx = p->ctx;
+    uint32_t rule = p->m->rule_index, nn = p->rule->nnodes;
+    FR_CHECK(rule < ctx->rep->nrules);
+    if (!ctx->carry_lists) {
+        ctx->carry_lists = calloc(ctx->rep->nrules, sizeof *ctx->carry_lists);
+        FR_CHECK(ctx->carry_lists != NULL);
+    }
+    rw_carry_list *l = ctx->carry_lists[rule];
+    bool same = l && l->with_act == with_act && l->nops == nn;
+    for (uint32_t k = 0; same && k < nn; k++)
+        same = l->ops[k] == op_of(p->m->nodes[k]);
+    if (same)
+        return l;
+    if (!l) {
+        l = ctx->carry_lists[rule] = calloc(1, sizeof *l);
+        FR_CHECK(l != NULL);
+    }
+    ir_op op = p->rule->repl.op;
+    const ir_op_info *target = ir_op_info_get(op);
+    const ir_attr_schema **table = schema_table(ctx, op);
+    size_t most = (size_t)target->nattrs * nn;
+    free(l->ops);
+    free(l->pairs);
+    l->ops = malloc((nn ? nn : 1) * sizeof *l->ops);
+    l->pairs = malloc((most ? most : 1) * sizeof *l->pairs);
+    FR_CHECK(l->ops != NULL && l->pairs != NULL);
+    l->with_act = with_act;
+    l->nops = nn;
+    l->n = 0;
+    for (uint32_t k = 0; k < nn; k++)
+        l->ops[k] = op_of(p->m->nodes[k]);
+    for (uint32_t s = 0; s < target->nattrs; s++) {
+        const ir_attr_schema *want = &target->attrs[s];
+        if (!want->name[0] || (!with_act && their_schema(table, target, s, IR_OP_COUNT)))
+            continue;
+        for (uint32_t k = nn; k-- > 0;) {
+            ir_op theirs_op = l->ops[k];
+            const ir_attr_schema *theirs =
+                theirs_op != IR_OP_COUNT ? their_schema(table, target, s, theirs_op) : NULL;
+            if (theirs)
+                l->pairs[l->n++] = (struct carry_pair){s, k, theirs};
+        }
+    }
+    return l;
+}
+
 /* Attributes of the target that a matched op sets (or defaults differently): the node nearest the
  * root wins (rule->nodes lists operands before users). A node whose op does not declare the
  * attribute sets none (the graph was validated) and is passed over without reading its list. */
 static void carry_attrs(rw_plan *p, bool with_act)
 {
-    ir_op op = p->rule->repl.op;
-    const ir_op_info *target = ir_op_info_get(op);
-    const ir_attr_schema **table = schema_table(p->ctx, op);
-    for (uint32_t s = 0; s < target->nattrs; s++) {
+    const ir_op_info *target = ir_op_info_get(p->rule->repl.op);
+    const rw_carry_list *l = carry_list(p, with_act);
+    for (uint32_t i = 0; i < l->n;) {
+        uint32_t s = l->pairs[i].s;
         const ir_attr_schema *want = &target->attrs[s];
-        if (!want->name[0] || (!with_act && their_schema(table, target, s, IR_OP_COUNT)))
-            continue;
-        for (uint32_t k = p->rule->nnodes; k-- > 0;) {
-            const ir_node *n = p->m->nodes[k];
-            const ir_attr_schema *theirs = n ? their_schema(table, target, s, n->op) : NULL;
-            if (!theirs)
+        bool done = false;
+        for (; i < l->n && l->pairs[i].s == s; i++) {
+            if (done)
                 continue;
+            const ir_node *n = p->m->nodes[l->pairs[i].k];
+            const ir_attr_schema *theirs = l->pairs[i].theirs;
             const ir_attr *set = ir_node_attr(n, theirs->name);
             if (set && (set->kind == want->kind ||
                         (set->kind == IR_ATTR_INT && want->kind == IR_ATTR_FLOAT))) {
@@ -128,15 +209,14 @@ static void carry_attrs(rw_plan *p, bool with_act)
                     a.v.f = (double)set->v.i;
                 }
                 rw_plan_set_attr(p, &a);
-                break;
-            }
-            if (theirs->kind == want->kind && !theirs->required) {
+                done = true;
+            } else if (theirs->kind == want->kind && !theirs->required) {
                 /* the op's default applies to it; carry it when the target's differs */
                 if (!schema_default_equal(theirs, want)) {
                     ir_attr a = from_schema(theirs);
                     rw_plan_set_attr(p, &a);
                 }
-                break;
+                done = true;
             }
         }
     }

@@ -248,9 +248,62 @@ static void test_max_abs(void)
     CHECK(isnan(ir_const_max_abs(IR_BF16, h, FR_COUNT_OF(h))));
 }
 
+/* BNs that share their parameters take the last fold's factors (rw_ctx.bn_last): a BN with
+ * another gamma, another epsilon or another variance between them gets its own, and one whose
+ * variance is negative is still refused after a fold of the same shape. */
+static const char shared_text[] =
+    "graph g {\n  input x : f32[1,4,3,3]\n"
+    "  const s : f32[4] = [1, 2, 3, 4]\n  const s2 : f32[4] = [-4, 0.5, 7, 1]\n"
+    "  const t : f32[4] = [0.1, 0.2, 0.3, 0.4]\n  const m : f32[4] = [1, -1, 2, -2]\n"
+    "  const v : f32[4] = [0.5, 1, 2, 4]\n  const v2 : f32[4] = [9, 3, 0.25, 1]\n"
+    "  const bad : f32[4] = [1, -5, 1, 1]\n"
+    "  const w1 : f32[4,4,1,1] = random(seed=1)\n  const w2 : f32[4,4,1,1] = random(seed=2)\n"
+    "  const w3 : f32[4,4,1,1] = random(seed=3)\n  const w4 : f32[4,4,1,1] = random(seed=4)\n"
+    "  const w5 : f32[4,4,1,1] = random(seed=5)\n  const w6 : f32[4,4,1,1] = random(seed=6)\n"
+    "  c1 = Conv(x, w1) {kernel_shape=[1,1]}\n  y1 = BatchNormalization(c1, s, t, m, v)\n"
+    "  c2 = Conv(y1, w2) {kernel_shape=[1,1]}\n  y2 = BatchNormalization(c2, s, t, m, %s)\n"
+    "  c3 = Conv(y2, w3) {kernel_shape=[1,1]}\n  y3 = BatchNormalization(c3, s2, t, m, v)\n"
+    "  c4 = Conv(y3, w4) {kernel_shape=[1,1]}\n"
+    "  y4 = BatchNormalization(c4, s2, t, m, v) {epsilon=0.5}\n"
+    "  c5 = Conv(y4, w5) {kernel_shape=[1,1]}\n  y5 = BatchNormalization(c5, s2, t, m, v2)\n"
+    "  c6 = Conv(y5, w6) {kernel_shape=[1,1]}\n  y6 = BatchNormalization(c6, s, t, m, v)\n"
+    "  output y6\n}\n";
+
+/* BNs that share their parameters take the last fold's factors (rw_ctx.bn_last): a BN with
+ * another gamma, another epsilon or another variance between them gets its own (the fused graph
+ * computes what the original does), and one whose variance is negative is still refused after a
+ * fold that read the same gamma, beta and mean. */
+static void test_fold_bn_shared_factors(void)
+{
+    char text[sizeof shared_text + 8];
+    snprintf(text, sizeof text, shared_text, "v");
+    gk_graph *ref = gk_parse(text), *t = gk_parse(text);
+    rk_rules r = rules_from(fold_rules);
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "conv_bn"), 6);
+    CHECK_INT(count_op(t->g, IR_OP_BatchNormalization), 0);
+    CHECK(worst_error(ref, t) < 1e-5);
+    rw_report_free(&rep);
+    gk_free(ref);
+    gk_free(t);
+
+    /* y2 reads the negative variance: refused, the others fold */
+    snprintf(text, sizeof text, shared_text, "bad");
+    t = gk_parse(text);
+    rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "conv_bn"), 5);
+    const char *why = refusal(&rep, "conv_bn", "y2");
+    CHECK(why && strstr(why, "var + epsilon is -4.99999 at channel 1"));
+    CHECK_INT(count_op(t->g, IR_OP_BatchNormalization), 1);
+    rw_report_free(&rep);
+    rules_free(&r);
+    gk_free(t);
+}
+
 int main(void)
 {
     RUN(test_fold_bn_deferred);
+    RUN(test_fold_bn_shared_factors);
     RUN(test_rows_read_at);
     RUN(test_max_abs);
     return unit_finish();

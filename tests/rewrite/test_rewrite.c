@@ -909,8 +909,75 @@ static void test_forward_chains_random(void)
     free(tf);
 }
 
+/* carry_attrs' pairs are kept per rule for its last match's ops (plan_attrs.c, carry_list): a
+ * rule whose pattern node matches another op between matches carries what that op declares, and
+ * the first op's pairs again after it (an AveragePool's count_include_pad, which a MaxPool's
+ * pairs lack). */
+static void test_carry_alternatives(void)
+{
+    rk_rules r = rules_from("rule pool_id: [AveragePool | MaxPool] > Identity => AveragePool\n");
+    gk_graph *t = gk_parse(
+        "graph g {\n  input x : f32[1,2,8,8]\n"
+        "  p1 = MaxPool(x) {kernel_shape=[3,3], strides=[1,1], pads=[1,1,1,1]}\n"
+        "  i1 = Identity(p1)\n"
+        "  p2 = AveragePool(i1) {kernel_shape=[2,2], count_include_pad=1}\n  i2 = Identity(p2)\n"
+        "  p3 = MaxPool(i2) {kernel_shape=[2,2], strides=[2,2]}\n  i3 = Identity(p3)\n"
+        "  output i3\n}\n");
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "pool_id"), 3);
+    static const char *const outs[] = {"i1", "i2", "i3"};
+    static const int64_t kernel[] = {3, 2, 2}, stride[] = {1, 1, 2}, count[] = {0, 1, 0};
+    for (int i = 0; i < 3; i++) {
+        const ir_node *n = ir_find_value(t->g, outs[i])->producer;
+        CHECK_INT(n->op, IR_OP_AveragePool);
+        const ir_attr *ks = ir_node_attr(n, "kernel_shape"), *st = ir_node_attr(n, "strides");
+        CHECK(ks && ks->count == 2 && ks->v.ints[0] == kernel[i]);
+        CHECK(i == 1 ? !st : st && st->count == 2 && st->v.ints[0] == stride[i]);
+        const ir_attr *c = ir_node_attr(n, "count_include_pad");
+        CHECK_INT(c ? c->v.i : 0, count[i]);
+        CHECK_INT(ir_node_attr(n, "pads") != NULL, i == 0);
+    }
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
+/* A fused node whose attributes are the last fused node's (same op, names, values) shares its array
+ * (commit.c, fused_attrs); one that differs in a value gets its own, and so does the next. */
+static void test_shared_attrs(void)
+{
+    rk_rules r = rules_from("rule conv_relu: Conv > Relu => FusedConvAct {act = Relu}\n");
+    gk_graph *t = gk_parse(
+        "graph g {\n  input x : f32[1,4,8,8]\n  const w : f32[4,4,1,1] = random(seed=1)\n"
+        "  c1 = Conv(x, w) {kernel_shape=[1,1]}\n  r1 = Relu(c1)\n"
+        "  c2 = Conv(r1, w) {kernel_shape=[1,1]}\n  r2 = Relu(c2)\n"
+        "  c3 = Conv(r2, w) {kernel_shape=[1,1], strides=[2,2]}\n  r3 = Relu(c3)\n"
+        "  c4 = Conv(r3, w) {kernel_shape=[1,1]}\n  r4 = Relu(c4)\n"
+        "  output r4\n}\n");
+    rw_report rep = apply(t, &r);
+    CHECK_INT(fired(&rep, "conv_relu"), 4);
+    const ir_node *n[4];
+    for (int i = 0; i < 4; i++) {
+        char name[4] = {'r', (char)('1' + i), 0};
+        n[i] = ir_find_value(t->g, name)->producer;
+        CHECK_INT(n[i]->op, IR_OP_FusedConvAct);
+    }
+    CHECK(n[0]->attrs == n[1]->attrs);
+    CHECK(n[2]->attrs != n[1]->attrs && n[3]->attrs != n[2]->attrs);
+    const ir_attr *st = ir_node_attr(n[2], "strides");
+    CHECK(st && st->count == 2 && st->v.ints[0] == 2);
+    CHECK(!ir_node_attr(n[1], "strides") && !ir_node_attr(n[3], "strides"));
+    CHECK_STR(ir_get_string(n[3], "act"), "Relu");
+    CHECK_INT(ir_find_value(t->g, "r4")->type->dims[2], 4);
+    rw_report_free(&rep);
+    gk_free(t);
+    rules_free(&r);
+}
+
 int main(void)
 {
+    RUN(test_carry_alternatives);
+    RUN(test_shared_attrs);
     RUN(test_conv_bn_relu);
     RUN(test_fold_bn_variants);
     RUN(test_fold_bn_refusals);
