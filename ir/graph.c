@@ -203,19 +203,20 @@ ir_value *ir_find_value_n(const ir_graph *g, const char *name, size_t len)
 
 /* ---- attributes ---- */
 
+/* A node's attribute array is never written in place: the rewriter gives fused nodes with equal
+ * attributes one array (rw_commit), so a change takes a copy of its own. */
 void ir_set_attr(ir_graph *g, ir_node *n, const ir_attr *a)
 {
-    for (uint32_t i = 0; i < n->nattrs; i++) {
-        if (strcmp(n->attrs[i].name, a->name) == 0) {
-            n->attrs[i] = *a;
-            return;
-        }
-    }
-    ir_attr *grown = ar_alloc_array(g->arena, n->nattrs + 1, sizeof *grown);
+    uint32_t at = 0;
+    while (at < n->nattrs && strcmp(n->attrs[at].name, a->name) != 0)
+        at++;
+    uint32_t count = n->nattrs + (at == n->nattrs);
+    ir_attr *copy = ar_alloc_array(g->arena, count, sizeof *copy);
     if (n->nattrs)
-        memcpy(grown, n->attrs, n->nattrs * sizeof *grown);
-    grown[n->nattrs++] = *a;
-    n->attrs = grown;
+        memcpy(copy, n->attrs, n->nattrs * sizeof *copy);
+    copy[at] = *a;
+    n->attrs = copy;
+    n->nattrs = count;
 }
 
 void ir_set_attr_int(ir_graph *g, ir_node *n, const char *name, int64_t v)
