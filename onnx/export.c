@@ -39,7 +39,8 @@ struct ox_exporter {
     int64_t opset;
     ox_flavour flavour;
     const char *out_path;                  /* link_weights: the output's name, else NULL */
-    const char *link_path, *link_location; /* the input last linked to, and its location */
+    /* the input last asked about, and its location (NULL: refused) */
+    const char *link_path, *link_location;
     bool uses_ms, uses_fuserule;
     VEC(Onnx__NodeProto *) nodes;
     VEC(Onnx__TensorProto *) made_inits; /* initializers export made up */
@@ -103,7 +104,8 @@ static char *real_dir(const char *path)
 /* Where the output finds the input file `path` (open as fd): the name of the file it resolves to,
  * relative to the output's folder, which must hold it (readers of ONNX external data, ONNX
  * Runtime's and fuserule's, refuse a file that resolves outside the model's folder), or NULL
- * after reporting why not. */
+ * after reporting why not. The answer is kept for the next weight of the same file: a refusal is
+ * reported once, not once per weight. */
 static const char *link_location(ox_exporter *ex, int fd, const char *path)
 {
     if (ex->link_path && strcmp(ex->link_path, path) == 0)
@@ -128,10 +130,8 @@ static const char *link_location(ox_exporter *ex, int fd, const char *path)
     }
     free(in);
     free(out_dir);
-    if (location) {
-        ex->link_path = xstrdup(ex, path);
-        ex->link_location = location;
-    }
+    ex->link_path = xstrdup(ex, path);
+    ex->link_location = location;
     return location;
 }
 
