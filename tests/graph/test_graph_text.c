@@ -447,7 +447,6 @@ static void test_unterminated_buffer(void)
     free(exact);
 }
 
-/* Random edits of good text: loading never crashes, and whatever loads prints canonically. */
 /* `edits` random edits of text[0, len) (a byte deleted, inserted or replaced; bytes the grammar
  * cares about most often), within cap bytes; the new length. */
 static size_t mutate(char *text, size_t len, size_t cap, int edits, uint64_t *state)
@@ -472,6 +471,7 @@ static size_t mutate(char *text, size_t len, size_t cap, int edits, uint64_t *st
     return len;
 }
 
+/* Random edits of good text: loading never crashes, and whatever loads prints canonically. */
 static void test_mutations(void)
 {
     static const char seed_text[] =
@@ -793,8 +793,6 @@ static void test_suggestions(void)
     CHECK(suggest("Relu", ops, n) == NULL); /* the word itself is no suggestion */
 }
 
-/* Every op of the catalog by its name, in three passes of different orders (so that names the
- * parser's op cache keeps in one slot follow each other): each node has the op its line names. */
 /* A value's name length is scanned from the text when a diagnostic needs it (ir_value_src_len):
  * unquoted names, quoted ones with escaped quotes and backslashes, and a built value (none). */
 static void test_value_src_len(void)
@@ -849,6 +847,8 @@ static void test_shared_ints(void)
     ir_graph_free(g);
 }
 
+/* Every op of the catalog by its name, in three passes of different orders (so that names the
+ * parser's op cache keeps in one slot follow each other): each node has the op its line names. */
 static void test_every_op(void)
 {
     enum { PASSES = 3 };
