@@ -70,9 +70,9 @@ int main(int argc, char **argv)
 #if defined(__GLIBC__)
     /* Blocks of 1 MiB and more from their own mappings, always: glibc raises its threshold to the
      * size of each such block freed (up to 32 MiB), after which the large lists a million-node
-     * graph grows by doubling (its node and value lists, a round's records, refusals) come from
-     * the heap, where each move leaves the old copy behind, resident (28 MB of free heap at the
-     * end of round 1's commits). Mapped, a list grows in place (mremap) and goes back when freed. */
+     * graph grows by doubling (its node and value lists, a round's records, refusals) come from the
+     * heap, where each move leaves the old copy behind, resident (28 MB of free heap at the end of
+     * round 1's commits). Mapped, a list grows in place (mremap) and goes back when freed. */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
     int first = 1;

@@ -34,7 +34,7 @@ static void move(ir_names *m, size_t to, size_t from)
     memcpy(m->slots + to * IR_NAME_SLOT, m->slots + from * IR_NAME_SLOT, IR_NAME_SLOT);
 }
 
-/* The table grows past 3/4 full, to half full; a reserve leaves it 7/10 full (or less: see resize). */
+/* The table grows past 3/4 full, to half full; a reserve leaves it 7/10 full (or less: resize). */
 static bool over(size_t cap, size_t len)
 {
     return len > cap / 4 * 3 + cap % 4 * 3 / 4;

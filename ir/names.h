@@ -2,12 +2,12 @@
  * live (a dropped value's name is removed and free again).
  *
  * An open-addressing table (linear probing, no tombstones: a removal shifts the entries after it
- * back) of 10-byte slots, each the 32 high bits of the name's hash and the value's address. The key is the
- * value's own name (v->name), not a copy in the slot: a probe compares the hash bits first and
- * reads the name only when they match. A slot's place is the hash bits scaled to the table's size
- * (not masked), so the table can be any size and grows without rehashing a name. Only graph.c
- * (ir_add_*, ir_compact*) adds and removes; the text parser and the ONNX import reserve and
- * prefetch. A large table lives on huge pages (base/bigmem.h). */
+ * back) of 10-byte slots, each the 32 high bits of the name's hash and the value's address. The
+ * key is the value's own name (v->name), not a copy in the slot: a probe compares the hash bits
+ * first and reads the name only when they match. A slot's place is the hash bits scaled to the
+ * table's size (not masked), so the table can be any size and grows without rehashing a name. Only
+ * graph.c (ir_add_*, ir_compact*) adds and removes; the text parser and the ONNX import reserve
+ * and prefetch. A large table lives on huge pages (base/bigmem.h). */
 #ifndef FUSERULE_IR_NAMES_H
 #define FUSERULE_IR_NAMES_H
 
@@ -55,7 +55,8 @@ void ir_names_prefetch(const ir_names *m, const char *name, size_t len);
 /* The value named by the len bytes of name, or NULL. */
 struct ir_value *ir_names_get(const ir_names *m, const char *name, size_t len);
 /* One probe for a definition: false when the name is taken; else its slot is claimed (*at) and the
- * caller stores a value whose name has those bytes there (ir_names_set) before the next call on m. */
+ * caller stores a value whose name has those bytes there (ir_names_set) before the next call on
+ * m. */
 bool ir_names_claim(ir_names *m, const char *name, size_t len, size_t *at);
 void ir_names_set(ir_names *m, size_t at, struct ir_value *v);
 /* A zeroed value of the arena with its name (len bytes, NUL added) in the same allocation. */

@@ -29,7 +29,7 @@ typedef struct {
     ir_const before;
 } const_change;
 
-/* Where a stored constant's bytes lie: held in memory or mapped (data), else assembled from rows. */
+/* Where a stored constant's bytes lie: held in memory or mapped (data), else built from rows. */
 typedef struct {
     const void *data;
     st_rows rows;

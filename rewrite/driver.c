@@ -147,8 +147,8 @@ static void renumber(rw_ctx *ctx)
  * numbers them by it; the removed nodes leave the list (ir_compact would drop them next) and the
  * nodes' state stays behind (the next round starts its own). `live`: how many live nodes the list
  * held. `flag` (by node id, may be NULL) moves along: flag[n->id] before is flag[n->id] after;
- * `old` (when not NULL, `live` entries) is set for the flagged nodes of the round's start (ids below
- * nodes0 before). */
+ * `old` (when not NULL, `live` entries) is set for the flagged nodes of the round's start (ids
+ * below nodes0 before). */
 static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_t nodes0)
 {
     ir_graph *g = ctx->g;
@@ -481,10 +481,10 @@ static sort_key key_of(const round_matches *rm, uint32_t rule, const uintptr_t *
                        const sort_key *prev)
 {
     sort_key x = {.rule = rm->rules[rule], .rec = rec, .index = rule};
-    x.alt = prev && prev->index == rule &&
-                    record_root(x.rule, prev->rec) == record_root(x.rule, rec)
-                ? prev->alt + 1
-                : 0;
+    x.alt =
+        prev && prev->index == rule && record_root(x.rule, prev->rec) == record_root(x.rule, rec)
+            ? prev->alt + 1
+            : 0;
     for (uint32_t k = 0; k < x.rule->nroots; k++)
         if (root_pos(&x, k) > x.pos)
             x.pos = root_pos(&x, k);

@@ -92,7 +92,8 @@ static ir_graph *adds(int n, unsigned seed, int drop)
     }
     ir_compute_uses(g);
     for (size_t i = 0; i < g->nodes.len; i++)
-        g->nodes.items[i]->dead = drop && i % (size_t)drop == 1 && !g->nodes.items[i]->outputs[0]->is_output;
+        g->nodes.items[i]->dead =
+            drop && i % (size_t)drop == 1 && !g->nodes.items[i]->outputs[0]->is_output;
     return g;
 }
 
