@@ -49,7 +49,7 @@ static void put_node(FILE *out, const ir_graph *g, const ir_node *n)
     put_escaped(out, n->outputs[0]->name);
     if (n->kernel) {
         fputs("\\n@", out);
-        put_escaped(out, n->kernel);
+        put_escaped(out, ir_node_kernel(g, n));
     }
     fprintf(out, "\", shape=box%s];\n",
             fused ? ", style=\"filled,bold\", fillcolor=\"#ffd966\", penwidth=2" : "");

@@ -29,6 +29,8 @@ void ir_graph_free(ir_graph *g)
     vec_free(&g->symexprs);
     sm_free(&g->symbol_index);
     sm_free(&g->expr_index);
+    vec_free(&g->kernels);
+    sm_free(&g->kernel_index);
     ir_names_free(&g->by_name);
     free(g->types.slots);
     if (g->src_hold)
@@ -37,7 +39,7 @@ void ir_graph_free(ir_graph *g)
 }
 
 _Static_assert(sizeof(ir_node) % _Alignof(ir_value *) == 0, "operand arrays follow the node");
-_Static_assert(sizeof(ir_node) <= 56 && sizeof(ir_value) <= 56, "ir/ir.h: a node or value grew");
+_Static_assert(sizeof(ir_node) <= 48 && sizeof(ir_value) <= 56, "ir/ir.h: a node or value grew");
 
 static ir_value *new_value(ir_graph *g, const char *name, size_t len, ir_value_kind kind)
 {
@@ -104,7 +106,7 @@ ir_node *ir_add_node_n(ir_graph *g, ir_op op, uint32_t ninputs, const char *cons
     n->id = (uint32_t)g->nodes.len;
     n->ninputs = ninputs;
     n->inputs = (ir_value **)(n + 1);
-    n->noutputs = noutputs;
+    n->noutputs = (uint16_t)noutputs;
     n->outputs = n->inputs + ninputs;
     for (uint32_t i = 0; i < noutputs; i++) {
         ir_value *v = first ? first : new_value(g, out_names[i], out_lens[i], IR_VALUE_NODE);
@@ -136,6 +138,33 @@ void ir_set_input(ir_node *n, uint32_t index, ir_value *v)
 {
     FR_CHECK(index < n->ninputs);
     n->inputs[index] = v;
+}
+
+_Static_assert(IR_MAX_KERNELS - IR_MAX_TEXT_KERNELS >= 2 * IR_OP_COUNT,
+               "a text's kernel names leave room for the registry's (cpu and cuda per op)");
+
+bool ir_node_set_kernel_n(ir_graph *g, ir_node *n, const char *name, size_t len)
+{
+    uintptr_t known = (uintptr_t)sm_get(&g->kernel_index, name, len);
+    if (!known) {
+        if (g->kernels.len >= IR_MAX_KERNELS)
+            return false;
+        char *copy = ar_strndup(g->arena, name, len);
+        vec_push(&g->kernels, copy);
+        known = g->kernels.len;
+        sm_put(&g->kernel_index, copy, len, (void *)known);
+    }
+    n->kernel = (uint16_t)known;
+    return true;
+}
+
+bool ir_node_set_kernel(ir_graph *g, ir_node *n, const char *name)
+{
+    if (!name) {
+        n->kernel = 0;
+        return true;
+    }
+    return ir_node_set_kernel_n(g, n, name, strlen(name));
 }
 
 void ir_add_output(ir_graph *g, ir_value *v)

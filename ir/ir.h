@@ -331,19 +331,25 @@ static inline const ir_shape_value *ir_value_sv(const ir_value *v)
     return v->kind == IR_VALUE_CONST ? NULL : v->sv;
 }
 
-/* (Fields ordered so that no padding is left between them: 56 bytes; the operand arrays of a node
- * ir_add_node made follow it in the same allocation.) */
+/* (Fields ordered so that no padding is left between them: 48 bytes; the operand arrays of a node
+ * ir_add_node made follow it in the same allocation.) A million-node graph holds a million of
+ * them, so the narrow fields are as narrow as their limits: noutputs fits 16 bits
+ * (IR_MAX_OUTPUTS), and the kernel a node is bound to is an index into its graph's table of
+ * kernel names (IR_MAX_KERNELS of them), read and set through ir_node_kernel and
+ * ir_node_set_kernel, not a pointer. */
 struct ir_node {
     uint16_t op;          /* ir_op (the catalog has fewer than 2^16 ops) */
     bool dead;            /* removed by a rewrite; dropped by ir_compact */
     uint8_t src_len;      /* the op's length where it was written (ir_node_src_len: saturated) */
     uint32_t id;          /* index in graph->nodes */
-    uint32_t ninputs, noutputs, nattrs;
+    uint32_t ninputs, nattrs;
     uint32_t src_offset;  /* where its op was written (0 when built) */
+    uint16_t noutputs;    /* at most IR_MAX_OUTPUTS */
+    uint16_t kernel;      /* the registered kernel a fused node is bound to: 0 for none, else
+                             1 + its index in graph->kernels (ir_node_kernel) */
     ir_value **inputs;    /* a NULL entry is an omitted optional input */
     ir_value **outputs;
     ir_attr *attrs;
-    const char *kernel;   /* the registered kernel a fused node is bound to, or NULL */
 };
 
 /* A node's src_len for an op written len bytes long: op names are short, a longer span (never a
@@ -364,6 +370,8 @@ struct ir_graph {
     VEC(const ir_dimx *) symexprs; /* per symbol: NULL for a name, else its expression */
     sm_map symbol_index;       /* symbol name -> index + 1 */
     sm_map expr_index;         /* an expression's terms (as bytes) -> index + 1 */
+    VEC(const char *) kernels; /* the distinct kernel names nodes are bound to (ir_node.kernel) */
+    sm_map kernel_index;       /* kernel name -> index + 1 */
     ir_names by_name;          /* value name -> ir_value (ir/names.h) */
     ir_type_set types;         /* the types values point to, one copy of each (ir_type_intern) */
     const char *dir;           /* folder that file() paths are relative to */
@@ -392,6 +400,21 @@ ir_value *ir_add_const_n(ir_graph *g, const char *name, size_t len, const ir_typ
 ir_node *ir_add_node_n(ir_graph *g, ir_op op, uint32_t ninputs, const char *const *out_names,
                        const size_t *out_lens, uint32_t noutputs);
 void ir_set_input(ir_node *n, uint32_t index, ir_value *v);
+
+/* The most distinct kernel names a graph holds (a node's kernel is a 16-bit index), and the most
+ * its text may name (the text parser reports more): the rest are kept for the rewriter, which
+ * binds fused nodes to the registry's kernels, one name per op and backend at most. */
+enum { IR_MAX_KERNELS = UINT16_MAX, IR_MAX_TEXT_KERNELS = 64000 };
+/* The name of the kernel n is bound to, or NULL. Equal names of one graph are one string. */
+static inline const char *ir_node_kernel(const ir_graph *g, const ir_node *n)
+{
+    return n->kernel ? g->kernels.items[n->kernel - 1] : NULL;
+}
+/* Binds n to the kernel `name` (NULL: to none), adding a copy of the name to g's table when it
+ * is new there. False, n unchanged, when the name is new and g has IR_MAX_KERNELS already. */
+bool ir_node_set_kernel(ir_graph *g, ir_node *n, const char *name);
+/* The same for a name of len bytes that need not end with a NUL (the parser's token). */
+bool ir_node_set_kernel_n(ir_graph *g, ir_node *n, const char *name, size_t len);
 void ir_add_output(ir_graph *g, ir_value *v);
 
 ir_const *ir_const_new(ir_graph *g, ir_const_kind kind);

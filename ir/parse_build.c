@@ -1127,11 +1127,26 @@ static void set_operands(gp_state *st, ir_node *n, const gp_names *operands)
     }
 }
 
-static const char *kernel_name(gp_state *st, gp_token t)
+/* Binds n to the kernel of the token `@name` or `@"name"`. The graph keeps one copy of each
+ * distinct name; past IR_MAX_TEXT_KERNELS of them the token is refused (the rest of the table is
+ * the rewriter's, which must never find it full). */
+static void bind_kernel(gp_state *st, ir_node *n, gp_token t)
 {
-    if (t.len > 1 && tok_text(st, t)[1] == '"')
-        return decode_quoted(st, tok_text(st, t) + 1, t.len - 1);
-    return ar_strndup(st->g->arena, tok_text(st, t) + 1, t.len - 1);
+    const char *text = tok_text(st, t) + 1;
+    size_t len = t.len - 1;
+    bool ok;
+    if (len > 0 && text[0] == '"') {
+        char *name = xcalloc(len); /* the decoded text and its NUL fit in the quoted length */
+        decode_quoted_into(text, len, name);
+        ok = ir_node_set_kernel(st->g, n, name);
+        free(name);
+    } else {
+        ok = ir_node_set_kernel_n(st->g, n, text, len);
+    }
+    if (!ok || n->kernel > IR_MAX_TEXT_KERNELS)
+        dg_error(st->dg, st->src, t.offset, t.len,
+                 "too many distinct kernel names: a graph's text names at most %u",
+                 (unsigned)IR_MAX_TEXT_KERNELS);
 }
 
 static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
@@ -1198,7 +1213,7 @@ static void build_node(gp_state *st, const gp_results *results, gp_token op_tok,
         set_operands(st, n, operands);
     set_attrs(st, n, attrs);
     if (kernel.len)
-        n->kernel = kernel_name(st, kernel);
+        bind_kernel(st, n, kernel);
 }
 
 void gp_node(gp_state *st, gp_results *results, gp_token op, gp_names *operands, gp_attrs *attrs,

@@ -48,7 +48,7 @@ typedef struct {
 
 enum { NUMBER_CACHE = 64 };
 
-/* The spelling of one kernel name, keyed by its address (the registry's strings are shared). */
+/* The spelling of one kernel name, keyed by its address (a graph keeps one copy of each name). */
 typedef struct {
     const char *key;
     size_t len; /* its length when it needs no quotes */
@@ -553,7 +553,7 @@ static void print_node(pbuf *out, const ir_graph *g, const ir_node *n)
     pb_putc(out, ')');
     print_attrs(out, n);
     if (n->kernel)
-        print_kernel(out, n->kernel);
+        print_kernel(out, ir_node_kernel(g, n));
     pb_putc(out, '\n');
 }
 

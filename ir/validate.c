@@ -877,7 +877,7 @@ static uint64_t node_fingerprint(const ir_node *n)
 {
     uint64_t h = mix(ptr_bits(n), (uint64_t)n->op);
     h = mix(h, ((uint64_t)n->ninputs << 40) ^ ((uint64_t)n->noutputs << 20) ^ n->nattrs);
-    h = mix(h, ptr_bits(n->kernel) ^ (uint64_t)n->dead);
+    h = mix(h, ((uint64_t)n->kernel << 1) ^ (uint64_t)n->dead);
     for (uint32_t k = 0; k < n->ninputs; k++)
         h = mix(h, ptr_bits(n->inputs[k]));
     for (uint32_t k = 0; k < n->noutputs; k++)

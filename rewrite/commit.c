@@ -267,8 +267,8 @@ ir_node *rw_commit(rw_plan *p)
         v->out_index = i;
         n->outputs[i] = v;
     }
-    if (kn_fused_entry_get(op))
-        n->kernel = kn_kernel_name(op, p->ctx->opts.target);
+    if (kn_fused_entry_get(op)) /* never full: a text leaves room (IR_MAX_TEXT_KERNELS) */
+        FR_CHECK(ir_node_set_kernel(g, n, kn_kernel_name(op, p->ctx->opts.target)));
     n->src_offset = p->roots.items[0]->src_offset;
     n->src_len = p->roots.items[0]->src_len;
 

@@ -232,7 +232,7 @@ static void test_structure(void)
     const ir_attr *vf = ir_node_attr(node_named(g, "k"), "value_floats");
     CHECK(vf && vf->kind == IR_ATTR_FLOATS && vf->count == 0);
     ir_node *f = node_named(g, "f");
-    CHECK(f && f->kernel && strcmp(f->kernel, "cpu.fused_conv_act") == 0);
+    CHECK(f && f->kernel && strcmp(ir_node_kernel(g, f), "cpu.fused_conv_act") == 0);
     const ir_attr *act = ir_node_attr(f, "act");
     CHECK(act && act->kind == IR_ATTR_STRING && strcmp(act->v.s, "Relu") == 0);
     ir_graph_free(g);

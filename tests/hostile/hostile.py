@@ -100,6 +100,30 @@ def make_many_results(d):
           ", ".join(MANY_RESULTS) + " = Split(x)\n  output o0\n}\n")
 
 
+# A node's kernel is a 16-bit index into its graph's table of names: a text may name 64,000
+# distinct kernels (the rest of the table is kept for the ones a rewrite binds), and is refused at
+# the first name past them.
+TEXT_KERNELS = 64000
+MANY_KERNELS_COLUMN = 3 + len(f"k{TEXT_KERNELS} = Relu(x) ")
+
+
+def make_kernels_graph(d, count):
+    """count Relu nodes, each bound to a kernel of its own, and a Conv > Relu that cnn.rules fuses
+    (binding the registry's kernel on top of the text's)."""
+    write(f"{d}/kernels.graph", "\n".join(
+        ["graph g {", "  input x : f32[1,4,8,8]", "  const w : f32[4,4,3,3] = random(seed=1)"] +
+        [f"  k{i} = Relu(x) @k{i}" for i in range(count)] +
+        ["  c = Conv(x, w) {pads=[1,1,1,1]}", "  y = Relu(c)", "  output y", "  output k0", "}"])
+        + "\n")
+
+
+def fused_beside_text_kernels(d, out):
+    text = open(os.path.join(d, "out.graph")).read()
+    if "@cpu.FusedConvAct" not in text or "@k0" not in text:
+        return "the fused node or the text's kernel is missing from out.graph"
+    return loads("out.graph")(d, out)
+
+
 def make_binary_graph(d):
     write(f"{d}/binary.graph", bytes(range(256)) * 64)
 
@@ -286,6 +310,12 @@ CASES = [
     Case("too_many_results", [G, "fmt", "results.graph"], 2,
          f"results.graph:3:{MANY_RESULTS_COLUMN}: error: too many results: a node has at most "
          "65535 outputs, this line names 65536", make=make_many_results),
+    Case("too_many_kernels", [G, "fmt", "kernels.graph"], 2,
+         f"kernels.graph:{TEXT_KERNELS + 4}:{MANY_KERNELS_COLUMN}: error: too many distinct kernel "
+         f"names: a graph's text names at most {TEXT_KERNELS}",
+         make=lambda d: make_kernels_graph(d, TEXT_KERNELS + 1)),
+    Case("kernels_at_limit_apply", APPLY_CNN + ["kernels.graph", "-o", "out.graph"], 0, "",
+         make=lambda d: make_kernels_graph(d, TEXT_KERNELS), check=fused_beside_text_kernels),
     Case("truncated_graph", [G, "fmt", "truncated.graph"], 2, "truncated.graph:",
          make=make_truncated_graph),
     # binary bytes go to the ONNX reader (by their first byte), never echoed as text

@@ -5,10 +5,11 @@
 
 #include "tests/unit.h"
 
+#include <stdio.h>
 #include <string.h>
 
 _Static_assert(sizeof(ir_const) == 56, "a constant: 24 bytes every kind has, 32 of the union");
-_Static_assert(sizeof(ir_value) == 56 && sizeof(ir_node) == 56, "a value, a node");
+_Static_assert(sizeof(ir_value) == 56 && sizeof(ir_node) == 48, "a value, a node");
 
 static const ir_type f32_4 = {.dtype = IR_F32, .rank = 1, .dims = {4}};
 
@@ -137,6 +138,41 @@ static void test_node_src_len(void)
     ir_graph_free(g);
 }
 
+/* A node's kernel is an index into its graph's table of names: equal names share one entry and
+ * one string, NULL unbinds, and a name past IR_MAX_KERNELS is refused, leaving the node as it
+ * was, while the names already in the table still bind. */
+static void test_kernel_table(void)
+{
+    ir_graph *g = ir_graph_new("t");
+    const char *names[1] = {"a"}, *more[1] = {"b"};
+    ir_node *a = ir_add_node(g, IR_OP_Relu, 1, names, 1);
+    ir_node *b = ir_add_node(g, IR_OP_Relu, 1, more, 1);
+    CHECK(a->kernel == 0 && ir_node_kernel(g, a) == NULL);
+    char name[] = "cpu.FusedConvAct";
+    CHECK(ir_node_set_kernel(g, a, name));
+    CHECK(ir_node_set_kernel_n(g, b, "cpu.FusedConvAct plus", 16));
+    name[0] = 'x'; /* the table holds a copy */
+    CHECK(a->kernel == b->kernel && ir_node_kernel(g, a) == ir_node_kernel(g, b));
+    CHECK_STR(ir_node_kernel(g, a), "cpu.FusedConvAct");
+    CHECK(ir_node_set_kernel(g, b, "cuda.FusedConvAct") && a->kernel != b->kernel);
+    CHECK_STR(ir_node_kernel(g, b), "cuda.FusedConvAct");
+    CHECK(ir_node_set_kernel(g, b, NULL) && b->kernel == 0 && ir_node_kernel(g, b) == NULL);
+    bool all_bound = true;
+    for (unsigned i = (unsigned)g->kernels.len; i < IR_MAX_KERNELS; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "k%u", i);
+        all_bound &= ir_node_set_kernel(g, b, k);
+    }
+    CHECK(all_bound);
+    CHECK_INT(b->kernel, IR_MAX_KERNELS);
+    CHECK(!ir_node_set_kernel(g, a, "one too many"));
+    CHECK_STR(ir_node_kernel(g, a), "cpu.FusedConvAct");
+    CHECK(ir_node_set_kernel(g, a, "k7") && ir_node_set_kernel(g, b, "cpu.FusedConvAct"));
+    CHECK_STR(ir_node_kernel(g, a), "k7");
+    CHECK_INT(b->kernel, 1);
+    ir_graph_free(g);
+}
+
 int main(void)
 {
     RUN(test_new_const);
@@ -145,5 +181,6 @@ int main(void)
     RUN(test_shape_value_and_const);
     RUN(test_fingerprint_by_kind);
     RUN(test_node_src_len);
+    RUN(test_kernel_table);
     return unit_finish();
 }

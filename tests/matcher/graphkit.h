@@ -86,7 +86,7 @@ static inline char *gk_state_text(const ir_graph *g)
     for (size_t i = 0; i < g->nodes.len; i++) {
         const ir_node *n = g->nodes.items[i];
         fprintf(f, "node %zu %u %s %s\n", i, n->id, n->outputs[0]->name,
-                n->kernel ? n->kernel : "-");
+                n->kernel ? ir_node_kernel(g, n) : "-");
     }
     fclose(f);
     return text;
