@@ -180,6 +180,20 @@ static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_
     }
 }
 
+/* After a round that changed the graph: the round's own lists go back (the next round's, sized to
+ * the graph the rewrites left, are made anew; the order of a million-node graph's first round is
+ * three times the next one's), and so does the room the node and value lists held past their
+ * lengths, which fell by the nodes the round removed and the values compaction dropped: their
+ * pages would otherwise stay resident into the next rounds and the output. */
+static void round_end(rw_ctx *ctx)
+{
+    vec_free(&ctx->st);
+    vec_free(&ctx->order);
+    vec_free(&ctx->planned);
+    vec_shrink(&ctx->g->nodes);
+    vec_shrink(&ctx->g->values);
+}
+
 static bool validate_failed(rw_ctx *ctx, const char *when)
 {
     dg_error_path(ctx->dg, ctx->g->name,
@@ -815,6 +829,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
             if (!ctx.opts.whole_validation && !ctx.opts.validate_each)
                 vec_free(&ctx.st);
             ok = validate_round(&ctx, nodes0, values0);
+            round_end(&ctx);
             report->round_limit = round == ctx.opts.max_rounds;
             report->validate_seconds += cpu_seconds() - t2;
         }
