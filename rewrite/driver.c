@@ -365,10 +365,15 @@ static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
 /* ---- candidates ---------------------------------------------------------------------------------- */
 
 /* A round's matches, compact and kept per rule: the matcher's are copied out every MATCH_CHUNK
- * matches and forgotten (an mt_match and its arrays take four times the room). Per match, one word
- * per pattern node in its rule's list: the node it matched, tagged (MATCH_NODE), whose first
- * output is the value it stands for (an op pattern node matches a node's first output); else the
- * value (a leaf, or an absent optional op), or NULL. The root is the node of the rule's first root
+ * matches and forgotten (an mt_match and its arrays take four times the room). Per match, one
+ * 32-bit word per pattern node in its rule's list: the node it matched, by its id at the round's
+ * start, tagged (MATCH_NODE), whose first output is the value it stands for (an op pattern node
+ * matches a node's first output); else the value (a leaf, or an absent optional op), by its id + 1
+ * (values keep their ids through the round), or 0 for NULL. Ids, not pointers: half the room (a
+ * million-node graph's first round holds 18 MB of pointer words at once). The node list only grows
+ * during a round, so a node of its start is still at its id, unless validate_each renumbers it
+ * after each rewrite: then the round keeps a copy of the start's list. The root is the node of the
+ * rule's first root
  * and a match's place among its rule's matches at its root follows from the list's order (a rule's
  * matches at one root are found together), so neither is stored. Nodes keep their outputs for the
  * whole round (a commit gives the values to the fused node, not the removed node's list away), so
@@ -376,12 +381,18 @@ static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
  * (expand). The rules' lists are tried in rank order, and each is freed once tried: the graph
  * grows by the rewrites while the matches shrink. */
 typedef struct {
-    VEC(uintptr_t) w; /* rule->nnodes words per match */
+    VEC(uint32_t) w; /* rule->nnodes words per match */
 } rule_matches;
 
-enum { MATCH_NODE = 1 }; /* the tag of a word that holds a node (nodes and values are aligned) */
+/* The tag of a word that holds a node (its id shifted left by one; a value's id + 1 is shifted
+ * alike). Ids below MATCH_IDS fit: a graph of 2^31 nodes or values would take hundreds of GB, and
+ * a node's replacement (RW_FORWARDED) asks the same of its id already. */
+enum { MATCH_NODE = 1 };
+#define MATCH_IDS ((1u << 31) - 1)
 
 typedef struct {
+    const ir_graph *g;
+    ir_node **start;        /* the round's start's node list, when validate_each renumbers it */
     dsl_rule *const *rules; /* mt_rules */
     uint32_t nrules;
     rule_matches *by_rule;   /* nrules */
@@ -392,9 +403,17 @@ typedef struct {
 
 enum { MATCH_CHUNK = 4096 };
 
-static void round_matches_init(round_matches *rm, const mt_automaton *a)
+static void round_matches_init(round_matches *rm, const mt_automaton *a, const rw_ctx *ctx)
 {
     memset(rm, 0, sizeof *rm);
+    rm->g = ctx->g;
+    if (ctx->opts.validate_each) {
+        size_t n = ctx->g->nodes.len;
+        rm->start = malloc((n ? n : 1) * sizeof *rm->start);
+        FR_CHECK(rm->start != NULL);
+        if (n)
+            memcpy(rm->start, ctx->g->nodes.items, n * sizeof *rm->start);
+    }
     rm->rules = mt_rules(a, &rm->nrules);
     rm->by_rule = calloc(rm->nrules ? rm->nrules : 1, sizeof *rm->by_rule);
     rm->order = malloc((rm->nrules ? rm->nrules : 1) * sizeof *rm->order);
@@ -412,25 +431,44 @@ static void round_matches_free(round_matches *rm)
         rule_matches_free(&rm->by_rule[r]);
     free(rm->by_rule);
     free(rm->order);
+    free(rm->start);
     vec_free(&rm->values);
     vec_free(&rm->nodes);
 }
 
-/* The value a record's word stands for, and the node (NULL for a value's word). */
-static ir_value *word_value(uintptr_t w)
+/* The node a record's word stands for (NULL for a value's word), and the value. */
+static ir_node *word_node(const round_matches *rm, uint32_t w)
 {
-    return w & MATCH_NODE ? ((ir_node *)(w - MATCH_NODE))->outputs[0] : (ir_value *)w;
+    if (!(w & MATCH_NODE))
+        return NULL;
+    return rm->start ? rm->start[w >> 1] : rm->g->nodes.items[w >> 1];
 }
 
-static ir_node *word_node(uintptr_t w)
+static ir_value *word_value(const round_matches *rm, uint32_t w)
 {
-    return w & MATCH_NODE ? (ir_node *)(w - MATCH_NODE) : NULL;
+    if (w & MATCH_NODE)
+        return word_node(rm, w)->outputs[0];
+    return w ? rm->g->values.items[(w >> 1) - 1] : NULL;
 }
 
-/* The node of a record's first root. */
-static ir_node *record_root(const dsl_rule *r, const uintptr_t *rec)
+/* The word of a record's first root: a node's (take_matches checks), the same for the same root. */
+static uint32_t record_root(const dsl_rule *r, const uint32_t *rec)
 {
-    return word_node(rec[r->roots[0]->id]);
+    return rec[r->roots[0]->id];
+}
+
+static uint32_t node_word(const ir_graph *g, const ir_node *n)
+{
+    FR_CHECK(n->id < MATCH_IDS && n->id < g->nodes.len && g->nodes.items[n->id] == n);
+    return n->id << 1 | MATCH_NODE;
+}
+
+static uint32_t value_word(const ir_graph *g, const ir_value *v)
+{
+    if (!v)
+        return 0;
+    FR_CHECK(v->id < MATCH_IDS && v->id < g->values.len && g->values.items[v->id] == v);
+    return (v->id + 1) << 1;
 }
 
 /* Copies the matcher's matches from `from` on into their rules' lists. */
@@ -443,34 +481,34 @@ static void take_matches(round_matches *rm, const mt_matcher *m, size_t from)
         const dsl_rule *r = x->rule;
         rule_matches *to = &rm->by_rule[x->rule_index];
         vec_reserve(&to->w, to->w.len + r->nnodes);
-        uintptr_t *rec = to->w.items + to->w.len;
+        uint32_t *rec = to->w.items + to->w.len;
         to->w.len += r->nnodes;
         for (uint32_t k = 0; k < r->nnodes; k++) {
             ir_node *node = x->nodes[k];
             FR_CHECK(!node || (r->nodes[k]->kind == DSL_PAT_OP && node->noutputs &&
                                node->outputs[0] == x->values[k]));
-            FR_CHECK(((uintptr_t)x->values[k] & MATCH_NODE) == 0 &&
-                     ((uintptr_t)node & MATCH_NODE) == 0);
-            rec[k] = node ? (uintptr_t)node + MATCH_NODE : (uintptr_t)x->values[k];
+            rec[k] = node ? node_word(rm->g, node) : value_word(rm->g, x->values[k]);
         }
-        FR_CHECK(record_root(r, rec) == x->root);
+        for (uint32_t k = 0; k < r->nroots; k++) /* root_pos reads their ids */
+            FR_CHECK(rec[r->roots[k]->id] & MATCH_NODE);
+        FR_CHECK(word_node(rm, record_root(r, rec)) == x->root);
     }
 }
 
 /* The match a record of rule index `rule` stands for (its arrays are rm's, valid until the next
  * expand). */
-static mt_match expand(round_matches *rm, uint32_t rule, const uintptr_t *rec)
+static mt_match expand(round_matches *rm, uint32_t rule, const uint32_t *rec)
 {
     const dsl_rule *r = rm->rules[rule];
     vec_reserve(&rm->values, r->nnodes);
     vec_reserve(&rm->nodes, r->nnodes);
     for (uint32_t k = 0; k < r->nnodes; k++) {
-        rm->values.items[k] = word_value(rec[k]);
-        rm->nodes.items[k] = word_node(rec[k]);
+        rm->values.items[k] = word_value(rm, rec[k]);
+        rm->nodes.items[k] = word_node(rm, rec[k]);
     }
     return (mt_match){.rule = r,
                       .rule_index = rule,
-                      .root = record_root(r, rec),
+                      .root = word_node(rm, record_root(r, rec)),
                       .values = rm->values.items,
                       .nodes = rm->nodes.items};
 }
@@ -478,20 +516,21 @@ static mt_match expand(round_matches *rm, uint32_t rule, const uintptr_t *rec)
 /* A record as the sort compares it. */
 typedef struct {
     const dsl_rule *rule;
-    const uintptr_t *rec;
+    const uint32_t *rec;
     uint32_t index; /* the rule's */
     uint32_t alt;   /* its place among the matches of its rule at its root */
     uint32_t pos;   /* of the latest root */
 } sort_key;
 
-/* The place of root k's node (node ids are places at the start of a round). */
+/* The place of root k's node (node ids are places at the start of a round; a root's word is its
+ * node's, before any commit of the round: the node still produces the value it stands for). */
 static uint32_t root_pos(const sort_key *x, uint32_t k)
 {
-    return word_value(x->rec[x->rule->roots[k]->id])->producer->id;
+    return x->rec[x->rule->roots[k]->id] >> 1;
 }
 
 /* The key of record i of rule index `rule`; prev: the key of record i - 1 (for alt), or NULL. */
-static sort_key key_of(const round_matches *rm, uint32_t rule, const uintptr_t *rec,
+static sort_key key_of(const round_matches *rm, uint32_t rule, const uint32_t *rec,
                        const sort_key *prev)
 {
     sort_key x = {.rule = rm->rules[rule], .rec = rec, .index = rule};
@@ -541,7 +580,7 @@ static void sort_part(const round_matches *rm, uint32_t rule, rule_matches *x)
 {
     size_t nn = rm->rules[rule]->nnodes, n = x->w.len / nn;
     sort_key *keys = malloc(n * sizeof *keys);
-    uintptr_t *sorted = malloc(x->w.len * sizeof *sorted);
+    uint32_t *sorted = malloc(x->w.len * sizeof *sorted);
     FR_CHECK(keys && sorted);
     for (size_t i = 0; i < n; i++)
         keys[i] = key_of(rm, rule, x->w.items + i * nn, i ? &keys[i - 1] : NULL);
@@ -713,10 +752,10 @@ static long commit_round(rw_ctx *ctx, round_matches *rm, recorder *rec)
         if (fired && rule->phase > fired_phase)
             break; /* phases are sorted first: what follows all waits */
         uint32_t nn = rule->nnodes;
-        const uintptr_t *c = x->w.items;
+        const uint32_t *c = x->w.items;
         size_t n = nn ? x->w.len / nn : 0;
         for (size_t i = 0; i < n;) {
-            ir_node *root = record_root(rule, c + i * nn);
+            uint32_t root = record_root(rule, c + i * nn);
             size_t end = i + 1;
             while (end < n && record_root(rule, c + end * nn) == root)
                 end++;
@@ -741,7 +780,8 @@ static long commit_round(rw_ctx *ctx, round_matches *rm, recorder *rec)
                 }
             } else {
                 /* record reads the rule and the root, not the values and nodes: no expand */
-                mt_match m = {.rule = rule, .rule_index = rm->order[k], .root = root};
+                mt_match m = {.rule = rule, .rule_index = rm->order[k],
+                              .root = word_node(rm, root)};
                 record(rec, &m, &first_reason, first_why[0] ? first_why : "refused");
             }
             i = end;
@@ -807,7 +847,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         ctx.planned.len = 0;
         mt_matcher_reset(m);
         round_matches rm;
-        round_matches_init(&rm, a);
+        round_matches_init(&rm, a, &ctx);
         collect(&ctx, m, &rm);
         double t1 = cpu_seconds();
         long fired = commit_round(&ctx, &rm, &rec);
