@@ -38,6 +38,11 @@ _Static_assert(sizeof(rw_node_state) == 16, "a node's state grew");
 rw_node_state *rw_state_grow(rw_ctx *ctx, const ir_node *n)
 {
     FR_CHECK(n->id != RW_TENTATIVE_ID);
+    if (ctx->st_shared) {
+        size_t k = n->id - ctx->st.len; /* n->id >= st.len */
+        FR_CHECK(k < ctx->st_new.len && ctx->st_new.items[k] != UINT32_MAX); /* shared first */
+        return &ctx->st.items[ctx->st_new.items[k]];
+    }
     while (ctx->st.len <= n->id)
         vec_push(&ctx->st, ((rw_node_state){.claimed_by = -1}));
     return &ctx->st.items[n->id];
@@ -75,6 +80,21 @@ void rw_set_forwarded_to(rw_ctx *ctx, const ir_node *n, const ir_value *to)
     s->link = to ? (to->id + 1) | RW_FORWARDED : 0;
 }
 
+void rw_state_share(const rw_plan *p, const ir_node *n, const ir_node *removed)
+{
+    rw_ctx *ctx = p->ctx;
+    if (!ctx->st_shared)
+        return;
+    /* a live member of the plan, of the round's start (its slot is no other new node's) */
+    FR_CHECK(!removed->dead && removed->id < ctx->st.len && rw_is_member(p, removed));
+    FR_CHECK(n->id != RW_TENTATIVE_ID && n->id >= ctx->st.len);
+    size_t k = n->id - ctx->st.len;
+    while (ctx->st_new.len <= k)
+        vec_push(&ctx->st_new, UINT32_MAX);
+    FR_CHECK(ctx->st_new.items[k] == UINT32_MAX);
+    ctx->st_new.items[k] = removed->id;
+}
+
 uint32_t rw_new_stamp(rw_ctx *ctx)
 {
     return ++ctx->stamp;
@@ -98,6 +118,8 @@ static void round_begin(rw_ctx *ctx)
         ctx->st.items[i] = (rw_node_state){.pos = (uint32_t)i, .claimed_by = -1};
     }
     ctx->order.len = ctx->st.len = n;
+    ctx->st_shared = !ctx->opts.validate_each && !ctx->opts.whole_validation;
+    ctx->st_new.len = 0;
     free(ctx->bn_last.st);
     ctx->bn_last = (struct rw_bn_factors){0};
 }
@@ -108,6 +130,7 @@ static void renumber(rw_ctx *ctx)
 {
     ir_graph *g = ctx->g;
     size_t n = g->nodes.len;
+    FR_CHECK(!ctx->st_shared); /* every node has a state of its own */
     ir_node **list = malloc((n ? n : 1) * sizeof *list);
     rw_node_state *st = malloc((n ? n : 1) * sizeof *st);
     FR_CHECK(list && st);
@@ -188,6 +211,7 @@ static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_
 static void round_end(rw_ctx *ctx)
 {
     vec_free(&ctx->st);
+    vec_free(&ctx->st_new);
     vec_free(&ctx->order);
     vec_free(&ctx->planned);
     vec_shrink(&ctx->g->nodes);
@@ -866,8 +890,10 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
              * renumbers by the order, renumber_live, and leaves them behind): their memory goes
              * back before validation allocates its own, and the next round's, sized to its graph,
              * is made anew. (The whole validation's renumber moves them along.) */
-            if (!ctx.opts.whole_validation && !ctx.opts.validate_each)
+            if (!ctx.opts.whole_validation && !ctx.opts.validate_each) {
                 vec_free(&ctx.st);
+                vec_free(&ctx.st_new);
+            }
             ok = validate_round(&ctx, nodes0, values0);
             round_end(&ctx);
             report->round_limit = round == ctx.opts.max_rounds;
@@ -885,6 +911,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
     ar_free(ctx.scratch);
     sm_free(&rec.seen);
     vec_free(&ctx.st);
+    vec_free(&ctx.st_new);
     vec_free(&ctx.order);
     vec_free(&ctx.planned);
     dg_free(ctx.quiet);

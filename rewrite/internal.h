@@ -69,6 +69,15 @@ typedef struct rw_ctx {
     rw_report *rep;
     dg_context *dg;
     VEC(rw_node_state) st;
+    /* When the round is validated by what it changed (neither validate_each nor whole_validation,
+     * which renumber the nodes with their states): a node the round adds (an id from st.len on)
+     * keeps its state in the slot of a node its commit removes (rw_state_share), whose pos and mark
+     * no one reads again (its claimed_by and link stay what they are: the new node's claimed_by is
+     * the same rule, and its link is never set). By id - st.len, the slot; UINT32_MAX for none.
+     * The 250k fused nodes of the 1M-node bench's first round take 1 MB here instead of 4 MB of
+     * states. */
+    bool st_shared;
+    VEC(uint32_t) st_new;
     VEC(ir_node *) order;  /* live nodes in a topological order; NULL where one was removed */
     uint32_t stamp;
     int64_t budget_left;
@@ -104,9 +113,14 @@ typedef struct rw_ctx {
 /* The id of a node built aside (a tentative fused or helper node): it has no state. */
 #define RW_TENTATIVE_ID UINT32_MAX
 
-/* The state of a node of the graph (the list grows to a new node's id: rw_state_grow). Inline: the
- * driver and the checks ask for it several times per node of every match. */
+/* The state of a node of the graph (the list grows to a new node's id, or a new node finds the slot
+ * it shares: rw_state_grow). Inline: the driver and the checks ask for it several times per node of
+ * every match. */
 rw_node_state *rw_state_grow(rw_ctx *ctx, const ir_node *n);
+/* Before n's state is first asked for: n, added by the commit of plan p, keeps its state in the
+ * slot of `removed`, a member the commit removes (the fused node in its root's, a helper node in
+ * the member it replaces); when the round shares no slots (ctx->st_shared), n has its own. */
+void rw_state_share(const struct rw_plan *p, const ir_node *n, const ir_node *removed);
 static inline rw_node_state *rw_state(rw_ctx *ctx, const ir_node *n)
 {
     return n->id < ctx->st.len ? &ctx->st.items[n->id] : rw_state_grow(ctx, n);
