@@ -253,6 +253,17 @@ static bool stood_for(const rw_plan *p, const ir_value *t, const ir_value *v)
     return false;
 }
 
+/* Keeps the type the plan inferred for the fused node n (ctx->planned), by its place among the
+ * round's new nodes. */
+static void keep_planned(rw_ctx *ctx, const ir_node *n, const ir_type *t)
+{
+    FR_CHECK(n->id >= ctx->nodes0 && n->id != RW_TENTATIVE_ID);
+    size_t k = n->id - ctx->nodes0;
+    while (ctx->planned.len <= k)
+        vec_push(&ctx->planned, NULL);
+    ctx->planned.items[k] = t;
+}
+
 ir_node *rw_commit(rw_plan *p)
 {
     ir_graph *g = p->g;
@@ -284,7 +295,7 @@ ir_node *rw_commit(rw_plan *p)
         same_operands = n->inputs[i] == p->tentative->inputs[i] ||
                         stood_for(p, p->tentative->inputs[i], n->inputs[i]);
     if (same_operands)
-        vec_push(&p->ctx->planned, ((rw_planned){n, p->tentative->outputs[0]->type}));
+        keep_planned(p->ctx, n, p->tentative->outputs[0]->type);
 
     /* the root's slot: the fused node takes its place in the order (or, of several outputs, a
      * member's, each removed) */

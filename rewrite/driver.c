@@ -118,6 +118,7 @@ static void round_begin(rw_ctx *ctx)
         ctx->st.items[i] = (rw_node_state){.pos = (uint32_t)i, .claimed_by = -1};
     }
     ctx->order.len = ctx->st.len = n;
+    ctx->nodes0 = n;
     ctx->st_shared = !ctx->opts.validate_each && !ctx->opts.whole_validation;
     ctx->st_new.len = 0;
     free(ctx->bn_last.st);
@@ -171,8 +172,10 @@ static void renumber(rw_ctx *ctx)
  * nodes' state stays behind (the next round starts its own). `live`: how many live nodes the list
  * held. `flag` (by node id, may be NULL) moves along: flag[n->id] before is flag[n->id] after;
  * `old` (when not NULL, `live` entries) is set for the flagged nodes of the round's start (ids
- * below nodes0 before). */
-static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_t nodes0)
+ * below nodes0 before); `planned` (when not NULL, `live` entries, zeroed) takes ctx->planned's
+ * types by the new ids. */
+static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_t nodes0,
+                          const ir_type **planned)
 {
     ir_graph *g = ctx->g;
     bool *moved = NULL;
@@ -189,6 +192,8 @@ static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_
                 moved[k] = flag[n->id];
             if (old)
                 old[k] = flag[n->id] && n->id < nodes0;
+            if (planned && n->id >= nodes0 && n->id - nodes0 < ctx->planned.len)
+                planned[k] = ctx->planned.items[n->id - nodes0];
             n->id = (uint32_t)k;
             g->nodes.items[k++] = n;
         }
@@ -277,31 +282,27 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
             same = malloc(live ? live : 1);
             FR_CHECK(same != NULL);
         }
-        renumber_live(ctx, live, dirty_node, same, nodes0);
+        /* the fused nodes' types as their plans inferred them, unless a forward re-pointed readers
+         * or a test's hook changed the graph after a commit (the operands may not be those planned
+         * on); by the ids renumbering gives (compaction keeps them: no node is removed) */
+        const ir_type **planned = NULL;
+        if (!whole && ctx->planned.len && !ctx->round_forwarded && !ctx->opts.after_commit) {
+            planned = calloc(live ? live : 1, sizeof *planned);
+            FR_CHECK(planned != NULL);
+        }
+        renumber_live(ctx, live, dirty_node, same, nodes0, planned);
+        vec_free(&ctx->planned);
         if (whole) {
             ir_compact(g);
             ok = ir_validate(g, ctx->dg);
         } else {
             /* the use lists with the compaction (unless a node reads a value not the graph's) */
             bool uses_kept = ir_compact_uses(g, dirty_value);
-            /* the fused nodes' types as their plans inferred them, unless a forward re-pointed
-             * readers or a test's hook changed the graph after a commit (the operands may not be
-             * those planned on) */
-            const ir_type **planned = NULL;
-            if (ctx->planned.len && !ctx->round_forwarded && !ctx->opts.after_commit) {
-                planned = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *planned);
-                FR_CHECK(planned != NULL);
-                for (size_t i = 0; i < ctx->planned.len; i++) {
-                    const rw_planned *e = &ctx->planned.items[i];
-                    if (!e->node->dead && e->node->id < g->nodes.len &&
-                        g->nodes.items[e->node->id] == e->node)
-                        planned[e->node->id] = e->type;
-                }
-            }
+            FR_CHECK(g->nodes.len == live);
             ok = uses_kept ? ir_validate_round(g, dirty_node, dirty_value, planned, same, ctx->dg)
                            : ir_validate_planned(g, dirty_node, dirty_value, planned, ctx->dg);
-            free(planned);
         }
+        free(planned);
         free(same);
     }
     ctx->planned.len = 0;

@@ -46,13 +46,6 @@ static inline bool rw_is_forwarded(const rw_node_state *s)
     return (s->link & RW_FORWARDED) != 0;
 }
 
-/* A fused node committed this round and the type its plan's inference gave its one output, on the
- * operands it reads (validation takes it instead of inferring the node again: ir_validate_planned). */
-typedef struct rw_planned {
-    ir_node *node;
-    const ir_type *type;
-} rw_planned;
-
 /* What a round changed, by the ids of its start (rw_remove_unread marks them where it visits the
  * removed nodes; validate_round carries them through renumbering and compaction and frees them). */
 typedef struct rw_round_marks {
@@ -84,7 +77,12 @@ typedef struct rw_ctx {
     ar_arena *scratch;     /* per round: tentative nodes, plans */
     bool round_forwarded;  /* a forward committed this round (old nodes read other values) */
     struct rw_plan *spare; /* the last plan's lists, kept for the next one (rw_plan_free) */
-    VEC(rw_planned) planned; /* this round's (rw_commit) */
+    /* The type the plan's inference gave a fused node committed this round, on the operands it
+     * reads (validation takes it instead of inferring the node again: ir_validate_planned); by the
+     * node's id - nodes0 (the round's new nodes, in the order they were added), NULL for none:
+     * 8 bytes per new node, where a (node, type) pair took 16 per fused node (rw_commit). */
+    VEC(const ir_type *) planned;
+    size_t nodes0; /* the node list's length at the round's start: the round's new nodes follow */
     dg_context *quiet;       /* for the plans' inference (rw_quiet) */
     /* per target op (malloc'd when first used): for each of its attributes and each op, the op's
      * schema of that attribute, and whether it is the activation's (carry_attrs asks the same for
