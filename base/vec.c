@@ -22,3 +22,20 @@ void vec_reserve_(void **items, size_t *cap, size_t need, size_t elem)
     *items = p;
     *cap = grown;
 }
+
+void vec_shrink_(void **items, size_t *cap, size_t len, size_t elem)
+{
+    if (len >= *cap)
+        return;
+    if (!len) {
+        free(*items);
+        *items = NULL;
+        *cap = 0;
+        return;
+    }
+    void *p = realloc(*items, len * elem); /* len < cap: no overflow */
+    if (p) {
+        *items = p;
+        *cap = len;
+    }
+}

@@ -229,6 +229,11 @@ static void add_helpers(rw_plan *p)
             if (p->inputs.items[k].v == t->outputs[0])
                 p->inputs.items[k].v = n->outputs[0];
         p->helpers.items[i].node = n; /* now the graph's */
+        /* the fused node (of one output: the only kind whose helpers the order takes) shares
+         * the root's slot */
+        FR_CHECK(!p->ctx->st_shared ||
+                 (p->outputs.len == 1 && p->helpers.items[i].replaces != p->roots.items[0]));
+        rw_state_share(p, n, p->helpers.items[i].replaces);
         rw_state(p->ctx, n)->claimed_by = (int32_t)p->m->rule_index;
     }
 }
@@ -246,6 +251,17 @@ static bool stood_for(const rw_plan *p, const ir_value *t, const ir_value *v)
         if (p->consts.items[i]->value == t)
             return true;
     return false;
+}
+
+/* Keeps the type the plan inferred for the fused node n (ctx->planned), by its place among the
+ * round's new nodes. */
+static void keep_planned(rw_ctx *ctx, const ir_node *n, const ir_type *t)
+{
+    FR_CHECK(n->id >= ctx->nodes0 && n->id != RW_TENTATIVE_ID);
+    size_t k = n->id - ctx->nodes0;
+    while (ctx->planned.len <= k)
+        vec_push(&ctx->planned, NULL);
+    ctx->planned.items[k] = t;
 }
 
 ir_node *rw_commit(rw_plan *p)
@@ -279,8 +295,11 @@ ir_node *rw_commit(rw_plan *p)
         same_operands = n->inputs[i] == p->tentative->inputs[i] ||
                         stood_for(p, p->tentative->inputs[i], n->inputs[i]);
     if (same_operands)
-        vec_push(&p->ctx->planned, ((rw_planned){n, p->tentative->outputs[0]->type}));
+        keep_planned(p->ctx, n, p->tentative->outputs[0]->type);
 
+    /* the root's slot: the fused node takes its place in the order (or, of several outputs, a
+     * member's, each removed) */
+    rw_state_share(p, n, p->outputs.len == 1 ? p->roots.items[0] : p->members.items[0]);
     rw_node_state *s = rw_state(p->ctx, n);
     s->claimed_by = (int32_t)p->m->rule_index;
     if (p->outputs.len == 1) {

@@ -38,6 +38,11 @@ _Static_assert(sizeof(rw_node_state) == 16, "a node's state grew");
 rw_node_state *rw_state_grow(rw_ctx *ctx, const ir_node *n)
 {
     FR_CHECK(n->id != RW_TENTATIVE_ID);
+    if (ctx->st_shared) {
+        size_t k = n->id - ctx->st.len; /* n->id >= st.len */
+        FR_CHECK(k < ctx->st_new.len && ctx->st_new.items[k] != UINT32_MAX); /* shared first */
+        return &ctx->st.items[ctx->st_new.items[k]];
+    }
     while (ctx->st.len <= n->id)
         vec_push(&ctx->st, ((rw_node_state){.claimed_by = -1}));
     return &ctx->st.items[n->id];
@@ -75,6 +80,21 @@ void rw_set_forwarded_to(rw_ctx *ctx, const ir_node *n, const ir_value *to)
     s->link = to ? (to->id + 1) | RW_FORWARDED : 0;
 }
 
+void rw_state_share(const rw_plan *p, const ir_node *n, const ir_node *removed)
+{
+    rw_ctx *ctx = p->ctx;
+    if (!ctx->st_shared)
+        return;
+    /* a live member of the plan, of the round's start (its slot is no other new node's) */
+    FR_CHECK(!removed->dead && removed->id < ctx->st.len && rw_is_member(p, removed));
+    FR_CHECK(n->id != RW_TENTATIVE_ID && n->id >= ctx->st.len);
+    size_t k = n->id - ctx->st.len;
+    while (ctx->st_new.len <= k)
+        vec_push(&ctx->st_new, UINT32_MAX);
+    FR_CHECK(ctx->st_new.items[k] == UINT32_MAX);
+    ctx->st_new.items[k] = removed->id;
+}
+
 uint32_t rw_new_stamp(rw_ctx *ctx)
 {
     return ++ctx->stamp;
@@ -98,6 +118,9 @@ static void round_begin(rw_ctx *ctx)
         ctx->st.items[i] = (rw_node_state){.pos = (uint32_t)i, .claimed_by = -1};
     }
     ctx->order.len = ctx->st.len = n;
+    ctx->nodes0 = n;
+    ctx->st_shared = !ctx->opts.validate_each && !ctx->opts.whole_validation;
+    ctx->st_new.len = 0;
     free(ctx->bn_last.st);
     ctx->bn_last = (struct rw_bn_factors){0};
 }
@@ -108,6 +131,7 @@ static void renumber(rw_ctx *ctx)
 {
     ir_graph *g = ctx->g;
     size_t n = g->nodes.len;
+    FR_CHECK(!ctx->st_shared); /* every node has a state of its own */
     ir_node **list = malloc((n ? n : 1) * sizeof *list);
     rw_node_state *st = malloc((n ? n : 1) * sizeof *st);
     FR_CHECK(list && st);
@@ -148,8 +172,10 @@ static void renumber(rw_ctx *ctx)
  * nodes' state stays behind (the next round starts its own). `live`: how many live nodes the list
  * held. `flag` (by node id, may be NULL) moves along: flag[n->id] before is flag[n->id] after;
  * `old` (when not NULL, `live` entries) is set for the flagged nodes of the round's start (ids
- * below nodes0 before). */
-static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_t nodes0)
+ * below nodes0 before); `planned` (when not NULL, `live` entries, zeroed) takes ctx->planned's
+ * types by the new ids. */
+static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_t nodes0,
+                          const ir_type **planned)
 {
     ir_graph *g = ctx->g;
     bool *moved = NULL;
@@ -166,6 +192,8 @@ static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_
                 moved[k] = flag[n->id];
             if (old)
                 old[k] = flag[n->id] && n->id < nodes0;
+            if (planned && n->id >= nodes0 && n->id - nodes0 < ctx->planned.len)
+                planned[k] = ctx->planned.items[n->id - nodes0];
             n->id = (uint32_t)k;
             g->nodes.items[k++] = n;
         }
@@ -178,6 +206,21 @@ static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_
         memcpy(flag, moved, live);
         free(moved);
     }
+}
+
+/* After a round that changed the graph: the round's own lists go back (the next round's, sized to
+ * the graph the rewrites left, are made anew; the order of a million-node graph's first round is
+ * three times the next one's), and so does the room the node and value lists held past their
+ * lengths, which fell by the nodes the round removed and the values compaction dropped: their
+ * pages would otherwise stay resident into the next rounds and the output. */
+static void round_end(rw_ctx *ctx)
+{
+    vec_free(&ctx->st);
+    vec_free(&ctx->st_new);
+    vec_free(&ctx->order);
+    vec_free(&ctx->planned);
+    vec_shrink(&ctx->g->nodes);
+    vec_shrink(&ctx->g->values);
 }
 
 static bool validate_failed(rw_ctx *ctx, const char *when)
@@ -239,31 +282,27 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
             same = malloc(live ? live : 1);
             FR_CHECK(same != NULL);
         }
-        renumber_live(ctx, live, dirty_node, same, nodes0);
+        /* the fused nodes' types as their plans inferred them, unless a forward re-pointed readers
+         * or a test's hook changed the graph after a commit (the operands may not be those planned
+         * on); by the ids renumbering gives (compaction keeps them: no node is removed) */
+        const ir_type **planned = NULL;
+        if (!whole && ctx->planned.len && !ctx->round_forwarded && !ctx->opts.after_commit) {
+            planned = calloc(live ? live : 1, sizeof *planned);
+            FR_CHECK(planned != NULL);
+        }
+        renumber_live(ctx, live, dirty_node, same, nodes0, planned);
+        vec_free(&ctx->planned);
         if (whole) {
             ir_compact(g);
             ok = ir_validate(g, ctx->dg);
         } else {
             /* the use lists with the compaction (unless a node reads a value not the graph's) */
             bool uses_kept = ir_compact_uses(g, dirty_value);
-            /* the fused nodes' types as their plans inferred them, unless a forward re-pointed
-             * readers or a test's hook changed the graph after a commit (the operands may not be
-             * those planned on) */
-            const ir_type **planned = NULL;
-            if (ctx->planned.len && !ctx->round_forwarded && !ctx->opts.after_commit) {
-                planned = calloc(g->nodes.len ? g->nodes.len : 1, sizeof *planned);
-                FR_CHECK(planned != NULL);
-                for (size_t i = 0; i < ctx->planned.len; i++) {
-                    const rw_planned *e = &ctx->planned.items[i];
-                    if (!e->node->dead && e->node->id < g->nodes.len &&
-                        g->nodes.items[e->node->id] == e->node)
-                        planned[e->node->id] = e->type;
-                }
-            }
+            FR_CHECK(g->nodes.len == live);
             ok = uses_kept ? ir_validate_round(g, dirty_node, dirty_value, planned, same, ctx->dg)
                            : ir_validate_planned(g, dirty_node, dirty_value, planned, ctx->dg);
-            free(planned);
         }
+        free(planned);
         free(same);
     }
     ctx->planned.len = 0;
@@ -351,10 +390,15 @@ static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
 /* ---- candidates ---------------------------------------------------------------------------------- */
 
 /* A round's matches, compact and kept per rule: the matcher's are copied out every MATCH_CHUNK
- * matches and forgotten (an mt_match and its arrays take four times the room). Per match, one word
- * per pattern node in its rule's list: the node it matched, tagged (MATCH_NODE), whose first
- * output is the value it stands for (an op pattern node matches a node's first output); else the
- * value (a leaf, or an absent optional op), or NULL. The root is the node of the rule's first root
+ * matches and forgotten (an mt_match and its arrays take four times the room). Per match, one
+ * 32-bit word per pattern node in its rule's list: the node it matched, by its id at the round's
+ * start, tagged (MATCH_NODE), whose first output is the value it stands for (an op pattern node
+ * matches a node's first output); else the value (a leaf, or an absent optional op), by its id + 1
+ * (values keep their ids through the round), or 0 for NULL. Ids, not pointers: half the room (a
+ * million-node graph's first round holds 18 MB of pointer words at once). The node list only grows
+ * during a round, so a node of its start is still at its id, unless validate_each renumbers it
+ * after each rewrite: then the round keeps a copy of the start's list. The root is the node of the
+ * rule's first root
  * and a match's place among its rule's matches at its root follows from the list's order (a rule's
  * matches at one root are found together), so neither is stored. Nodes keep their outputs for the
  * whole round (a commit gives the values to the fused node, not the removed node's list away), so
@@ -362,12 +406,18 @@ static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
  * (expand). The rules' lists are tried in rank order, and each is freed once tried: the graph
  * grows by the rewrites while the matches shrink. */
 typedef struct {
-    VEC(uintptr_t) w; /* rule->nnodes words per match */
+    VEC(uint32_t) w; /* rule->nnodes words per match */
 } rule_matches;
 
-enum { MATCH_NODE = 1 }; /* the tag of a word that holds a node (nodes and values are aligned) */
+/* The tag of a word that holds a node (its id shifted left by one; a value's id + 1 is shifted
+ * alike). Ids below MATCH_IDS fit: a graph of 2^31 nodes or values would take hundreds of GB, and
+ * a node's replacement (RW_FORWARDED) asks the same of its id already. */
+enum { MATCH_NODE = 1 };
+#define MATCH_IDS ((1u << 31) - 1)
 
 typedef struct {
+    const ir_graph *g;
+    ir_node **start;        /* the round's start's node list, when validate_each renumbers it */
     dsl_rule *const *rules; /* mt_rules */
     uint32_t nrules;
     rule_matches *by_rule;   /* nrules */
@@ -378,9 +428,17 @@ typedef struct {
 
 enum { MATCH_CHUNK = 4096 };
 
-static void round_matches_init(round_matches *rm, const mt_automaton *a)
+static void round_matches_init(round_matches *rm, const mt_automaton *a, const rw_ctx *ctx)
 {
     memset(rm, 0, sizeof *rm);
+    rm->g = ctx->g;
+    if (ctx->opts.validate_each) {
+        size_t n = ctx->g->nodes.len;
+        rm->start = malloc((n ? n : 1) * sizeof *rm->start);
+        FR_CHECK(rm->start != NULL);
+        if (n)
+            memcpy(rm->start, ctx->g->nodes.items, n * sizeof *rm->start);
+    }
     rm->rules = mt_rules(a, &rm->nrules);
     rm->by_rule = calloc(rm->nrules ? rm->nrules : 1, sizeof *rm->by_rule);
     rm->order = malloc((rm->nrules ? rm->nrules : 1) * sizeof *rm->order);
@@ -398,25 +456,44 @@ static void round_matches_free(round_matches *rm)
         rule_matches_free(&rm->by_rule[r]);
     free(rm->by_rule);
     free(rm->order);
+    free(rm->start);
     vec_free(&rm->values);
     vec_free(&rm->nodes);
 }
 
-/* The value a record's word stands for, and the node (NULL for a value's word). */
-static ir_value *word_value(uintptr_t w)
+/* The node a record's word stands for (NULL for a value's word), and the value. */
+static ir_node *word_node(const round_matches *rm, uint32_t w)
 {
-    return w & MATCH_NODE ? ((ir_node *)(w - MATCH_NODE))->outputs[0] : (ir_value *)w;
+    if (!(w & MATCH_NODE))
+        return NULL;
+    return rm->start ? rm->start[w >> 1] : rm->g->nodes.items[w >> 1];
 }
 
-static ir_node *word_node(uintptr_t w)
+static ir_value *word_value(const round_matches *rm, uint32_t w)
 {
-    return w & MATCH_NODE ? (ir_node *)(w - MATCH_NODE) : NULL;
+    if (w & MATCH_NODE)
+        return word_node(rm, w)->outputs[0];
+    return w ? rm->g->values.items[(w >> 1) - 1] : NULL;
 }
 
-/* The node of a record's first root. */
-static ir_node *record_root(const dsl_rule *r, const uintptr_t *rec)
+/* The word of a record's first root: a node's (take_matches checks), the same for the same root. */
+static uint32_t record_root(const dsl_rule *r, const uint32_t *rec)
 {
-    return word_node(rec[r->roots[0]->id]);
+    return rec[r->roots[0]->id];
+}
+
+static uint32_t node_word(const ir_graph *g, const ir_node *n)
+{
+    FR_CHECK(n->id < MATCH_IDS && n->id < g->nodes.len && g->nodes.items[n->id] == n);
+    return n->id << 1 | MATCH_NODE;
+}
+
+static uint32_t value_word(const ir_graph *g, const ir_value *v)
+{
+    if (!v)
+        return 0;
+    FR_CHECK(v->id < MATCH_IDS && v->id < g->values.len && g->values.items[v->id] == v);
+    return (v->id + 1) << 1;
 }
 
 /* Copies the matcher's matches from `from` on into their rules' lists. */
@@ -429,34 +506,34 @@ static void take_matches(round_matches *rm, const mt_matcher *m, size_t from)
         const dsl_rule *r = x->rule;
         rule_matches *to = &rm->by_rule[x->rule_index];
         vec_reserve(&to->w, to->w.len + r->nnodes);
-        uintptr_t *rec = to->w.items + to->w.len;
+        uint32_t *rec = to->w.items + to->w.len;
         to->w.len += r->nnodes;
         for (uint32_t k = 0; k < r->nnodes; k++) {
             ir_node *node = x->nodes[k];
             FR_CHECK(!node || (r->nodes[k]->kind == DSL_PAT_OP && node->noutputs &&
                                node->outputs[0] == x->values[k]));
-            FR_CHECK(((uintptr_t)x->values[k] & MATCH_NODE) == 0 &&
-                     ((uintptr_t)node & MATCH_NODE) == 0);
-            rec[k] = node ? (uintptr_t)node + MATCH_NODE : (uintptr_t)x->values[k];
+            rec[k] = node ? node_word(rm->g, node) : value_word(rm->g, x->values[k]);
         }
-        FR_CHECK(record_root(r, rec) == x->root);
+        for (uint32_t k = 0; k < r->nroots; k++) /* root_pos reads their ids */
+            FR_CHECK(rec[r->roots[k]->id] & MATCH_NODE);
+        FR_CHECK(word_node(rm, record_root(r, rec)) == x->root);
     }
 }
 
 /* The match a record of rule index `rule` stands for (its arrays are rm's, valid until the next
  * expand). */
-static mt_match expand(round_matches *rm, uint32_t rule, const uintptr_t *rec)
+static mt_match expand(round_matches *rm, uint32_t rule, const uint32_t *rec)
 {
     const dsl_rule *r = rm->rules[rule];
     vec_reserve(&rm->values, r->nnodes);
     vec_reserve(&rm->nodes, r->nnodes);
     for (uint32_t k = 0; k < r->nnodes; k++) {
-        rm->values.items[k] = word_value(rec[k]);
-        rm->nodes.items[k] = word_node(rec[k]);
+        rm->values.items[k] = word_value(rm, rec[k]);
+        rm->nodes.items[k] = word_node(rm, rec[k]);
     }
     return (mt_match){.rule = r,
                       .rule_index = rule,
-                      .root = record_root(r, rec),
+                      .root = word_node(rm, record_root(r, rec)),
                       .values = rm->values.items,
                       .nodes = rm->nodes.items};
 }
@@ -464,20 +541,21 @@ static mt_match expand(round_matches *rm, uint32_t rule, const uintptr_t *rec)
 /* A record as the sort compares it. */
 typedef struct {
     const dsl_rule *rule;
-    const uintptr_t *rec;
+    const uint32_t *rec;
     uint32_t index; /* the rule's */
     uint32_t alt;   /* its place among the matches of its rule at its root */
     uint32_t pos;   /* of the latest root */
 } sort_key;
 
-/* The place of root k's node (node ids are places at the start of a round). */
+/* The place of root k's node (node ids are places at the start of a round; a root's word is its
+ * node's, before any commit of the round: the node still produces the value it stands for). */
 static uint32_t root_pos(const sort_key *x, uint32_t k)
 {
-    return word_value(x->rec[x->rule->roots[k]->id])->producer->id;
+    return x->rec[x->rule->roots[k]->id] >> 1;
 }
 
 /* The key of record i of rule index `rule`; prev: the key of record i - 1 (for alt), or NULL. */
-static sort_key key_of(const round_matches *rm, uint32_t rule, const uintptr_t *rec,
+static sort_key key_of(const round_matches *rm, uint32_t rule, const uint32_t *rec,
                        const sort_key *prev)
 {
     sort_key x = {.rule = rm->rules[rule], .rec = rec, .index = rule};
@@ -527,7 +605,7 @@ static void sort_part(const round_matches *rm, uint32_t rule, rule_matches *x)
 {
     size_t nn = rm->rules[rule]->nnodes, n = x->w.len / nn;
     sort_key *keys = malloc(n * sizeof *keys);
-    uintptr_t *sorted = malloc(x->w.len * sizeof *sorted);
+    uint32_t *sorted = malloc(x->w.len * sizeof *sorted);
     FR_CHECK(keys && sorted);
     for (size_t i = 0; i < n; i++)
         keys[i] = key_of(rm, rule, x->w.items + i * nn, i ? &keys[i - 1] : NULL);
@@ -699,10 +777,10 @@ static long commit_round(rw_ctx *ctx, round_matches *rm, recorder *rec)
         if (fired && rule->phase > fired_phase)
             break; /* phases are sorted first: what follows all waits */
         uint32_t nn = rule->nnodes;
-        const uintptr_t *c = x->w.items;
+        const uint32_t *c = x->w.items;
         size_t n = nn ? x->w.len / nn : 0;
         for (size_t i = 0; i < n;) {
-            ir_node *root = record_root(rule, c + i * nn);
+            uint32_t root = record_root(rule, c + i * nn);
             size_t end = i + 1;
             while (end < n && record_root(rule, c + end * nn) == root)
                 end++;
@@ -727,7 +805,8 @@ static long commit_round(rw_ctx *ctx, round_matches *rm, recorder *rec)
                 }
             } else {
                 /* record reads the rule and the root, not the values and nodes: no expand */
-                mt_match m = {.rule = rule, .rule_index = rm->order[k], .root = root};
+                mt_match m = {.rule = rule, .rule_index = rm->order[k],
+                              .root = word_node(rm, root)};
                 record(rec, &m, &first_reason, first_why[0] ? first_why : "refused");
             }
             i = end;
@@ -793,7 +872,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
         ctx.planned.len = 0;
         mt_matcher_reset(m);
         round_matches rm;
-        round_matches_init(&rm, a);
+        round_matches_init(&rm, a, &ctx);
         collect(&ctx, m, &rm);
         double t1 = cpu_seconds();
         long fired = commit_round(&ctx, &rm, &rec);
@@ -812,9 +891,12 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
              * renumbers by the order, renumber_live, and leaves them behind): their memory goes
              * back before validation allocates its own, and the next round's, sized to its graph,
              * is made anew. (The whole validation's renumber moves them along.) */
-            if (!ctx.opts.whole_validation && !ctx.opts.validate_each)
+            if (!ctx.opts.whole_validation && !ctx.opts.validate_each) {
                 vec_free(&ctx.st);
+                vec_free(&ctx.st_new);
+            }
             ok = validate_round(&ctx, nodes0, values0);
+            round_end(&ctx);
             report->round_limit = round == ctx.opts.max_rounds;
             report->validate_seconds += cpu_seconds() - t2;
         }
@@ -830,6 +912,7 @@ bool rw_apply(ir_graph *g, const mt_automaton *a, const rw_options *opts, rw_rep
     ar_free(ctx.scratch);
     sm_free(&rec.seen);
     vec_free(&ctx.st);
+    vec_free(&ctx.st_new);
     vec_free(&ctx.order);
     vec_free(&ctx.planned);
     dg_free(ctx.quiet);
