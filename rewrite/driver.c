@@ -302,7 +302,7 @@ static uint64_t text_hash(const char *s)
 }
 
 /* Records that m was refused: for `reason` (its code and operands), or for the text in why when
- * the code is RW_REASON_TEXT. */
+ * the code is RW_REASON_TEXT; with count_overlaps, an overlap is only counted. */
 static void record(recorder *rec, const mt_match *m, const rw_refusal_rec *reason, const char *why)
 {
     rw_report *rep = rec->ctx->rep;
@@ -325,8 +325,14 @@ static void record(recorder *rec, const mt_match *m, const rw_refusal_rec *reaso
         sm_put(&rec->seen, (const char *)key, sizeof *key, key);
     }
     rw_refusal_rec r = *reason;
-    r.node = m->root->noutputs ? m->root->outputs[0]->name : "?";
     r.rule = m->rule_index;
+    if (r.code == RW_REASON_TEXT)
+        r.name = why;
+    if (rec->ctx->opts.count_overlaps && rw_refusal_is_overlap(&r)) {
+        rw_report_count_overlap(rep, &r); /* its pair counted: no record, no copy of the text */
+        return;
+    }
+    r.node = m->root->noutputs ? m->root->outputs[0]->name : "?";
     if (r.code == RW_REASON_TEXT)
         r.name = ar_strdup(rep->arena, why);
     vec_push(&rep->refused, r);
