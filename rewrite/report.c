@@ -162,7 +162,7 @@ static size_t find_pair(const rw_overlap_count *p, size_t n, const char *rule, c
     return n;
 }
 
-void rw_report_count_overlap(rw_report *r, const rw_refusal_rec *f)
+size_t rw_report_count_overlap(rw_report *r, const rw_refusal_rec *f)
 {
     int len;
     const char *by = taken_by(r, f, &len), *rule = r->rule_names[f->rule];
@@ -181,6 +181,7 @@ void rw_report_count_overlap(rw_report *r, const rw_refusal_rec *f)
         r->overlaps[r->noverlaps++] = (rw_overlap_count){rule, by, len, 0};
     }
     r->overlaps[k].count++;
+    return k;
 }
 
 /* One entry per (winner, refused rule) pair: those counted (count_overlaps), then those of the
