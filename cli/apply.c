@@ -145,6 +145,8 @@ static int parse_args(int argc, char **argv, apply_args *aa)
     if (aa->json && aa->out && strcmp(aa->out, "-") == 0)
         return cli_usage_error("apply", usage,
                                "-o - and --report json would both write to stdout; give -o a file");
+    /* the text report prints the overlaps' counts only: each is listed by --explain and JSON */
+    aa->opts.count_overlaps = !aa->opts.explain && !aa->json;
     return -1;
 }
 

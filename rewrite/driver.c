@@ -316,6 +316,12 @@ static bool validate_round(rw_ctx *ctx, size_t nodes0, size_t values0)
 typedef struct {
     rw_ctx *ctx;
     sm_map seen; /* refusals already recorded, by refusal_key */
+    /* count_overlaps: the pair the last coded overlap went to, and what decides a coded one's pair
+     * (the refused rule; the owner, or a removed value) */
+    bool has_last, last_removed;
+    uint32_t last_rule;
+    int32_t last_owner;
+    size_t last_pair;
 } recorder;
 
 /* What makes a refusal the same as one recorded in an earlier round: the same rule at the same root
@@ -340,8 +346,29 @@ static uint64_t text_hash(const char *s)
     return h;
 }
 
+/* Counts the overlap r in its pair (rw_report_count_overlap). The refusals come rule by rule,
+ * mostly of one pair: a coded one of the last one's rule and owner goes to its pair at once. */
+static void count_overlap(recorder *rec, const rw_refusal_rec *r)
+{
+    rw_report *rep = rec->ctx->rep;
+    bool coded = r->code != RW_REASON_TEXT, removed = r->code == RW_REASON_OVERLAP_REMOVED;
+    if (coded && rec->has_last && r->rule == rec->last_rule && r->owner == rec->last_owner &&
+        removed == rec->last_removed) {
+        rep->overlaps[rec->last_pair].count++;
+        return;
+    }
+    size_t k = rw_report_count_overlap(rep, r);
+    if (coded) {
+        rec->has_last = true;
+        rec->last_removed = removed;
+        rec->last_rule = r->rule;
+        rec->last_owner = r->owner;
+        rec->last_pair = k;
+    }
+}
+
 /* Records that m was refused: for `reason` (its code and operands), or for the text in why when
- * the code is RW_REASON_TEXT. */
+ * the code is RW_REASON_TEXT; with count_overlaps, an overlap is only counted. */
 static void record(recorder *rec, const mt_match *m, const rw_refusal_rec *reason, const char *why)
 {
     rw_report *rep = rec->ctx->rep;
@@ -364,8 +391,14 @@ static void record(recorder *rec, const mt_match *m, const rw_refusal_rec *reaso
         sm_put(&rec->seen, (const char *)key, sizeof *key, key);
     }
     rw_refusal_rec r = *reason;
-    r.node = m->root->noutputs ? m->root->outputs[0]->name : "?";
     r.rule = m->rule_index;
+    if (r.code == RW_REASON_TEXT)
+        r.name = why;
+    if (rec->ctx->opts.count_overlaps && rw_refusal_is_overlap(&r)) {
+        count_overlap(rec, &r); /* its pair counted: no record, no copy of the text */
+        return;
+    }
+    r.node = m->root->noutputs ? m->root->outputs[0]->name : "?";
     if (r.code == RW_REASON_TEXT)
         r.name = ar_strdup(rep->arena, why);
     vec_push(&rep->refused, r);

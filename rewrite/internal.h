@@ -197,6 +197,9 @@ static inline bool rw_is_gemm(ir_op op)
 
 /* Whether a recorded refusal is an overlap (refusal.c). */
 bool rw_refusal_is_overlap(const rw_refusal_rec *f);
+/* Counts the overlap f (its name the text for RW_REASON_TEXT) in r->overlaps; the index of its
+ * pair there (report.c). */
+size_t rw_report_count_overlap(rw_report *r, const rw_refusal_rec *f);
 
 /* ---- legality (legality.c): each returns false with the reason in why ---- */
 

@@ -149,33 +149,60 @@ static const char *taken_by(const rw_report *r, const rw_refusal_rec *f, int *le
     return "an earlier rewrite";
 }
 
-typedef struct {
-    const char *rule;     /* the refused rule */
-    const char *by;       /* the rule that took the nodes */
-    int by_len;
-    size_t count;
-} overlap_pair;
-
-/* One entry per (winner, refused rule) pair, in order of first appearance (a few: the list grows
- * as they appear, not sized for every refusal). */
-static size_t count_overlaps(const rw_report *r, overlap_pair **out)
+/* The index of the pair (rule, by) among the n of p, or n. The newest first: the refusals come
+ * rule by rule, mostly of the last pair seen. The same rule's name is one string: its address is
+ * compared first. */
+static size_t find_pair(const rw_overlap_count *p, size_t n, const char *rule, const char *by,
+                        int len)
 {
-    VEC(overlap_pair) pairs = {0};
-    vec_reserve(&pairs, 8);
+    for (size_t k = n; k-- > 0;)
+        if ((p[k].rule == rule || strcmp(p[k].rule, rule) == 0) && p[k].by_len == len &&
+            (p[k].by == by || strncmp(p[k].by, by, (size_t)len) == 0))
+            return k;
+    return n;
+}
+
+size_t rw_report_count_overlap(rw_report *r, const rw_refusal_rec *f)
+{
+    int len;
+    const char *by = taken_by(r, f, &len), *rule = r->rule_names[f->rule];
+    size_t k = find_pair(r->overlaps, r->noverlaps, rule, by, len);
+    if (k == r->noverlaps) {
+        if (k == r->overlaps_cap) { /* a few pairs: the arena keeps the old array, as small */
+            size_t cap = k ? 2 * k : 8;
+            rw_overlap_count *grown = ar_alloc_array(r->arena, cap, sizeof *grown);
+            if (k)
+                memcpy(grown, r->overlaps, k * sizeof *grown);
+            r->overlaps = grown;
+            r->overlaps_cap = cap;
+        }
+        if (f->code == RW_REASON_TEXT) /* `by` points into the caller's text */
+            by = ar_strndup(r->arena, by, (size_t)len);
+        r->overlaps[r->noverlaps++] = (rw_overlap_count){rule, by, len, 0};
+    }
+    r->overlaps[k].count++;
+    return k;
+}
+
+/* One entry per (winner, refused rule) pair: those counted (count_overlaps), then those of the
+ * records, in order of first appearance (a few: the list grows as they appear, not sized for
+ * every refusal). A rewrite counts all its overlaps or records all, so the order is the one the
+ * records would give either way. */
+static size_t count_overlaps(const rw_report *r, rw_overlap_count **out)
+{
+    VEC(rw_overlap_count) pairs = {0};
+    vec_reserve(&pairs, r->noverlaps + 8);
+    for (size_t i = 0; i < r->noverlaps; i++)
+        vec_push(&pairs, r->overlaps[i]);
     for (size_t i = 0; i < r->refused.len; i++) {
         const rw_refusal_rec *f = &r->refused.items[i];
         if (!rw_refusal_is_overlap(f))
             continue;
         int len;
         const char *by = taken_by(r, f, &len), *rule = r->rule_names[f->rule];
-        size_t k = 0, n = pairs.len;
-        overlap_pair *p = pairs.items;
-        while (k < n && !((p[k].rule == rule || strcmp(p[k].rule, rule) == 0) &&
-                          p[k].by_len == len &&
-                          (p[k].by == by || strncmp(p[k].by, by, (size_t)len) == 0)))
-            k++; /* the same rule's name is one string: its address first */
-        if (k == n)
-            vec_push(&pairs, ((overlap_pair){rule, by, len, 0}));
+        size_t k = find_pair(pairs.items, pairs.len, rule, by, len);
+        if (k == pairs.len)
+            vec_push(&pairs, ((rw_overlap_count){rule, by, len, 0}));
         pairs.items[k].count++;
     }
     *out = pairs.items;
@@ -184,7 +211,7 @@ static size_t count_overlaps(const rw_report *r, overlap_pair **out)
 
 static void json_overlaps(FILE *out, const rw_report *r)
 {
-    overlap_pair *pairs;
+    rw_overlap_count *pairs;
     size_t n = count_overlaps(r, &pairs);
     fputs(",\n  \"overlaps\": [", out);
     for (size_t i = 0; i < n; i++) {
@@ -280,7 +307,7 @@ static void text_list(FILE *out, const char *title, const rw_refusal *all_items,
  * one only with --explain. */
 static void text_overlaps(FILE *out, const rw_report *r, bool explain)
 {
-    overlap_pair *pairs;
+    rw_overlap_count *pairs;
     size_t n = count_overlaps(r, &pairs), total = 0;
     for (size_t i = 0; i < n; i++)
         total += pairs[i].count;

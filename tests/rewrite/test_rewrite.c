@@ -804,6 +804,104 @@ static void test_many_matches(void)
     rules_free(&r);
 }
 
+/* ---- overlaps counted, not recorded ---- */
+
+/* A chain of blocks of four kinds, each giving its own overlap or refusal: Conv > BN > Relu
+ * (conv_bn_act takes conv_bn's nodes), Conv > Add > Relu (conv_add_relu takes add_relu's), a Conv
+ * read twice (conv_act refused for fan-out: no overlap), and Identity > Add > Relu (drop_identity,
+ * ranked first, removes the value add_relu reads: an earlier rewrite, at a root that stays). */
+static char *overlap_blocks(int blocks)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *g = open_memstream(&text, &len);
+    fprintf(g, "graph g {\n  input r0 : f32[1,2,1,1]\n  const w : f32[2,2,1,1] = random(seed=1)\n"
+               "  const s : f32[2] = random(seed=2, lo=0.5, hi=1.5)\n"
+               "  const b : f32[2] = random(seed=3)\n  const m : f32[2] = random(seed=4)\n"
+               "  const v : f32[2] = random(seed=5, lo=0.5, hi=1.5)\n");
+    for (int i = 1; i <= blocks; i++) {
+        int p = i - 1;
+        switch (i * 7 % 4) { /* the kinds in a mixed order */
+        case 0:
+            fprintf(g, "  c%d = Conv(r%d, w) {kernel_shape=[1,1]}\n", i, p);
+            fprintf(g, "  n%d = BatchNormalization(c%d, s, b, m, v)\n", i, i);
+            fprintf(g, "  r%d = Relu(n%d)\n", i, i);
+            break;
+        case 1:
+            fprintf(g, "  c%d = Conv(r%d, w) {kernel_shape=[1,1]}\n", i, p);
+            fprintf(g, "  a%d = Add(c%d, r%d)\n  r%d = Relu(a%d)\n", i, i, p, i, i);
+            break;
+        case 2:
+            fprintf(g, "  c%d = Conv(r%d, w) {kernel_shape=[1,1]}\n", i, p);
+            fprintf(g, "  t%d = Relu(c%d)\n  r%d = Add(t%d, c%d)\n", i, i, i, i, i);
+            break;
+        default:
+            fprintf(g, "  d%d = Identity(r%d)\n  a%d = Add(d%d, r%d)\n  r%d = Relu(a%d)\n", i, p,
+                    i, i, p, i, i);
+        }
+    }
+    fprintf(g, "  output r%d\n}\n", blocks);
+    fclose(g);
+    return text;
+}
+
+static char *text_report(const rw_report *rep)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    rw_report_print(rep, f, RW_REPORT_TEXT, false);
+    fclose(f);
+    return text;
+}
+
+/* With count_overlaps the text report is the same bytes (the pairs in the same order, the same
+ * counts and totals), no overlap is recorded, and the other refusals are as before. */
+static void test_counted_overlaps(void)
+{
+    enum { BLOCKS = 200 };
+    char *graph = overlap_blocks(BLOCKS), rules[1024];
+    snprintf(rules, sizeof rules, "%s%s", cnn_rules,
+             "rule add_relu: Add(@p, @q) > Relu => ElementwiseChain(@p, @q) "
+             "{expr = \"relu(add(x0, x1))\"}\n"
+             "rule drop_identity priority 9: Identity(@x) => @x\n");
+    rk_rules r = rules_from(rules);
+    char *texts[2];
+    size_t recorded[2] = {0}, counts[2] = {0}, others[2] = {0};
+    for (int counted = 0; counted < 2; counted++) {
+        gk_graph *t = gk_parse(graph);
+        rw_options opts = rw_options_default();
+        opts.count_overlaps = counted;
+        rw_report rep = apply_with(t, &r, opts);
+        char buf[RW_REASON_SIZE];
+        for (size_t i = 0; i < rep.refused.len; i++) {
+            bool overlap = strncmp(rw_report_refusal(&rep, i, buf).reason, "overlap:", 8) == 0;
+            recorded[counted] += overlap;
+            others[counted] += !overlap;
+        }
+        for (size_t i = 0; i < rep.noverlaps; i++)
+            counts[counted] += rep.overlaps[i].count;
+        CHECK_INT(rep.noverlaps, counted ? 3 : 0);
+        texts[counted] = text_report(&rep);
+        rw_report_free(&rep);
+        gk_free(t);
+    }
+    CHECK_STR(texts[1], texts[0]);
+    CHECK_INT(recorded[1], 0);
+    CHECK_INT(counts[0], 0);
+    CHECK_INT(counts[1], recorded[0]);
+    CHECK_INT(recorded[0], 3 * (BLOCKS / 4)); /* the three pairs, one per block of their kind */
+    CHECK_INT(others[1], others[0]);
+    CHECK_INT(others[0], BLOCKS / 4);
+    CHECK(strstr(texts[0], "  conv_bn_act superseded conv_bn 50 times\n"
+                           "  conv_add_relu superseded add_relu 50 times\n"
+                           "  an earlier rewrite superseded add_relu 50 times\n") != NULL);
+    free(texts[0]);
+    free(texts[1]);
+    free(graph);
+    rules_free(&r);
+}
+
 /* ---- chains of forwarding rewrites ---- */
 
 /* A rule file's text (tests run in tests/rewrite). */
@@ -996,6 +1094,7 @@ int main(void)
     RUN(test_determinism);
     RUN(test_near_misses);
     RUN(test_many_matches);
+    RUN(test_counted_overlaps);
     RUN(test_fold_scale);
     RUN(test_fold_add);
     RUN(test_fold_transpose);
