@@ -154,7 +154,7 @@ void rw_kill_members(rw_plan *p, ir_node *by, bool clear_order)
         s->claimed_by = rule;
         rw_set_replaced_by(p->ctx, n, by);
         if (clear_order)
-            p->ctx->order.items[s->pos] = NULL;
+            rw_order_set(p->ctx, s->pos, NULL);
     }
 }
 
@@ -173,7 +173,7 @@ static void reorder_span(rw_plan *p, ir_node *fused)
     uint32_t below = rw_new_stamp(ctx);
     VEC(ir_node *) before = {0}, after = {0};
     for (uint32_t i = lo; i <= hi; i++) {
-        ir_node *x = ctx->order.items[i];
+        ir_node *x = rw_order_at(ctx, i);
         if (!x || rw_is_member(p, x))
             continue;
         bool depends = false;
@@ -193,17 +193,17 @@ static void reorder_span(rw_plan *p, ir_node *fused)
     }
     uint32_t at = lo;
     for (size_t i = 0; i < before.len; i++, at++) {
-        ctx->order.items[at] = before.items[i];
+        rw_order_set(ctx, at, before.items[i]);
         rw_state(ctx, before.items[i])->pos = at;
     }
-    ctx->order.items[at] = fused;
+    rw_order_set(ctx, at, fused);
     rw_state(ctx, fused)->pos = at++;
     for (size_t i = 0; i < after.len; i++, at++) {
-        ctx->order.items[at] = after.items[i];
+        rw_order_set(ctx, at, after.items[i]);
         rw_state(ctx, after.items[i])->pos = at;
     }
     for (; at <= hi; at++)
-        ctx->order.items[at] = NULL;
+        rw_order_set(ctx, at, NULL);
     vec_free(&before);
     vec_free(&after);
 }
@@ -311,11 +311,11 @@ ir_node *rw_commit(rw_plan *p)
             rw_node_state *replaced = rw_state(p->ctx, p->helpers.items[i].replaces);
             rw_set_replaced_by(p->ctx, p->helpers.items[i].replaces, p->helpers.items[i].node);
             rw_state(p->ctx, p->helpers.items[i].node)->pos = replaced->pos;
-            p->ctx->order.items[replaced->pos] = p->helpers.items[i].node;
+            rw_order_set(p->ctx, replaced->pos, p->helpers.items[i].node);
         }
         s = rw_state(p->ctx, n);
         s->pos = pos;
-        p->ctx->order.items[pos] = n;
+        rw_order_set(p->ctx, pos, n);
     } else {
         reorder_span(p, n); /* leaves the members out */
         rw_kill_members(p, n, false);

@@ -107,8 +107,8 @@ static size_t sweep(rw_ctx *ctx, node_list *work, bool uses, size_t new_from)
             ctx->marks.removed++;
         mark_removed(ctx->g, n, &ctx->marks);
         rw_node_state *s = rw_state(ctx, n);
-        if (s->pos < ctx->order.len && ctx->order.items[s->pos] == n)
-            ctx->order.items[s->pos] = NULL;
+        if (s->pos < ctx->order.len && rw_order_at(ctx, s->pos) == n)
+            rw_order_set(ctx, s->pos, NULL);
         removed++;
         if (!uses || n->id >= new_from)
             count_reads(ctx, n, -1);

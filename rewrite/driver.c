@@ -114,7 +114,7 @@ static void round_begin(rw_ctx *ctx)
     for (size_t i = 0; i < n; i++) {
         ir_node *node = g->nodes.items[i];
         FR_CHECK(node->id == i && !node->dead);
-        ctx->order.items[i] = node;
+        ctx->order.items[i] = (uint32_t)i;
         ctx->st.items[i] = (rw_node_state){.pos = (uint32_t)i, .claimed_by = -1};
     }
     ctx->order.len = ctx->st.len = n;
@@ -136,9 +136,11 @@ static void renumber(rw_ctx *ctx)
     rw_node_state *st = malloc((n ? n : 1) * sizeof *st);
     FR_CHECK(list && st);
     size_t k = 0;
-    for (size_t i = 0; i < ctx->order.len; i++)
-        if (ctx->order.items[i] && !ctx->order.items[i]->dead)
-            list[k++] = ctx->order.items[i];
+    for (size_t i = 0; i < ctx->order.len; i++) {
+        ir_node *x = rw_order_at(ctx, i);
+        if (x && !x->dead)
+            list[k++] = x;
+    }
     size_t live = k;
     for (size_t i = 0; i < n; i++)
         if (g->nodes.items[i]->dead)
@@ -162,7 +164,7 @@ static void renumber(rw_ctx *ctx)
     ctx->st.len = n;
     ctx->order.len = 0;
     for (size_t i = 0; i < live; i++)
-        vec_push(&ctx->order, list[i]);
+        vec_push(&ctx->order, list[i]->id);
     free(list);
     free(st);
 }
@@ -183,9 +185,12 @@ static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_
         moved = malloc(live ? live : 1);
         FR_CHECK(moved != NULL);
     }
+    /* a new list: the order names the nodes by their places in the old one */
+    ir_node **list = malloc((live ? live : 1) * sizeof *list);
+    FR_CHECK(list != NULL);
     size_t k = 0;
     for (size_t i = 0; i < ctx->order.len; i++) {
-        ir_node *n = ctx->order.items[i];
+        ir_node *n = rw_order_at(ctx, i);
         if (n && !n->dead) {
             FR_CHECK(k < live);
             if (moved)
@@ -195,11 +200,13 @@ static void renumber_live(rw_ctx *ctx, size_t live, bool *flag, bool *old, size_
             if (planned && n->id >= nodes0 && n->id - nodes0 < ctx->planned.len)
                 planned[k] = ctx->planned.items[n->id - nodes0];
             n->id = (uint32_t)k;
-            g->nodes.items[k++] = n;
+            list[k++] = n;
         }
     }
     FR_CHECK(k == live); /* every live node is in the order exactly once */
-    g->nodes.len = k;
+    free(g->nodes.items);
+    g->nodes.items = list;
+    g->nodes.len = g->nodes.cap = k;
     ctx->order.len = 0;
     ctx->st.len = 0;
     if (moved) {
@@ -688,7 +695,7 @@ static void collect(rw_ctx *ctx, mt_matcher *m, round_matches *rm)
 {
     size_t taken = 0;
     for (size_t i = ctx->order.len; i-- > 0;) {
-        mt_match_node(m, ctx->g, ctx->order.items[i]);
+        mt_match_node(m, ctx->g, rw_order_at(ctx, i));
         size_t n;
         mt_matches(m, &n);
         if (n - taken >= MATCH_CHUNK) {

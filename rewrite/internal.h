@@ -71,7 +71,10 @@ typedef struct rw_ctx {
      * states. */
     bool st_shared;
     VEC(uint32_t) st_new;
-    VEC(ir_node *) order;  /* live nodes in a topological order; NULL where one was removed */
+    /* Live nodes in a topological order, by id (RW_NO_NODE where one was removed; rw_order_at):
+     * 4 bytes an entry, as a million-node first round's order is part of apply's peak memory.
+     * Ids are places in g->nodes, which only grows during a round (renumber rebuilds the order). */
+    VEC(uint32_t) order;
     uint32_t stamp;
     int64_t budget_left;
     ar_arena *scratch;     /* per round: tentative nodes, plans */
@@ -110,6 +113,22 @@ typedef struct rw_ctx {
 
 /* The id of a node built aside (a tentative fused or helper node): it has no state. */
 #define RW_TENTATIVE_ID UINT32_MAX
+
+/* An empty place in the order (rw_ctx.order). */
+enum { RW_NO_NODE = UINT32_MAX };
+
+/* The node at place pos of the order, or NULL where one was removed. */
+static inline ir_node *rw_order_at(const rw_ctx *ctx, size_t pos)
+{
+    uint32_t id = ctx->order.items[pos];
+    return id == RW_NO_NODE ? NULL : ctx->g->nodes.items[id];
+}
+
+/* Puts n (a node of the graph, not a tentative one; NULL: none) at place pos of the order. */
+static inline void rw_order_set(rw_ctx *ctx, size_t pos, const ir_node *n)
+{
+    ctx->order.items[pos] = n ? n->id : RW_NO_NODE;
+}
 
 /* The state of a node of the graph (the list grows to a new node's id, or a new node finds the slot
  * it shares: rw_state_grow). Inline: the driver and the checks ask for it several times per node of

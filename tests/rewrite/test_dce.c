@@ -29,7 +29,7 @@ static void round_end(rw_ctx *ctx, gk_graph *t, size_t nodes0, const char *const
             vec_push(&ctx->st, ((rw_node_state){.pos = (uint32_t)i, .claimed_by = -1, .mark = 3}));
         else
             vec_push(&ctx->st_new, slots[i - nodes0]);
-        vec_push(&ctx->order, g->nodes.items[i]);
+        vec_push(&ctx->order, (uint32_t)i);
     }
     for (size_t i = 0; i < g->values.len; i++) {
         ir_value *v = g->values.items[i];
@@ -42,7 +42,7 @@ static void round_end(rw_ctx *ctx, gk_graph *t, size_t nodes0, const char *const
     for (size_t i = 0; dead[i]; i++) {
         ir_node *n = gk_node(t, dead[i]);
         n->dead = true;
-        ctx->order.items[n->id] = NULL;
+        rw_order_set(ctx, n->id, NULL);
     }
 }
 
@@ -94,7 +94,7 @@ static void check_dce(const char *graph, size_t nodes0, bool forwarded, const ch
     char *got = outcome(&ctx);
     CHECK_STR(got, want);
     for (size_t i = 0; i < ctx.order.len; i++)
-        CHECK(!ctx.order.items[i] || !ctx.order.items[i]->dead);
+        CHECK(!rw_order_at(&ctx, i) || !rw_order_at(&ctx, i)->dead);
     free(got);
     round_free(&ctx);
     gk_free(t);
