@@ -378,6 +378,9 @@ struct ir_graph {
     const dg_source *src;      /* the text it was parsed from, or NULL */
     void *const_files;         /* safetensors files opened by ir_const_data (ir/consts.c) */
     const dg_source *src_hold; /* a hold on src (ir_load_text), dropped by ir_graph_free */
+    /* the factors ir_const_set_scaled copied last (the arena's): the next equal ones share them */
+    const double *last_factors;
+    size_t last_nfactors;
 };
 
 /* ---- building ------------------------------------------------------------------------------ */
@@ -618,7 +621,7 @@ bool ir_const_file_range(const ir_graph *g, const void *p, size_t n, int *fd, in
 const void *ir_const_bytes(ir_graph *g, ir_value *v, size_t *nbytes, dg_context *dg);
 /* A DATA constant whose bytes are computed when read (docs/onnx.md, "Weights"): `src` (the
  * source's bytes, which must live as long as g: its mappings, its constants' data) scaled per
- * ir_const_scaled; the factors are copied. */
+ * ir_const_scaled; the factors are copied (equal to the last call's: that copy is shared). */
 void ir_const_set_scaled(ir_graph *g, ir_value *v, const void *src, const double *factors,
                          size_t nfactors, size_t inner);
 /* A scaled constant's description while its bytes are not computed, else NULL. */

@@ -282,7 +282,20 @@ static void test_fold_bn_shared_factors(void)
     rw_report rep = apply(t, &r);
     CHECK_INT(fired(&rep, "conv_bn"), 6);
     CHECK_INT(count_op(t->g, IR_OP_BatchNormalization), 0);
-    CHECK(worst_error(ref, t) < 1e-5);
+    /* the folded weights' factors: one copy for consecutive equal ones (ir_const_set_scaled) */
+    const ir_const_scaled *sc[6];
+    for (int i = 0; i < 6; i++) {
+        char name[4];
+        snprintf(name, sizeof name, "y%d", i + 1);
+        sc[i] = ir_const_scaled_get(gk_node(t, name)->inputs[1]);
+        FR_CHECK(sc[i] != NULL);
+        CHECK(sc[i]->nfactors == 4);
+    }
+    CHECK(sc[1]->factors == sc[0]->factors);
+    CHECK(sc[2]->factors != sc[1]->factors && sc[3]->factors != sc[2]->factors);
+    CHECK(sc[5]->factors != sc[0]->factors); /* equal, but not the last call's */
+    CHECK(memcmp(sc[5]->factors, sc[0]->factors, 4 * sizeof(double)) == 0);
+    CHECK(worst_error(ref, t) < 1e-5); /* (reading them computes them) */
     rw_report_free(&rep);
     gk_free(ref);
     gk_free(t);
