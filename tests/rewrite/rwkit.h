@@ -15,6 +15,18 @@ typedef struct {
     dg_context *dg;
 } rk_rules;
 
+/* The report as `fuserule apply` prints it to stderr (text, without --explain: the overlaps by
+ * their counts); malloc'd. */
+static inline char *plain_report(const rw_report *rep)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    rw_report_print(rep, f, RW_REPORT_TEXT, false);
+    fclose(f);
+    return text;
+}
+
 /* Checked and compiled rules (aborting with the diagnostics when they have errors). */
 static inline rk_rules rules_from(const char *text)
 {

@@ -761,6 +761,17 @@ static void test_near_misses(void)
     rules_free(&r);
 }
 
+/* A graph's first lines: the input (f32[1,2,1,1]), a Conv weight w and a BatchNormalization's
+ * s, b, m, v, all shared by the blocks that follow. */
+static void bn_graph_header(FILE *g, const char *input)
+{
+    fprintf(g, "graph g {\n  input %s : f32[1,2,1,1]\n  const w : f32[2,2,1,1] = random(seed=1)\n"
+               "  const s : f32[2] = random(seed=2, lo=0.5, hi=1.5)\n"
+               "  const b : f32[2] = random(seed=3)\n  const m : f32[2] = random(seed=4)\n"
+               "  const v : f32[2] = random(seed=5, lo=0.5, hi=1.5)\n",
+            input);
+}
+
 /* More matches than the driver copies out of the matcher at once (MATCH_CHUNK, 4096): every one is
  * kept, with and without --explain (which keeps the matcher's near misses, so never resets it). */
 static void test_many_matches(void)
@@ -769,10 +780,7 @@ static void test_many_matches(void)
     char *text = NULL;
     size_t len = 0;
     FILE *g = open_memstream(&text, &len);
-    fprintf(g, "graph g {\n  input x : f32[1,2,1,1]\n  const w : f32[2,2,1,1] = random(seed=1)\n"
-               "  const s : f32[2] = random(seed=2, lo=0.5, hi=1.5)\n"
-               "  const b : f32[2] = random(seed=3)\n  const m : f32[2] = random(seed=4)\n"
-               "  const v : f32[2] = random(seed=5, lo=0.5, hi=1.5)\n");
+    bn_graph_header(g, "x");
     for (int i = 0; i < BLOCKS; i++) {
         if (i)
             fprintf(g, "  c%d = Conv(r%d, w) {kernel_shape=[1,1]}\n", i, i - 1);
@@ -815,10 +823,7 @@ static char *overlap_blocks(int blocks)
     char *text = NULL;
     size_t len = 0;
     FILE *g = open_memstream(&text, &len);
-    fprintf(g, "graph g {\n  input r0 : f32[1,2,1,1]\n  const w : f32[2,2,1,1] = random(seed=1)\n"
-               "  const s : f32[2] = random(seed=2, lo=0.5, hi=1.5)\n"
-               "  const b : f32[2] = random(seed=3)\n  const m : f32[2] = random(seed=4)\n"
-               "  const v : f32[2] = random(seed=5, lo=0.5, hi=1.5)\n");
+    bn_graph_header(g, "r0");
     for (int i = 1; i <= blocks; i++) {
         int p = i - 1;
         switch (i * 7 % 4) { /* the kinds in a mixed order */
@@ -842,16 +847,6 @@ static char *overlap_blocks(int blocks)
     }
     fprintf(g, "  output r%d\n}\n", blocks);
     fclose(g);
-    return text;
-}
-
-static char *text_report(const rw_report *rep)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    rw_report_print(rep, f, RW_REPORT_TEXT, false);
-    fclose(f);
     return text;
 }
 
@@ -882,7 +877,7 @@ static void test_counted_overlaps(void)
         for (size_t i = 0; i < rep.noverlaps; i++)
             counts[counted] += rep.overlaps[i].count;
         CHECK_INT(rep.noverlaps, counted ? 3 : 0);
-        texts[counted] = text_report(&rep);
+        texts[counted] = plain_report(&rep);
         rw_report_free(&rep);
         gk_free(t);
     }

@@ -19,18 +19,6 @@ static char *report_text(const rw_report *rep)
     return text;
 }
 
-/* The text report without explain: `fuserule apply`'s, the one that reads only the overlaps'
- * counts. */
-static char *plain_text(const rw_report *rep)
-{
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    rw_report_print(rep, f, RW_REPORT_TEXT, false);
-    fclose(f);
-    return text;
-}
-
 /* The graph at path, validated and canonicalized as `fuserule apply` has it; NULL when it does
  * not load (a golden of bad input). */
 static ir_graph *load(const char *path)
@@ -92,7 +80,7 @@ static bool apply_file(const char *path, const rule_set *r, rw_options opts, cha
     dg_free(dg);
     *state = gk_state_text(g);
     *report = opts.explain ? report_text(&rep) : NULL;
-    *plain = plain_text(&rep);
+    *plain = plain_report(&rep);
     rw_report_free(&rep);
     ir_graph_free(g);
     return true;
