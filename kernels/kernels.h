@@ -81,7 +81,7 @@ typedef struct kn_port {
 } kn_port;
 
 typedef struct kn_cpu_impl {
-    const char *kernel;      /* the name a bound node records in node->kernel */
+    const char *kernel;      /* the name a bound node records (ir_node_kernel) */
     kn_supports_fn supports;
     kn_cpu_fn run;
 } kn_cpu_impl;

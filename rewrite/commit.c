@@ -287,7 +287,7 @@ ir_node *rw_commit(rw_plan *p)
     for (uint32_t i = 0; i < n->ninputs; i++)
         ir_set_input(n, i, p->inputs.items[i].v);
     fused_attrs(p, n, op);
-    n->noutputs = (uint32_t)p->outputs.len;
+    n->noutputs = (uint16_t)p->outputs.len; /* a rule names at most the op's outputs (< 256) */
     n->outputs = ar_alloc_array(g->arena, n->noutputs, sizeof *n->outputs);
     for (uint32_t i = 0; i < n->noutputs; i++) {
         ir_value *v = p->outputs.items[i];

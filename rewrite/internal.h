@@ -31,7 +31,8 @@ typedef struct rw_node_state {
                           * id + 1 (rw_forwarded_to). A removed node is one or the other. */
     uint32_t mark;       /* a stamp (rw_new_stamp): the plan's it is a member of (rw_is_member),
                           * or a walk's that visited it (convexity, reordering); walks never mark
-                          * a member, so one field serves both */
+                          * a member, so one field serves both. After the commit, rw_remove_unread
+                          * counts a producer's unlisted readers here (dce.c). */
 } rw_node_state;
 
 enum { RW_FORWARDED = 1u << 31 };

@@ -50,7 +50,7 @@ static ir_node *tentative(rw_plan *p)
     t->attrs = ar_alloc_array(arena, t->nattrs, sizeof *t->attrs);
     if (t->nattrs) /* an empty vector's items are NULL, which memcpy may not be given */
         memcpy(t->attrs, p->attrs.items, t->nattrs * sizeof *t->attrs);
-    t->noutputs = (uint32_t)p->outputs.len;
+    t->noutputs = (uint16_t)p->outputs.len; /* a rule names at most the op's outputs (< 256) */
     t->outputs = ar_alloc_array(arena, t->noutputs, sizeof *t->outputs);
     for (uint32_t i = 0; i < t->noutputs; i++) {
         ir_value *v = ar_alloc(arena, sizeof *v);
