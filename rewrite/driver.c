@@ -438,13 +438,12 @@ static void keep_near_misses(rw_ctx *ctx, const mt_matcher *m)
  * million-node graph's first round holds 18 MB of pointer words at once). The node list only grows
  * during a round, so a node of its start is still at its id, unless validate_each renumbers it
  * after each rewrite: then the round keeps a copy of the start's list. The root is the node of the
- * rule's first root
- * and a match's place among its rule's matches at its root follows from the list's order (a rule's
- * matches at one root are found together), so neither is stored. Nodes keep their outputs for the
- * whole round (a commit gives the values to the fused node, not the removed node's list away), so
- * a record reads back the match it was. A record is turned back into an mt_match when it is tried
- * (expand). The rules' lists are tried in rank order, and each is freed once tried: the graph
- * grows by the rewrites while the matches shrink. */
+ * rule's first root and a match's place among its rule's matches at its root follows from the
+ * list's order (a rule's matches at one root are found together), so neither is stored. Nodes keep
+ * their outputs for the whole round (a commit gives the values to the fused node, not the removed
+ * node's list away), so a record reads back the match it was. A record is turned back into an
+ * mt_match when it is tried (expand). The rules' lists are tried in rank order, and each is freed
+ * once tried: the graph grows by the rewrites while the matches shrink. */
 typedef struct {
     VEC(uint32_t) w; /* rule->nnodes words per match */
 } rule_matches;
