@@ -4,6 +4,7 @@
 #include "base/diag.h"
 
 #include "base/check.h"
+#include "base/mapwatch.h"
 #include "base/vec.h"
 
 #include <errno.h>
@@ -365,6 +366,7 @@ const dg_source *dg_source_open(dg_context *ctx, const char *path)
         if (fd >= 0)
             close(fd);
         if (ok) {
+            mw_watch(map, mapped, path);
             dg_source src = {path, map, (size_t)st.st_size};
             return &adopt(ctx, &src, map, mapped)->src;
         }
@@ -387,8 +389,10 @@ void dg_source_drop(const dg_source *held)
     adopted_source *kept = (adopted_source *)(uintptr_t)held;
     if (__atomic_sub_fetch(&kept->holds, 1, __ATOMIC_ACQ_REL) != 0)
         return;
-    if (kept->mapped)
+    if (kept->mapped) {
+        mw_forget(kept->map);
         munmap(kept->map, kept->mapped);
+    }
     else
         dg_source_release(&kept->src);
     free((char *)kept->src.path);

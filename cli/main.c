@@ -1,6 +1,8 @@
 /* fuserule: declarative operator fusion. `main` dispatches to one file per subcommand. */
 #include "cli/cli.h"
 
+#include "base/mapwatch.h"
+
 #include <stdio.h>
 #include <string.h>
 #if defined(__GLIBC__)
@@ -75,6 +77,7 @@ int main(int argc, char **argv)
      * round 1's commits). Mapped, a list grows in place (mremap) and goes back when freed. */
     mallopt(M_MMAP_THRESHOLD, 1 << 20);
 #endif
+    mw_install("fuserule"); /* an input file that shrinks under us: exit 2, naming it */
     int first = 1;
     while (first < argc && strcmp(argv[first], "--debug-ir") == 0) {
         cli_debug_ir = true;

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 
 #include "base/check.h"
+#include "base/mapwatch.h"
 #include "base/path.h"
 #include "onnx/onnx_io.h"
 
@@ -123,8 +124,10 @@ static bool write_renamed(const char *target, const char *given, cli_write_fn fn
     char *tmp = malloc(len + 32);
     FR_CHECK(tmp != NULL);
     snprintf(tmp, len + 32, "%s.tmp.%ld", target, (long)getpid());
+    mw_temp_begin(tmp); /* removed if an input shrinks under us while it is written */
     FILE *out = fopen(tmp, "wb");
     if (!out) {
+        mw_temp_done(tmp);
         dg_error_path(dg, given, "cannot write: %s", strerror(errno));
         free(tmp);
         return false;
@@ -145,6 +148,7 @@ static bool write_renamed(const char *target, const char *given, cli_write_fn fn
     }
     if (!ok)
         unlink(tmp);
+    mw_temp_done(tmp);
     free(tmp);
     return ok;
 }

@@ -9,6 +9,7 @@
 
 #include "base/check.h"
 #include "base/half.h"
+#include "base/mapwatch.h"
 #include "ir/safetensors.h"
 
 #include <errno.h>
@@ -287,6 +288,7 @@ void ir_const_files_close(ir_graph *g)
         free(cache->files.items[i].path);
     }
     for (size_t i = 0; i < cache->maps.len; i++) {
+        mw_forget(cache->maps.items[i].base);
         munmap(cache->maps.items[i].base, cache->maps.items[i].len);
         if (cache->maps.items[i].fd >= 0)
             close(cache->maps.items[i].fd);

@@ -9,6 +9,7 @@
 #include "base/arena.h"
 #include "base/check.h"
 #include "base/hex.h"
+#include "base/mapwatch.h"
 #include "base/strmap.h"
 #include "base/utf8.h"
 #include "base/vec.h"
@@ -851,8 +852,10 @@ st_file *st_open(const char *path, dg_context *dg)
         dg_error_path(dg, path, "cannot map: %s", strerror(errno));
         return NULL;
     }
+    mw_watch(map, len, path);
     st_file *f = st_open_memory(map, len, path, dg);
     if (!f) {
+        mw_forget(map);
         munmap(map, len);
         return NULL;
     }
@@ -865,8 +868,10 @@ void st_close(st_file *f)
 {
     if (!f)
         return;
-    if (f->map)
+    if (f->map) {
+        mw_forget(f->map);
         munmap(f->map, f->map_len);
+    }
     sm_free(&f->by_name);
     sm_free(&f->metadata);
     ar_free(f->arena);

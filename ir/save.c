@@ -13,6 +13,7 @@
 #include "ir/ir.h"
 
 #include "base/check.h"
+#include "base/mapwatch.h"
 #include "base/path.h"
 #include "ir/safetensors.h"
 
@@ -330,6 +331,9 @@ static bool write_files(saver *s)
 {
     char *st_tmp = s->stored.len ? sibling_path(s->st_path, "tmp") : NULL;
     char *graph_tmp = sibling_path(s->graph_path, "tmp");
+    if (st_tmp) /* removed if an input shrinks under us while the weights are copied */
+        mw_temp_begin(st_tmp);
+    mw_temp_begin(graph_tmp);
     bool ok = !st_tmp || write_temp(s, s->st_path, st_tmp, write_safetensors);
     if (ok && !write_temp(s, s->graph_path, graph_tmp, write_graph)) {
         ok = false;
@@ -342,6 +346,9 @@ static bool write_files(saver *s)
         if (st_tmp)
             unlink(st_tmp);
     }
+    if (st_tmp)
+        mw_temp_done(st_tmp);
+    mw_temp_done(graph_tmp);
     free(st_tmp);
     free(graph_tmp);
     return ok;

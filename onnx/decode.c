@@ -18,6 +18,7 @@
 #include "onnx/onnx_internal.h"
 
 #include "base/check.h"
+#include "base/mapwatch.h"
 #include "base/utf8.h"
 
 #include <errno.h>
@@ -657,6 +658,7 @@ static uint8_t *map_file(ox_report *r, size_t *len, int *fd_out)
         close(fd);
         return NULL;
     }
+    mw_watch(map, size, r->path);
     *len = size;
     *fd_out = fd;
     return map;
@@ -741,6 +743,7 @@ void ox_decoded_free(ox_decoded *d)
         free(c);
     }
     if (d->map && !d->map_given) {
+        mw_forget(d->map);
         munmap(d->map, d->map_len);
         close(d->fd);
     }

@@ -10,6 +10,7 @@
 
 #include "base/check.h"
 #include "base/half.h"
+#include "base/mapwatch.h"
 #include "base/numtext.h"
 
 #include <errno.h>
@@ -310,7 +311,7 @@ static char *resolve_location(ox_report *r, const char *what, const char *model_
 
 /* Maps the pages of f that hold [offset, offset + out->nbytes); false when mapping fails (the
  * bytes are then read). */
-static bool map_external(FILE *f, int64_t offset, ox_tensor_data *out)
+static bool map_external(FILE *f, const char *path, int64_t offset, ox_tensor_data *out)
 {
     int64_t page = sysconf(_SC_PAGESIZE);
     int64_t start = offset - offset % page;
@@ -318,6 +319,7 @@ static bool map_external(FILE *f, int64_t offset, ox_tensor_data *out)
     void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fileno(f), (off_t)start);
     if (map == MAP_FAILED)
         return false;
+    mw_watch(map, len, path);
     out->map = map;
     out->map_len = len;
     out->data = (const uint8_t *)map + (offset - start);
@@ -359,12 +361,12 @@ static bool read_external(ox_report *r, const Onnx__TensorProto *t, const char *
     if (!path)
         return false;
     FILE *f = fopen(path, "rb");
-    free(path);
     struct stat st;
     if (!f || fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
         ox_invalid(r, "%s: external data '%s' is not a readable regular file", what, location);
         if (f)
             fclose(f);
+        free(path);
         return false;
     }
     int64_t file_size = st.st_size;
@@ -382,7 +384,7 @@ static bool read_external(ox_report *r, const Onnx__TensorProto *t, const char *
     else if ((size_t)length != out->nbytes)
         ox_invalid(r, "%s: external data holds %" PRId64 " bytes but its dims need %zu", what,
                    length, out->nbytes);
-    else if (out->nbytes >= OX_LAZY_MIN_BYTES && map_external(f, offset, out))
+    else if (out->nbytes >= OX_LAZY_MIN_BYTES && map_external(f, path, offset, out))
         ok = true; /* left in its file, mapped: weights are never copied */
     else if (!(out->owned = malloc(out->nbytes ? out->nbytes : 1)))
         ox_invalid(r, "%s: out of memory for %zu bytes", what, out->nbytes);
@@ -392,6 +394,7 @@ static bool read_external(ox_report *r, const Onnx__TensorProto *t, const char *
     else
         ok = true;
     fclose(f);
+    free(path);
     if (!out->mapped)
         out->data = out->owned;
     return ok;
@@ -438,8 +441,10 @@ bool ox_tensor_decode(ox_report *r, const Onnx__TensorProto *t, const char *mode
 void ox_tensor_data_release(ox_tensor_data *d)
 {
     free(d->owned);
-    if (d->map)
+    if (d->map) {
+        mw_forget(d->map);
         munmap(d->map, d->map_len);
+    }
     d->owned = NULL;
     d->map = NULL;
     d->data = NULL;

@@ -5,6 +5,7 @@
 #define _XOPEN_SOURCE 700 /* mkdtemp, open_memstream's neighbours */
 
 #include "base/half.h"
+#include "base/mapwatch.h"
 #include "ir/ir.h"
 #include "ir/safetensors.h"
 #include "malformed.h"
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 enum { PATH_SIZE = 4096 };
@@ -1132,6 +1134,79 @@ static void test_save_rows_constant(void)
     dg_free(dg);
 }
 
+/* An input file that another program truncates while a save copies its weights out of the map
+ * (a graph saved over itself copies the weights of the file it replaces): the process ends with
+ * status 2 and a message naming that file, the old graph text stays whole and no temporary is
+ * left (base/mapwatch). In a child process, which the handler ends. */
+static void test_input_shrinking_during_save(void)
+{
+    static float big[256 * 1024]; /* 1 MiB: the save reads pages far past the truncation */
+    static const int64_t dims_big[] = {256 * 1024};
+    for (size_t i = 0; i < sizeof big / sizeof *big; i++)
+        big[i] = (float)i;
+    char dir[PATH_SIZE], in_path[PATH_SIZE], in_st[PATH_SIZE], err_path[PATH_SIZE];
+    CHECK(mkdir(tmp_path(dir, "shrink"), 0700) == 0);
+    tmp_path(in_path, "shrink/in.graph");
+    tmp_path(in_st, "shrink/in.safetensors");
+    tmp_path(err_path, "shrink/stderr.txt");
+    ir_graph *g = ir_graph_new("model");
+    ir_type t = make_type(IR_F32, 1, dims_big);
+    ir_value *x = ir_add_input(g, "x", &t);
+    ir_value *w = ir_add_const(g, "w", &t, ir_const_new(g, IR_CONST_DATA));
+    const ir_const_part whole = {big, sizeof big};
+    ir_const_set_rows(g, w, 1, &whole, 1);
+    const char *names[] = {"y"};
+    ir_node *add = ir_add_node(g, IR_OP_Add, 2, names, 1);
+    ir_set_input(add, 0, x);
+    ir_set_input(add, 1, w);
+    ir_add_output(g, add->outputs[0]);
+    dg_context *dg = dg_new();
+    CHECK(ir_validate(g, dg) && ir_save(g, in_path, dg));
+    ir_graph_free(g);
+    size_t old_len;
+    char *old_text = read_all(in_path, &old_len);
+    ir_graph *back = ir_load_text(in_path, dg); /* its weights stay in the mapped file */
+    CHECK(back != NULL);
+    CHECK_DIAG(dg, "");
+    if (!back)
+        return;
+    /* a new weight: the save writes a new in.safetensors, copying w out of the old one */
+    ir_value *b = ir_add_const(back, "b", &t, ir_const_new(back, IR_CONST_DATA));
+    ir_const_set_rows(back, b, 1, &whole, 1);
+    const char *names2[] = {"z"};
+    ir_node *add2 = ir_add_node(back, IR_OP_Add, 2, names2, 1);
+    ir_set_input(add2, 0, ir_find_value(back, "y"));
+    ir_set_input(add2, 1, b);
+    ir_add_output(back, add2->outputs[0]);
+    CHECK(ir_validate(back, dg));
+    size_t w_bytes; /* opens and maps the file, copying nothing */
+    CHECK(ir_const_bytes(back, ir_find_value(back, "w"), &w_bytes, dg) != NULL);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(err_path, "w", stderr) || truncate(in_st, 4096) != 0)
+            _exit(90);
+        mw_install("fuserule");
+        bool saved = ir_save(back, in_path, dg);
+        dg_print(dg, stderr);
+        _exit(saved ? 0 : 3);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == MW_EXIT_STATUS);
+    char *err = read_all(err_path, NULL);
+    CHECK(err && strstr(err, "in.safetensors: the file shrank while it was being read") != NULL);
+    size_t now_len;
+    char *now_text = read_all(in_path, &now_len);
+    CHECK(old_text && now_text && old_len == now_len && memcmp(old_text, now_text, now_len) == 0);
+    CHECK_INT(count_temporaries(dir), 0);
+    free(err);
+    free(old_text);
+    free(now_text);
+    ir_graph_free(back);
+    dg_free(dg);
+}
+
 /* The header's exact text: names with and without characters to escape, sizes of several
  * digits and 0. */
 static void test_header_text(void)
@@ -1298,6 +1373,7 @@ int main(void)
     RUN(test_save_over_itself_and_elsewhere);
     RUN(test_write_rows);
     RUN(test_save_rows_constant);
+    RUN(test_input_shrinking_during_save);
     RUN(test_header_text);
     RUN(test_write_order);
     remove_tree(tmp_root);
