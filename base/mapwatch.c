@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -80,6 +81,14 @@ void mw_temp_done(const char *path)
             return;
         }
     }
+}
+
+const char *mw_write_error(int err)
+{
+    if (err == EFAULT)
+        return "an input file shrank while it was being copied (another program truncated or "
+               "rewrote it)";
+    return strerror(err);
 }
 
 /* ---- the handler: async-signal-safe calls only (write, unlink, _exit, sigaction) ------------ */

@@ -26,4 +26,9 @@ void mw_forget(const void *addr);
 void mw_temp_begin(const char *path);
 void mw_temp_done(const char *path);
 
+/* What a failed write's errno means. A write() of bytes mapped from an input that shrank
+ * meanwhile fails with EFAULT (the kernel's word for it, where reading them ourselves would raise
+ * SIGBUS): that is said as such; any other errno as strerror says it. */
+const char *mw_write_error(int err);
+
 #endif

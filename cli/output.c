@@ -98,6 +98,19 @@ static bool resolve(const char *given, resolved *out, dg_context *dg)
     return true;
 }
 
+/* The first failure's errno, kept across the flush and close that follow it. */
+static bool step(bool ok, int *err)
+{
+    if (!ok && !*err)
+        *err = errno ? errno : EIO;
+    return ok;
+}
+
+static void write_failed(dg_context *dg, const char *given, int err)
+{
+    dg_error_path(dg, given, "write failed: %s", mw_write_error(err));
+}
+
 /* Writes to the stream in place. */
 static bool write_direct(const resolved *r, const char *given, cli_write_fn fn, void *ctx,
                          dg_context *dg)
@@ -107,12 +120,14 @@ static bool write_direct(const resolved *r, const char *given, cli_write_fn fn, 
         dg_error_path(dg, given, "cannot write: %s", strerror(errno));
         return false;
     }
-    bool ok = fn(out, ctx);
-    ok = fflush(out) == 0 && ok;
+    int err = 0;
+    errno = 0;
+    bool ok = step(fn(out, ctx), &err);
+    ok = step(fflush(out) == 0, &err) && ok;
     if (r->target)
-        ok = fclose(out) == 0 && ok;
+        ok = step(fclose(out) == 0, &err) && ok;
     if (!ok)
-        dg_error_path(dg, given, "write failed");
+        write_failed(dg, given, err);
     return ok;
 }
 
@@ -135,16 +150,18 @@ static bool write_renamed(const char *target, const char *given, cli_write_fn fn
     char *buffer = malloc(WRITE_BUFFER); /* glibc ignores the size of a buffer it allocates */
     FR_CHECK(buffer != NULL);
     setvbuf(out, buffer, _IOFBF, WRITE_BUFFER);
-    bool ok = fn(out, ctx);
-    ok = fflush(out) == 0 && ok;
-    ok = fsync(fileno(out)) == 0 && ok;
-    ok = fclose(out) == 0 && ok;
+    int err = 0;
+    errno = 0;
+    bool ok = step(fn(out, ctx), &err);
+    ok = step(fflush(out) == 0, &err) && ok;
+    ok = step(fsync(fileno(out)) == 0, &err) && ok;
+    ok = step(fclose(out) == 0, &err) && ok;
     free(buffer);
     if (ok && rename(tmp, target) != 0) {
         dg_error_path(dg, given, "cannot rename into place: %s", strerror(errno));
         ok = false;
     } else if (!ok) {
-        dg_error_path(dg, given, "write failed");
+        write_failed(dg, given, err);
     }
     if (!ok)
         unlink(tmp);

@@ -4,6 +4,7 @@
 
 #include "base/check.h"
 #include "base/json.h"
+#include "base/mapwatch.h"
 #include "base/utf8.h"
 #include "base/vec.h"
 
@@ -291,7 +292,7 @@ bool st_write_rows(FILE *out, const char *path, const st_entry *entries, const s
                           ST_MAX_HEADER_BYTES);
     }
     if (ok && !write_all(out, &header, entries, rows, layout, n)) {
-        dg_error_path(dg, path, "write failed: %s", strerror(errno));
+        dg_error_path(dg, path, "write failed: %s", mw_write_error(errno));
         ok = false;
     }
     vec_free(&header);

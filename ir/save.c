@@ -248,7 +248,7 @@ static bool write_graph(saver *s, FILE *out, const char *path)
 {
     ir_print(s->g, out);
     if (ferror(out)) {
-        dg_error_path(s->dg, path, "write failed: %s", strerror(errno));
+        dg_error_path(s->dg, path, "write failed: %s", mw_write_error(errno));
         return false;
     }
     return true;
@@ -267,11 +267,11 @@ static bool write_temp(saver *s, const char *path, const char *tmp, write_fn fn)
     setvbuf(out, buffer, _IOFBF, WRITE_BUFFER);
     bool ok = fn(s, out, path);
     if (ok && (fflush(out) != 0 || fsync(fileno(out)) != 0)) {
-        dg_error_path(s->dg, path, "write failed: %s", strerror(errno));
+        dg_error_path(s->dg, path, "write failed: %s", mw_write_error(errno));
         ok = false;
     }
     if (fclose(out) != 0 && ok) {
-        dg_error_path(s->dg, path, "write failed: %s", strerror(errno));
+        dg_error_path(s->dg, path, "write failed: %s", mw_write_error(errno));
         ok = false;
     }
     free(buffer);

@@ -1015,7 +1015,10 @@ static size_t copy_range(file_buffer *fb, int fd, int64_t offset, size_t len)
                              errno == EOPNOTSUPP || errno == EBADF || errno == EPERM)) {
             fb->copy = false; /* not between these files: written from the mapping instead */
             break;
-        } else { /* a write error, or the input shrank under its mapping (0 bytes copied) */
+        } else if (n == 0) { /* the input ended early: it shrank under its mapping */
+            errno = EFAULT;    /* as write() says it of such bytes (mw_write_error) */
+            fb->ok = false;
+        } else { /* a write error */
             fb->ok = false;
         }
     }

@@ -7,6 +7,7 @@
 #include "base/mapwatch.h"
 #include "tests/unit.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -146,10 +147,37 @@ static void test_sent_sigbus_keeps_the_default(void)
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS);
 }
 
+/* write() of mapped bytes past a shrunk file's end raises no signal: it fails with EFAULT, which
+ * mw_write_error says as the input having shrunk. */
+static void test_write_from_shrunk_mapping_says_efault(void)
+{
+    char path[128], sink_path[128];
+    path_of(path, sizeof path, "copied.bin");
+    path_of(sink_path, sizeof sink_path, "sink.bin"); /* a file: /dev/null reads no bytes */
+    size_t len = (size_t)(PAGES * page);
+    write_file(path, len);
+    int fd = open(path, O_RDWR), sink = open(sink_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    const char *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+    CHECK(fd >= 0 && sink >= 0 && map != MAP_FAILED);
+    if (fd < 0 || sink < 0 || map == MAP_FAILED)
+        return;
+    CHECK_INT(write(sink, map + len - page, (size_t)page), page); /* whole: all of it is there */
+    CHECK_INT(ftruncate(fd, page), 0);
+    errno = 0;
+    CHECK_INT(write(sink, map + len - page, (size_t)page), -1);
+    CHECK_INT(errno, EFAULT);
+    CHECK_STR(mw_write_error(EFAULT), "an input file shrank while it was being copied (another "
+                                      "program truncated or rewrote it)");
+    CHECK_STR(mw_write_error(ENOSPC), strerror(ENOSPC));
+    munmap((void *)map, len);
+    close(fd);
+    close(sink);
+}
+
 static void remove_folder(void)
 {
-    const char *names[] = {"model.safetensors", "plain.bin",       "forgotten.bin",
-                           "other.tmp.1",       "out.graph.tmp.1", "stderr.txt"};
+    const char *names[] = {"model.safetensors", "plain.bin",  "forgotten.bin", "other.tmp.1",
+                           "out.graph.tmp.1",   "stderr.txt", "copied.bin",    "sink.bin"};
     char path[128];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         path_of(path, sizeof path, names[i]);
@@ -170,6 +198,7 @@ int main(void)
     RUN(test_unwatched_file_keeps_the_default);
     RUN(test_forgotten_file_keeps_the_default);
     RUN(test_sent_sigbus_keeps_the_default);
+    RUN(test_write_from_shrunk_mapping_says_efault);
     remove_folder();
     return unit_finish();
 }

@@ -57,6 +57,14 @@ def test_dev_null(tmp):
     check("/dev/null" in err, "the warning names the stream")
 
 
+def test_dev_full(tmp):
+    """A device that refuses the bytes: exit 2, and the message says why (the errno's words)."""
+    if not os.path.exists("/dev/full"):
+        return
+    for args in (apply("/dev/full"), ["export", GRAPH, "-o", "/dev/full"]):
+        _, err = expect(args, 2, "/dev/full: error: write failed: No space left on device")
+
+
 def read_fifo(path, got):
     with open(path, "rb") as f:
         got.append(f.read())
@@ -244,7 +252,7 @@ def test_external_data_once(tmp):
 def main():
     global FUSERULE
     FUSERULE = os.path.abspath(sys.argv[1])
-    for test in (test_dev_null, test_fifo, test_symlink, test_directory, test_stdout,
+    for test in (test_dev_null, test_dev_full, test_fifo, test_symlink, test_directory, test_stdout,
                  test_format_from_name, test_input_by_bytes, test_conventions,
                  test_external_data_once):
         with tempfile.TemporaryDirectory() as tmp:
