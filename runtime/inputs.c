@@ -146,18 +146,100 @@ static bool resolve_missing(binder *ex, const ir_value *v, ir_type *out)
     return true;
 }
 
-/* Generated inputs: floats in [-1, 1), i8/u8 over their range, bool 0/1, indices 0. */
-static void random_range(ir_dtype dt, double *lo, double *hi)
+/* ---- the values generated for an input ------------------------------------------------------ */
+
+/* How many values, 0 .. count - 1, an integer input can take where it is read. A token id must
+ * stay inside the table it indexes, and all-zero ids or masks would hide the very mistakes verify
+ * is there to find (every token the same embedding, every key masked alike); a value read as a
+ * shape, a count or a slice bound has no safe range but zero. */
+enum { ANY_COUNT = INT64_MAX, /* read only where its values do not matter (Shape) */
+       INDEX_DEPTH = 8 };     /* views followed from an input to its reader */
+
+static int64_t count_at(const ir_value *v, int depth);
+
+/* The dim a Gather or GatherElements indexes with operand 1: its data's dim along axis, when
+ * static; else 1 (zeros only). */
+static int64_t indexed_dim(const ir_node *n)
 {
+    const ir_type *data = n->inputs[0]->type;
+    int64_t axis = ir_get_int(n, "axis");
+    if (axis < 0)
+        axis += data->rank;
+    if (axis < 0 || axis >= data->rank || !ir_dim_is_static(data->dims[axis]))
+        return 1;
+    return data->dims[axis] > 0 ? data->dims[axis] : 1;
+}
+
+/* What node n's operand k allows: an index its dim; a mask (cast to a float or bool, compared)
+ * 0 and 1; a view or an integer Cast what its output allows; anything else zero. */
+static int64_t count_for_reader(const ir_node *n, uint32_t k, int depth)
+{
+    switch ((ir_op)n->op) {
+    case IR_OP_Gather:
+    case IR_OP_GatherElements:
+        return k == 1 ? indexed_dim(n) : 1;
+    case IR_OP_Shape:
+    case IR_OP_Size:
+        return ANY_COUNT;
+    case IR_OP_Equal:
+    case IR_OP_Less:
+    case IR_OP_Greater:
+    case IR_OP_LessOrEqual:
+    case IR_OP_GreaterOrEqual:
+        return 2;
+    case IR_OP_Cast: {
+        ir_dtype to = n->outputs[0]->type->dtype;
+        if (ir_dtype_is_float(to) || to == IR_BOOL)
+            return 2;
+        return depth < INDEX_DEPTH ? count_at(n->outputs[0], depth + 1) : 1;
+    }
+    case IR_OP_Reshape:
+    case IR_OP_Flatten:
+    case IR_OP_Squeeze:
+    case IR_OP_Unsqueeze:
+    case IR_OP_Identity:
+    case IR_OP_Transpose:
+    case IR_OP_Expand:
+        return k == 0 && depth < INDEX_DEPTH ? count_at(n->outputs[0], depth + 1) : 1;
+    default:
+        return 1;
+    }
+}
+
+/* The fewest values any reader of v allows (a graph output allows any). */
+static int64_t count_at(const ir_value *v, int depth)
+{
+    int64_t count = ANY_COUNT;
+    for (uint32_t u = 0; u < v->nuses; u++) {
+        const ir_node *n = v->uses[u];
+        for (uint32_t k = 0; k < n->ninputs; k++) {
+            if (n->inputs[k] == v) {
+                int64_t here = count_for_reader(n, k, depth);
+                count = here < count ? here : count;
+            }
+        }
+    }
+    return count;
+}
+
+/* Generated inputs: floats in [-1, 1), i8/u8 over their range, bool 0/1; other integers from 0 up
+ * to what their readers allow (count_at), zero where nothing is known. */
+static void random_range(const ir_value *v, double *lo, double *hi)
+{
+    ir_dtype dt = v->type->dtype;
     *lo = 0, *hi = 1;
-    if (ir_dtype_is_float(dt))
+    if (ir_dtype_is_float(dt)) {
         *lo = -1;
-    else if (dt == IR_I8)
+    } else if (dt == IR_I8) {
         *lo = -128, *hi = 128;
-    else if (dt == IR_U8)
+    } else if (dt == IR_U8) {
         *hi = 256;
-    else if (dt == IR_BOOL)
+    } else if (dt == IR_BOOL) {
         *hi = 2;
+    } else {
+        int64_t count = count_at(v, 0);
+        *hi = count == ANY_COUNT ? 1 : (double)count;
+    }
 }
 
 /* Makes graph input k's data: a copy of the given tensor t, or generated when t is NULL. */
@@ -186,7 +268,7 @@ static bool make_input(binder *ex, size_t k, const rt_tensor *t)
             memcpy(used->data, t->data, used->nbytes);
     } else {
         double lo, hi;
-        random_range(v->type->dtype, &lo, &hi);
+        random_range(v, &lo, &hi);
         ir_random_fill(ex->opts->seed + k, lo, hi, v->type->dtype, used->data, (size_t)numel);
     }
     ir_value_set_type(ex->g, v, &used->type);
