@@ -1099,6 +1099,23 @@ static void test_write_rows(void)
     dg_free(dg);
 }
 
+/* `y = Add(x, w)`: x an input of type t, w a constant of `rows` rows, each the parts side by side
+ * (ir_const_set_rows: written, never put together in memory). */
+static ir_graph *add_rows_graph(const ir_type *t, size_t rows, const ir_const_part *parts,
+                                uint32_t nparts)
+{
+    ir_graph *g = ir_graph_new("model");
+    ir_value *x = ir_add_input(g, "x", t);
+    ir_value *w = ir_add_const(g, "w", t, ir_const_new(g, IR_CONST_DATA));
+    ir_const_set_rows(g, w, rows, parts, nparts);
+    const char *names[] = {"y"};
+    ir_node *add = ir_add_node(g, IR_OP_Add, 2, names, 1);
+    ir_set_input(add, 0, x);
+    ir_set_input(add, 1, w);
+    ir_add_output(g, add->outputs[0]);
+    return g;
+}
+
 /* ir_save writes a constant assembled from rows (ir_const_set_rows) row by row: the file holds
  * the rows side by side, the constant is never put together in memory, and the saved graph
  * reads back the same values. */
@@ -1108,17 +1125,10 @@ static void test_save_rows_constant(void)
     char dir[PATH_SIZE], graph_path[PATH_SIZE];
     CHECK(mkdir(tmp_path(dir, "rows"), 0700) == 0);
     tmp_path(graph_path, "rows/model.graph");
-    ir_graph *g = ir_graph_new("model");
     ir_type t = make_type(IR_F32, 2, dims_2x3);
-    ir_value *x = ir_add_input(g, "x", &t);
-    ir_value *w = ir_add_const(g, "w", &t, ir_const_new(g, IR_CONST_DATA));
     const ir_const_part parts[2] = {{a, 4}, {b, 8}};
-    ir_const_set_rows(g, w, 2, parts, 2);
-    const char *names[] = {"y"};
-    ir_node *add = ir_add_node(g, IR_OP_Add, 2, names, 1);
-    ir_set_input(add, 0, x);
-    ir_set_input(add, 1, w);
-    ir_add_output(g, add->outputs[0]);
+    ir_graph *g = add_rows_graph(&t, 2, parts, 2);
+    ir_value *w = ir_find_value(g, "w");
     dg_context *dg = dg_new();
     CHECK(ir_validate(g, dg));
     CHECK(ir_save(g, graph_path, dg));
@@ -1149,17 +1159,9 @@ static void test_input_shrinking_during_save(void)
     tmp_path(in_path, "shrink/in.graph");
     tmp_path(in_st, "shrink/in.safetensors");
     tmp_path(err_path, "shrink/stderr.txt");
-    ir_graph *g = ir_graph_new("model");
     ir_type t = make_type(IR_F32, 1, dims_big);
-    ir_value *x = ir_add_input(g, "x", &t);
-    ir_value *w = ir_add_const(g, "w", &t, ir_const_new(g, IR_CONST_DATA));
     const ir_const_part whole = {big, sizeof big};
-    ir_const_set_rows(g, w, 1, &whole, 1);
-    const char *names[] = {"y"};
-    ir_node *add = ir_add_node(g, IR_OP_Add, 2, names, 1);
-    ir_set_input(add, 0, x);
-    ir_set_input(add, 1, w);
-    ir_add_output(g, add->outputs[0]);
+    ir_graph *g = add_rows_graph(&t, 1, &whole, 1);
     dg_context *dg = dg_new();
     CHECK(ir_validate(g, dg) && ir_save(g, in_path, dg));
     ir_graph_free(g);
