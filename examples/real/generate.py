@@ -196,6 +196,58 @@ def llama():
     return decoder(LlamaConfig, LlamaModel)
 
 
+class DecodeStep(torch.nn.Module):
+    """A step of generation with a KV cache, as a deployment runs it: the new tokens' ids, the
+    mask over the cached and the new tokens, and each layer's past keys and values as plain
+    tensors (the cache transformers builds from them inside forward); returns the hidden state and
+    each layer's present keys and values (past and new, appended)."""
+
+    def __init__(self, model, layers):
+        super().__init__()
+        self.model, self.layers = model, layers
+
+    def forward(self, ids, mask, *past):
+        from transformers import DynamicCache
+        cache = DynamicCache(config=self.model.config)
+        for i in range(self.layers):
+            cache.update(past[2 * i], past[2 * i + 1], i)
+        out = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=True,
+                         return_dict=True)
+        present = [t for layer in out.past_key_values.layers for t in (layer.keys, layer.values)]
+        return (out.last_hidden_state, *present)
+
+
+def decode_step(config_class, model_class, past=8, new=1, padding=2):
+    """One new token after `past` cached ones, the first `padding` of them masked (a left-padded
+    batch row): the graph of every generated token but the first."""
+    layers = 2
+    config = config_class(vocab_size=1000, hidden_size=64, intermediate_size=128,
+                          num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                          max_position_embeddings=64, use_cache=True)
+    model = hf(model_class(config), "sdpa")
+    g = torch.Generator().manual_seed(12)
+    mask = torch.ones(1, past + new, dtype=torch.int64)
+    mask[0, :padding] = 0
+    inputs = {"input_ids": torch.randint(0, 1000, (1, new), generator=g), "attention_mask": mask}
+    shape = (1, config.num_key_value_heads, past, config.hidden_size // config.num_attention_heads)
+    outputs = ["last_hidden_state"]
+    for i in range(layers):
+        for kind in ("key", "value"):
+            inputs[f"past_{kind}_{i}"] = torch.randn(shape, generator=g)
+            outputs.append(f"present_{kind}_{i}")
+    return DecodeStep(model, layers), inputs, outputs, None
+
+
+def llama_decode():
+    from transformers import LlamaConfig, LlamaModel
+    return decode_step(LlamaConfig, LlamaModel)
+
+
+def qwen2_decode():
+    from transformers import Qwen2Config, Qwen2Model
+    return decode_step(Qwen2Config, Qwen2Model)
+
+
 def vit():
     from transformers import ViTConfig, ViTModel
     config = ViTConfig(image_size=32, patch_size=8, hidden_size=64, num_hidden_layers=2,
@@ -254,6 +306,8 @@ MODELS = {
     "gpt2": gpt2,
     "qwen2": qwen2,
     "llama": llama,
+    "llama_decode": llama_decode,
+    "qwen2_decode": qwen2_decode,
     "vit": vit,
     "whisper_encoder": whisper_encoder,
     "wav2vec2_conformer": wav2vec2_conformer,
