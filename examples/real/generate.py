@@ -217,35 +217,48 @@ class DecodeStep(torch.nn.Module):
         return (out.last_hidden_state, *present)
 
 
-def decode_step(config_class, model_class, past=8, new=1, padding=2):
+def decode_step(model_class, config, kv_heads, settings=None, past=8, new=1, padding=2):
     """One new token after `past` cached ones, the first `padding` of them masked (a left-padded
-    batch row): the graph of every generated token but the first."""
+    batch row): the graph of every generated token but the first. config: 2 layers, hidden 64,
+    4 heads, kv_heads of them for keys and values."""
     layers = 2
-    config = config_class(vocab_size=1000, hidden_size=64, intermediate_size=128,
-                          num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
-                          max_position_embeddings=64, use_cache=True)
     model = hf(model_class(config), "sdpa")
     g = torch.Generator().manual_seed(12)
     mask = torch.ones(1, past + new, dtype=torch.int64)
     mask[0, :padding] = 0
     inputs = {"input_ids": torch.randint(0, 1000, (1, new), generator=g), "attention_mask": mask}
-    shape = (1, config.num_key_value_heads, past, config.hidden_size // config.num_attention_heads)
+    shape = (1, kv_heads, past, 64 // 4)
     outputs = ["last_hidden_state"]
     for i in range(layers):
         for kind in ("key", "value"):
             inputs[f"past_{kind}_{i}"] = torch.randn(shape, generator=g)
             outputs.append(f"present_{kind}_{i}")
-    return DecodeStep(model, layers), inputs, outputs, None
+    return DecodeStep(model, layers), inputs, outputs, settings
+
+
+def gqa_decode_step(config_class, model_class):
+    config = config_class(vocab_size=1000, hidden_size=64, intermediate_size=128,
+                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                          max_position_embeddings=64, use_cache=True)
+    return decode_step(model_class, config, kv_heads=2)
 
 
 def llama_decode():
     from transformers import LlamaConfig, LlamaModel
-    return decode_step(LlamaConfig, LlamaModel)
+    return gqa_decode_step(LlamaConfig, LlamaModel)
 
 
 def qwen2_decode():
     from transformers import Qwen2Config, Qwen2Model
-    return decode_step(Qwen2Config, Qwen2Model)
+    return gqa_decode_step(Qwen2Config, Qwen2Model)
+
+
+def gpt2_decode():
+    from transformers import GPT2Config, GPT2Model
+    config = GPT2Config(vocab_size=1000, n_positions=64, n_embd=64, n_layer=2, n_head=4,
+                        use_cache=True)
+    return decode_step(GPT2Model, config, kv_heads=4,
+                       settings={"model_type": "gpt2", "num_heads": 4, "hidden_size": 64})
 
 
 def vit():
@@ -304,6 +317,7 @@ MODELS = {
     "bert_sdpa": lambda: bert("sdpa"),
     "bert_eager": lambda: bert("eager"),
     "gpt2": gpt2,
+    "gpt2_decode": gpt2_decode,
     "qwen2": qwen2,
     "llama": llama,
     "llama_decode": llama_decode,
