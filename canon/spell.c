@@ -15,6 +15,9 @@
  * - a Transpose that moves only dims of size 1 (and keeps the last) is a Reshape: a view;
  * - two Transposes in a row (the inner one read by nothing else) are one;
  * - a ReduceMax or ReduceMin over dims of size 1 is a Squeeze (or a no-op): a view.
+ * - a Concat reads no operand that adds nothing (a static extent of 0 along its axis): HF's
+ *   partial rotary writes Concat(rope(x[..., :r]), x[..., r:]), whose second part is empty when r
+ *   is the whole head; left with one operand, the Concat is a no-op (noops.c).
  * - a BatchNormalization of a view of a value [N, C, 1...] (views that move no element) normalizes
  *   that value, and the view follows as one Reshape.
  *
@@ -589,6 +592,30 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
     return true;
 }
 
+/* The operands of a Concat that add nothing (an extent of 0 along its axis, static) dropped, one
+ * kept when all are empty: the output's type stays. */
+static bool drop_empty_concat_inputs(ir_node *n)
+{
+    if (n->op != IR_OP_Concat || n->ninputs < 2)
+        return false;
+    int r = n->outputs[0]->type->rank;
+    int64_t axis = ir_get_int(n, "axis");
+    if (axis < 0)
+        axis += r;
+    if (axis < 0 || axis >= r)
+        return false;
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < n->ninputs; i++) {
+        const ir_type *t = n->inputs[i] ? n->inputs[i]->type : NULL;
+        bool empty = t && t->rank == r && ir_dim_is_static(t->dims[axis]) && t->dims[axis] == 0;
+        if (!empty || (kept == 0 && i == n->ninputs - 1))
+            n->inputs[kept++] = n->inputs[i];
+    }
+    bool changed = kept < n->ninputs;
+    n->ninputs = kept;
+    return changed;
+}
+
 uint32_t cn_spell(cn_ctx *c)
 {
     uint32_t respelled = 0;
@@ -607,6 +634,7 @@ uint32_t cn_spell(cn_ctx *c)
         changed |= respell_transpose_pair(c, n);
         changed |= respell_unit_reduce(c, n);
         changed |= respell_bn_through_view(c, n);
+        changed |= drop_empty_concat_inputs(n);
         if (changed)
             cn_touch(c, n);
         respelled += changed;
