@@ -175,10 +175,11 @@ def gpt2():
                       {"model_type": "gpt2", "num_heads": 4, "hidden_size": 64})
 
 
-def decoder(config_class, model_class):
-    config = config_class(vocab_size=1000, hidden_size=64, intermediate_size=128,
-                          num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                          max_position_embeddings=64, use_cache=False)
+def decoder(config_class, model_class, config=None):
+    config = config or config_class(vocab_size=1000, hidden_size=64, intermediate_size=128,
+                                    num_hidden_layers=2, num_attention_heads=4,
+                                    num_key_value_heads=2, max_position_embeddings=64,
+                                    use_cache=False)
     model = hf(model_class(config), "sdpa")
     call = lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False,  # noqa: E731
                                   return_dict=True)
@@ -194,6 +195,26 @@ def qwen2():
 def llama():
     from transformers import LlamaConfig, LlamaModel
     return decoder(LlamaConfig, LlamaModel)
+
+
+def phi3():
+    """Q/K/V and gate/up each one projection, sliced apart; the rotary embedding written for a
+    partial rotation (Concat(rope(x[..., :r]), x[..., r:])) with r the whole head."""
+    from transformers import Phi3Config, Phi3Model
+    config = Phi3Config(vocab_size=1000, hidden_size=64, intermediate_size=128,
+                        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                        max_position_embeddings=64, pad_token_id=0, use_cache=False)
+    return decoder(Phi3Config, Phi3Model, config)
+
+
+def opt():
+    """Learned positions, pre-norm LayerNorm, ReLU MLP; q_proj's output carries the scale, so
+    SDPA runs with scale 1."""
+    from transformers import OPTConfig, OPTModel
+    config = OPTConfig(vocab_size=1000, hidden_size=64, ffn_dim=128, num_hidden_layers=2,
+                       num_attention_heads=4, max_position_embeddings=64, word_embed_proj_dim=64,
+                       use_cache=False)
+    return decoder(OPTConfig, OPTModel, config)
 
 
 class DecodeStep(torch.nn.Module):
@@ -320,6 +341,8 @@ MODELS = {
     "gpt2_decode": gpt2_decode,
     "qwen2": qwen2,
     "llama": llama,
+    "phi3": phi3,
+    "opt": opt,
     "llama_decode": llama_decode,
     "qwen2_decode": qwen2_decode,
     "vit": vit,
