@@ -156,6 +156,7 @@ typedef struct dsl_replacement {
     dsl_rattr *attrs;          /* attributes not set here carry over from the matched ops */
     uint32_t nattrs;
     dsl_capture **exports;     /* interior nodes whose values become extra outputs, in order */
+    uint32_t *export_outputs;  /* per export: which output of its op (0: its value; `@s.1`: 1) */
     uint32_t nexports;
     /* interior nodes the fused node may absorb while other nodes still read them (`shares @t`):
      * such a node stays for its other readers and dies with its last one (docs/matcher.md,

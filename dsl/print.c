@@ -370,7 +370,14 @@ static void put_replacement(printer *pr, dsl_buf *b, const dsl_replacement *r)
         put_repl_attrs(pr, b, r->attrs, r->nattrs);
     if (r->nexports) {
         put_s(b, " exports ");
-        put_capture_list(pr, b, r->exports, r->nexports);
+        for (uint32_t i = 0; i < r->nexports; i++) {
+            put_s(b, i ? ", " : "");
+            put_capture_ref(pr, b, r->exports[i]);
+            if (r->export_outputs[i]) {
+                put_c(b, '.');
+                put_u(b, r->export_outputs[i]);
+            }
+        }
     }
     if (r->nshares) {
         put_s(b, " shares ");

@@ -6,6 +6,7 @@
 #include "dsl/names.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool same_text(const dsl_rule_check *rc, dsl_token a, dsl_token b)
@@ -159,21 +160,72 @@ static void check_actions_named(dsl_rule_check *rc, const dsl_repl_syntax *syn, 
     }
 }
 
+/* `@s.N` in an export: the op captured as @s and N, which must name an output after the first
+ * that every op @s may match has (output 0 is @s itself). NULL after reporting. */
+static dsl_capture *export_output(dsl_rule_check *rc, dsl_token tok, const char *text,
+                                  uint32_t *index)
+{
+    const char *dot = strchr(text, '.');
+    uint32_t name_len = (uint32_t)(dot - text);
+    dsl_capture *cap = dsl_rule_ref_name(rc, ar_strndup(rc->rs->arena, text + 1, name_len - 1),
+                                         tok.offset, name_len,
+                                         ar_strndup(rc->rs->arena, text, name_len));
+    if (!cap)
+        return NULL;
+    const dsl_pattern *n = cap->node;
+    unsigned long k = strtoul(dot + 1, NULL, 10);
+    if (n->kind != DSL_PAT_OP) {
+        dsl_rule_error(rc, tok.offset, tok.len,
+                       "'%.*s' names a value, not an op: only an op's outputs can be named '%s'",
+                       (int)name_len, text, text);
+        return NULL;
+    }
+    if (n->optional) {
+        dsl_rule_error(rc, tok.offset, tok.len, "'%s?' is optional: when it is absent, '%s' has no "
+                       "output %lu", n->text, text, k);
+        return NULL;
+    }
+    if (k == 0) {
+        dsl_rule_error(rc, tok.offset, tok.len,
+                       "'%s' is output 0 of '%.*s': export '%.*s' (a root's output 0 is the fused "
+                       "node's own)", text, (int)name_len, text, (int)name_len, text);
+        return NULL;
+    }
+    for (uint32_t a = 0; a < n->nops; a++)
+        if (k >= ir_op_info_get(n->ops[a])->max_outputs) {
+            dsl_rule_error(rc, tok.offset, tok.len, "%s has %u output%s; '%s' names output %lu",
+                           ir_op_name(n->ops[a]), ir_op_info_get(n->ops[a])->max_outputs,
+                           ir_op_info_get(n->ops[a])->max_outputs == 1 ? "" : "s", text, k);
+            return NULL;
+        }
+    *index = (uint32_t)k;
+    return cap;
+}
+
+/* `exports @v` names an op inside the pattern, whose value becomes an output of the fused node;
+ * `exports @s.1` another output of an op, a root's too (Split@s(...) => FusedQKV exports @s.1,
+ * @s.2: the fused node gives every part). */
 static void check_exports(dsl_rule_check *rc, const dsl_repl_syntax *syn, dsl_replacement *r)
 {
     r->exports = ar_alloc_array(rc->rs->arena, syn->nexports, sizeof *r->exports);
+    r->export_outputs = ar_alloc_array(rc->rs->arena, syn->nexports, sizeof *r->export_outputs);
     for (uint32_t i = 0; i < syn->nexports; i++) {
         dsl_token tok = syn->exports[i];
-        dsl_capture *cap = dsl_rule_ref(rc, tok);
+        const char *text = ar_strndup(rc->rs->arena, dsl_tok_text(rc->src, tok), tok.len);
+        uint32_t index = 0;
+        dsl_capture *cap = text[0] == '@' && strchr(text, '.') ? export_output(rc, tok, text, &index)
+                                                               : dsl_rule_ref(rc, tok);
         if (!cap)
             continue;
         for (uint32_t k = 0; k < r->nexports; k++)
-            if (r->exports[k] == cap)
-                dsl_rule_error(rc, tok.offset, tok.len, "'%s' is exported twice", cap->name);
-        if (cap->node->kind != DSL_PAT_OP || cap->node->users == 0)
+            if (r->exports[k] == cap && r->export_outputs[k] == index)
+                dsl_rule_error(rc, tok.offset, tok.len, "'%s' is exported twice",
+                               index ? text : cap->name);
+        if (index == 0 && (cap->node->kind != DSL_PAT_OP || cap->node->users == 0))
             dsl_rule_error(rc, tok.offset, tok.len,
                            "an export must name an op inside the pattern (not an input or a "
                            "root)");
+        r->export_outputs[r->nexports] = index;
         r->exports[r->nexports++] = cap;
     }
 }

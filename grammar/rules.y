@@ -52,6 +52,7 @@
 %type attrlist {dsl_list *}
 %type vlist {dsl_list *}
 %type refs {dsl_list *}
+%type xrefs {dsl_list *}
 %type names {dsl_list *}
 %type ropnds {dsl_list *}
 %type ractions {dsl_list *}
@@ -76,6 +77,7 @@
 %destructor attrlist { dsl_list_free($$); }
 %destructor vlist { dsl_list_free($$); }
 %destructor refs { dsl_list_free($$); }
+%destructor xrefs { dsl_list_free($$); }
 %destructor names { dsl_list_free($$); }
 %destructor ropnds { dsl_list_free($$); }
 %destructor ractions { dsl_list_free($$); }
@@ -239,13 +241,20 @@ ractions(L) ::= LBRACKET names(A) RBRACKET.                    { L = A; }
 rattrs(L) ::= .                                                { L = NULL; }
 rattrs(L) ::= attrs(A).                                        { L = A; }
 rexports(L) ::= .                                              { L = NULL; }
-rexports(L) ::= EXPORTS refs(A).                               { L = A; }
+rexports(L) ::= EXPORTS xrefs(A).                              { L = A; }
 rshares(L) ::= .                                               { L = NULL; }
 rshares(L) ::= SHARES refs(A).                                 { L = A; }
 refs(L) ::= CAPTURE(T).                                        { L = dsl_list_push(ctx, NULL, dsl_token_dup(ctx, T)); }
 refs(L) ::= IDENT(T).                                          { L = dsl_list_push(ctx, NULL, dsl_token_dup(ctx, T)); }
 refs(L) ::= refs(A) COMMA CAPTURE(T).                          { L = dsl_list_push(ctx, A, dsl_token_dup(ctx, T)); }
 refs(L) ::= refs(A) COMMA IDENT(T).                            { L = dsl_list_push(ctx, A, dsl_token_dup(ctx, T)); }
+/* exports may also name another output of an op: `exports @s.1` */
+xrefs(L) ::= CAPTURE(T).                                       { L = dsl_list_push(ctx, NULL, dsl_token_dup(ctx, T)); }
+xrefs(L) ::= IDENT(T).                                         { L = dsl_list_push(ctx, NULL, dsl_token_dup(ctx, T)); }
+xrefs(L) ::= OUTPUT(T).                                        { L = dsl_list_push(ctx, NULL, dsl_token_dup(ctx, T)); }
+xrefs(L) ::= xrefs(A) COMMA CAPTURE(T).                        { L = dsl_list_push(ctx, A, dsl_token_dup(ctx, T)); }
+xrefs(L) ::= xrefs(A) COMMA IDENT(T).                          { L = dsl_list_push(ctx, A, dsl_token_dup(ctx, T)); }
+xrefs(L) ::= xrefs(A) COMMA OUTPUT(T).                         { L = dsl_list_push(ctx, A, dsl_token_dup(ctx, T)); }
 names(L) ::= IDENT(T).                                         { L = dsl_list_push(ctx, NULL, dsl_token_dup(ctx, T)); }
 names(L) ::= names(A) COMMA IDENT(T).                          { L = dsl_list_push(ctx, A, dsl_token_dup(ctx, T)); }
 

@@ -157,8 +157,14 @@ void pv_facts_compute(const dsl_rule *r, ar_arena *arena, pv_facts *f)
         nf->one_element |= a->value.kind == IR_ATTR_INT || a->value.kind == IR_ATTR_FLOAT;
         nf->positive |= strcmp(a->value.name, "epsilon") == 0;
     }
-    for (uint32_t i = 0; i < r->repl.nexports; i++)
-        facts_of(f, r->repl.exports[i])->exported = true;
+    for (uint32_t i = 0; i < r->repl.nexports; i++) {
+        pv_node_facts *nf = facts_of(f, r->repl.exports[i]);
+        uint32_t k = r->repl.export_outputs[i];
+        if (k == 0)
+            nf->exported = true;
+        else if (k + 1 > nf->outputs_exported)
+            nf->outputs_exported = k + 1;
+    }
     for (uint32_t i = 0; i < r->repl.nshares; i++)
         facts_of(f, r->repl.shares[i])->shared = true;
 }

@@ -656,6 +656,39 @@ static bool propose_concat(pv_gen *gen, ir_node *n, const pv_node_facts *const *
     return true;
 }
 
+/* Split{axis}(X, split?): X's dim along the axis holds one element or more per output, and the
+ * sizes (where the pattern gives the input) cut it into a random part of one or more for each. */
+static bool propose_split(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
+                          pv_operand *out)
+{
+    bool x_open = open_slot(n, out, 0);
+    const ir_type *x = primary(gen, n, hints, out, 0, 1, 4);
+    if (!x || x->rank < 1)
+        return false;
+    if (free_attr(n, "axis"))
+        ir_set_attr_int(gen->g, n, "axis",
+                        pv_rng_chance(gen->rng, 0.5) ? -1 : random_axis(gen, x->rank));
+    int64_t axis = normal_axis(ir_get_int(n, "axis"), x->rank), parts = n->noutputs;
+    if (axis < 0 || axis >= x->rank)
+        return false;
+    if (x_open && out[0].type.dims[axis] < parts)
+        out[0].type.dims[axis] = parts * (1 + (int64_t)pv_rng_below(gen->rng, 4));
+    int64_t d = x->dims[axis];
+    if (d < parts)
+        return false;
+    if (n->ninputs > 1 && open_slot(n, out, 1)) {
+        /* equal parts on every other turn, where they divide (torch's chunk, rotate-half) */
+        bool equal = d % parts == 0 && pv_rng_chance(gen->rng, 0.5);
+        int64_t *sizes = ar_alloc(gen->g->arena, (size_t)parts * sizeof *sizes);
+        for (int64_t i = 0; i < parts; i++)
+            sizes[i] = equal ? d / parts : 1;
+        for (int64_t rest = equal ? 0 : d - parts; rest > 0; rest--)
+            sizes[pv_rng_below(gen->rng, (uint32_t)parts)]++;
+        propose_ints(gen, &out[1], sizes, parts);
+    }
+    return true;
+}
+
 /* Slice(X, starts, ends, axes?, steps?): one axis, a non-empty range of it, step 1. */
 static bool propose_slice(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints,
                           pv_operand *out)
@@ -1180,6 +1213,7 @@ bool pv_op_propose(pv_gen *gen, ir_node *n, const pv_node_facts *const *hints, p
     case IR_OP_Reshape: return propose_reshape(gen, n, hints, out);
     case IR_OP_Concat: return propose_concat(gen, n, hints, out);
     case IR_OP_Slice: return propose_slice(gen, n, hints, out);
+    case IR_OP_Split: return propose_split(gen, n, hints, out);
     case IR_OP_DequantizeLinear:
     case IR_OP_QuantizeLinear: return propose_quant(gen, n, hints, out);
     case IR_OP_Softmax: return propose_softmax(gen, n, hints, out);

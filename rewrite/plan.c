@@ -18,6 +18,18 @@ ir_node *rw_capture_node(const rw_plan *p, const dsl_capture *c)
     return c ? p->m->nodes[c->node->id] : NULL;
 }
 
+/* Export i's value: its capture's value, or (`@s.1`) that output of the captured node; NULL when
+ * the node has no such output (rw_check_interior refuses the plan then). */
+static ir_value *export_value(const rw_plan *p, uint32_t i)
+{
+    const dsl_replacement *r = &p->rule->repl;
+    uint32_t k = r->export_outputs[i];
+    if (k == 0)
+        return rw_capture_value(p, r->exports[i]);
+    ir_node *n = rw_capture_node(p, r->exports[i]);
+    return n && k < n->noutputs ? n->outputs[k] : NULL;
+}
+
 /* The lists of a plan, by a macro over their fields. */
 #define PLAN_LISTS(X) X(members) X(roots) X(outputs) X(inputs) X(attrs) X(consts) X(helpers) X(kept)
 
@@ -48,7 +60,7 @@ void rw_plan_init(rw_plan *p, rw_ctx *ctx, const mt_match *m)
         vec_push(&p->outputs, v);
     }
     for (uint32_t i = 0; r->repl.kind == DSL_REPL_OP && i < r->repl.nexports; i++)
-        vec_push(&p->outputs, rw_capture_value(p, r->repl.exports[i]));
+        vec_push(&p->outputs, export_value(p, i));
 }
 
 void rw_plan_free(rw_plan *p)
