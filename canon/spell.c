@@ -15,6 +15,8 @@
  * - a Transpose that moves only dims of size 1 (and keeps the last) is a Reshape: a view;
  * - two Transposes in a row (the inner one read by nothing else) are one;
  * - a ReduceMax or ReduceMin over dims of size 1 is a Squeeze (or a no-op): a view.
+ * - a Split without sizes (an even split) gets them as a constant input, where they are static;
+ * - Slices that cut a value into consecutive parts along one axis, all of it, are one Split;
  * - a Concat reads no operand that adds nothing (a static extent of 0 along its axis): HF's
  *   partial rotary writes Concat(rope(x[..., :r]), x[..., r:]), whose second part is empty when r
  *   is the whole head; left with one operand, the Concat is a no-op (noops.c).
@@ -592,6 +594,132 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
     return true;
 }
 
+/* One part of a value cut by a Slice: [start, end) along axis, clamped as ONNX clamps them. */
+typedef struct {
+    ir_node *slice;
+    int64_t start, end;
+} slice_part;
+
+/* The part Slice n cuts from its input of rank r: its starts, ends and axes one-element constants
+ * (an absent axes is 0), no steps (drop_unit_steps dropped steps of ones), the axis of static
+ * extent; false otherwise. */
+static bool slice_part_of(ir_graph *g, const ir_node *n, int r, slice_part *p, int64_t *axis)
+{
+    if (n->op != IR_OP_Slice || n->dead || n->ninputs < 3 || n->ninputs > 4)
+        return false;
+    int64_t v[3] = {0, 0, 0}, count;
+    for (uint32_t i = 1; i < n->ninputs; i++) {
+        int64_t *x = cn_const_ints(g, n->inputs[i], &count);
+        bool one = x && count == 1;
+        if (one)
+            v[i - 1] = x[0];
+        free(x);
+        if (!one)
+            return false;
+    }
+    *axis = v[2] < 0 ? v[2] + r : v[2];
+    if (*axis < 0 || *axis >= r || !ir_dim_is_static(n->inputs[0]->type->dims[*axis]))
+        return false;
+    int64_t d = n->inputs[0]->type->dims[*axis];
+    int64_t s = v[0] < 0 ? v[0] + d : v[0], e = v[1] < 0 ? v[1] + d : v[1];
+    p->slice = (ir_node *)n;
+    p->start = s < 0 ? 0 : s > d ? d : s;
+    p->end = e < 0 ? 0 : e > d ? d : e;
+    return p->start < p->end;
+}
+
+static int by_start(const void *a, const void *b)
+{
+    int64_t x = ((const slice_part *)a)->start, y = ((const slice_part *)b)->start;
+    return (x > y) - (x < y);
+}
+
+/* Slices of one value that cut it into consecutive parts along one axis, all of it between them
+ * (torch's chunk in the classic export, a packed projection sliced apart, rotate-half's halves),
+ * are one Split: their readers read its outputs, in the parts' order. Only when every Slice that
+ * reads the value is such a part, along that axis, none a graph output. */
+static bool respell_slice_tiling(cn_ctx *c, ir_node *n)
+{
+    if (n->op != IR_OP_Slice || n->dead || !n->inputs[0] || n->inputs[0]->type->rank < 1)
+        return false;
+    ir_value *x = n->inputs[0];
+    int r = x->type->rank;
+    int64_t axis = -1, a;
+    VEC(slice_part) parts = {0};
+    bool ok = true;
+    for (uint32_t u = 0; u < x->nuses && ok; u++) {
+        ir_node *s = x->uses[u];
+        if (s->op != IR_OP_Slice || s->dead || s->inputs[0] != x)
+            continue;
+        slice_part p;
+        ok = slice_part_of(c->g, s, r, &p, &a) && (axis < 0 || a == axis) &&
+             !s->outputs[0]->is_output;
+        axis = a;
+        for (size_t k = 0; ok && k < parts.len; k++)
+            ok = parts.items[k].slice != s;
+        if (ok)
+            vec_push(&parts, p);
+    }
+    ok = ok && parts.len >= 2;
+    if (ok) {
+        qsort(parts.items, parts.len, sizeof *parts.items, by_start);
+        ok = parts.items[0].start == 0 && parts.items[parts.len - 1].end == x->type->dims[axis];
+        for (size_t k = 1; ok && k < parts.len; k++)
+            ok = parts.items[k].start == parts.items[k - 1].end;
+    }
+    if (ok) {
+        size_t k_parts = parts.len;
+        const char **names = ar_alloc_array(c->g->arena, k_parts, sizeof *names);
+        int64_t *sizes = ar_alloc_array(c->g->arena, k_parts, sizeof *sizes);
+        for (size_t k = 0; k < k_parts; k++) {
+            names[k] = ir_fresh_name(c->g, parts.items[k].slice->outputs[0]->name);
+            sizes[k] = parts.items[k].end - parts.items[k].start;
+        }
+        ir_node *split = ir_add_node(c->g, IR_OP_Split, 2, names, (uint32_t)k_parts);
+        FR_CHECK(split != NULL);
+        ir_set_input(split, 0, x);
+        ir_set_input(split, 1, cn_new_ints(c->g, stem(n, "split"), sizes, (int64_t)k_parts));
+        ir_set_attr_int(c->g, split, "axis", axis - r);
+        for (size_t k = 0; k < k_parts; k++) {
+            ir_node *s = parts.items[k].slice;
+            ir_value_set_type(c->g, split->outputs[k], s->outputs[0]->type);
+            FR_CHECK(cn_forward(c, s->outputs[0], split->outputs[k]));
+            cn_kill(c, s);
+        }
+    }
+    vec_free(&parts);
+    return ok;
+}
+
+/* A Split with neither a sizes input nor a `split` attribute (an even split, by `num_outputs` or
+ * by its output count) gets its sizes as a constant input, where inference made every part's
+ * extent static: one spelling for both, which the rules read (`Split(x, @n:const)`). */
+static bool respell_even_split(ir_graph *g, ir_node *n)
+{
+    if (n->op != IR_OP_Split || (n->ninputs > 1 && n->inputs[1]) || ir_node_attr(n, "split"))
+        return false;
+    int r = n->inputs[0]->type->rank;
+    int64_t axis = ir_get_int(n, "axis");
+    if (axis < 0)
+        axis += r;
+    if (r < 1 || axis < 0 || axis >= r)
+        return false;
+    int64_t *sizes = malloc(n->noutputs * sizeof *sizes);
+    FR_CHECK(sizes != NULL);
+    bool known = true;
+    for (uint32_t k = 0; k < n->noutputs && known; k++) {
+        const ir_type *t = n->outputs[k]->type;
+        known = t->rank == r && ir_dim_is_static(t->dims[axis]);
+        sizes[k] = known ? t->dims[axis] : 0;
+    }
+    if (known) {
+        set_input(g, n, 1, cn_new_ints(g, stem(n, "split"), sizes, n->noutputs));
+        remove_attr(n, "num_outputs");
+    }
+    free(sizes);
+    return known;
+}
+
 /* The operands of a Concat that add nothing (an extent of 0 along its axis, static) dropped, one
  * kept when all are empty: the output's type stays. */
 static bool drop_empty_concat_inputs(ir_node *n)
@@ -635,7 +763,9 @@ uint32_t cn_spell(cn_ctx *c)
         changed |= respell_unit_reduce(c, n);
         changed |= respell_bn_through_view(c, n);
         changed |= drop_empty_concat_inputs(n);
-        if (changed)
+        changed |= respell_even_split(c->g, n);
+        changed |= respell_slice_tiling(c, n); /* n is dead then: its part is the Split's */
+        if (changed && !n->dead)
             cn_touch(c, n);
         respelled += changed;
     }
