@@ -637,10 +637,14 @@ static int by_start(const void *a, const void *b)
 /* Slices of one value that cut it into consecutive parts along one axis, all of it between them
  * (torch's chunk in the classic export, a packed projection sliced apart, rotate-half's halves),
  * are one Split: their readers read its outputs, in the parts' order. Only when every Slice that
- * reads the value is such a part, along that axis, none a graph output. */
+ * reads the value is such a part, along that axis, none a graph output, and the value has at most
+ * MAX_TILE_READERS readers (a bound on the work: each of its Slices looks at every reader). */
+enum { MAX_TILE_READERS = 64 }; /* each Slice of a value looks at all its readers */
+
 static bool respell_slice_tiling(cn_ctx *c, ir_node *n)
 {
-    if (n->op != IR_OP_Slice || n->dead || !n->inputs[0] || n->inputs[0]->type->rank < 1)
+    if (n->op != IR_OP_Slice || n->dead || !n->inputs[0] || n->inputs[0]->type->rank < 1 ||
+        n->inputs[0]->nuses > MAX_TILE_READERS)
         return false;
     ir_value *x = n->inputs[0];
     int r = x->type->rank;
