@@ -641,6 +641,22 @@ static int by_start(const void *a, const void *b)
  * MAX_TILE_READERS readers (a bound on the work: each of its Slices looks at every reader). */
 enum { MAX_TILE_READERS = 64 }; /* each Slice of a value looks at all its readers */
 
+/* Moves `made`, the node made last, to where `dead` (a node marked dead) stands, and `dead` to the
+ * end. The Split then comes before every reader of the Slices it replaces, as the first of them
+ * did: the round's validation stays incremental (a node made at the end and read by nodes before
+ * it would need the whole graph sorted again). */
+static void take_place(cn_ctx *c, ir_node *made, ir_node *dead)
+{
+    ir_graph *g = c->g;
+    FR_CHECK(made->id + 1 == g->nodes.len && dead->dead && dead->id < made->id);
+    uint32_t at = dead->id;
+    g->nodes.items[at] = made;
+    g->nodes.items[made->id] = dead;
+    dead->id = made->id;
+    made->id = at;
+    cn_touch(c, made); /* made in the round, though no longer at the end */
+}
+
 static bool respell_slice_tiling(cn_ctx *c, ir_node *n)
 {
     if (n->op != IR_OP_Slice || n->dead || !n->inputs[0] || n->inputs[0]->type->rank < 1 ||
@@ -684,12 +700,16 @@ static bool respell_slice_tiling(cn_ctx *c, ir_node *n)
         ir_set_input(split, 0, x);
         ir_set_input(split, 1, cn_new_ints(c->g, stem(n, "split"), sizes, (int64_t)k_parts));
         ir_set_attr_int(c->g, split, "axis", axis - r);
+        ir_node *first = NULL;
         for (size_t k = 0; k < k_parts; k++) {
             ir_node *s = parts.items[k].slice;
             ir_value_set_type(c->g, split->outputs[k], s->outputs[0]->type);
             FR_CHECK(cn_forward(c, s->outputs[0], split->outputs[k]));
             cn_kill(c, s);
+            if (!first || s->id < first->id)
+                first = s;
         }
+        take_place(c, split, first);
     }
     vec_free(&parts);
     return ok;
