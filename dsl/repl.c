@@ -161,43 +161,19 @@ static void check_actions_named(dsl_rule_check *rc, const dsl_repl_syntax *syn, 
 }
 
 /* `@s.N` in an export: the op captured as @s and N, which must name an output after the first
- * that every op @s may match has (output 0 is @s itself). NULL after reporting. */
+ * (output 0 is @s itself) that every op @s may match has. NULL after reporting. */
 static dsl_capture *export_output(dsl_rule_check *rc, dsl_token tok, const char *text,
                                   uint32_t *index)
 {
-    const char *dot = strchr(text, '.');
-    uint32_t name_len = (uint32_t)(dot - text);
-    dsl_capture *cap = dsl_rule_ref_name(rc, ar_strndup(rc->rs->arena, text + 1, name_len - 1),
-                                         tok.offset, name_len,
-                                         ar_strndup(rc->rs->arena, text, name_len));
-    if (!cap)
-        return NULL;
-    const dsl_pattern *n = cap->node;
-    unsigned long k = strtoul(dot + 1, NULL, 10);
-    if (n->kind != DSL_PAT_OP) {
-        dsl_rule_error(rc, tok.offset, tok.len,
-                       "'%.*s' names a value, not an op: only an op's outputs can be named '%s'",
-                       (int)name_len, text, text);
-        return NULL;
-    }
-    if (n->optional) {
-        dsl_rule_error(rc, tok.offset, tok.len, "'%s?' is optional: when it is absent, '%s' has no "
-                       "output %lu", n->text, text, k);
-        return NULL;
-    }
-    if (k == 0) {
+    unsigned long k;
+    dsl_capture *cap = dsl_output_ref(rc, tok, &k);
+    if (cap && k == 0) {
+        uint32_t name_len = (uint32_t)(strchr(text, '.') - text);
         dsl_rule_error(rc, tok.offset, tok.len,
                        "'%s' is output 0 of '%.*s': export '%.*s' (a root's output 0 is the fused "
                        "node's own)", text, (int)name_len, text, (int)name_len, text);
         return NULL;
     }
-    for (uint32_t a = 0; a < n->nops; a++)
-        if (k >= ir_op_info_get(n->ops[a])->max_outputs) {
-            dsl_rule_error(rc, tok.offset, tok.len, "%s has %u output%s; '%s' names output %lu",
-                           ir_op_name(n->ops[a]), ir_op_info_get(n->ops[a])->max_outputs,
-                           ir_op_info_get(n->ops[a])->max_outputs == 1 ? "" : "s", text, k);
-            return NULL;
-        }
     *index = (uint32_t)k;
     return cap;
 }

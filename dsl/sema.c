@@ -606,6 +606,39 @@ static void unify_captures(dsl_rule_check *rc)
     }
 }
 
+dsl_capture *dsl_output_ref(dsl_rule_check *rc, dsl_token ref, unsigned long *index)
+{
+    const char *text = tok_str(rc, ref), *dot = strchr(text, '.');
+    uint32_t name_len = (uint32_t)(dot - text);
+    const char *name = ar_strndup(rc->rs->arena, text + 1, name_len - 1);
+    *index = strtoul(dot + 1, NULL, 10);
+    dsl_capture *cap = dsl_rule_ref_name(rc, name, ref.offset, name_len,
+                                         ar_strndup(rc->rs->arena, text, name_len));
+    if (!cap)
+        return NULL;
+    const dsl_pattern *n = cap->node;
+    if (n->kind != DSL_PAT_OP) {
+        dsl_rule_error(rc, ref.offset, ref.len,
+                       "'@%s' names a value, not an op: only an op's outputs can be named '@%s.N'",
+                       name, name);
+        return NULL;
+    }
+    if (n->optional) {
+        dsl_rule_error(rc, ref.offset, ref.len,
+                       "'%s?' is optional: when it is absent, '%s' has no output %lu", n->text,
+                       text, *index);
+        return NULL;
+    }
+    for (uint32_t k = 0; k < n->nops; k++)
+        if (*index >= ir_op_info_get(n->ops[k])->max_outputs) {
+            dsl_rule_error(rc, ref.offset, ref.len, "%s has %u output%s; '%s' names output %lu",
+                           ir_op_name(n->ops[k]), ir_op_info_get(n->ops[k])->max_outputs,
+                           ir_op_info_get(n->ops[k])->max_outputs == 1 ? "" : "s", text, *index);
+            return NULL;
+        }
+    return cap;
+}
+
 /* `@f.1`: ties each output leaf to its op (an op of this pattern that always or may have that
  * output); a second leaf for the same output of the same op is the same node. */
 static void resolve_outputs(dsl_rule_check *rc)
@@ -613,49 +646,23 @@ static void resolve_outputs(dsl_rule_check *rc)
     for (size_t i = 0; i < rc->outputs.len; i++) {
         dsl_pattern *p = rc->outputs.items[i];
         dsl_token ref = p->syntax->output_ref;
-        const char *text = tok_str(rc, ref), *dot = strchr(text, '.');
-        uint32_t name_len = (uint32_t)(dot - text);
-        const char *name = ar_strndup(rc->rs->arena, text + 1, name_len - 1);
-        char *end;
-        unsigned long index = strtoul(dot + 1, &end, 10);
-        dsl_capture *cap = dsl_rule_ref_name(rc, name, ref.offset, name_len,
-                                             ar_strndup(rc->rs->arena, text, name_len));
+        const char *text = tok_str(rc, ref);
+        uint32_t name_len = (uint32_t)(strchr(text, '.') - text);
+        unsigned long index;
+        dsl_capture *cap = dsl_output_ref(rc, ref, &index);
         if (!cap)
             continue;
         const dsl_pattern *n = cap->node;
-        if (n->kind != DSL_PAT_OP) {
-            dsl_rule_error(rc, ref.offset, ref.len,
-                           "'@%s' names a value, not an op: only an op's outputs can be named "
-                           "'@%s.N'", name, name);
-            continue;
-        }
-        if (n->optional) {
-            dsl_rule_error(rc, ref.offset, ref.len,
-                           "'%s?' is optional: when it is absent, '%s' has no output %lu",
-                           n->text, text, index);
-            continue;
-        }
         if (p->preds.is_const) {
             dsl_rule_error(rc, ref.offset, ref.len,
                            "'%s' is an output of an op, which is never a constant", text);
             continue;
         }
         if (index == 0) {
-            dsl_rule_error(rc, ref.offset, ref.len, "'%s' is output 0 of '@%s': write '@%s'",
-                           text, name, name);
+            dsl_rule_error(rc, ref.offset, ref.len, "'%s' is output 0 of '%.*s': write '%.*s'",
+                           text, (int)name_len, text, (int)name_len, text);
             continue;
         }
-        bool fits = true;
-        for (uint32_t k = 0; k < n->nops && fits; k++)
-            if (index >= ir_op_info_get(n->ops[k])->max_outputs) {
-                dsl_rule_error(rc, ref.offset, ref.len, "%s has %u output%s; '%s' names output %lu",
-                               ir_op_name(n->ops[k]), ir_op_info_get(n->ops[k])->max_outputs,
-                               ir_op_info_get(n->ops[k])->max_outputs == 1 ? "" : "s", text,
-                               index);
-                fits = false;
-            }
-        if (!fits)
-            continue;
         p->output_of = n;
         p->output_index = (uint32_t)index;
         for (size_t j = 0; j < i; j++) {

@@ -50,6 +50,10 @@ void dsl_rule_note(dsl_rule_check *rc, uint32_t offset, uint32_t len, const char
 dsl_capture *dsl_rule_ref(dsl_rule_check *rc, dsl_token tok);
 dsl_capture *dsl_rule_ref_name(dsl_rule_check *rc, const char *name, uint32_t offset,
                                uint32_t len, const char *written);
+/* The op an output reference `@f.k` names (an op of the pattern, not optional, with an output k
+ * in every op it may match) and k in *index; NULL after reporting. k may be 0: the caller says
+ * what that means where it stands. */
+dsl_capture *dsl_output_ref(dsl_rule_check *rc, dsl_token ref, unsigned long *index);
 /* "@name": how a guard or a replacement writes the capture `name` (for dsl_rule_ref_name). */
 const char *dsl_at_name(ar_arena *arena, const char *name);
 
