@@ -634,12 +634,7 @@ static int by_start(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Slices of one value that cut it into consecutive parts along one axis, all of it between them
- * (torch's chunk in the classic export, a packed projection sliced apart, rotate-half's halves),
- * are one Split: their readers read its outputs, in the parts' order. Only when every Slice that
- * reads the value is such a part, along that axis, none a graph output, and the value has at most
- * MAX_TILE_READERS readers (a bound on the work: each of its Slices looks at every reader). */
-enum { MAX_TILE_READERS = 64 }; /* each Slice of a value looks at all its readers */
+enum { MAX_TILE_READERS = 64 };
 
 /* Moves `made`, the node made last, to where `dead` (a node marked dead) stands, and `dead` to the
  * end. The Split then comes before every reader of the Slices it replaces, as the first of them
@@ -657,6 +652,11 @@ static void take_place(cn_ctx *c, ir_node *made, ir_node *dead)
     cn_touch(c, made); /* made in the round, though no longer at the end */
 }
 
+/* Slices of one value that cut it into consecutive parts along one axis, all of it between them
+ * (torch's chunk in the classic export, a packed projection sliced apart, rotate-half's halves),
+ * are one Split: their readers read its outputs, in the parts' order. Only when every Slice that
+ * reads the value is such a part, along that axis, none a graph output, and the value has at most
+ * MAX_TILE_READERS readers (a bound on the work: each of its Slices looks at every reader). */
 static bool respell_slice_tiling(cn_ctx *c, ir_node *n)
 {
     if (n->op != IR_OP_Slice || n->dead || !n->inputs[0] || n->inputs[0]->type->rank < 1 ||
