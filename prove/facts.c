@@ -164,6 +164,8 @@ void pv_facts_compute(const dsl_rule *r, ar_arena *arena, pv_facts *f)
             nf->exported = true;
         else if (k + 1 > nf->outputs_exported)
             nf->outputs_exported = k + 1;
+        if (k > 0 && k < 64)
+            nf->export_mask |= (uint64_t)1 << k;
     }
     for (uint32_t i = 0; i < r->repl.nshares; i++)
         facts_of(f, r->repl.shares[i])->shared = true;

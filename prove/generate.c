@@ -400,8 +400,8 @@ ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn, pv_trac
         ir_value *v = gen.values[i];
         if (!facts->nodes[i].outputs_exported || !v || v->kind != IR_VALUE_NODE)
             continue;
-        for (uint32_t k = 1; k < v->producer->noutputs; k++)
-            if (!v->producer->outputs[k]->is_output)
+        for (uint32_t k = 1; k < v->producer->noutputs && k < 64; k++)
+            if ((facts->nodes[i].export_mask >> k & 1) && !v->producer->outputs[k]->is_output)
                 ir_add_output(g, v->producer->outputs[k]);
     }
     /* an exported or shared interior value is sometimes read outside the match too (a shared
