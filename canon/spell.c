@@ -27,6 +27,7 @@
 #include "canon/internal.h"
 
 #include "base/check.h"
+#include "kernels/helpers.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -594,7 +595,8 @@ static bool respell_bn_through_view(cn_ctx *c, ir_node *bn)
     return true;
 }
 
-/* One part of a value cut by a Slice: [start, end) along axis, clamped as ONNX clamps them. */
+/* One part of a value cut by a Slice: [start, end) along axis, clamped as ONNX clamps them
+ * (kn_slice_axis, the CPU kernel's own clamping). */
 typedef struct {
     ir_node *slice;
     int64_t start, end;
@@ -620,12 +622,10 @@ static bool slice_part_of(ir_graph *g, const ir_node *n, int r, slice_part *p, i
     *axis = v[2] < 0 ? v[2] + r : v[2];
     if (*axis < 0 || *axis >= r || !ir_dim_is_static(n->inputs[0]->type->dims[*axis]))
         return false;
-    int64_t d = n->inputs[0]->type->dims[*axis];
-    int64_t s = v[0] < 0 ? v[0] + d : v[0], e = v[1] < 0 ? v[1] + d : v[1];
+    int64_t len = kn_slice_axis(n->inputs[0]->type->dims[*axis], v[0], v[1], 1, &p->start);
     p->slice = (ir_node *)n;
-    p->start = s < 0 ? 0 : s > d ? d : s;
-    p->end = e < 0 ? 0 : e > d ? d : e;
-    return p->start < p->end;
+    p->end = p->start + len;
+    return len > 0;
 }
 
 static int by_start(const void *a, const void *b)
