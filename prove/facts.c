@@ -162,9 +162,7 @@ void pv_facts_compute(const dsl_rule *r, ar_arena *arena, pv_facts *f)
         uint32_t k = r->repl.export_outputs[i];
         if (k == 0)
             nf->exported = true;
-        else if (k + 1 > nf->outputs_exported)
-            nf->outputs_exported = k + 1;
-        if (k > 0 && k < 64)
+        else if (k < 64)
             nf->export_mask |= (uint64_t)1 << k;
     }
     for (uint32_t i = 0; i < r->repl.nshares; i++)

@@ -254,8 +254,9 @@ static bool build_op(pv_gen *gen, const dsl_pattern *p, dg_context *dg)
     /* every output an op always has (DynamicQuantizeLinear's three), and those the rule names
      * (`@f.2`, is_output(@v, @f, 2)), named v1, v2, ... */
     uint32_t nout = info->min_outputs > 1 ? info->min_outputs : 1;
-    if (gen->facts->nodes[p->id].outputs_exported > nout) /* `exports @p.N` */
-        nout = gen->facts->nodes[p->id].outputs_exported;
+    uint64_t exported = gen->facts->nodes[p->id].export_mask; /* `exports @p.N` */
+    if (exported && 64u - (uint32_t)__builtin_clzll(exported) > nout)
+        nout = 64u - (uint32_t)__builtin_clzll(exported);
     for (uint32_t i = 0; i < gen->facts->rule->nnodes; i++)
         if (gen->facts->nodes[i].output_of == p && gen->facts->nodes[i].output_index >= nout &&
             gen->facts->nodes[i].output_index < info->max_outputs)
@@ -398,7 +399,7 @@ ir_graph *pv_generate(const pv_facts *facts, pv_rng *rng, uint32_t turn, pv_trac
      * judge compares them */
     for (uint32_t i = 0; ok && i < r->nnodes; i++) {
         ir_value *v = gen.values[i];
-        if (!facts->nodes[i].outputs_exported || !v || v->kind != IR_VALUE_NODE)
+        if (!facts->nodes[i].export_mask || !v || v->kind != IR_VALUE_NODE)
             continue;
         for (uint32_t k = 1; k < v->producer->noutputs && k < 64; k++)
             if ((facts->nodes[i].export_mask >> k & 1) && !v->producer->outputs[k]->is_output)

@@ -33,8 +33,8 @@ typedef struct pv_node_facts {
     int8_t rank;      /* `:rankN` or `rank(@c) == N`; -1 = any */
     ir_dtype dtype;   /* `:i8`, ...; IR_DTYPE_UNKNOWN = any */
     bool exported;    /* `exports @c`: also made a graph output on some candidates */
-    uint32_t outputs_exported; /* `exports @c.N`: the node is built with N + 1 outputs or more */
-    uint64_t export_mask;      /* bit N: output N is exported, so always a graph output (N < 64) */
+    uint64_t export_mask; /* bit N: `exports @c.N` (N < 64): the node is built with that output,
+                           * always a graph output */
     bool shared;      /* `shares @c`: also made a graph output (read outside the match, so kept)
                          on some candidates */
     const struct dsl_pattern *output_of; /* `is_output(@c, @n, i)`: @c is built as output
