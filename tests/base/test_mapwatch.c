@@ -19,7 +19,9 @@
 
 enum { PAGES = 4 };
 
-static char folder[64];
+enum { PATH_SIZE = 4096 + 64 }; /* a folder of up to 4096 bytes and a name */
+
+static char folder[4096];
 static long page;
 
 static void path_of(char *buf, size_t size, const char *name)
@@ -63,13 +65,13 @@ static void shrink_and_read(const char *path, bool watch, bool forget)
 
 typedef struct {
     int status;    /* waitpid's */
-    char err[512]; /* what the child wrote to stderr */
+    char err[PATH_SIZE + 256]; /* what the child wrote to stderr */
 } outcome;
 
 static outcome run_child(const char *name, bool watch, bool forget, const char *temp,
                          const char *temp_done)
 {
-    char path[128], err_path[128];
+    char path[PATH_SIZE], err_path[PATH_SIZE];
     path_of(path, sizeof path, name);
     path_of(err_path, sizeof err_path, "stderr.txt");
     write_file(path, (size_t)(PAGES * page));
@@ -101,7 +103,7 @@ static outcome run_child(const char *name, bool watch, bool forget, const char *
 
 static void test_watched_file_exits_2_naming_it(void)
 {
-    char temp[128], kept[128], path[128];
+    char temp[PATH_SIZE], kept[PATH_SIZE], path[PATH_SIZE];
     path_of(temp, sizeof temp, "out.graph.tmp.1");
     path_of(kept, sizeof kept, "other.tmp.1");
     path_of(path, sizeof path, "model.safetensors");
@@ -110,7 +112,7 @@ static void test_watched_file_exits_2_naming_it(void)
     outcome o = run_child("model.safetensors", true, false, temp, kept);
     CHECK(WIFEXITED(o.status));
     CHECK_INT(WEXITSTATUS(o.status), MW_EXIT_STATUS);
-    char expected[512];
+    char expected[PATH_SIZE + 256];
     snprintf(expected, sizeof expected,
              "fuserule: error: %s: the file shrank while it was being read (another program "
              "truncated or rewrote it); no output file was replaced\n",
@@ -151,7 +153,7 @@ static void test_sent_sigbus_keeps_the_default(void)
  * mw_write_error says as the input having shrunk. */
 static void test_write_from_shrunk_mapping_says_efault(void)
 {
-    char path[128], sink_path[128];
+    char path[PATH_SIZE], sink_path[PATH_SIZE];
     path_of(path, sizeof path, "copied.bin");
     path_of(sink_path, sizeof sink_path, "sink.bin"); /* a file: /dev/null reads no bytes */
     size_t len = (size_t)(PAGES * page);
@@ -178,7 +180,7 @@ static void remove_folder(void)
 {
     const char *names[] = {"model.safetensors", "plain.bin",  "forgotten.bin", "other.tmp.1",
                            "out.graph.tmp.1",   "stderr.txt", "copied.bin",    "sink.bin"};
-    char path[128];
+    char path[PATH_SIZE];
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         path_of(path, sizeof path, names[i]);
         unlink(path);
@@ -189,7 +191,8 @@ static void remove_folder(void)
 int main(void)
 {
     page = sysconf(_SC_PAGESIZE);
-    snprintf(folder, sizeof folder, "/tmp/fr-mapwatch-XXXXXX");
+    snprintf(folder, sizeof folder, "%s/fr_mapwatch_XXXXXX", /* mkdtemp's template */
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
     if (!mkdtemp(folder)) {
         perror("mkdtemp");
         return 1;
