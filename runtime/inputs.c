@@ -171,7 +171,8 @@ static int64_t indexed_dim(const ir_node *n)
 }
 
 /* What node n's operand k allows: an index its dim; a mask (cast to a float or bool, compared)
- * 0 and 1; a view or an integer Cast what its output allows; anything else zero. */
+ * 0 and 1; a view, a Transpose, an Expand or an integer Cast what its output allows; anything else
+ * zero. */
 static int64_t count_for_reader(const ir_node *n, uint32_t k, int depth)
 {
     switch ((ir_op)n->op) {
@@ -193,15 +194,12 @@ static int64_t count_for_reader(const ir_node *n, uint32_t k, int depth)
             return 2;
         return depth < INDEX_DEPTH ? count_at(n->outputs[0], depth + 1) : 1;
     }
-    case IR_OP_Reshape:
-    case IR_OP_Flatten:
-    case IR_OP_Squeeze:
-    case IR_OP_Unsqueeze:
-    case IR_OP_Identity:
     case IR_OP_Transpose:
-    case IR_OP_Expand:
+    case IR_OP_Expand: /* values moved or repeated, none made */
         return k == 0 && depth < INDEX_DEPTH ? count_at(n->outputs[0], depth + 1) : 1;
-    default:
+    default: /* the views (the catalog's IR_OPF_VIEW: Reshape, Squeeze, ...) pass values through */
+        if (ir_op_info_get(n->op)->flags & IR_OPF_VIEW)
+            return k == 0 && depth < INDEX_DEPTH ? count_at(n->outputs[0], depth + 1) : 1;
         return 1;
     }
 }
